@@ -1,0 +1,3 @@
+module github.com/ttlpapers/ttlpapers
+
+go 1.26

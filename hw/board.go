@@ -1,0 +1,408 @@
+// Package hw is the TTL_PAPERS board as data: a 74LS part library with real
+// pinouts and delays, and a netlist builder for the 4-PE board of the seed
+// (U1-U8, reconstructed gate by gate in SPEC §4) and its 8-, 16- and 32-PE
+// scalings.
+//
+// The netlist is the project's single source of truth for the circuit: the
+// emulator (package emu) simulates it gate by gate, selftest names its chips
+// and pins in diagnoses, and the KiCad schematic is generated from it. Cable
+// connector pins come from package lpt's line table.
+package hw
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/ttlpapers/ttlpapers/lpt"
+)
+
+// Component is one placed part on the board.
+type Component struct {
+	Ref  string // reference designator: "U1", "J3"
+	Part *Part
+	// Role says what the part does on this board, for schematics and BOMs.
+	Role string
+	// Group is the functional area ("barrier", "interrupt", "mux", "data",
+	// "led", "cable", "power"): one schematic area per group.
+	Group string
+}
+
+// Node is one pin of one component.
+type Node struct {
+	Ref string
+	Pin int
+}
+
+func (n Node) String() string { return fmt.Sprintf("%s.%d", n.Ref, n.Pin) }
+
+// Net is a set of pins wired together.
+type Net struct {
+	Name  string
+	Nodes []Node
+}
+
+// Names of the power nets.
+const (
+	VCC = "VCC"
+	GND = "GND"
+)
+
+// Board is a complete netlist.
+type Board struct {
+	PEs        int
+	Name       string
+	Revision   string
+	Components []*Component
+	Nets       []*Net
+
+	byRef   map[string]*Component
+	byNode  map[Node]*Net
+	netName map[string]*Net
+	pools   map[string]*pool
+	uCount  int
+}
+
+// Sizes lists the PE counts a board can be built for.
+var Sizes = []int{4, 8, 16, 32}
+
+// SizeFor returns the smallest board that holds pes PEs.
+func SizeFor(pes int) (int, error) {
+	for _, s := range Sizes {
+		if pes >= 1 && pes <= s {
+			return s, nil
+		}
+	}
+	return 0, fmt.Errorf("hw: no TTL_PAPERS board holds %d PEs: boards are built for 1 to 32 PEs (sizes %v; beyond 32 the seed recommends programmable logic)", pes, Sizes)
+}
+
+// Revision of the board design.
+const Revision = "1"
+
+// New builds the board for exactly pes PEs (4, 8, 16 or 32).
+func New(pes int) (*Board, error) {
+	if s, err := SizeFor(pes); err != nil || s != pes {
+		return nil, fmt.Errorf("hw: a board is built for 4, 8, 16 or 32 PEs, not %d (use hw.SizeFor to pick one and leave the extra cables unplugged)", pes)
+	}
+	b := &Board{
+		PEs: pes, Name: fmt.Sprintf("TTL_PAPERS %d-PE", pes), Revision: Revision,
+		byRef: map[string]*Component{}, byNode: map[Node]*Net{}, netName: map[string]*Net{}, pools: map[string]*pool{},
+	}
+	b.build()
+	return b, nil
+}
+
+// MustNew is New for sizes known to be valid.
+func MustNew(pes int) *Board {
+	b, err := New(pes)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// Net names (SPEC §3/§4). Per-PE cable nets are "PE<k>.<line>".
+const (
+	NetAllS0  = "nALL_S0"  // low when every PE drives S0
+	NetAllS1  = "nALL_S1"  // low when every PE drives S1
+	NetIRQAny = "IRQ_ANY"  // high when any PE requests an interrupt
+	NetAckAll = "nACK_ALL" // low when every PE acknowledges (P_NAK=0)
+	NetRDYQ   = "RDYQ"     // barrier flip-flop Q
+	NetINTQ   = "nINTQ"    // interrupt flip-flop nQ
+)
+
+// CableNet is the name of the net on PE k's cable line (for PC-driven lines
+// and Busy; the data inputs I0-I3 may be shared between PEs).
+func CableNet(pe int, line string) string { return fmt.Sprintf("PE%d.%s", pe, line) }
+
+// InputNet is the name of the net carrying NAND bit b; for boards above 4
+// PEs each group of 4 PEs has its own driven copy.
+func (b *Board) InputNet(bit, pe int) string {
+	if b.PEs <= 4 {
+		return fmt.Sprintf("I%d", bit)
+	}
+	return fmt.Sprintf("I%d.G%d", bit, pe/4)
+}
+
+// ConnectorRef is the reference designator of PE k's cable connector.
+func ConnectorRef(pe int) string { return fmt.Sprintf("J%d", pe+1) }
+
+// inputLines are the status lines carrying the NAND result bits I0..I3.
+var inputLines = [4]string{"nError", "Select", "PaperOut", "nAck"}
+
+// InputLine returns the name of the port line that carries NAND bit b.
+func InputLine(bit int) string { return inputLines[bit] }
+
+func (b *Board) build() {
+	n := b.PEs
+	pes := func(line string) []string {
+		nets := make([]string, n)
+		for k := range nets {
+			nets[k] = CableNet(k, line)
+		}
+		return nets
+	}
+	// Barrier: two NAND trees that preset and clear one flip-flop half.
+	b.tree("barrier", "S0 tree", pes("D6"), NetAllS0)
+	b.tree("barrier", "S1 tree", pes("D7"), NetAllS1)
+	// Interrupt request and acknowledge trees.
+	b.tree("interrupt", "IRQ tree", pes("nAutoFd"), NetIRQAny)
+	b.tree("interrupt", "acknowledge tree", pes("nStrobe"), NetAckAll)
+	// The flip-flops.
+	ff := b.chip(LS74, "barrier", "ready and interrupt flip-flops")
+	b.connect(NetAllS0, Node{ff.Ref, 1})
+	b.connect(VCC, Node{ff.Ref, 2}, Node{ff.Ref, 3})
+	b.connect(NetAllS1, Node{ff.Ref, 4})
+	b.connect(NetRDYQ, Node{ff.Ref, 5})
+	b.connect(NetINTQ, Node{ff.Ref, 8})
+	b.connect(VCC, Node{ff.Ref, 10}, Node{ff.Ref, 12})
+	b.connect(NetIRQAny, Node{ff.Ref, 11})
+	b.connect(NetAckAll, Node{ff.Ref, 13})
+	// Above 8 PEs the flip-flop outputs drive too many mux inputs: buffer them.
+	rdy, intq := func(int) string { return NetRDYQ }, func(int) string { return NetINTQ }
+	if n > 8 {
+		rdy = b.fanout("barrier", "flip-flop output drivers", NetRDYQ, n/8, func(g int) string { return fmt.Sprintf("RDYQ.G%d", g) })
+		intq = b.fanout("barrier", "flip-flop output drivers", NetINTQ, n/8, func(g int) string { return fmt.Sprintf("nINTQ.G%d", g) })
+		rdy2, int2 := rdy, intq
+		rdy = func(pe int) string { return rdy2(pe / 8) }
+		intq = func(pe int) string { return int2(pe / 8) }
+	}
+	// Per-PE multiplexer onto Busy: P_SEL=0 shows RDYQ, P_SEL=1 shows nINTQ.
+	for k := 0; k < n; k++ {
+		c, u := b.unit("mux125", LS125, "mux", "ready buffers (P_SEL=0)")
+		b.connect(rdy(k), Node{c.Ref, u.In[0]})
+		b.connect(CableNet(k, "nInit"), Node{c.Ref, u.Enable})
+		b.connect(CableNet(k, "Busy"), Node{c.Ref, u.Out})
+		c, u = b.unit("mux126", LS126, "mux", "interrupt buffers (P_SEL=1)")
+		b.connect(intq(k), Node{c.Ref, u.In[0]})
+		b.connect(CableNet(k, "nInit"), Node{c.Ref, u.Enable})
+		b.connect(CableNet(k, "Busy"), Node{c.Ref, u.Out})
+	}
+	// Data: one NAND per bit, driving every PE's input line.
+	for bit := 0; bit < 4; bit++ {
+		ins := pes(fmt.Sprintf("D%d", bit))
+		if n <= 4 {
+			c, u := b.unit("nandbuf", LS40, "data", "data NAND buffers")
+			for i, net := range ins {
+				b.connect(net, Node{c.Ref, u.In[i]})
+			}
+			b.connect(b.InputNet(bit, 0), Node{c.Ref, u.Out})
+			continue
+		}
+		all := fmt.Sprintf("I%d", bit)
+		b.tree("data", fmt.Sprintf("data bit %d NAND", bit), ins, all)
+		b.fanout("data", "data line drivers", all, n/4, func(g int) string { return b.InputNet(bit, g*4) })
+	}
+	// LEDs: green and red for each PE through a line driver.
+	for k := 0; k < n; k++ {
+		for _, led := range []struct{ line, net string }{{"D4", "LED_G"}, {"D5", "LED_R"}} {
+			c, u := b.unit("led", LS244, "led", "LED drivers")
+			b.connect(CableNet(k, led.line), Node{c.Ref, u.In[0]})
+			b.connect(CableNet(k, led.net), Node{c.Ref, u.Out})
+		}
+	}
+	// Cable connectors.
+	for k := 0; k < n; k++ {
+		j := b.add(ConnectorRef(k), DB25, "cable", fmt.Sprintf("PE %d printer cable", k))
+		for _, l := range lpt.Lines {
+			switch {
+			case l.Name == "nSelectIn": // reserved: not connected
+			case l.Reg == lpt.Status && l.Name != "Busy":
+				bit := 0
+				for i, name := range inputLines {
+					if name == l.Name {
+						bit = i
+					}
+				}
+				b.connect(b.InputNet(bit, k), Node{j.Ref, l.Pin})
+			default:
+				b.connect(CableNet(k, l.Name), Node{j.Ref, l.Pin})
+			}
+		}
+		for _, p := range lpt.GroundPins {
+			b.connect(GND, Node{j.Ref, p})
+		}
+	}
+	b.finishPools()
+	b.power()
+}
+
+// tree builds NAND(ins) onto net out: one 74LS20 gate for 4 inputs, one
+// 74LS30 for 8, and 74LS30s ORed by 74LS32s beyond (NAND(all) = OR of the
+// NANDs of the parts).
+func (b *Board) tree(group, role string, ins []string, out string) {
+	if len(ins) <= 4 {
+		c, u := b.unit("nand4", LS20, group, "4-input NAND trees")
+		for i, net := range ins {
+			b.connect(net, Node{c.Ref, u.In[i]})
+		}
+		b.connect(out, Node{c.Ref, u.Out})
+		return
+	}
+	var parts []string
+	for i := 0; i < len(ins); i += 8 {
+		c := b.chip(LS30, group, role)
+		net := out
+		if len(ins) > 8 {
+			net = fmt.Sprintf("%s.%d", out, i/8)
+		}
+		for j, in := range ins[i : i+8] {
+			b.connect(in, Node{c.Ref, LS30.Units[0].In[j]})
+		}
+		b.connect(net, Node{c.Ref, LS30.Units[0].Out})
+		parts = append(parts, net)
+	}
+	// OR the partial NANDs pairwise down to one.
+	for level := 0; len(parts) > 1; level++ {
+		var next []string
+		for i := 0; i < len(parts); i += 2 {
+			net := out
+			if len(parts) > 2 {
+				net = fmt.Sprintf("%s.or%d", out, i/2)
+			}
+			c, u := b.unit("or", LS32, group, "OR of partial NAND trees")
+			b.connect(parts[i], Node{c.Ref, u.In[0]})
+			b.connect(parts[i+1], Node{c.Ref, u.In[1]})
+			b.connect(net, Node{c.Ref, u.Out})
+			next = append(next, net)
+		}
+		parts = next
+	}
+}
+
+// fanout drives copies of net src through count 74LS244 buffers.
+func (b *Board) fanout(group, role, src string, count int, name func(g int) string) func(int) string {
+	for g := 0; g < count; g++ {
+		c, u := b.unit(group+"drv", LS244, group, role)
+		b.connect(src, Node{c.Ref, u.In[0]})
+		b.connect(name(g), Node{c.Ref, u.Out})
+	}
+	return name
+}
+
+// pool hands out the units of a multi-unit part in order, starting a new
+// chip when one is full.
+type pool struct {
+	part  *Part
+	comps []*Component
+	used  int
+}
+
+func (b *Board) chip(p *Part, group, role string) *Component {
+	b.uCount++
+	return b.add(fmt.Sprintf("U%d", b.uCount), p, group, role)
+}
+
+func (b *Board) unit(key string, p *Part, group, role string) (*Component, Unit) {
+	pl := b.pools[key]
+	if pl == nil {
+		pl = &pool{part: p}
+		b.pools[key] = pl
+	}
+	if pl.used%len(p.Units) == 0 {
+		pl.comps = append(pl.comps, b.chip(p, group, role))
+	}
+	u := p.Units[pl.used%len(p.Units)]
+	pl.used++
+	return pl.comps[len(pl.comps)-1], u
+}
+
+// finishPools ties the inputs of unused units to a defined level (and
+// enables of unused buffers to their disabled level), as TTL practice asks.
+func (b *Board) finishPools() {
+	keys := make([]string, 0, len(b.pools))
+	for k := range b.pools {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		pl := b.pools[k]
+		for pl.used%len(pl.part.Units) != 0 {
+			c, u := pl.comps[len(pl.comps)-1], pl.part.Units[pl.used%len(pl.part.Units)]
+			for _, p := range u.In {
+				b.connect(GND, Node{c.Ref, p})
+			}
+			if u.Enable != 0 && len(pl.part.Units) == 4 { // quad buffers: per-unit enable
+				level := GND
+				if u.EnableLow {
+					level = VCC
+				}
+				b.connect(level, Node{c.Ref, u.Enable})
+			}
+			pl.used++
+		}
+	}
+}
+
+// power wires every chip's supply pins and ties line-driver enables low.
+func (b *Board) power() {
+	for _, c := range b.Components {
+		for _, p := range c.Part.Pins {
+			switch p.Type {
+			case PinPower:
+				b.connect(VCC, Node{c.Ref, p.Num})
+			case PinGround:
+				b.connect(GND, Node{c.Ref, p.Num})
+			}
+		}
+		if c.Part == LS244 {
+			b.connect(GND, Node{c.Ref, 1}, Node{c.Ref, 19})
+		}
+	}
+}
+
+func (b *Board) add(ref string, p *Part, group, role string) *Component {
+	c := &Component{Ref: ref, Part: p, Role: role, Group: group}
+	b.Components = append(b.Components, c)
+	b.byRef[ref] = c
+	return c
+}
+
+// connect puts nodes on the named net. A pin belongs to at most one net.
+func (b *Board) connect(name string, nodes ...Node) {
+	net := b.netName[name]
+	if net == nil {
+		net = &Net{Name: name}
+		b.Nets = append(b.Nets, net)
+		b.netName[name] = net
+	}
+	for _, nd := range nodes {
+		if old := b.byNode[nd]; old != nil {
+			if old == net {
+				continue
+			}
+			panic(fmt.Sprintf("hw: pin %v on nets %s and %s", nd, old.Name, name))
+		}
+		net.Nodes = append(net.Nodes, nd)
+		b.byNode[nd] = net
+	}
+}
+
+// Component returns the component with the given reference, or nil.
+func (b *Board) Component(ref string) *Component { return b.byRef[ref] }
+
+// NetOf returns the net a pin is on, or nil when it is not connected.
+func (b *Board) NetOf(n Node) *Net { return b.byNode[n] }
+
+// Net returns the named net, or nil.
+func (b *Board) Net(name string) *Net { return b.netName[name] }
+
+// Trace describes where PE k's port line lands on the board: the cable
+// connector pin and the chip pins on the same net, e.g. "J1 pin 8 → U1 pin 1
+// (74LS20 S0 tree)". Selftest uses it to name what to check.
+func (b *Board) Trace(pe int, line lpt.Line) string {
+	j := Node{ConnectorRef(pe), line.Pin}
+	net := b.byNode[j]
+	s := fmt.Sprintf("%s pin %d", j.Ref, j.Pin)
+	if net == nil {
+		return s + " (not connected on the board)"
+	}
+	s += " on net " + net.Name
+	for _, nd := range net.Nodes {
+		c := b.byRef[nd.Ref]
+		if nd == j || c.Part == DB25 {
+			continue
+		}
+		s += fmt.Sprintf(", %s pin %d (%s %s)", nd.Ref, nd.Pin, c.Part.Name, c.Role)
+	}
+	return s
+}

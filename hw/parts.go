@@ -1,0 +1,218 @@
+package hw
+
+import "time"
+
+// PinType is the electrical role of a part pin.
+type PinType uint8
+
+const (
+	PinInput PinType = iota
+	PinOutput
+	PinTriState // output with an enable
+	PinPower
+	PinGround
+	PinNC      // not connected inside the part
+	PinPassive // connector contacts, passives
+)
+
+func (t PinType) String() string {
+	return [...]string{"input", "output", "tri_state", "power_in", "ground", "no_connect", "passive"}[t]
+}
+
+// Pin is one pin of a part, numbered as on the datasheet.
+type Pin struct {
+	Num  int
+	Name string
+	Type PinType
+}
+
+// Func is the logic function of a part unit.
+type Func uint8
+
+const (
+	FuncNAND   Func = iota // output = NOT(AND of inputs)
+	FuncOR                 // output = OR of inputs
+	FuncBuffer             // tri-state buffer: output = input while enabled
+	FuncDFF                // 74LS74 half: D flip-flop with async preset/clear
+)
+
+func (f Func) String() string { return [...]string{"NAND", "OR", "buffer", "D flip-flop"}[f] }
+
+// Unit is one gate, buffer or flip-flop inside a part. Pins are datasheet
+// pin numbers.
+type Unit struct {
+	Func Func
+	In   []int // NAND/OR inputs; Buffer: [A]; DFF: [D, CLK]
+	Out  int   // output; DFF: Q
+	// Buffer only: the enable pin (0 = always enabled) and its polarity.
+	Enable    int
+	EnableLow bool
+	// DFF only.
+	NQ, Preset, Clear int // nQ output, active-low preset and clear
+}
+
+// Delay is a propagation delay from the datasheet: typical and maximum,
+// at 5 V and 25 °C with the standard 15 pF load.
+type Delay struct{ Typ, Max time.Duration }
+
+// Part is a catalogue entry: a 74LS chip or a board-level component.
+type Part struct {
+	Name        string // "74LS20"
+	Description string
+	Pins        []Pin
+	Units       []Unit
+	// Delay is input-to-output (buffers: data-to-output; flip-flops:
+	// preset/clear-to-output). ClockDelay is clock-to-output for flip-flops.
+	Delay, ClockDelay Delay
+	// KiCad names: the symbol in KiCad's standard library and a footprint.
+	Symbol    string
+	Footprint string
+}
+
+// Logic reports whether the part has logic for the emulator to simulate.
+func (p *Part) Logic() bool { return len(p.Units) > 0 }
+
+// PinByNum returns the pin with the given number.
+func (p *Part) PinByNum(n int) (Pin, bool) {
+	for _, pin := range p.Pins {
+		if pin.Num == n {
+			return pin, true
+		}
+	}
+	return Pin{}, false
+}
+
+func ns(typ, max int) Delay {
+	return Delay{time.Duration(typ) * time.Nanosecond, time.Duration(max) * time.Nanosecond}
+}
+
+func dip14(names [15]string, types [15]PinType) []Pin {
+	pins := make([]Pin, 14)
+	for i := range pins {
+		pins[i] = Pin{i + 1, names[i+1], types[i+1]}
+	}
+	return pins
+}
+
+const (
+	in  = PinInput
+	out = PinOutput
+	tri = PinTriState
+	pwr = PinPower
+	gnd = PinGround
+	nc  = PinNC
+)
+
+// The part library: every chip the boards use, with real pinouts.
+var (
+	// Dual 4-input NAND: 1,2,4,5 -> 6; 9,10,12,13 -> 8.
+	LS20 = &Part{
+		Name: "74LS20", Description: "dual 4-input NAND gate",
+		Pins: dip14([15]string{"", "1A", "1B", "NC", "1C", "1D", "1Y", "GND", "2Y", "2A", "2B", "NC", "2C", "2D", "VCC"},
+			[15]PinType{0, in, in, nc, in, in, out, gnd, out, in, in, nc, in, in, pwr}),
+		Units: []Unit{{Func: FuncNAND, In: []int{1, 2, 4, 5}, Out: 6}, {Func: FuncNAND, In: []int{9, 10, 12, 13}, Out: 8}},
+		Delay: ns(12, 20), Symbol: "74xx:74LS20", Footprint: "Package_DIP:DIP-14_W7.62mm",
+	}
+	// Dual 4-input NAND buffer (high fan-out), same pinout as the 74LS20.
+	LS40 = &Part{
+		Name: "74LS40", Description: "dual 4-input NAND buffer",
+		Pins:  LS20.Pins,
+		Units: LS20.Units,
+		Delay: ns(18, 24), Symbol: "74xx:74LS40", Footprint: "Package_DIP:DIP-14_W7.62mm",
+	}
+	// 8-input NAND: 1,2,3,4,5,6,11,12 -> 8.
+	LS30 = &Part{
+		Name: "74LS30", Description: "8-input NAND gate",
+		Pins: dip14([15]string{"", "A", "B", "C", "D", "E", "F", "GND", "Y", "NC", "NC", "G", "H", "NC", "VCC"},
+			[15]PinType{0, in, in, in, in, in, in, gnd, out, nc, nc, in, in, nc, pwr}),
+		Units: []Unit{{Func: FuncNAND, In: []int{1, 2, 3, 4, 5, 6, 11, 12}, Out: 8}},
+		Delay: ns(12, 20), Symbol: "74xx:74LS30", Footprint: "Package_DIP:DIP-14_W7.62mm",
+	}
+	// Quad 2-input OR: 1,2->3; 4,5->6; 9,10->8; 12,13->11.
+	LS32 = &Part{
+		Name: "74LS32", Description: "quad 2-input OR gate",
+		Pins: dip14([15]string{"", "1A", "1B", "1Y", "2A", "2B", "2Y", "GND", "3Y", "3A", "3B", "4Y", "4A", "4B", "VCC"},
+			[15]PinType{0, in, in, out, in, in, out, gnd, out, in, in, out, in, in, pwr}),
+		Units: []Unit{
+			{Func: FuncOR, In: []int{1, 2}, Out: 3}, {Func: FuncOR, In: []int{4, 5}, Out: 6},
+			{Func: FuncOR, In: []int{9, 10}, Out: 8}, {Func: FuncOR, In: []int{12, 13}, Out: 11},
+		},
+		Delay: ns(14, 22), Symbol: "74xx:74LS32", Footprint: "Package_DIP:DIP-14_W7.62mm",
+	}
+	// Dual D flip-flop with preset and clear.
+	LS74 = &Part{
+		Name: "74LS74", Description: "dual D flip-flop, async preset and clear",
+		Pins: dip14([15]string{"", "~{1CLR}", "1D", "1CLK", "~{1PRE}", "1Q", "~{1Q}", "GND", "~{2Q}", "2Q", "~{2PRE}", "2CLK", "2D", "~{2CLR}", "VCC"},
+			[15]PinType{0, in, in, in, in, out, out, gnd, out, out, in, in, in, in, pwr}),
+		Units: []Unit{
+			{Func: FuncDFF, In: []int{2, 3}, Out: 5, NQ: 6, Preset: 4, Clear: 1},
+			{Func: FuncDFF, In: []int{12, 11}, Out: 9, NQ: 8, Preset: 10, Clear: 13},
+		},
+		Delay: ns(20, 40), ClockDelay: ns(14, 25), Symbol: "74xx:74LS74", Footprint: "Package_DIP:DIP-14_W7.62mm",
+	}
+	// Quad tri-state buffer, active-low enables.
+	LS125 = quadBuffer("74LS125", "quad tri-state buffer, active-low enable", true)
+	// Quad tri-state buffer, active-high enables.
+	LS126 = quadBuffer("74LS126", "quad tri-state buffer, active-high enable", false)
+	// Octal tri-state buffer/line driver.
+	LS244 = &Part{
+		Name: "74LS244", Description: "octal tri-state buffer / line driver",
+		Pins: func() []Pin {
+			names := [21]string{"", "~{1G}", "1A1", "2Y4", "1A2", "2Y3", "1A3", "2Y2", "1A4", "2Y1", "GND",
+				"2A1", "1Y4", "2A2", "1Y3", "2A3", "1Y2", "2A4", "1Y1", "~{2G}", "VCC"}
+			types := [21]PinType{0, in, in, tri, in, tri, in, tri, in, tri, gnd, in, tri, in, tri, in, tri, in, tri, in, pwr}
+			pins := make([]Pin, 20)
+			for i := range pins {
+				pins[i] = Pin{i + 1, names[i+1], types[i+1]}
+			}
+			return pins
+		}(),
+		Units: []Unit{
+			{Func: FuncBuffer, In: []int{2}, Out: 18, Enable: 1, EnableLow: true},
+			{Func: FuncBuffer, In: []int{4}, Out: 16, Enable: 1, EnableLow: true},
+			{Func: FuncBuffer, In: []int{6}, Out: 14, Enable: 1, EnableLow: true},
+			{Func: FuncBuffer, In: []int{8}, Out: 12, Enable: 1, EnableLow: true},
+			{Func: FuncBuffer, In: []int{11}, Out: 9, Enable: 19, EnableLow: true},
+			{Func: FuncBuffer, In: []int{13}, Out: 7, Enable: 19, EnableLow: true},
+			{Func: FuncBuffer, In: []int{15}, Out: 5, Enable: 19, EnableLow: true},
+			{Func: FuncBuffer, In: []int{17}, Out: 3, Enable: 19, EnableLow: true},
+		},
+		Delay: ns(12, 18), Symbol: "74xx:74LS244", Footprint: "Package_DIP:DIP-20_W7.62mm",
+	}
+	// DB25 is the cable connector: one per PE, pins numbered as on the PC's
+	// port (a straight-through cable).
+	DB25 = &Part{
+		Name: "DB25", Description: "DB-25 connector for one PE's printer cable",
+		Pins: func() []Pin {
+			pins := make([]Pin, 25)
+			for i := range pins {
+				pins[i] = Pin{i + 1, "", PinPassive}
+			}
+			return pins
+		}(),
+		Symbol: "Connector:DB25_Female", Footprint: "Connector_Dsub:DSUB-25_Female_Horizontal_P2.77x2.84mm_EdgePinOffset7.70mm_Housed_MountingHolesOffset9.12mm",
+	}
+)
+
+func quadBuffer(name, desc string, low bool) *Part {
+	names := [15]string{"", "1OE", "1A", "1Y", "2OE", "2A", "2Y", "GND", "3Y", "3A", "3OE", "4Y", "4A", "4OE", "VCC"}
+	if low {
+		for _, i := range []int{1, 4, 10, 13} {
+			names[i] = "~{" + names[i] + "}"
+		}
+	}
+	return &Part{
+		Name: name, Description: desc,
+		Pins: dip14(names, [15]PinType{0, in, in, tri, in, in, tri, gnd, tri, in, in, tri, in, in, pwr}),
+		Units: []Unit{
+			{Func: FuncBuffer, In: []int{2}, Out: 3, Enable: 1, EnableLow: low},
+			{Func: FuncBuffer, In: []int{5}, Out: 6, Enable: 4, EnableLow: low},
+			{Func: FuncBuffer, In: []int{9}, Out: 8, Enable: 10, EnableLow: low},
+			{Func: FuncBuffer, In: []int{12}, Out: 11, Enable: 13, EnableLow: low},
+		},
+		Delay: ns(9, 18), Symbol: "74xx:" + name, Footprint: "Package_DIP:DIP-14_W7.62mm",
+	}
+}
+
+// Parts lists the logic parts of the library, for tools that check pinouts.
+var Parts = []*Part{LS20, LS30, LS32, LS40, LS74, LS125, LS126, LS244}
