@@ -60,6 +60,7 @@ type Board struct {
 	gates      []gate
 	queue      []int32
 	contention uint64
+	shared     []int32 // nets with more than one driver
 	ports      []*Port
 	ledNets    [][2]int32
 }
@@ -147,6 +148,11 @@ func NewFromNetlist(h *hw.Board, pes int) (*Board, error) {
 		b.ports = append(b.ports, p)
 		b.ledNets = append(b.ledNets, [2]int32{netIdxByName(h, netIdx, hw.CableNet(k, "LED_G")), netIdxByName(h, netIdx, hw.CableNet(k, "LED_R"))})
 	}
+	for i := range b.nets {
+		if len(b.nets[i].drivers) > 1 {
+			b.shared = append(b.shared, int32(i))
+		}
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	// Power-on: every port's registers read 0; settle the board from there.
@@ -203,7 +209,6 @@ func (b *Board) resolve(n int32) bool {
 			continue
 		}
 		if any && dr.val != val {
-			b.contention++
 			return false
 		}
 		any, val = true, dr.val
@@ -285,6 +290,20 @@ func (b *Board) settle() {
 		}
 	}
 	b.queue = b.queue[:0]
+	// Contention that outlives the settle is a design fault; passing overlap
+	// while one buffer turns on before another turns off is not.
+	for _, n := range b.shared {
+		on := 0
+		var val bool
+		for _, d := range b.nets[n].drivers {
+			if dr := &b.drivers[d]; dr.on {
+				if on > 0 && dr.val != val {
+					b.contention++
+				}
+				on, val = on+1, dr.val
+			}
+		}
+	}
 	for _, p := range b.ports {
 		p.updateStatusLocked()
 	}

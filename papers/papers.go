@@ -337,6 +337,12 @@ func (p *PE) slowWait(op string, ack bool) error {
 			time.Sleep(20 * time.Microsecond)
 		}
 		if !ack && p.interruptPending() {
+			// A barrier that completed is not reported as interrupted: the
+			// raiser stalls every barrier, so the next wait acknowledges.
+			p.port.WriteControl(lpt.NAK)
+			if p.st = p.port.ReadStatus(); p.ready(p.st) {
+				return nil
+			}
 			code, err := p.acknowledge(false, 0)
 			if err != nil {
 				return err
