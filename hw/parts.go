@@ -203,7 +203,7 @@ var (
 	// Cap100n decouples one chip's supply pins.
 	Cap100n = twoPin("100nF", "ceramic decoupling capacitor", "1", "2", "Device:C", "Capacitor_THT:C_Disc_D5.0mm_W2.5mm_P5.00mm")
 	// Cap10u is the bulk capacitor at the power input.
-	Cap10u = twoPin("10uF", "electrolytic bulk capacitor", "+", "-", "Device:CP", "Capacitor_THT:CP_Radial_D5.0mm_P2.00mm")
+	Cap10u = twoPin("10uF", "electrolytic bulk capacitor", "+", "-", "Device:C_Polarized", "Capacitor_THT:CP_Radial_D5.0mm_P2.00mm")
 	// R220 limits a status LED's current: (VOH 3.4 V - VF 2 V) / 220 Ω ≈ 6 mA
 	// from a 74LS244 output (rated for 15 mA).
 	R220 = twoPin("220R", "LED current-limiting resistor", "~", "~", "Device:R", "Resistor_THT:R_Axial_DIN0207_L6.3mm_D2.5mm_P10.16mm_Horizontal")
@@ -216,7 +216,7 @@ var (
 	LEDBicolour = &Part{
 		Name: "LED red/green", Description: "5 mm bi-colour LED, common cathode",
 		Pins:   []Pin{{1, "A1", PinPassive}, {2, "K", PinPassive}, {3, "A2", PinPassive}},
-		Symbol: "Device:LED_Dual_ACA", Footprint: "LED_THT:LED_D5.0mm-3",
+		Symbol: "Device:LED_Dual_AKA", Footprint: "LED_THT:LED_D5.0mm-3",
 	}
 	// PowerIn takes a regulated 5 V supply: pin 1 +5 V, pin 2 ground.
 	PowerIn = twoPin("5V DC in", "2-way screw terminal for a regulated 5 V supply", "Pin_1", "Pin_2", "Connector:Screw_Terminal_01x02", "TerminalBlock:TerminalBlock_bornier-2_P5.08mm")
