@@ -107,56 +107,82 @@ func cellSize(b *hw.Board, c *hw.Component, s *symbolDef) (w, h, ox, oy coord) {
 	return roundUp(w, pin), roundUp(h, pin), ox, oy
 }
 
-// layout places every component: areas side by side, each filling columns
-// top to bottom, on the smallest standard sheet that holds them all.
+// layout places every component on the smallest standard sheet that holds
+// them: each area fills columns top to bottom, areas flow left to right in
+// rows.
 func layout(b *hw.Board, syms map[string]*symbolDef) (paper string, pw, ph coord, out []*area) {
-	for i, p := range papers {
-		inner := p.h - 2*margin - titleBlock
-		out = layoutIn(b, syms, inner)
-		width := coord(0)
-		for _, a := range out {
-			width = max(width, a.x+a.w)
-		}
-		if width+margin <= p.w || i == len(papers)-1 {
-			pw = max(p.w, roundUp(width+margin, 2540))
-			if pw == p.w {
+	for _, p := range papers {
+		inner, maxW := p.h-2*margin-titleBlock, p.w-2*margin
+		for _, colH := range []coord{inner / 3, inner / 2, inner} {
+			out = flow(b, syms, colH, maxW)
+			w, h := extent(out)
+			if w <= p.w-margin && h <= p.h-margin-titleBlock {
 				return p.name, p.w, p.h, out
 			}
-			return "User", pw, p.h, out
 		}
 	}
-	panic("unreachable")
+	// Beyond A0: one row, as wide as it needs.
+	a0 := papers[len(papers)-1]
+	out = flow(b, syms, a0.h-2*margin-titleBlock, 1<<30)
+	w, _ := extent(out)
+	return "User", roundUp(w+margin, 2540), a0.h, out
 }
 
-func layoutIn(b *hw.Board, syms map[string]*symbolDef, maxH coord) []*area {
+func extent(as []*area) (w, h coord) {
+	for _, a := range as {
+		w, h = max(w, a.x+a.w), max(h, a.y+a.h)
+	}
+	return w, h
+}
+
+// flow lays the areas out in rows no wider than maxW.
+func flow(b *hw.Board, syms map[string]*symbolDef, colH, maxW coord) []*area {
 	var out []*area
-	x := margin + pin
+	x, y, rowH := margin+pin, margin+pin, coord(0)
 	for _, ar := range areas {
-		a := &area{title: ar.title, x: x, y: margin + pin}
-		colX, colW, y := x+pin, coord(0), a.y+3*pin
-		for _, c := range b.Components {
-			if c.Group != ar.group {
-				continue
-			}
-			s := syms[c.Part.Symbol]
-			w, h, ox, oy := cellSize(b, c, s)
-			if y+h > a.y+maxH && y > a.y+3*pin {
-				colX, colW, y = colX+colW, 0, a.y+3*pin
-			}
-			a.cells = append(a.cells, &placed{c: c, sym: s, X: colX + ox, Y: y + oy})
-			colW = max(colW, w)
-			y += h
-			a.h = max(a.h, y-a.y)
-		}
-		if len(a.cells) == 0 {
+		a := layoutArea(b, syms, ar.group, ar.title, colH)
+		if a == nil {
 			continue
 		}
-		a.w = colX + colW - x
-		a.w = max(a.w, coord(len(ar.title))*200+2*pin)
+		if x > margin+pin && x+a.w > margin+maxW {
+			x, y, rowH = margin+pin, y+rowH+2*pin, 0
+		}
+		a.x, a.y = x, y
+		for _, pl := range a.cells {
+			pl.X, pl.Y = pl.X+x, pl.Y+y
+		}
 		out = append(out, a)
 		x += a.w + 2*pin
+		rowH = max(rowH, a.h)
 	}
 	return out
+}
+
+// layoutArea places one group's components in columns at most colH high,
+// relative to the area's top left corner.
+func layoutArea(b *hw.Board, syms map[string]*symbolDef, group, title string, colH coord) *area {
+	a := &area{title: title}
+	top := 3 * pin
+	colX, colW, y := pin, coord(0), top
+	for _, c := range b.Components {
+		if c.Group != group {
+			continue
+		}
+		s := syms[c.Part.Symbol]
+		w, h, ox, oy := cellSize(b, c, s)
+		if y+h > colH && y > top {
+			colX, colW, y = colX+colW, 0, top
+		}
+		a.cells = append(a.cells, &placed{c: c, sym: s, X: colX + ox, Y: y + oy})
+		colW = max(colW, w)
+		y += h
+		a.h = max(a.h, y)
+	}
+	if len(a.cells) == 0 {
+		return nil
+	}
+	a.w = max(colX+colW, coord(len(title))*200+2*pin)
+	return a
 }
 
 // Schematic renders the board as a KiCad 6 schematic. Every pin of every
