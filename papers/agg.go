@@ -253,8 +253,9 @@ func Gather[T Number](p *PE, v T, out []T) error {
 // from out of range, which fails on every PE); then each source broadcasts
 // its v, in PE order. A PE that receives from itself needs no broadcast.
 // NANDs: ceil((n+1)/4) + s*ceil(w/4) for s sources (a permutation without
-// fixed points: s = n); lower bound ceil(s*w/4)... see docs/aggregates.md;
-// naive gather n*ceil(w/4) (which cannot tell a bad source).
+// fixed points: s = n); lower bound ceil(s*w/4) (each source's value must
+// reach its receivers); naive gather n*ceil(w/4), which cannot tell a bad
+// source.
 func Multicast[T Number](p *PE, from int, v T) (T, error) {
 	var mask uint64
 	switch {
