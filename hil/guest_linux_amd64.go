@@ -1,6 +1,7 @@
 package hil
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,6 +40,13 @@ func guestRun(pe, pes int) (int, error) {
 	var args []string
 	if err := json.Unmarshal(js, &args); err != nil {
 		return -1, fmt.Errorf("hil: bad %s: %w", guestArgs, err)
+	}
+	// Wait until the host has seen every machine this far: past its BIOS,
+	// which writes test patterns to the port that would look like a PE
+	// taking part in barriers (see Run).
+	qemu.Report(readyResult, nil, "")
+	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+		return -1, fmt.Errorf("hil: waiting for the start signal on the console: %w", err)
 	}
 	cmd := exec.Command("/"+guestBinary, Substitute(args, pe, pes)...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr

@@ -117,6 +117,7 @@ const (
 	guestBinary = "papersctl"
 	guestArgs   = "hil/args.json"
 	exitResult  = "hil-exit"
+	readyResult = "hil-ready"
 )
 
 // Run boots the machines, runs the command in each against one emulated
@@ -184,16 +185,22 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	gate, err := newStartGate(cfg.N)
+	if err != nil {
+		srv.Unmount()
+		return nil, err
+	}
 	res := &Result{Machines: make([]Machine, cfg.N)}
 	var wg sync.WaitGroup
 	for k := 0; k < cfg.N; k++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res.Machines[k] = runMachine(ctx, cfg, kernel, initrd, srv.Path(k), k)
+			res.Machines[k] = runMachine(ctx, cfg, kernel, initrd, srv.Path(k), k, gate)
 		}()
 	}
 	wg.Wait()
+	gate.close()
 	for k := range res.Machines {
 		st := srv.Stats(k)
 		m := &res.Machines[k]
@@ -225,16 +232,19 @@ func writeInitramfs(path, binary string, args []string) error {
 	return os.WriteFile(path, buf.Bytes(), 0o644)
 }
 
-func runMachine(ctx context.Context, cfg Config, kernel *qemu.Kernel, initrd, port string, pe int) Machine {
+func runMachine(ctx context.Context, cfg Config, kernel *qemu.Kernel, initrd, port string, pe int, gate *startGate) Machine {
 	m := Machine{PE: pe, Exit: -1}
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
-	var console io.Writer
+	var once sync.Once
+	arrived := func() { once.Do(gate.arrive) }
+	defer arrived() // a machine that dies before it is ready must not hold the others
+	console := io.Writer(&lineWatcher{marker: readyMarker, fn: arrived})
 	if cfg.Output != nil {
 		pw := &prefixWriter{w: cfg.Output, prefix: fmt.Sprintf("pe%d| ", pe)}
 		defer pw.Flush()
-		console = pw
+		console = io.MultiWriter(console, pw)
 	}
 	vm, err := qemu.Start(ctx, qemu.Options{
 		Kernel: kernel.Vmlinuz,
@@ -244,7 +254,9 @@ func runMachine(ctx context.Context, cfg Config, kernel *qemu.Kernel, initrd, po
 		Memory:  cfg.Memory,
 		Args:    qemu.ParallelPassthrough(port),
 		Console: console,
+		Stdin:   gate.r[pe],
 	})
+	gate.r[pe].Close() // QEMU has its own copy
 	if err != nil {
 		m.Err = err
 		return m
@@ -263,6 +275,85 @@ func runMachine(ctx context.Context, cfg Config, kernel *qemu.Kernel, initrd, po
 		m.Err = fmt.Errorf("hil: machine %d powered off without reporting the command's exit status (see its console)", pe)
 	}
 	return m
+}
+
+// readyMarker is the console line a guest prints when it waits to start.
+var readyMarker = []byte(qemu.FormatResult(readyResult, nil, ""))
+
+// startGate holds every machine's command until all machines are ready.
+// Machines boot at different speeds, and a BIOS probes the port with test
+// patterns (SeaBIOS writes 0xaa, which raises S1) that a PE already checking
+// in would take for another PE's strobes. Each machine's console input is a
+// pipe; the start signal is one line typed into all of them.
+type startGate struct {
+	mu       sync.Mutex
+	waiting  int
+	r, w     []*os.File
+	released bool
+}
+
+func newStartGate(n int) (*startGate, error) {
+	g := &startGate{waiting: n}
+	for k := 0; k < n; k++ {
+		r, w, err := os.Pipe()
+		if err != nil {
+			g.close()
+			return nil, fmt.Errorf("hil: %w", err)
+		}
+		g.r, g.w = append(g.r, r), append(g.w, w)
+	}
+	return g, nil
+}
+
+// arrive counts one machine ready (or gone); the last one starts them all.
+func (g *startGate) arrive() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.waiting--; g.waiting == 0 && !g.released {
+		for _, w := range g.w {
+			w.WriteString("go\n") // fails harmlessly for a machine that has exited
+		}
+		g.closeLocked()
+	}
+}
+
+func (g *startGate) close() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closeLocked()
+	for _, r := range g.r {
+		r.Close()
+	}
+}
+
+func (g *startGate) closeLocked() {
+	if !g.released {
+		for _, w := range g.w {
+			w.Close()
+		}
+		g.released = true
+	}
+}
+
+// lineWatcher calls fn for each console line containing marker.
+type lineWatcher struct {
+	marker []byte
+	fn     func()
+	line   []byte
+}
+
+func (l *lineWatcher) Write(b []byte) (int, error) {
+	for _, c := range b {
+		if c != '\n' {
+			l.line = append(l.line, c)
+			continue
+		}
+		if bytes.Contains(l.line, l.marker) {
+			l.fn()
+		}
+		l.line = l.line[:0]
+	}
+	return len(b), nil
 }
 
 // exitDetail is the result detail that carries the exit status.
