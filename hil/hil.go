@@ -101,9 +101,6 @@ func (r *Result) Summary() string {
 	var b strings.Builder
 	for _, m := range r.Machines {
 		fmt.Fprintf(&b, "pe%d: exit %d in %v, %d port operations", m.PE, m.Exit, m.Wall.Round(time.Millisecond), m.Ioctls)
-		if m.Ioctls >= 100 { // an idle machine's few operations say nothing about speed
-			fmt.Fprintf(&b, " (%v each)", m.PerOp.Round(time.Microsecond))
-		}
 		if m.Err != nil {
 			fmt.Fprintf(&b, ": %v", m.Err)
 		}
