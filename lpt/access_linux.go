@@ -140,7 +140,10 @@ type stickyErr struct {
 	p atomic.Pointer[error]
 }
 
-func (s *stickyErr) set(err error) { s.p.CompareAndSwap(nil, &err) }
+func (s *stickyErr) set(err error) {
+	e := err // a copy, so that err itself does not escape (and allocate) on every call
+	s.p.CompareAndSwap(nil, &e)
+}
 
 func (s *stickyErr) get() error {
 	if e := s.p.Load(); e != nil {

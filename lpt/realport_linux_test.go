@@ -37,7 +37,7 @@ func TestRealKernel(t *testing.T) {
 			"direct-open", "direct-data", "direct-control", "direct-status", "direct-threads",
 			"direct-bench", "direct-close", "direct-missing", "modules", "ppdev-open", "ppdev-data",
 			"ppdev-control", "ppdev-status", "ppdev-is-hardware", "ppdev-exclusive", "ppdev-bench",
-			"ppdev-close", "ppdev-busy-lp", "ppdev-missing", "devport", "devport-missing",
+			"ppdev-close", "ppdev-busy-lp", "ppdev-missing", "devport", "devport-missing", "probe",
 			"nobody-direct", "nobody-devport", "nobody-ppdev", "unprivileged", "done",
 		}
 		checkResults(t, results, want)

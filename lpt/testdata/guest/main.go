@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/internal/qemu"
 	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/lpt/backend"
 )
 
 const (
@@ -235,6 +237,36 @@ func normal() {
 	})
 	check("devport-missing", func() (string, error) { return wantErr(lpt.OpenDevPort(nowhere))(lpt.ErrNoPort, "SPP") })
 
+	// Last: its GPIO summary runs host.Init, whose lpt driver keeps LPT1.
+	check("probe", func() (string, error) {
+		r := backend.Probe()
+		var seen []string
+		for _, f := range r.Found {
+			seen = append(seen, f.Source+":"+f.Where)
+		}
+		var errs []error
+		for _, want := range []string{"/proc/ioports:0378-037a", "/dev:/dev/parport0", "/sys/class/ppdev:/dev/parport0"} {
+			if !slices.Contains(seen, want) {
+				errs = append(errs, fmt.Errorf("found %q, not %s", seen, want))
+			}
+		}
+		works := map[string]error{}
+		for _, a := range r.Attempts {
+			works[a.Spec] = a.Err
+		}
+		if len(r.Attempts) != 3 {
+			errs = append(errs, fmt.Errorf("%d attempts, want 3 (ppdev, port and devport at 0x378 only)", len(r.Attempts)))
+		}
+		if !strings.Contains(r.GPIO, "LPT1_") {
+			errs = append(errs, errors.New("the periph lpt driver registered no LPT1 pins"))
+		}
+		for _, spec := range []string{"ppdev:/dev/parport0", "port:0x378", "devport:0x378"} {
+			if err, tried := works[spec]; !tried || err != nil {
+				errs = append(errs, fmt.Errorf("%s: tried %v, error %v", spec, tried, err))
+			}
+		}
+		return fmt.Sprintf("found=%q gpio=%q", seen, r.GPIO), errors.Join(errs...)
+	})
 	check("unprivileged", func() (string, error) {
 		cmd := exec.Command("/init", "nobody")
 		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
