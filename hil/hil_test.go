@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,16 +25,16 @@ func requireHIL(t *testing.T) string {
 		t.Skip("boots QEMU machines; skipped with -short")
 	}
 	if _, err := qemu.FindQEMU(); err != nil {
-		t.Skip(err)
+		testenv.Missing(t, "%v", err)
 	}
 	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skip("no /dev/fuse: FUSE is unavailable here (load the fuse module / pass --device /dev/fuse)")
+		testenv.Missing(t, "no /dev/fuse: FUSE is unavailable here (load the fuse module / pass --device /dev/fuse)")
 	}
 	if ppdevfs.FusermountPath() == "" {
-		t.Skip("fusermount not found: apt-get install fuse3")
+		testenv.Missing(t, "fusermount not found: apt-get install fuse3")
 	}
 	if _, err := qemu.FindKernel(); err != nil {
-		t.Skip(err)
+		testenv.Missing(t, "%v", err)
 	}
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "ttlpapers-hil-test-")

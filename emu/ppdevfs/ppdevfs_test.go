@@ -3,6 +3,7 @@ package ppdevfs_test
 import (
 	"context"
 	"errors"
+	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"io"
 	"log"
 	"os"
@@ -23,10 +24,10 @@ import (
 func mount(t testing.TB, pes int, logw io.Writer) (*ppdevfs.Server, *emu.Board) {
 	t.Helper()
 	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skip("no /dev/fuse: FUSE is unavailable here (load the fuse module / pass --device /dev/fuse)")
+		testenv.Missing(t, "no /dev/fuse: FUSE is unavailable here (load the fuse module / pass --device /dev/fuse)")
 	}
 	if ppdevfs.FusermountPath() == "" {
-		t.Skip("fusermount not found: apt-get install fuse3")
+		testenv.Missing(t, "fusermount not found: apt-get install fuse3")
 	}
 	b, err := emu.New(pes)
 	if err != nil {

@@ -1,6 +1,7 @@
 package kicad_test
 
 import (
+	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -27,7 +28,7 @@ func loadLibrary(t *testing.T, lib string) map[string][]libPin {
 	path := filepath.Join(symbolDir, lib+".kicad_sym")
 	src, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
-		t.Skipf("%s not found: install Debian's kicad-symbols package (apt-get install -y kicad-symbols) to check pinouts against KiCad's library", path)
+		testenv.Missing(t, "%s not found: install Debian's kicad-symbols package (apt-get install -y kicad-symbols) to check pinouts against KiCad's library", path)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +195,7 @@ func TestPassivesMatchKiCadLibrary(t *testing.T) {
 func TestFootprintsExist(t *testing.T) {
 	const dir = "/usr/share/kicad/footprints"
 	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("%s not found: install Debian's kicad-footprints package to check footprint names", dir)
+		testenv.Missing(t, "%s not found: install Debian's kicad-footprints package to check footprint names", dir)
 	}
 	for _, p := range append(append([]*hw.Part(nil), hw.Parts...), hw.Passives...) {
 		lib, name, _ := strings.Cut(p.Footprint, ":")
