@@ -391,7 +391,7 @@ func (b *Board) explainStall(self int, phase uint8) string {
 		}
 		switch {
 		case s == 0:
-			late = append(late, fmt.Sprintf("PE %d holds S0=S1=0 (stalling every barrier: not started, or raising an interrupt)", k))
+			late = append(late, fmt.Sprintf("PE %d holds S0=S1=0 (stalling every barrier: not started, closed, or raising an interrupt)", k))
 		case s&phase == 0:
 			late = append(late, fmt.Sprintf("PE %d has not arrived (its strobes do not show %s)", k, want))
 		}

@@ -191,12 +191,22 @@ func missing(mask uint64, n int) []int {
 	return m
 }
 
-// abandon leaves the port transparent and releases it after a failed Open.
+// abandon parks the port and releases it after a failed Open.
 func (p *PE) abandon() {
-	p.port.WriteData(lpt.Transparent)
-	p.port.WriteControl(0)
+	p.park()
 	p.port.Close()
 	p.state = closed
+}
+
+// park leaves the port as a PC whose program has not started: data 0 (both
+// strobes low, LED dark) holds every barrier until this PE opens again, so
+// the next program's check-in waits for it and a PE still computing never
+// goes on without it; control 0 keeps P_RDY visible (P_SEL=0) and
+// acknowledges interrupts forever (P_NAK=0), so it never blocks the others'
+// interrupt acknowledge.
+func (p *PE) park() {
+	p.port.WriteData(0)
+	p.port.WriteControl(0)
 }
 
 // Self returns this PE's id.
@@ -211,15 +221,15 @@ func (p *PE) Stats() Stats { return p.stats }
 // Port returns the port the PE drives.
 func (p *PE) Port() lpt.Port { return p.port }
 
-// Close leaves the port transparent (data 0xcf: no part in barriers or
-// NANDs, LED dark) with control 0 (P_SEL=0 so P_RDY is visible, P_NAK=0 so
-// this PE never holds up the others' interrupt acknowledge), and releases it.
+// Close parks the port (see park) and releases it. To let the others carry
+// on without this PE instead, Leave first: a transparent port stays so.
 func (p *PE) Close() error {
 	if p.state == closed {
 		return nil
 	}
-	p.port.WriteData(lpt.Transparent)
-	p.port.WriteControl(0)
+	if p.state != left {
+		p.park()
+	}
 	p.state = closed
 	err := p.port.Err()
 	if cerr := p.port.Close(); err == nil {
