@@ -24,11 +24,19 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CHECK\tRESULT\tDETAIL")
+	shown := ""
 	for _, c := range r.Checks {
 		res := map[string]string{StatusPass: "pass", StatusFail: "FAIL", StatusNotCheckable: "n/a"}[c.Status]
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, res, c.Detail)
-		if c.Status == StatusFail && c.Line != "" {
-			fmt.Fprintf(tw, "\t\t  line %s, DB-25 pin %d; on the board: %s\n", c.Line, c.Pin, c.Chip)
+		// Where and why, once per diagnosis rather than under every
+		// check it explains.
+		if where := c.Line + c.Chip + c.Cause; c.Status == StatusFail && c.Line != "" && where != shown {
+			shown = where
+			pin := "-"
+			if c.Pin > 0 {
+				pin = fmt.Sprint(c.Pin)
+			}
+			fmt.Fprintf(tw, "\t\t  line %s, DB-25 pin %s; on the board: %s\n", c.Line, pin, c.Chip)
 			fmt.Fprintf(tw, "\t\t  likely cause: %s\n", c.Cause)
 		}
 	}
