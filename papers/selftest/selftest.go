@@ -91,8 +91,12 @@ type Check struct {
 	// For failures and not-checkable lines: the port line, its DB-25 pin,
 	// where it lands on the board (from the hw netlist), the likely cause,
 	// the PEs concerned and the catalogue faults that match.
-	Line     string   `json:"line,omitempty"`
-	Pin      int      `json:"pin,omitempty"`
+	Line string `json:"line,omitempty"`
+	Pin  int    `json:"pin,omitempty"`
+	// When faults on different lines read alike, Line joins their names
+	// and Lines and Pins list each (Pin is the first's).
+	Lines    []string `json:"lines,omitempty"`
+	Pins     []int    `json:"pins,omitempty"`
 	Chip     string   `json:"chip,omitempty"`
 	Cause    string   `json:"cause,omitempty"`
 	PEs      []int    `json:"pes,omitempty"`

@@ -123,6 +123,11 @@ func probe(r rig) ([]reading, error) {
 	// Interrupt flag: each PE in turn raises it; it stays latched, P_SEL
 	// switches Busy between it and the ready flag, and it clears only when
 	// every PE acknowledges.
+	// In phase S0 the ready flag reads 1, unlike an idle interrupt flag, so
+	// a PE whose P_SEL is stuck shows it.
+	for i := range n {
+		setData(i, phaseS0)
+	}
 	for i := range n {
 		setCtl(i, lpt.SEL|lpt.NAK)
 	}
@@ -460,23 +465,38 @@ func finding(h *hw.Board, hs []hypothesis, exact bool) Check {
 		sameLine = sameLine && x.line == first.line && x.kind == first.kind
 	}
 	for pe := range h.PEs {
-		if !pes[pe] {
-			continue
+		if pes[pe] {
+			c.PEs = append(c.PEs, pe)
 		}
-		c.PEs = append(c.PEs, pe)
-		switch {
-		case first.kind == "unplugged":
-			chips = append(chips, fmt.Sprintf("%s (PE %d's cable connector)", hw.ConnectorRef(pe), pe))
-		case first.kind == "undriven":
-			chips = append(chips, h.Trace(pe, lineNamed("D0"))+" … "+h.Trace(pe, lineNamed("D7")))
+	}
+	for _, x := range hs {
+		var where string
+		switch x.kind {
+		case "unplugged":
+			where = fmt.Sprintf("%s (PE %d's cable connector)", hw.ConnectorRef(x.pe), x.pe)
+		case "undriven":
+			where = h.Trace(x.pe, lineNamed("D0")) + " … " + h.Trace(x.pe, lineNamed("D7"))
 		default:
-			chips = append(chips, h.Trace(pe, lineNamed(first.line)))
+			where = h.Trace(x.pe, lineNamed(x.line))
+		}
+		if !slices.Contains(chips, where) {
+			chips = append(chips, where)
 		}
 	}
 	c.Suspects = names
 	c.Line, c.Pin = first.line, first.pin
 	if first.kind == "unplugged" {
 		c.Line = "cable"
+	}
+	if !sameLine {
+		// Faults on different lines that read alike: name them all.
+		for _, x := range hs {
+			if x.line != "" && !slices.Contains(c.Lines, x.line) {
+				c.Lines = append(c.Lines, x.line)
+				c.Pins = append(c.Pins, x.pin)
+			}
+		}
+		c.Line = strings.Join(c.Lines, " or ")
 	}
 	c.Chip = strings.Join(chips, "; or ")
 	c.Cause = cause(first)
