@@ -240,11 +240,12 @@ func runSession(ctx context.Context, rep *Report, board *emu.Board, cfg Config, 
 			return nil, err
 		}
 		err = board.Run(ctx, cfg.PEs, func(ctx context.Context, k int, port *emu.Port) error {
-			lp := &lockstepPort{Port: port, sh: sh, timeout: 10 * cfg.Timeout}
+			lp := &lockstepPort{Port: port, sh: sh, timeout: 5 * cfg.Timeout}
 			c := pcfg
 			c.PE, c.Context = k, ctx
 			p, err := papers.Open(lp, c)
 			if err != nil {
+				sh.abort() // the PEs that did open stop waiting for this one
 				return err
 			}
 			defer p.Close()
@@ -263,7 +264,7 @@ func runSession(ctx context.Context, rep *Report, board *emu.Board, cfg Config, 
 		per = [][]result{per[cfg.PE]}
 	}
 	if err != nil && opened.Load() < int32(len(per)) {
-		return nil, err
+		return nil, errors.New(strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 	return merge(per), nil
 }
@@ -365,7 +366,7 @@ func (l *lockstepPort) Err() error {
 // is then the cost when nobody was late).
 func opCost(e *env, n int, op func() error) (lo, hi uint64, err error) {
 	if e.lock != nil {
-		if err := e.shared.meet(10 * e.timeout); err != nil {
+		if err := e.shared.meet(5 * e.timeout); err != nil {
 			return 0, 0, err
 		}
 		e.lock.on = true
@@ -401,9 +402,9 @@ func costCheck(e *env, name, key string, runs int, want uint64, lines string, op
 
 func barrierChecks(e *env) error {
 	p, n := e.p, e.p.PEs()
-	e.step = "1000 barriers in step"
+	e.step = "300 barriers in step"
 	bad := ""
-	for i := range 1000 {
+	for i := range 300 {
 		if e.shared != nil {
 			e.shared.counts[p.Self()].Add(1)
 		}
@@ -419,14 +420,14 @@ func barrierChecks(e *env) error {
 		}
 	}
 	e.check(e.step, bad == "", "D6,D7,Busy", "%s", or(bad, "no PE left a barrier before every PE had entered it"))
-	if err := costCheck(e, "barrier costs 2 port operations when nobody is late", "barrier", 100, 2, "D6,D7,Busy", p.Barrier); err != nil {
+	if err := costCheck(e, "barrier costs 2 port operations when nobody is late", "barrier", 20, 2, "D6,D7,Busy", p.Barrier); err != nil {
 		return err
 	}
-	if err := costCheck(e, "NAND costs 5 port operations when nobody is late", "nand", 100, 5, "D0,D6,D7,Busy",
+	if err := costCheck(e, "NAND costs 5 port operations when nobody is late", "nand", 20, 5, "D0,D6,D7,Busy",
 		func() error { _, err := p.NAND(0xf); return err }); err != nil {
 		return err
 	}
-	if err := costCheck(e, fmt.Sprintf("vote costs %d NAND(s) for %d PEs", (n+3)/4, n), "vote", 50, uint64(5*((n+3)/4)), "D0,D6,D7,Busy",
+	if err := costCheck(e, fmt.Sprintf("vote costs %d NAND(s) for %d PEs", (n+3)/4, n), "vote", 10, uint64(5*((n+3)/4)), "D0,D6,D7,Busy",
 		func() error { _, err := p.Vote(true); return err }); err != nil {
 		return err
 	}
@@ -576,7 +577,7 @@ func interruptChecks(e *env) error {
 		// on the emulator; on separate PCs, a pause well above a port
 		// operation).
 		if e.shared != nil {
-			if err := e.shared.meet(10 * e.timeout); err != nil {
+			if err := e.shared.meet(5 * e.timeout); err != nil {
 				return err
 			}
 		} else if self == r {
@@ -620,13 +621,13 @@ func interruptChecks(e *env) error {
 func ledChecks(e *env) error {
 	p, n, self := e.p, e.p.PEs(), e.p.Self()
 	e.step = "LEDs green while running"
-	if err := e.shared.meet(10 * e.timeout); err != nil {
+	if err := e.shared.meet(5 * e.timeout); err != nil {
 		return err
 	}
 	if self == 0 {
 		e.check(e.step, allLEDs(e.board, n, emu.Green) == "", "D4,D5", "%s", or(allLEDs(e.board, n, emu.Green), "every LED green"))
 	}
-	if err := e.shared.meet(10 * e.timeout); err != nil {
+	if err := e.shared.meet(5 * e.timeout); err != nil {
 		return err
 	}
 	if n > 1 {
@@ -643,14 +644,14 @@ func ledChecks(e *env) error {
 		if err := p.Barrier(); err != nil {
 			return err
 		}
-		if err := e.shared.meet(10 * e.timeout); err != nil {
+		if err := e.shared.meet(5 * e.timeout); err != nil {
 			return err
 		}
 		e.step = "LEDs green again after the barrier"
 		if self == 0 {
 			e.check(e.step, allLEDs(e.board, n, emu.Green) == "", "D4,D5", "%s", or(allLEDs(e.board, n, emu.Green), "every LED green"))
 		}
-		if err := e.shared.meet(10 * e.timeout); err != nil {
+		if err := e.shared.meet(5 * e.timeout); err != nil {
 			return err
 		}
 	}

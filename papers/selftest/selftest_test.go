@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ttlpapers/ttlpapers/emu"
@@ -36,23 +37,28 @@ type jsonReport struct {
 	PortOps map[string]uint64 `json:"port_ops"`
 }
 
-// runJSON runs a selftest and decodes its JSON form, so tests assert on what
-// users of --json see.
-func runJSON(t *testing.T, cfg Config) jsonReport {
-	t.Helper()
+// runReport runs a selftest and decodes its JSON form, so tests assert on
+// what users of --json see.
+func runReport(cfg Config) (jsonReport, error) {
+	var j jsonReport
 	rep, err := Run(context.Background(), cfg)
 	if err != nil {
-		t.Fatal(err)
+		return j, err
 	}
 	b, err := json.Marshal(rep)
+	if err == nil {
+		err = json.Unmarshal(b, &j)
+	}
+	return j, err
+}
+
+func runJSON(t *testing.T, cfg Config) jsonReport {
+	t.Helper()
+	r, err := runReport(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var j jsonReport
-	if err := json.Unmarshal(b, &j); err != nil {
-		t.Fatal(err)
-	}
-	return j
+	return r
 }
 
 func dump(r jsonReport) string {
@@ -158,25 +164,51 @@ func assertDiagnosed(t *testing.T, f emu.Fault, r jsonReport, exact bool) {
 	}
 }
 
+// runAll runs one selftest per fault, several at a time: most of a faulty
+// run is spent waiting for per-check timeouts, not computing.
+func runAll(t *testing.T, faults []emu.Fault, cfg Config) []jsonReport {
+	t.Helper()
+	reports := make([]jsonReport, len(faults))
+	errs := make([]error, len(faults))
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i, f := range faults {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			c := cfg
+			c.Faults = []emu.Fault{f}
+			reports[i], errs[i] = runReport(c)
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("%v: %v", faults[i], err)
+		}
+	}
+	return reports
+}
+
 // TestFaultCatalogue injects each fault of the catalogue into the 4-PE
 // board and checks that the cluster-mode selftest diagnoses it.
 func TestFaultCatalogue(t *testing.T) {
-	for _, f := range catalogueFaults([]int{0, 1, 2, 3}) {
-		t.Run(f.String(), func(t *testing.T) {
-			t.Parallel()
-			assertDiagnosed(t, f, runJSON(t, Config{PEs: 4, Faults: []emu.Fault{f}}), true)
-		})
+	faults := catalogueFaults([]int{0, 1, 2, 3})
+	reports := runAll(t, faults, Config{PEs: 4})
+	for i, f := range faults {
+		t.Run(f.String(), func(t *testing.T) { assertDiagnosed(t, f, reports[i], true) })
 	}
 }
 
 // TestFaultCatalogueSingle runs single-PC mode on PE 0 of the 4-PE board:
-// PE 0's faults are diagnosed exactly; faults on other cables cannot be
-// seen and the report says so.
+// PE 0's faults are diagnosed; faults on other cables cannot be seen and
+// the report says so.
 func TestFaultCatalogueSingle(t *testing.T) {
-	for _, f := range catalogueFaults([]int{0, 2}) {
+	faults := catalogueFaults([]int{0, 2})
+	reports := runAll(t, faults, Config{PEs: 4, Mode: Single})
+	for i, f := range faults {
 		t.Run(f.String(), func(t *testing.T) {
-			t.Parallel()
-			r := runJSON(t, Config{PEs: 4, Mode: Single, Faults: []emu.Fault{f}})
+			r := reports[i]
 			if f.PE == 0 {
 				assertDiagnosed(t, f, r, false)
 				for _, c := range r.Checks {
