@@ -81,7 +81,6 @@ func (s *S) InitTrace(file, title string) error {
 	return nil
 }
 
-
 // rebase restarts the graph at ResetCurrentCycle, dropping what came
 // before (the manual's way to graph one section of a long program).
 func (t *trace) rebase(s *S) {
@@ -375,4 +374,3 @@ func niceStep(x float64) float64 {
 	}
 	return 10 * p
 }
-
