@@ -37,7 +37,7 @@ func (s *S) startBroadcast(send bool, v uint64, count int, op string) error {
 func (s *S) broadcaster(op string) (int, error) {
 	var mask uint64
 	for r := 0; r < s.header(); r++ {
-		mask |= uint64(^s.sq.recv[r]&lpt.DataMask) << (4 * r)
+		mask |= uint64(s.sq.recv[r]) << (4 * r) // a NAND bit is high where a PE drove its line low
 	}
 	mask &= 1<<s.n - 1
 	switch bits.OnesCount64(mask) {

@@ -99,6 +99,7 @@ func (s *S) advance(op string, block bool) (bool, error) {
 			continue
 		}
 		q.k++
+		s.nands++
 		if q.k < len(q.send) {
 			if err := s.issue(op); err != nil {
 				return false, err

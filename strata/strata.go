@@ -54,7 +54,9 @@ type S struct {
 	cv   combineState
 	bc   broadcastState
 
-	rng uint32
+	rng    uint32
+	nands  uint64 // NANDs run by Strata's own sequences
+	nands0 uint64 // the papers count at Init
 
 	q       printQueue
 	stdout  io.Writer
@@ -78,6 +80,7 @@ func Init(pe *papers.PE) (*S, error) {
 		s.log++
 	}
 	s.rng = uint32(s.self + 1)
+	s.nands0 = pe.Stats().NANDs
 	s.q.init()
 	s.clock.reset()
 	if err := s.SetAsyncGlobalOR(true); err != nil {
@@ -150,6 +153,11 @@ func (s *S) Rightmost() bool { return s.self == s.n-1 }
 // program that uses it directly must leave no split-phase Strata operation
 // pending and should call RestoreAsyncGlobalOR afterwards.
 func (s *S) PE() *papers.PE { return s.pe }
+
+// NANDs returns how many board NANDs this PE has taken part in since Init:
+// Strata's own and those of the papers aggregate operations. Every PE takes
+// part in every NAND, so this is also the program's count.
+func (s *S) NANDs() uint64 { return s.nands + s.pe.Stats().NANDs - s.nands0 }
 
 // Errors.
 var (
