@@ -171,12 +171,18 @@ type ExitError struct {
 	PE   int
 	Code int
 	Msg  string // Fail's message, if any
+	// Interrupt is why the interrupt that stops the other PEs was not
+	// acknowledged by all of them, if it was not.
+	Interrupt error
 }
 
 func (e *ExitError) Error() string {
 	s := fmt.Sprintf("strata: PE %d exited with code %d", e.PE, e.Code)
 	if e.Msg != "" {
 		s += ": " + e.Msg
+	}
+	if e.Interrupt != nil {
+		s += " (stopping the others: " + e.Interrupt.Error() + ")"
 	}
 	return s
 }
@@ -255,7 +261,7 @@ func (s *S) exit(code int, msg string) error {
 		return ErrExited
 	}
 	s.EmptyPrintQ()
-	var err error
+	var err, ierr error
 	if code == 0 {
 		if err = s.check("Exit"); err == nil {
 			if err = s.pe.Barrier(); err != nil {
@@ -270,12 +276,12 @@ func (s *S) exit(code int, msg string) error {
 		// Interrupt returns once every PE has acknowledged; its error
 		// (for example a PE that never reaches an operation) is secondary
 		// to the exit itself.
-		s.pe.Interrupt(ExitCode(code))
+		_, ierr = s.pe.Interrupt(ExitCode(code))
 	}
 	s.done = true
 	cerr := s.pe.Close()
 	if code != 0 {
-		return &ExitError{PE: s.self, Code: code, Msg: msg}
+		return &ExitError{PE: s.self, Code: code, Msg: msg, Interrupt: ierr}
 	}
 	if err == nil {
 		err = cerr

@@ -306,8 +306,14 @@ func TestFailStopsEveryPE(t *testing.T) {
 	const n, bad = 4, 2
 	errs := make([]error, n)
 	var stderr lockedBuffer
-	Run(n, func(s *S) error {
+	Run(n, func(s *S) (ret error) {
+		// whichever operation meets the interrupt, record its error
+		defer func() { errs[s.Self()] = ret }()
 		s.SetOutput(io.Discard, &stderr)
+		// every PE past Init, so each meets the interrupt in this code
+		if err := s.Barrier(); err != nil {
+			return err
+		}
 		var err error
 		switch s.Self() {
 		case bad:
@@ -325,7 +331,6 @@ func TestFailStopsEveryPE(t *testing.T) {
 		if err2 := s.Barrier(); err2 == nil || (s.Self() != bad && !errors.Is(err2, err)) {
 			err = fmt.Errorf("operation after the abort: %v (first: %v)", err2, err)
 		}
-		errs[s.Self()] = err
 		return err
 	})
 	for pe, err := range errs {
@@ -367,19 +372,20 @@ func TestExitZeroWaitsForAll(t *testing.T) {
 
 func TestAssert(t *testing.T) {
 	errs := make([]error, 2)
-	Run(2, func(s *S) error {
+	Run(2, func(s *S) (err error) {
+		// whichever operation meets the interrupt, record its error
+		defer func() { errs[s.Self()] = err }()
 		s.SetOutput(nil, io.Discard)
 		if err := s.Assert(true, "fine"); err != nil {
 			return err
 		}
-		var err error
-		if s.Self() == 0 {
-			err = s.Assert(1+1 == 3, "arithmetic")
-		} else {
-			err = s.Barrier()
+		if err := s.Barrier(); err != nil {
+			return err
 		}
-		errs[s.Self()] = err
-		return err
+		if s.Self() == 0 {
+			return s.Assert(1+1 == 3, "arithmetic")
+		}
+		return s.Barrier()
 	})
 	if err := errs[0]; err == nil || !strings.Contains(err.Error(), "assertion failed at") || !strings.Contains(err.Error(), "strata_test.go") || !strings.Contains(err.Error(), "arithmetic") {
 		t.Errorf("Assert: %v", err)
