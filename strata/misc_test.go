@@ -195,3 +195,56 @@ func TestNiceStep(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkQprintf(b *testing.B) {
+	s := fakeS(io.Discard)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		s.Qprintf("PE %d: iteration %d value %.3f\n", s.Self(), i, 1.5)
+		if s.q.count == qRecords {
+			s.q.count = 0
+		}
+	}
+}
+
+// The control-network operations on 4 emulated PEs, with the board cost
+// (NANDs per operation) beside the emulator's time.
+func BenchmarkOps(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		op   func(s *S) error
+	}{
+		{"Barrier", func(s *S) error { return s.Barrier() }},
+		{"GlobalOR", func(s *S) error { _, err := s.GlobalOR(s.Self() == 0); return err }},
+		{"CombineInt/ReduceAdd", func(s *S) error { _, err := s.CombineInt(1, ReduceAdd); return err }},
+		{"CombineInt/ScanAdd", func(s *S) error { _, err := s.CombineInt(1, ScanAdd); return err }},
+		{"Broadcast", func(s *S) error {
+			if s.Self() == 0 {
+				return s.Broadcast(7)
+			}
+			_, err := s.ReceiveBroadcast()
+			return err
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var nands, barriers uint64
+			err := Run(4, func(s *S) error {
+				n0, b0 := s.NANDs(), s.PE().Stats().Barriers
+				for i := 0; i < b.N; i++ {
+					if err := c.op(s); err != nil {
+						return err
+					}
+				}
+				if s.Self() == 1 {
+					nands, barriers = s.NANDs()-n0, s.PE().Stats().Barriers-b0
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(nands)/float64(b.N), "NANDs/op")
+			b.ReportMetric(float64(barriers)/float64(b.N), "barriers/op")
+		})
+	}
+}
