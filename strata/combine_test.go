@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"testing"
 )
 
@@ -172,5 +171,57 @@ func TestCombineVector(t *testing.T) {
 	}
 }
 
-var _ = fmt.Sprint
-var _ sync.Mutex
+
+func TestSplitPhaseCombineVector(t *testing.T) {
+	const n, m = 3, 4
+	vals := func(pe, i int) int32 { return int32((pe*7+i*3)%5 - 2) }
+	got := collect(t, n, func(s *S) ([]int32, error) {
+		from := make([]int32, m)
+		for i := range from {
+			from[i] = vals(s.Self(), i)
+		}
+		to := make([]int32, m)
+		if err := s.StartCombineVector(to, from, BackScanMax); err != nil {
+			return nil, err
+		}
+		clear(from) // read at Start: changing it now must not matter
+		for {
+			done, err := s.QueryCombineVector()
+			if err != nil {
+				return nil, err
+			}
+			if done {
+				break
+			}
+		}
+		return to, s.CompleteCombineVector()
+	})
+	for pe := range n {
+		for i := range m {
+			col := make([]int32, n)
+			for q := range n {
+				col[q] = vals(q, i)
+			}
+			if want := direct(BackScanMax, col, make([]Segment, n), pe); got[pe][i] != want {
+				t.Errorf("PE %d [%d] = %d, want %d", pe, i, got[pe][i], want)
+			}
+		}
+	}
+}
+
+func TestResetCurrentCycle(t *testing.T) {
+	err := Run(2, func(s *S) error {
+		for s.CurrentCycle64() < 1e6 { // let a millisecond pass
+		}
+		if err := s.ResetCurrentCycle(); err != nil {
+			return err
+		}
+		if c, c64 := uint64(s.CurrentCycle()), s.CurrentCycle64(); c >= c64 {
+			return fmt.Errorf("after ResetCurrentCycle: CurrentCycle %d, CurrentCycle64 %d; want the first smaller", c, c64)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
