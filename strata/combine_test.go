@@ -171,7 +171,6 @@ func TestCombineVector(t *testing.T) {
 	}
 }
 
-
 func TestSplitPhaseCombineVector(t *testing.T) {
 	const n, m = 3, 4
 	vals := func(pe, i int) int32 { return int32((pe*7+i*3)%5 - 2) }
