@@ -364,10 +364,13 @@ func (p *PE) slowWait(op string, ack bool) error {
 		}
 		select {
 		case <-p.done:
+			if p.settled(ack) {
+				return nil
+			}
 			return fmt.Errorf("papers: PE %d: %s abandoned: %w", p.self, op, context.Cause(p.ctx))
 		default:
 		}
-		if waited > p.timeout {
+		if waited > p.timeout && !p.settled(ack) {
 			e := &TimeoutError{PE: p.self, Op: op, Waited: p.timeout}
 			if x, ok := p.port.(lpt.StallExplainer); ok {
 				e.Stall = x.ExplainStall()
@@ -375,6 +378,15 @@ func (p *PE) slowWait(op string, ack bool) error {
 			return e
 		}
 	}
+}
+
+// settled reads the status once more before a wait gives up: the checks
+// since the last read take time, and a wait that completed meanwhile (for
+// example because the PE it waited for finished and then cancelled the
+// context) must not be reported as abandoned or timed out.
+func (p *PE) settled(ack bool) bool {
+	p.st = p.port.ReadStatus()
+	return ack && p.st&lpt.INT == 0 || !ack && p.ready(p.st)
 }
 
 // NAND contributes x (4 bits) and returns the NAND of every participating
