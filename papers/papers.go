@@ -325,15 +325,21 @@ func (p *PE) wait(op string) error {
 	return err
 }
 
+// checkIntEvery paces interrupt checks while waiting: each costs two control
+// writes, so they are spaced in time (about 40 polls on a 1995 port, many
+// more on the emulator), not counted in polls.
+const checkIntEvery = 50 * time.Microsecond
+
 // slowWait polls the status register until the barrier completes (or, with
 // ack, until the interrupt flag clears), spinning, then yielding, then
-// sleeping; every few polls it checks for interrupts (CHECKINT), the port's
-// sticky error, the context and the deadline.
+// sleeping. Every 64 polls it checks the port's sticky error, the context
+// and the deadline, and every checkIntEvery it checks for an interrupt
+// (CHECKINT).
 func (p *PE) slowWait(op string, ack bool) error {
 	start := time.Now()
+	var nextInt time.Duration
 	for polls := 1; ; polls++ {
-		p.st = p.port.ReadStatus()
-		if ack && p.st&lpt.INT == 0 || !ack && p.ready(p.st) {
+		if p.settled(ack) {
 			return nil
 		}
 		if polls&63 != 0 {
@@ -346,18 +352,22 @@ func (p *PE) slowWait(op string, ack bool) error {
 		if waited > 2*time.Millisecond {
 			time.Sleep(20 * time.Microsecond)
 		}
-		if !ack && p.interruptPending() {
-			// A barrier that completed is not reported as interrupted: the
-			// raiser stalls every barrier, so the next wait acknowledges.
-			p.port.WriteControl(lpt.NAK)
-			if p.st = p.port.ReadStatus(); p.ready(p.st) {
-				return nil
+		if !ack && waited >= nextInt {
+			nextInt = waited + checkIntEvery
+			if p.interruptPending() {
+				// A barrier that completed is not reported as interrupted:
+				// the raiser stalls every barrier, so the next wait
+				// acknowledges.
+				p.port.WriteControl(lpt.NAK)
+				if p.settled(false) {
+					return nil
+				}
+				code, err := p.acknowledge(false, 0)
+				if err != nil {
+					return err
+				}
+				return &InterruptError{PE: p.self, Op: op, Code: code}
 			}
-			code, err := p.acknowledge(false, 0)
-			if err != nil {
-				return err
-			}
-			return &InterruptError{PE: p.self, Op: op, Code: code}
 		}
 		if err := p.port.Err(); err != nil {
 			return fmt.Errorf("papers: PE %d: %s: port failed: %w", p.self, op, err)
@@ -380,10 +390,11 @@ func (p *PE) slowWait(op string, ack bool) error {
 	}
 }
 
-// settled reads the status once more before a wait gives up: the checks
-// since the last read take time, and a wait that completed meanwhile (for
-// example because the PE it waited for finished and then cancelled the
-// context) must not be reported as abandoned or timed out.
+// settled polls the status once: true when the wait is over. A wait reads
+// it once more before giving up, since the checks after the last poll take
+// time and a wait that completed meanwhile (for example because the PE it
+// waited for finished and then cancelled the context) must not be reported
+// as abandoned or timed out.
 func (p *PE) settled(ack bool) bool {
 	p.st = p.port.ReadStatus()
 	return ack && p.st&lpt.INT == 0 || !ack && p.ready(p.st)
