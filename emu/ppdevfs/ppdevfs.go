@@ -6,7 +6,7 @@
 // crossing as raw register bits, and maps them onto the PE's emu.Port, which
 // applies the SPP pin inversions. Anything that speaks ppdev can therefore
 // drive the emulated board as if it were wired to a real port — in
-// particular QEMU, whose "-chardev parport,path=FILE -device isa-parallel"
+// particular QEMU, whose "-chardev parallel,path=FILE -device isa-parallel"
 // forwards every guest access to I/O port 0x378-0x37a as one of these
 // ioctls, so an unmodified program doing ioperm and inb/outb inside a virtual
 // machine talks to the board (hardware in the loop).
