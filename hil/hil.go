@@ -4,14 +4,14 @@
 // kernels, and wires each machine's ISA parallel port to one PE of a single
 // emulated board.
 //
-// The wiring is QEMU's "parport" chardev, which forwards every guest access
-// to the port's registers as a ppdev ioctl on a file; package ppdevfs serves
-// those files from an emu.Board through FUSE. Run builds the initramfs (the
-// papersctl binary, booted as init by the kernel with "rdinit=/papersctl --
-// hil --guest", and the command to run), mounts the board, boots the
-// machines, collects each one's console and exit status, and tears
-// everything down — machines, mount and temporary files — however the run
-// ends.
+// The wiring is QEMU's "parallel" chardev (formerly "parport"), which
+// forwards every guest access to the port's registers as a ppdev ioctl on a
+// file; package ppdevfs serves those files from an emu.Board through FUSE.
+// Run builds the initramfs (the papersctl binary, booted as init by the
+// kernel with "rdinit=/papersctl -- hil --guest", and the command to run),
+// mounts the board, boots the machines, collects each one's console and exit
+// status, and tears everything down — machines, mount and temporary files —
+// however the run ends.
 package hil
 
 import (

@@ -5,20 +5,6 @@ import (
 	"unsafe"
 )
 
-// ppdev ioctl requests (linux/ppdev.h); golang.org/x/sys/unix has none. The
-// argument of each register request is a pointer to one byte of raw
-// register bits.
-const (
-	ppClaim    = 0x708b
-	ppRelease  = 0x708c
-	ppExcl     = 0x708f
-	ppRStatus  = 0x80017081
-	ppRData    = 0x80017085
-	ppWData    = 0x40017086
-	ppRControl = 0x80017083
-	ppWControl = 0x40017084
-)
-
 // OpenPPDev opens a port through the kernel's ppdev driver (/dev/parport0,
 // ...): the way for ordinary users in the device's group (usually lp), and
 // for PCI/PCIe parallel cards at any address. It claims the port
@@ -36,7 +22,7 @@ func OpenPPDev(path string) (Port, error) {
 	for _, step := range [...]struct {
 		name string
 		req  uintptr
-	}{{"PPEXCL", ppExcl}, {"PPCLAIM", ppClaim}} {
+	}{{"PPEXCL", PPEXCL}, {"PPCLAIM", PPCLAIM}} {
 		if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), step.req, 0); e != 0 {
 			syscall.Close(fd)
 			return nil, accessError(MethodPPDev, path, step.name, e)
@@ -78,11 +64,11 @@ func (p *ppdevPort) read(req uintptr, name string) uint8 {
 	return p.buf
 }
 
-func (p *ppdevPort) WriteData(v uint8)    { p.buf = v; p.ioctl(ppWData, "PPWDATA") }
-func (p *ppdevPort) ReadData() uint8      { return p.read(ppRData, "PPRDATA") }
-func (p *ppdevPort) ReadStatus() uint8    { return p.read(ppRStatus, "PPRSTATUS") }
-func (p *ppdevPort) WriteControl(v uint8) { p.buf = v; p.ioctl(ppWControl, "PPWCONTROL") }
-func (p *ppdevPort) ReadControl() uint8   { return p.read(ppRControl, "PPRCONTROL") }
+func (p *ppdevPort) WriteData(v uint8)    { p.buf = v; p.ioctl(PPWDATA, "PPWDATA") }
+func (p *ppdevPort) ReadData() uint8      { return p.read(PPRDATA, "PPRDATA") }
+func (p *ppdevPort) ReadStatus() uint8    { return p.read(PPRSTATUS, "PPRSTATUS") }
+func (p *ppdevPort) WriteControl(v uint8) { p.buf = v; p.ioctl(PPWCONTROL, "PPWCONTROL") }
+func (p *ppdevPort) ReadControl() uint8   { return p.read(PPRCONTROL, "PPRCONTROL") }
 func (p *ppdevPort) Err() error           { return p.err.get() }
 
 // Close releases the claim (PPRELEASE) and closes the device.
@@ -92,7 +78,7 @@ func (p *ppdevPort) Close() error {
 	}
 	var err error
 	if p.claimed {
-		if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(p.fd), ppRelease, 0); e != 0 {
+		if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(p.fd), PPRELEASE, 0); e != 0 {
 			err = accessError(MethodPPDev, p.path, "PPRELEASE", e)
 		}
 	}

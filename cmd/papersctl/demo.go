@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"math/bits"
 	"os"
-	"strconv"
 	"time"
 
-	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/lpt/backend"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
@@ -19,7 +18,7 @@ func init() {
 
 func runDemo(args []string) int {
 	fl := flag.NewFlagSet("demo", flag.ContinueOnError)
-	port := fl.String("port", "", "printer port base address (e.g. 0x378) to run as one PE; empty: all PEs on the built-in emulator")
+	port := fl.String("port", "", "printer port base address (e.g. 0x378, or lpt1) to run as one PE; empty: all PEs on the built-in emulator")
 	pe := fl.Int("pe", 0, "this PE's number (with --port)")
 	pes := fl.Int("pes", 4, "number of PEs")
 	bench := fl.Int("bench", 1000, "barriers to time after the checks (0: none)")
@@ -43,12 +42,7 @@ func runDemo(args []string) int {
 		}
 		return 0
 	}
-	base, err := strconv.ParseUint(*port, 0, 16)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "papersctl demo: bad --port %q: give the base address, e.g. 0x378\n", *port)
-		return 2
-	}
-	lp, err := lpt.OpenDirect(uint16(base))
+	lp, err := backend.Open("port:" + *port)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "papersctl demo:", err)
 		return 1
@@ -58,6 +52,7 @@ func runDemo(args []string) int {
 	cfg.Context = ctx
 	p, err := papers.Open(lp, cfg)
 	if err != nil {
+		lp.Close() // on success the PE owns the port and closes it
 		fmt.Fprintln(os.Stderr, "papersctl demo:", err)
 		return 1
 	}

@@ -35,7 +35,7 @@ func runEmu(args []string) int {
 	fl.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: papersctl emu serve --fuse DIR [--pes N] [--inject FAULT ...]\n\n"+
 			"Serves one emulated board as Linux ppdev files until interrupted. Point QEMU at them with\n"+
-			"  -chardev parport,id=p,path=DIR/parport<k> -device isa-parallel,chardev=p\n"+
+			"  -chardev parallel,id=p,path=DIR/parport<k> -device isa-parallel,chardev=p\n"+
 			"so that a guest's port 0x378 is PE k's port.\n\nflags:")
 		fl.PrintDefaults()
 	}

@@ -6,7 +6,7 @@
 // crossing as raw register bits, and maps them onto the PE's emu.Port, which
 // applies the SPP pin inversions. Anything that speaks ppdev can therefore
 // drive the emulated board as if it were wired to a real port — in
-// particular QEMU, whose "-chardev parport,path=FILE -device isa-parallel"
+// particular QEMU, whose "-chardev parallel,path=FILE -device isa-parallel"
 // forwards every guest access to I/O port 0x378-0x37a as one of these
 // ioctls, so an unmodified program doing ioperm and inb/outb inside a virtual
 // machine talks to the board (hardware in the loop).
@@ -34,6 +34,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
 // Options configures Mount.
@@ -263,27 +264,27 @@ func (h *handle) Ioctl(ctx context.Context, cmd uint32, arg uint64, in, out []by
 	n.last = now
 
 	switch cmd {
-	case PPCLAIM:
+	case lpt.PPCLAIM:
 		return 0, n.claimLocked(ctx, h)
-	case PPEXCL:
+	case lpt.PPEXCL:
 		if h.claimed {
 			return 0, n.refuse(cmd, syscall.EINVAL, "PPEXCL after PPCLAIM is too late")
 		}
 		h.excl = true // the board has no other drivers to keep out
 		return 0, 0
-	case PPSETMODE:
+	case lpt.PPSETMODE:
 		h.mode = getInt(in)
 		return 0, 0
-	case PPGETMODE:
+	case lpt.PPGETMODE:
 		putInt(out, h.mode)
 		return 0, 0
-	case PPSETPHASE:
+	case lpt.PPSETPHASE:
 		h.phase = getInt(in)
 		return 0, 0
-	case PPGETPHASE:
+	case lpt.PPGETPHASE:
 		putInt(out, h.phase)
 		return 0, 0
-	case PPGETMODES:
+	case lpt.PPGETMODES:
 		putInt(out, modePCSPP|modeTRISTATE)
 		return 0, 0
 	}
@@ -299,37 +300,37 @@ func (h *handle) Ioctl(ctx context.Context, cmd uint32, arg uint64, in, out []by
 	}
 	p := n.port
 	switch cmd {
-	case PPRELEASE:
+	case lpt.PPRELEASE:
 		n.releaseLocked(h)
-	case PPYIELD:
+	case lpt.PPYIELD:
 		// Nobody else can be waiting while the claim is held and yielding
 		// would let a concurrent PPCLAIM in; ppdev does the same when the
 		// port has no waiters.
-	case PPWDATA:
+	case lpt.PPWDATA:
 		if n.reverse {
 			n.latch = in[0]
 		} else {
 			p.WriteData(in[0])
 		}
-	case PPRDATA:
+	case lpt.PPRDATA:
 		out[0] = p.ReadData()
-	case PPRSTATUS:
+	case lpt.PPRSTATUS:
 		out[0] = p.ReadStatus()
-	case PPWCONTROL:
+	case lpt.PPWCONTROL:
 		// parport_pc writes only the four control pins; bit 0x20 turns the
 		// data lines around, as PPDATADIR would.
 		if in[0]&0x20 != 0 {
 			n.setReverseLocked(true)
 		}
 		p.WriteControl(in[0] & controlMask)
-	case PPFCONTROL:
+	case lpt.PPFCONTROL:
 		mask, val := in[0]&controlMask, in[1]
 		p.WriteControl(p.ReadControl()&^mask | val&mask)
-	case PPRCONTROL:
+	case lpt.PPRCONTROL:
 		out[0] = p.ReadControl() & controlMask
-	case PPDATADIR:
+	case lpt.PPDATADIR:
 		n.setReverseLocked(getInt(in) != 0)
-	case PPNEGOT:
+	case lpt.PPNEGOT:
 		if getInt(in) != ModeCompat {
 			// No IEEE 1284 peripheral answers on the board's cable.
 			return 0, syscall.EIO
@@ -343,7 +344,7 @@ func (h *handle) Ioctl(ctx context.Context, cmd uint32, arg uint64, in, out []by
 // is interrupted.
 func (n *portNode) claimLocked(ctx context.Context, h *handle) syscall.Errno {
 	if h.claimed {
-		return n.refuse(PPCLAIM, syscall.EINVAL, "the port is already claimed by this file")
+		return n.refuse(lpt.PPCLAIM, syscall.EINVAL, "the port is already claimed by this file")
 	}
 	deadline := time.Now().Add(n.opt.ClaimWait)
 	for {
@@ -353,7 +354,7 @@ func (n *portNode) claimLocked(ctx context.Context, h *handle) syscall.Errno {
 			return 0
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return n.refuse(PPCLAIM, syscall.EBUSY, fmt.Sprintf("the port is held by another open file after %v (%v)", n.opt.ClaimWait, err))
+			return n.refuse(lpt.PPCLAIM, syscall.EBUSY, fmt.Sprintf("the port is held by another open file after %v (%v)", n.opt.ClaimWait, err))
 		}
 		// Poll: the holder needs n.mu to release, and another user of the
 		// board (not through this file) may hold the port.

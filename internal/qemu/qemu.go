@@ -145,7 +145,7 @@ func ParallelNull() []string {
 // (a host /dev/parportN, or a FUSE file that emulates one). Values cross as
 // raw register bits.
 func ParallelPassthrough(path string) []string {
-	return []string{"-chardev", "parport,id=lpt0,path=" + path, "-device", "isa-parallel,chardev=lpt0"}
+	return []string{"-chardev", "parallel,id=lpt0,path=" + path, "-device", "isa-parallel,chardev=lpt0"}
 }
 
 // Options describe one guest.
