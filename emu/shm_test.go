@@ -1,0 +1,154 @@
+package emu_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/papers"
+)
+
+// The test binary doubles as the second process of the cross-process tests.
+func TestMain(m *testing.M) {
+	if path := os.Getenv("EMU_TEST_SHARED"); path != "" {
+		pe, _ := strconv.Atoi(os.Getenv("EMU_TEST_PE"))
+		if err := votePE(path, pe, voteRounds); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+const voteRounds = 300
+
+// votePE runs PE pe of a 3-PE program on the shared board: every round each
+// PE votes a different pattern, and every PE checks the mask it gets.
+func votePE(path string, pe, rounds int) error {
+	b, err := emu.OpenShared(path)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	port, err := b.Port(pe)
+	if err != nil {
+		return err
+	}
+	p, err := papers.Open(port, papers.Config{PE: pe, PEs: 3})
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	for r := 0; r < rounds; r++ {
+		got, err := p.Vote((r>>pe)&1 == 1)
+		if err != nil {
+			return err
+		}
+		var want uint64
+		for k := 0; k < 3; k++ {
+			want |= uint64((r>>k)&1) << k
+		}
+		if got != want {
+			return fmt.Errorf("PE %d round %d: vote mask %03b, want %03b", pe, r, got, want)
+		}
+	}
+	return nil
+}
+
+func helper(t *testing.T, path string, pe int) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "EMU_TEST_SHARED="+path, "EMU_TEST_PE="+strconv.Itoa(pe))
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd
+}
+
+func TestSharedBoardAcrossProcesses(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "board")
+	b, err := emu.CreateShared(path, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	c1, c2 := helper(t, path, 1), helper(t, path, 2)
+	if err := votePE(path, 0, voteRounds); err != nil {
+		t.Error(err)
+	}
+	for _, c := range []*exec.Cmd{c1, c2} {
+		if err := c.Wait(); err != nil {
+			t.Errorf("helper process: %v", err)
+		}
+	}
+	for k := 0; k < 3; k++ {
+		if info := b.PortInfo(k); !info.Opened || info.Holder != 0 || info.Data&0xcf != 0xcf {
+			t.Errorf("PE %d after a clean run: %+v, want opened, released, transparent", k, info)
+		}
+	}
+}
+
+func TestSharedBoardStaleAndBusy(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "board")
+	b, err := emu.CreateShared(path, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := emu.CreateShared(path, 2); err == nil {
+		t.Fatal("a second CreateShared on a live board succeeded")
+	}
+	b.Close()
+	// Make the board look as if a process that has exited created it.
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	emu.SetOwner(t, path, dead.Process.Pid)
+	b2, err := emu.CreateShared(path, 4)
+	if err != nil {
+		t.Fatalf("stale board not replaced: %v", err)
+	}
+	defer b2.Close()
+	if b2.Owner() != os.Getpid() {
+		t.Errorf("owner %d, want %d", b2.Owner(), os.Getpid())
+	}
+	b3, err := emu.OpenShared(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b3.Close()
+	if b3.PEs() != 4 {
+		t.Errorf("attached board has %d connectors, want 4", b3.PEs())
+	}
+}
+
+func TestAbortFailsWaitingPEs(t *testing.T) {
+	b, err := emu.New(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = papers.EmulateOn(b, 2, papers.Config{}, func(p *papers.PE) error {
+		if p.Self() == 1 {
+			b.Abort("PE 1 died")
+			return nil
+		}
+		for {
+			if err := p.Barrier(); err != nil {
+				return err
+			}
+		}
+	})
+	var ae *emu.AbortError
+	if !errors.As(err, &ae) || ae.Reason != "PE 1 died" {
+		t.Fatalf("got %v, want an AbortError saying PE 1 died", err)
+	}
+	if r, ok := b.Aborted(); !ok || r != "PE 1 died" {
+		t.Errorf("Aborted() = %q, %v", r, ok)
+	}
+}
