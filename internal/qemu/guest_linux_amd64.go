@@ -1,0 +1,85 @@
+package qemu
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"unsafe"
+)
+
+// The guest side: helpers for a static Go program running as a guest's
+// /init (guests are amd64, the architecture BuildStatic targets).
+
+const sysFinitModule = 313 // package syscall has no name for it
+
+// Setup mounts devtmpfs on /dev, proc on /proc, sysfs on /sys and, when
+// the kernel has it, securityfs on /sys/kernel/security (where the lockdown
+// mode is). Run it first thing in /init.
+func Setup() error {
+	for _, m := range [...]struct{ src, dir, fstype string }{
+		{"devtmpfs", "/dev", "devtmpfs"},
+		{"proc", "/proc", "proc"},
+		{"sysfs", "/sys", "sysfs"},
+	} {
+		if err := os.MkdirAll(m.dir, 0o755); err != nil {
+			return err
+		}
+		if err := syscall.Mount(m.src, m.dir, m.fstype, 0, ""); err != nil && err != syscall.EBUSY {
+			return fmt.Errorf("qemu: mount %s on %s: %w", m.fstype, m.dir, err)
+		}
+	}
+	syscall.Mount("securityfs", "/sys/kernel/security", "securityfs", 0, "") // absent on some kernels: best effort
+	return nil
+}
+
+// LoadModule loads a kernel module file (Kernel.Module put it at
+// /lib/modules/<name>) with finit_module, letting the kernel decompress
+// .xz/.zst/.gz modules. Load dependencies first (parport before
+// parport_pc and ppdev).
+func LoadModule(path string, params string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	const compressed = 4 // MODULE_INIT_COMPRESSED_FILE
+	flags := uintptr(0)
+	if !strings.HasSuffix(path, ".ko") {
+		flags = compressed
+	}
+	p, err := syscall.BytePtrFromString(params)
+	if err != nil {
+		return err
+	}
+	if _, _, e := syscall.Syscall(sysFinitModule, f.Fd(), uintptr(unsafe.Pointer(p)), flags); e != 0 && e != syscall.EEXIST {
+		return fmt.Errorf("qemu: finit_module %s: %w", path, e)
+	}
+	return nil
+}
+
+// Report prints a check's result line on the console (stdout).
+func Report(name string, err error, detail string) {
+	fmt.Println(FormatResult(name, err, detail))
+}
+
+// PowerOff syncs and powers the guest off, which ends QEMU. It does not
+// return.
+func PowerOff() {
+	syscall.Sync()
+	syscall.Reboot(syscall.LINUX_REBOOT_CMD_POWER_OFF)
+	select {} // /init must not exit: that panics the kernel
+}
+
+// UnloadModule removes a loaded module by name (delete_module, without
+// waiting for users to go away).
+func UnloadModule(name string) error {
+	p, err := syscall.BytePtrFromString(name)
+	if err != nil {
+		return err
+	}
+	if _, _, e := syscall.Syscall(syscall.SYS_DELETE_MODULE, uintptr(unsafe.Pointer(p)), syscall.O_NONBLOCK, 0); e != 0 {
+		return fmt.Errorf("qemu: delete_module %s: %w", name, e)
+	}
+	return nil
+}

@@ -1,0 +1,172 @@
+// Package backend opens any kind of printer port from one string, the form
+// command-line flags take, and probes which ports and access methods work
+// on this machine.
+//
+//	port:0x378              direct I/O (ioperm, root or CAP_SYS_RAWIO)
+//	ppdev:/dev/parport0     the kernel's ppdev driver (the lp group)
+//	devport:0x378           /dev/port (root), a fallback
+//	gpio:D0=GPIO17,...      periph.io GPIO pins (see periphlpt.ParseMapping)
+package backend
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"periph.io/x/host/v3"
+
+	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/lpt/periphlpt"
+)
+
+// Kinds of spec, the part before the colon.
+const (
+	KindDirect  = "port"
+	KindPPDev   = "ppdev"
+	KindDevPort = "devport"
+	KindGPIO    = "gpio"
+)
+
+// Open opens the port a spec names (see the package comment).
+func Open(spec string) (lpt.Port, error) {
+	kind, arg, ok := strings.Cut(spec, ":")
+	if !ok || arg == "" {
+		return nil, fmt.Errorf("backend: port %q: want port:0x378, ppdev:/dev/parport0, devport:0x378 or gpio:<mapping>", spec)
+	}
+	switch kind {
+	case KindDirect, KindDevPort:
+		base, err := ParseBase(arg)
+		if err != nil {
+			return nil, err
+		}
+		if kind == KindDirect {
+			return openDirect(base)
+		}
+		return openDevPort(base)
+	case KindPPDev:
+		return openPPDev(arg)
+	case KindGPIO:
+		if err := hostInit(); err != nil {
+			return nil, err
+		}
+		return periphlpt.Open(arg)
+	}
+	return nil, fmt.Errorf("backend: unknown port kind %q in %q: use port, ppdev, devport or gpio", kind, spec)
+}
+
+// ParseBase parses a port base address: "0x378", "378" (hex, as ports are
+// always written) or "lpt1".."lpt3".
+func ParseBase(s string) (uint16, error) {
+	switch strings.ToLower(s) {
+	case "lpt1":
+		return lpt.BaseLPT1, nil
+	case "lpt2":
+		return lpt.BaseLPT2, nil
+	case "lpt3":
+		return lpt.BaseLPT3, nil
+	}
+	v, err := strconv.ParseUint(strings.TrimPrefix(strings.ToLower(s), "0x"), 16, 16)
+	if err != nil || v > 0xfffd {
+		return 0, fmt.Errorf("backend: port base %q: want a hexadecimal I/O address such as 0x378 (or lpt1, lpt2, lpt3)", s)
+	}
+	return uint16(v), nil
+}
+
+var hostInit = sync.OnceValue(func() error {
+	if _, err := host.Init(); err != nil {
+		return fmt.Errorf("backend: periph host.Init: %w", err)
+	}
+	return nil
+})
+
+// Found is a port the system knows of.
+type Found struct {
+	Name   string // "parport0"
+	Where  string // "0x378-0x37a", "/dev/parport0"
+	Source string // where it was seen: "/proc/ioports", "/dev", "/sys/class/ppdev"
+}
+
+// Attempt is one access method tried on one port.
+type Attempt struct {
+	Spec string // what Open accepts: "port:0x378"
+	Err  error  // nil when the method works
+}
+
+// Report is what Probe found.
+type Report struct {
+	Found    []Found
+	Attempts []Attempt
+	GPIO     string // the GPIO pins periph offers, or why none
+}
+
+// Probe lists the ports the system knows of and tries every access method
+// on each (and on the usual addresses when none are listed), opening and
+// closing each one. Opening a port writes two test patterns to its data
+// register and restores it.
+func Probe() Report {
+	r := Report{Found: findPorts()}
+	var bases []uint16
+	var devs []string
+	named := map[string]bool{}
+	for _, f := range r.Found {
+		// A port's first I/O range holds its SPP registers; a second is its ECP/EPP range.
+		if b, ok := baseOf(f.Where); ok && !named[f.Name] && !containsBase(bases, b) {
+			bases = append(bases, b)
+			named[f.Name] = true
+		}
+		if strings.HasPrefix(f.Where, "/dev/") && !containsDev(devs, f.Where) {
+			devs = append(devs, f.Where)
+		}
+	}
+	if len(bases) == 0 {
+		bases = []uint16{lpt.BaseLPT1, lpt.BaseLPT2, lpt.BaseLPT3}
+	}
+	if len(devs) == 0 {
+		devs = []string{"/dev/parport0"}
+	}
+	try := func(spec string) {
+		p, err := Open(spec)
+		if err == nil {
+			err = p.Close()
+		}
+		r.Attempts = append(r.Attempts, Attempt{Spec: spec, Err: err})
+	}
+	for _, d := range devs {
+		try(KindPPDev + ":" + d)
+	}
+	for _, b := range bases {
+		try(fmt.Sprintf("%s:%#x", KindDirect, b))
+		try(fmt.Sprintf("%s:%#x", KindDevPort, b))
+	}
+	r.GPIO = gpioSummary()
+	return r
+}
+
+func containsBase(s []uint16, b uint16) bool {
+	for _, x := range s {
+		if x == b {
+			return true
+		}
+	}
+	return false
+}
+
+func containsDev(s []string, d string) bool {
+	for _, x := range s {
+		if x == d {
+			return true
+		}
+	}
+	return false
+}
+
+// baseOf reads the base of an I/O range "0378-037a".
+func baseOf(where string) (uint16, bool) {
+	lo, _, ok := strings.Cut(where, "-")
+	if !ok {
+		return 0, false
+	}
+	b, err := ParseBase(lo)
+	return b, err == nil
+}

@@ -1,0 +1,84 @@
+package backend_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/lpt/backend"
+	"github.com/ttlpapers/ttlpapers/lpt/periphlpt"
+)
+
+func TestParseBase(t *testing.T) {
+	for in, want := range map[string]uint16{"0x378": 0x378, "278": 0x278, "LPT3": 0x3bc, "0X3BC": 0x3bc} {
+		if got, err := backend.ParseBase(in); err != nil || got != want {
+			t.Errorf("ParseBase(%q) = %#x, %v; want %#x", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "0x", "lpt4", "0xfffe", "0x10000", "zz"} {
+		if _, err := backend.ParseBase(in); err == nil || !strings.Contains(err.Error(), "0x378") {
+			t.Errorf("ParseBase(%q) = %v; want an error suggesting 0x378", in, err)
+		}
+	}
+}
+
+func TestOpenBadSpec(t *testing.T) {
+	for _, spec := range []string{"0x378", "port:", "serial:/dev/ttyS0", "port:lpt9", "gpio:D0"} {
+		if _, err := backend.Open(spec); err == nil {
+			t.Errorf("Open(%q) succeeded", spec)
+		}
+	}
+}
+
+// TestOpenGPIO opens a gpio: spec on pins the periph driver registered for
+// an emulated port, and checks that the board sees the writes.
+func TestOpenGPIO(t *testing.T) {
+	b, err := emu.New(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, _ := b.Port(2)
+	if _, err := periphlpt.RegisterPort("LPTB", ep); err != nil {
+		t.Fatal(err)
+	}
+	var m []string
+	for _, l := range lpt.Lines {
+		m = append(m, fmt.Sprintf("pin%d=LPTB_PIN%d", l.Pin, l.Pin))
+	}
+	p, err := backend.Open("gpio:" + strings.Join(m, ","))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	p.WriteData(0x3c)
+	if ep.ReadData() != 0x3c {
+		t.Errorf("wrote 0x3c through GPIO, the board's port has %#x", ep.ReadData())
+	}
+}
+
+// TestProbe runs the probe on this machine: every method is tried on at
+// least one port, and each failure says what went wrong.
+func TestProbe(t *testing.T) {
+	r := backend.Probe()
+	kinds := map[string]bool{}
+	for _, a := range r.Attempts {
+		kind, _, _ := strings.Cut(a.Spec, ":")
+		kinds[kind] = true
+		var ae *lpt.AccessError
+		if a.Err != nil && !errors.As(a.Err, &ae) {
+			t.Errorf("%s: %v is not an *lpt.AccessError", a.Spec, a.Err)
+		}
+		t.Logf("%s: %v", a.Spec, a.Err)
+	}
+	for _, k := range []string{backend.KindDirect, backend.KindPPDev, backend.KindDevPort} {
+		if !kinds[k] {
+			t.Errorf("probe never tried %s", k)
+		}
+	}
+	if r.GPIO == "" {
+		t.Error("probe says nothing about GPIO")
+	}
+}

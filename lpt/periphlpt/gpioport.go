@@ -1,0 +1,290 @@
+package periphlpt
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"periph.io/x/conn/v3/gpio"
+	"periph.io/x/conn/v3/gpio/gpioreg"
+
+	"github.com/ttlpapers/ttlpapers/lpt"
+)
+
+// Pins is one GPIO pin per port line, indexed like lpt.Lines. Only the
+// reserved nSelectIn line may be nil (not connected).
+type Pins [len(lpt.Lines)]gpio.PinIO
+
+// Mapping names a GPIO pin (as gpioreg knows it: "GPIO17") for each port
+// line, indexed like lpt.Lines; "" is not connected.
+type Mapping [len(lpt.Lines)]string
+
+// ParseMapping parses "D0=GPIO17,D1=GPIO18,…,Busy=GPIO5": a
+// comma-separated list of LINE=PIN, where LINE is any name lpt.LineByName
+// accepts (D0-D7, nStrobe, …, or the TTL_PAPERS names S0, RDY, …, or
+// pin<N>) and PIN a gpioreg pin name. Every line except the reserved
+// nSelectIn must be given, and no pin may serve two lines.
+func ParseMapping(s string) (Mapping, error) {
+	var m Mapping
+	users := map[string]string{}
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		name, pinName, ok := strings.Cut(item, "=")
+		name, pinName = strings.TrimSpace(name), strings.TrimSpace(pinName)
+		if !ok || name == "" || pinName == "" {
+			return m, fmt.Errorf("periphlpt: mapping item %q: want LINE=PIN, like D0=GPIO17", item)
+		}
+		l, err := lpt.LineByName(name)
+		if err != nil {
+			return m, err
+		}
+		i := lineIndex(l)
+		if m[i] != "" {
+			return m, fmt.Errorf("periphlpt: line %s is mapped twice (%s and %s)", l.Name, m[i], pinName)
+		}
+		if other, dup := users[strings.ToUpper(pinName)]; dup {
+			return m, fmt.Errorf("periphlpt: pin %s is mapped to both %s and %s", pinName, other, l.Name)
+		}
+		users[strings.ToUpper(pinName)] = l.Name
+		m[i] = pinName
+	}
+	var missing []string
+	for i, l := range lpt.Lines {
+		if m[i] == "" && !optional(l) {
+			missing = append(missing, l.Name)
+		}
+	}
+	if missing != nil {
+		return m, fmt.Errorf("periphlpt: mapping %q lacks lines %s (every line but nSelectIn is needed)", s, strings.Join(missing, ", "))
+	}
+	return m, nil
+}
+
+// String formats m as ParseMapping reads it.
+func (m Mapping) String() string {
+	var parts []string
+	for i, l := range lpt.Lines {
+		if m[i] != "" {
+			parts = append(parts, l.Name+"="+m[i])
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// Resolve looks the pins up in gpioreg (host.Init must have run).
+func (m Mapping) Resolve() (Pins, error) {
+	var pins Pins
+	for i, name := range m {
+		if name == "" {
+			continue
+		}
+		if pins[i] = gpioreg.ByName(name); pins[i] == nil {
+			return pins, fmt.Errorf("periphlpt: no GPIO pin named %q (for %s): check the name against the host's pins (gpioreg.All, e.g. GPIO17 on a Raspberry Pi) and that host.Init() ran", name, lpt.Lines[i].Name)
+		}
+	}
+	return pins, nil
+}
+
+func optional(l lpt.Line) bool { return l.Mask == lpt.ControlSelectIn && l.Reg == lpt.Control }
+
+func lineIndex(l lpt.Line) int {
+	for i := range lpt.Lines {
+		if lpt.Lines[i].Pin == l.Pin {
+			return i
+		}
+	}
+	panic("periphlpt: line not in lpt.Lines")
+}
+
+// Config describes a GPIO-backed port.
+type Config struct {
+	Pins Pins
+	// Out and In are optional bulk groups, Out holding the mapped output
+	// pins and In the input pins (in any order, matched by name). With them
+	// a register write is one Out call and a status read one Read call.
+	// When nil, Open builds them for Linux gpiochip lines; otherwise the
+	// port uses one call per changed pin.
+	Out, In gpio.Group
+}
+
+// Open parses mapping, resolves its pins in gpioreg and opens a port on
+// them, with bulk groups when every output (and every input) line is on one
+// Linux gpiochip.
+func Open(mapping string) (lpt.Port, error) {
+	m, err := ParseMapping(mapping)
+	if err != nil {
+		return nil, err
+	}
+	pins, err := m.Resolve()
+	if err != nil {
+		return nil, err
+	}
+	c := Config{Pins: pins}
+	c.Out, c.In = chipGroups(pins)
+	return NewPort(c)
+}
+
+// NewPort opens a port on GPIO pins: the inputs are configured as inputs
+// (pulled up, as an unconnected TTL input floats high) and the outputs are
+// driven to the idle state every PE leaves its port in — data
+// lpt.Transparent, control lpt.NAK — since GPIO pins, unlike a port's
+// registers, hold no previous value to keep.
+func NewPort(c Config) (lpt.Port, error) {
+	p := &gpioPort{pins: c.Pins, out: c.Out, in: c.In}
+	for i, l := range lpt.Lines {
+		pn := c.Pins[i]
+		if pn == nil {
+			if !optional(l) {
+				return nil, fmt.Errorf("periphlpt: no pin for %s", l)
+			}
+			continue
+		}
+		if !l.Output() {
+			if err := pn.In(gpio.PullUp, gpio.NoEdge); err != nil {
+				return nil, fmt.Errorf("periphlpt: %s as input for %s: %w", pn, l, err)
+			}
+		}
+	}
+	var err error
+	if c.Out != nil {
+		if p.outBit, err = groupBits(c.Out, c.Pins, true); err != nil {
+			return nil, err
+		}
+	}
+	if c.In != nil {
+		if p.inBit, err = groupBits(c.In, c.Pins, false); err != nil {
+			return nil, err
+		}
+		for _, b := range p.inBit {
+			p.inMask |= b
+		}
+	}
+	p.data, p.control = lpt.Transparent, lpt.NAK
+	p.drive(lpt.OutputPins(p.data, p.control), true)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// groupBits finds each line's bit in a group, by pin name.
+func groupBits(g gpio.Group, pins Pins, outputs bool) (bits [len(lpt.Lines)]gpio.GPIOValue, err error) {
+	for i, l := range lpt.Lines {
+		if l.Output() != outputs || pins[i] == nil {
+			continue
+		}
+		idx := -1
+		for j, gp := range g.Pins() {
+			if gp.Name() == pins[i].Name() {
+				idx = j
+			}
+		}
+		if idx < 0 {
+			return bits, fmt.Errorf("periphlpt: group %s lacks pin %s (for %s)", g, pins[i].Name(), l)
+		}
+		bits[i] = 1 << idx
+	}
+	return bits, nil
+}
+
+type gpioPort struct {
+	pins          Pins
+	out, in       gpio.Group
+	outBit, inBit [len(lpt.Lines)]gpio.GPIOValue
+	inMask        gpio.GPIOValue
+	data, control uint8
+	level         lpt.Pins // the output pin levels now driven
+	err           atomic.Pointer[error]
+}
+
+func (p *gpioPort) fail(err error) {
+	if err != nil {
+		e := err // a copy, so that err itself does not escape (and allocate) on every call
+		p.err.CompareAndSwap(nil, &e)
+	}
+}
+
+// drive sets the output pins whose level changes (all when force).
+func (p *gpioPort) drive(levels lpt.Pins, force bool) {
+	changed := levels ^ p.level
+	if force {
+		changed = ^lpt.Pins(0)
+	}
+	p.level = levels
+	var value, mask gpio.GPIOValue
+	for i, l := range lpt.Lines {
+		if !l.Output() || p.pins[i] == nil || !changed.High(l.Pin) {
+			continue
+		}
+		high := levels.High(l.Pin)
+		if p.out == nil {
+			p.fail(p.pins[i].Out(gpio.Level(high)))
+			continue
+		}
+		mask |= p.outBit[i]
+		if high {
+			value |= p.outBit[i]
+		}
+	}
+	if mask != 0 {
+		p.fail(p.out.Out(value, mask))
+	}
+}
+
+func (p *gpioPort) WriteData(v uint8) {
+	p.data = v
+	p.drive(lpt.OutputPins(v, p.control), false)
+}
+
+func (p *gpioPort) WriteControl(v uint8) {
+	p.control = v
+	p.drive(lpt.OutputPins(p.data, v), false)
+}
+
+// ReadData and ReadControl return the latches, as an SPP port does.
+func (p *gpioPort) ReadData() uint8    { return p.data }
+func (p *gpioPort) ReadControl() uint8 { return p.control }
+
+// ReadStatus samples the five input pins.
+func (p *gpioPort) ReadStatus() uint8 {
+	levels := lpt.Pins(0)
+	if p.in != nil {
+		v, err := p.in.Read(p.inMask)
+		p.fail(err)
+		for i, b := range p.inBit {
+			if b != 0 && v&b != 0 {
+				levels |= 1 << lpt.Lines[i].Pin
+			}
+		}
+	} else {
+		for i, l := range lpt.Lines {
+			if !l.Output() && bool(p.pins[i].Read()) {
+				levels |= 1 << l.Pin
+			}
+		}
+	}
+	return lpt.StatusFromPins(levels)
+}
+
+func (p *gpioPort) Err() error {
+	if e := p.err.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+// Close releases the bulk groups; the pins keep their levels, as a port's
+// registers do.
+func (p *gpioPort) Close() error {
+	var errs []error
+	for _, g := range []gpio.Group{p.out, p.in} {
+		if c, ok := g.(interface{ Close() error }); ok {
+			errs = append(errs, c.Close())
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,410 @@
+package periphlpt_test
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"periph.io/x/conn/v3/gpio"
+	"periph.io/x/conn/v3/gpio/gpioreg"
+	"periph.io/x/conn/v3/gpio/gpiotest"
+	"periph.io/x/conn/v3/pin"
+	"periph.io/x/host/v3"
+
+	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/lpt/periphlpt"
+	"github.com/ttlpapers/ttlpapers/papers"
+)
+
+// cable wires gpiotest pins to an emulated port, as the DB-25 cable wires
+// GPIO header pins to the board: output pin levels become the emulated
+// port's registers (undoing the port's inversions here, from lpt.Lines,
+// so the emulator re-applies them and the board sees the GPIO levels), and
+// the emulated status becomes the input pins' levels.
+type cable struct {
+	port   *emu.Port
+	pins   periphlpt.Pins
+	raw    [len(lpt.Lines)]*gpiotest.Pin
+	pushes int
+}
+
+func newCable(t *testing.T, port *emu.Port, prefix string) *cable {
+	c := &cable{port: port}
+	for i, l := range lpt.Lines {
+		// High: a GPIO not yet driven leaves the board's TTL input floating high.
+		c.raw[i] = &gpiotest.Pin{N: fmt.Sprintf("%s%d", prefix, l.Pin), Num: l.Pin, L: gpio.High}
+		if l.Output() {
+			c.pins[i] = outPin{c.raw[i], c}
+		} else {
+			c.pins[i] = inPin{c.raw[i], c, l}
+		}
+	}
+	return c
+}
+
+// push copies the output pin levels onto the emulated port's registers.
+func (c *cable) push() {
+	c.pushes++
+	var data, control uint8
+	for i, l := range lpt.Lines {
+		if !l.Output() || bool(c.raw[i].Read()) == l.Inverted {
+			continue
+		}
+		if l.Reg == lpt.Data {
+			data |= l.Mask
+		} else {
+			control |= l.Mask
+		}
+	}
+	c.port.WriteData(data)
+	c.port.WriteControl(control)
+}
+
+type outPin struct {
+	*gpiotest.Pin
+	c *cable
+}
+
+func (p outPin) Out(l gpio.Level) error {
+	p.Pin.Out(l)
+	p.c.push()
+	return nil
+}
+
+type inPin struct {
+	*gpiotest.Pin
+	c    *cable
+	line lpt.Line
+}
+
+func (p inPin) Read() gpio.Level {
+	return gpio.Level((p.c.port.ReadStatus()&p.line.Mask != 0) != p.line.Inverted)
+}
+
+// group is a bulk gpio.Group over gpiotest pins that pushes once per Out.
+type group struct {
+	c     *cable
+	pins  []gpio.PinIO
+	outs  int
+	reads int
+}
+
+func newGroup(c *cable, outputs bool) *group {
+	g := &group{c: c}
+	for i := len(lpt.Lines) - 1; i >= 0; i-- { // an order unlike lpt.Lines
+		if lpt.Lines[i].Output() == outputs {
+			g.pins = append(g.pins, c.pins[i])
+		}
+	}
+	return g
+}
+
+func (g *group) Pins() []pin.Pin {
+	ps := make([]pin.Pin, len(g.pins))
+	for i, p := range g.pins {
+		ps[i] = p
+	}
+	return ps
+}
+func (g *group) ByOffset(i int) pin.Pin { return g.pins[i] }
+func (g *group) ByName(string) pin.Pin  { return nil }
+func (g *group) ByNumber(int) pin.Pin   { return nil }
+func (g *group) String() string         { return "testgroup" }
+func (g *group) Halt() error            { return nil }
+func (g *group) WaitForEdge(time.Duration) (int, gpio.Edge, error) {
+	return 0, gpio.NoEdge, gpio.ErrGroupFeatureNotImplemented
+}
+
+func (g *group) Out(value, mask gpio.GPIOValue) error {
+	g.outs++
+	for i, p := range g.pins {
+		if mask&(1<<i) != 0 {
+			p.(outPin).Pin.Out(value&(1<<i) != 0)
+		}
+	}
+	g.c.push()
+	return nil
+}
+
+func (g *group) Read(mask gpio.GPIOValue) (gpio.GPIOValue, error) {
+	g.reads++
+	var v gpio.GPIOValue
+	for i, p := range g.pins {
+		if mask&(1<<i) != 0 && p.Read() {
+			v |= 1 << i
+		}
+	}
+	return v, nil
+}
+
+// runCluster runs a 4-PE program — barriers and NANDs of distinct values —
+// with PE 0 on port0 and the others on the board's emulated ports.
+func runCluster(t *testing.T, b *emu.Board, port0 lpt.Port) {
+	t.Helper()
+	const n, rounds = 4, 20
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for k := 0; k < n; k++ {
+		var port lpt.Port = port0
+		if k > 0 {
+			ep, err := b.Port(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			port = ep
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pe, err := papers.Open(port, papers.Config{PE: k, PEs: n, Timeout: 10 * time.Second})
+			if err != nil {
+				errs[k] = err
+				return
+			}
+			defer pe.Close()
+			for r := 0; r < rounds; r++ {
+				if err := pe.Barrier(); err != nil {
+					errs[k] = err
+					return
+				}
+				got, err := pe.NAND(contribution(k, r))
+				if err != nil {
+					errs[k] = err
+					return
+				}
+				want := uint8(0x0f)
+				for j := 0; j < n; j++ {
+					want &= contribution(j, r)
+				}
+				if want = ^want & 0x0f; got != want {
+					errs[k] = fmt.Errorf("PE %d round %d: NAND %#x, want %#x", k, r, got, want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func contribution(pe, round int) uint8 { return uint8(pe*5+round*3) & 0x0f }
+
+func TestGPIOPortDrivesBoard(t *testing.T) {
+	for _, bulk := range []bool{false, true} {
+		t.Run(fmt.Sprintf("bulk=%v", bulk), func(t *testing.T) {
+			b, err := emu.New(4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ep, _ := b.Port(0)
+			c := newCable(t, ep, "GPIO")
+			cfg := periphlpt.Config{Pins: c.pins}
+			var out, in *group
+			if bulk {
+				out, in = newGroup(c, true), newGroup(c, false)
+				cfg.Out, cfg.In = out, in
+			}
+			p, err := periphlpt.NewPort(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The board sees what a real port would drive.
+			if ep.ReadData() != lpt.Transparent || ep.ReadControl() != lpt.NAK {
+				t.Fatalf("idle state: emulated port has data %#x control %#x", ep.ReadData(), ep.ReadControl())
+			}
+			if c.raw[0].Read() != gpio.Low { // nStrobe, inverted: NAK=1 drives pin 1 low
+				t.Error("control NAK=1 left nStrobe (pin 1) high")
+			}
+			p.WriteData(0x5a)
+			p.WriteControl(lpt.NAK | lpt.SEL)
+			if ep.ReadData() != 0x5a || ep.ReadControl() != lpt.NAK|lpt.SEL {
+				t.Errorf("wrote 0x5a, %#x: board sees %#x, %#x", lpt.NAK|lpt.SEL, ep.ReadData(), ep.ReadControl())
+			}
+			if got, want := p.ReadStatus()&lpt.StatusPins, ep.ReadStatus()&lpt.StatusPins; got != want {
+				t.Errorf("status through GPIO %#x, emulated port %#x", got, want)
+			}
+			p.WriteControl(lpt.NAK)
+			pushes, outs := c.pushes, 0
+			if bulk {
+				outs = out.outs
+			}
+			runCluster(t, b, p)
+			if err := p.Err(); err != nil {
+				t.Error(err)
+			}
+			if bulk {
+				if out.outs == outs || in.reads == 0 || c.pushes-pushes != out.outs-outs {
+					t.Errorf("groups unused: %d bulk writes, %d bulk reads, %d cable updates", out.outs-outs, in.reads, c.pushes-pushes)
+				}
+			}
+		})
+	}
+}
+
+func TestGPIOPortAllocs(t *testing.T) {
+	var pins periphlpt.Pins
+	for i := range pins {
+		pins[i] = &gpiotest.Pin{N: fmt.Sprint("P", i)}
+	}
+	p, err := periphlpt.NewPort(periphlpt.Config{Pins: pins})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := uint8(0)
+	if a := testing.AllocsPerRun(100, func() { v++; p.WriteData(v); p.ReadStatus() }); a != 0 {
+		t.Errorf("%v allocations per write and status read", a)
+	}
+}
+
+func TestDriverPins(t *testing.T) {
+	b, err := emu.New(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, _ := b.Port(0)
+	pins, err := periphlpt.RegisterPort("LPTT", ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pins) != len(lpt.Lines) {
+		t.Fatalf("%d pins, want %d", len(pins), len(lpt.Lines))
+	}
+	for _, l := range lpt.Lines {
+		name := "LPTT_" + strings.ToUpper(l.Name)
+		p := gpioreg.ByName(name)
+		if p == nil {
+			t.Fatalf("%s not registered", name)
+		}
+		if alias := gpioreg.ByName(fmt.Sprintf("LPTT_PIN%d", l.Pin)); alias == nil || alias.Name() != "LPTT_PIN"+fmt.Sprint(l.Pin) {
+			t.Errorf("alias for pin %d missing", l.Pin)
+		} else if r, ok := alias.(gpio.RealPin); !ok || r.Real().Name() != name {
+			t.Errorf("alias LPTT_PIN%d does not lead to %s", l.Pin, name)
+		}
+		if !l.Output() {
+			if err := p.Out(gpio.High); err == nil {
+				t.Errorf("%s: Out on an input line succeeded", name)
+			}
+			if err := p.In(gpio.PullDown, gpio.NoEdge); err == nil {
+				t.Errorf("%s: pull-down accepted", name)
+			}
+			if want := gpio.Level((ep.ReadStatus()&l.Mask != 0) != l.Inverted); p.Read() != want {
+				t.Errorf("%s reads %v, status register says %v", name, p.Read(), want)
+			}
+			continue
+		}
+		if err := p.In(gpio.PullNoChange, gpio.NoEdge); err == nil {
+			t.Errorf("%s: In on an output line succeeded", name)
+		}
+		for _, level := range []gpio.Level{gpio.High, gpio.Low} {
+			if err := p.Out(level); err != nil {
+				t.Fatal(err)
+			}
+			reg := ep.ReadData()
+			if l.Reg == lpt.Control {
+				reg = ep.ReadControl()
+			}
+			if set := reg&l.Mask != 0; set != (bool(level) != l.Inverted) {
+				t.Errorf("%s.Out(%v): register bit %#x is %v (inverted line: %v)", name, level, l.Mask, set, l.Inverted)
+			}
+			if p.Read() != level {
+				t.Errorf("%s.Out(%v) then Read gives %v", name, level, p.Read())
+			}
+		}
+	}
+}
+
+// TestGPIOPortOnDriverPins runs PE 0 through a GPIO-backed port on the
+// driver's pins of an emulated port: both inversions must cancel.
+func TestGPIOPortOnDriverPins(t *testing.T) {
+	b, err := emu.New(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, _ := b.Port(0)
+	if _, err := periphlpt.RegisterPort("LPTU", ep); err != nil {
+		t.Fatal(err)
+	}
+	var m []string
+	for _, l := range lpt.Lines {
+		m = append(m, l.Name+"=LPTU_"+strings.ToUpper(l.Name))
+	}
+	p, err := periphlpt.Open(strings.Join(m, ","))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCluster(t, b, p)
+}
+
+func TestParseMapping(t *testing.T) {
+	var full []string
+	for i, l := range lpt.Lines {
+		full = append(full, fmt.Sprintf("%s=GPIO%d", l.Name, i+2))
+	}
+	m, err := periphlpt.ParseMapping(strings.Join(full, ", "))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.String() != strings.Join(full, ",") {
+		t.Errorf("String() = %q", m)
+	}
+	withoutSelectIn := strings.Join(full[:16], ",") // nSelectIn is last: optional
+	if _, err := periphlpt.ParseMapping(withoutSelectIn); err != nil {
+		t.Errorf("nSelectIn should be optional: %v", err)
+	}
+	for _, c := range []struct{ in, want string }{
+		{strings.Join(full[1:], ","), "lacks lines nStrobe"},
+		{strings.Join(full, ",") + ",D0=GPIO40", "line D0 is mapped twice"},
+		{strings.Replace(strings.Join(full, ","), "GPIO3", "GPIO2", 1), "pin GPIO2 is mapped to both nStrobe and D0"},
+		{"D0", "want LINE=PIN"},
+		{"D9=GPIO4", "no port line named \"D9\""},
+		{"S0=GPIO4", "lacks lines nStrobe, D0"},
+	} {
+		if _, err := periphlpt.ParseMapping(c.in); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseMapping(%q) = %v, want an error containing %q", c.in, err, c.want)
+		}
+	}
+	if _, err := m.Resolve(); err == nil || !strings.Contains(err.Error(), "no GPIO pin named") {
+		t.Errorf("resolving unknown pins: %v", err)
+	}
+}
+
+// TestHostFindsDriver checks that host.Init() runs the driver: loaded when
+// this machine has a usable port, otherwise skipped with the reasons.
+func TestHostFindsDriver(t *testing.T) {
+	state, err := host.Init()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range state.Loaded {
+		if d.String() == periphlpt.DriverName {
+			if gpioreg.ByName("LPT1_D0") == nil && gpioreg.ByName("LPT2_D0") == nil && gpioreg.ByName("LPT3_D0") == nil {
+				t.Error("driver loaded but registered no LPTn pins")
+			}
+			return
+		}
+	}
+	for _, f := range state.Skipped {
+		if f.D.String() == periphlpt.DriverName {
+			if !strings.Contains(f.Err.Error(), "no parallel port accessible") {
+				t.Errorf("skip reason %q does not say why", f.Err)
+			}
+			t.Logf("skipped as expected here: %v", f.Err)
+			return
+		}
+	}
+	t.Errorf("driver %q neither loaded nor skipped: %+v", periphlpt.DriverName, state)
+}
+
+func ExampleParseMapping() {
+	m, err := periphlpt.ParseMapping("nStrobe=GPIO4, D0=GPIO17, D1=GPIO18, D2=GPIO27, D3=GPIO22, D4=GPIO23, D5=GPIO24, " +
+		"D6=GPIO25, D7=GPIO5, nAck=GPIO6, Busy=GPIO12, PaperOut=GPIO13, Select=GPIO19, nAutoFd=GPIO16, nError=GPIO26, nInit=GPIO20")
+	fmt.Println(m, err)
+	// Output: nStrobe=GPIO4,D0=GPIO17,D1=GPIO18,D2=GPIO27,D3=GPIO22,D4=GPIO23,D5=GPIO24,D6=GPIO25,D7=GPIO5,nAck=GPIO6,Busy=GPIO12,PaperOut=GPIO13,Select=GPIO19,nAutoFd=GPIO16,nError=GPIO26,nInit=GPIO20 <nil>
+}

@@ -1,0 +1,104 @@
+package lpt
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+// ppdev ioctl requests (linux/ppdev.h); golang.org/x/sys/unix has none. The
+// argument of each register request is a pointer to one byte of raw
+// register bits.
+const (
+	ppClaim    = 0x708b
+	ppRelease  = 0x708c
+	ppExcl     = 0x708f
+	ppRStatus  = 0x80017081
+	ppRData    = 0x80017085
+	ppWData    = 0x40017086
+	ppRControl = 0x80017083
+	ppWControl = 0x40017084
+)
+
+// OpenPPDev opens a port through the kernel's ppdev driver (/dev/parport0,
+// ...): the way for ordinary users in the device's group (usually lp), and
+// for PCI/PCIe parallel cards at any address. It claims the port
+// exclusively (PPEXCL, then PPCLAIM), so no other driver can use it until
+// Close releases it, and checks that the data register reads back.
+//
+// Each register operation is one ioctl. Errors after opening go to the
+// sticky Err; the operation then reads 0xff.
+func OpenPPDev(path string) (Port, error) {
+	fd, err := syscall.Open(path, syscall.O_RDWR|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, accessError(MethodPPDev, path, "open", err)
+	}
+	p := &ppdevPort{fd: fd, path: path}
+	for _, step := range [...]struct {
+		name string
+		req  uintptr
+	}{{"PPEXCL", ppExcl}, {"PPCLAIM", ppClaim}} {
+		if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), step.req, 0); e != 0 {
+			syscall.Close(fd)
+			return nil, accessError(MethodPPDev, path, step.name, e)
+		}
+	}
+	p.claimed = true
+	if err := probeData(p); err != nil {
+		p.Close()
+		return nil, accessError(MethodPPDev, path, "probe", err)
+	}
+	return p, nil
+}
+
+type ppdevPort struct {
+	fd      int
+	path    string
+	claimed bool
+	buf     uint8 // the ioctl's one-byte argument; ports are used by one goroutine
+	err     stickyErr
+}
+
+// ioctl runs one register request on p.buf. It does not allocate.
+func (p *ppdevPort) ioctl(req uintptr, name string) bool {
+	if p.fd < 0 {
+		p.err.set(ErrClosed)
+		return false
+	}
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(p.fd), req, uintptr(unsafe.Pointer(&p.buf))); e != 0 {
+		p.err.set(accessError(MethodPPDev, p.path, name, e))
+		return false
+	}
+	return true
+}
+
+func (p *ppdevPort) read(req uintptr, name string) uint8 {
+	if !p.ioctl(req, name) {
+		return 0xff
+	}
+	return p.buf
+}
+
+func (p *ppdevPort) WriteData(v uint8)    { p.buf = v; p.ioctl(ppWData, "PPWDATA") }
+func (p *ppdevPort) ReadData() uint8      { return p.read(ppRData, "PPRDATA") }
+func (p *ppdevPort) ReadStatus() uint8    { return p.read(ppRStatus, "PPRSTATUS") }
+func (p *ppdevPort) WriteControl(v uint8) { p.buf = v; p.ioctl(ppWControl, "PPWCONTROL") }
+func (p *ppdevPort) ReadControl() uint8   { return p.read(ppRControl, "PPRCONTROL") }
+func (p *ppdevPort) Err() error           { return p.err.get() }
+
+// Close releases the claim (PPRELEASE) and closes the device.
+func (p *ppdevPort) Close() error {
+	if p.fd < 0 {
+		return nil
+	}
+	var err error
+	if p.claimed {
+		if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(p.fd), ppRelease, 0); e != 0 {
+			err = accessError(MethodPPDev, p.path, "PPRELEASE", e)
+		}
+	}
+	if e := syscall.Close(p.fd); e != nil && err == nil {
+		err = accessError(MethodPPDev, p.path, "close", e)
+	}
+	p.fd = -1
+	return err
+}
