@@ -74,9 +74,9 @@ type Config struct {
 // Exit is how one PE's process ended.
 type Exit struct {
 	PE     int
-	Status int           // exit status; 128+n when killed by signal n
+	Status int            // exit status; 128+n when killed by signal n
 	Signal syscall.Signal // the signal that killed it, or 0
-	At     time.Time     // when the launcher saw it end
+	At     time.Time      // when the launcher saw it end
 }
 
 // Report is the outcome of a run.
