@@ -48,6 +48,7 @@ type net struct {
 	name    string
 	drivers []int32
 	loads   []int32 // gates reading this net
+	readers []int32 // ports whose status pins read this net
 }
 
 // Board is an emulated board. All methods are safe for concurrent use, and a
@@ -64,7 +65,8 @@ type Board struct {
 	drivers []driver
 	gates   []gate
 	queue   []int32
-	vcc     int32 // the supply drivers
+	dirty   []*Port // ports whose status needs recomputing (settle scratch)
+	vcc     int32   // the supply drivers
 	gnd     int32
 	ports   []*Port
 	ledNets [][2]int32
@@ -161,6 +163,12 @@ func compile(h *hw.Board, pes int) *Board {
 				cl.driver = addDriver(cl.net)
 			}
 			p.lines = append(p.lines, cl)
+			if !l.Output() {
+				p.inputs = append(p.inputs, cl)
+				if cl.net >= 0 {
+					b.nets[cl.net].readers = append(b.nets[cl.net].readers, int32(k))
+				}
+			}
 		}
 		b.ports = append(b.ports, p)
 		b.ledNets = append(b.ledNets, [2]int32{netIdxByName(h, netIdx, hw.CableNet(k, "LED_G")), netIdxByName(h, netIdx, hw.CableNet(k, "LED_R"))})
@@ -204,6 +212,9 @@ func (b *Board) resettle() {
 	b.queue = b.queue[:0]
 	for i := range b.gates {
 		b.push(int32(i))
+	}
+	for _, p := range b.ports {
+		b.markStatus(p)
 	}
 	b.settle()
 }
@@ -271,6 +282,9 @@ func (b *Board) setDriver(d int32, on, val bool) {
 		for _, g := range b.nets[n].loads {
 			b.push(g)
 		}
+		for _, k := range b.nets[n].readers {
+			b.markStatus(b.ports[k])
+		}
 	}
 }
 
@@ -323,8 +337,19 @@ func (b *Board) settle() {
 		}
 	}
 	b.queue = b.queue[:0]
-	for _, p := range b.ports {
+	for _, p := range b.dirty {
+		p.dirty = false
 		p.updateStatusLocked()
+	}
+	b.dirty = b.dirty[:0]
+}
+
+// markStatus queues a port's status register for the end of the settle:
+// only ports whose input pins changed are recomputed.
+func (b *Board) markStatus(p *Port) {
+	if !p.dirty {
+		p.dirty = true
+		b.dirty = append(b.dirty, p)
 	}
 }
 
@@ -424,12 +449,14 @@ func (b *Board) explainStall(self int, phase uint8) string {
 // Port is one PE's emulated SPP printer port. It implements lpt.Port. Its
 // register methods are meant to be called from one goroutine (the PE).
 type Port struct {
-	b     *Board
-	pe    int
-	base  int // the port's registers in the board state (portData...)
-	ops   atomic.Uint64
-	lines []cableLine
-	err   atomic.Pointer[AbortError] // the board's abort, once seen
+	b      *Board
+	pe     int
+	base   int // the port's registers in the board state (portData...)
+	ops    atomic.Uint64
+	lines  []cableLine
+	inputs []cableLine                // the status lines
+	dirty  bool                       // queued in Board.dirty
+	err    atomic.Pointer[AbortError] // the board's abort, once seen
 }
 
 var _ lpt.Port = (*Port)(nil)
@@ -529,10 +556,7 @@ func (p *Port) driveLocked(pins lpt.Pins, force bool) {
 func (p *Port) updateStatusLocked() {
 	pins := lpt.InputPins
 	plugged, stuck0, stuck1 := p.plugged(), p.get(portStuck0), p.get(portStuck1)
-	for _, cl := range p.lines {
-		if cl.line.Output() {
-			continue
-		}
+	for _, cl := range p.inputs {
 		level := !plugged || p.b.level(cl.net)
 		level = (level || stuck1&(1<<cl.line.Pin) != 0) && stuck0&(1<<cl.line.Pin) == 0
 		pins = pins.With(cl.line.Pin, level)

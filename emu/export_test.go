@@ -90,6 +90,17 @@ func TestSharedMatchesInProcess(t *testing.T) {
 				t.Fatalf("step %d: PE %d status %#x in-process, %#x shared", step, k, a, b)
 			}
 		}
+		// Status registers are recomputed only for ports whose inputs
+		// changed: a full recomputation must find nothing stale.
+		for k, p := range mem.ports {
+			before := p.ReadStatus()
+			mem.lock()
+			p.updateStatusLocked()
+			mem.unlock()
+			if after := p.ReadStatus(); after != before {
+				t.Fatalf("step %d: PE %d status %#x was stale (now %#x)", step, k, before, after)
+			}
+		}
 	}
 	for i := range mem.nets {
 		if mem.level(int32(i)) != shm.level(int32(i)) {

@@ -149,30 +149,38 @@ const (
 	lockWaiters = 1 << 31 // some process sleeps on the lock word
 	futexWait   = 0       // FUTEX_WAIT, not private: the word is in a shared mapping
 	futexWake   = 1
-	lockSpins   = 100
+	lockSpins   = 2000
+	lockYields  = 50
 	// lockStale is how long a waiter waits before checking that the holder
 	// still exists.
 	lockStale = 5 * time.Millisecond
 )
 
-// xlock takes the cross-process lock in word i: spin briefly, then sleep on
-// a futex. The word holds the holder's pid, so a waiter can take over the
-// lock of a process that died holding it; it then reports true.
+// xlock takes the cross-process lock in word i: spin (the lock is held for
+// a settle, well under a microsecond), then yield the CPU, then sleep on a
+// futex. The word holds the holder's pid, so a waiter can take over the lock
+// of a process that died holding it; it then reports true.
 func (s state) xlock(i int, me uint32) (tookOver bool) {
 	w := &s[i]
 	for n := 0; n < lockSpins; n++ {
-		if atomic.CompareAndSwapUint32(w, 0, me) {
+		if atomic.LoadUint32(w) == 0 && atomic.CompareAndSwapUint32(w, 0, me) {
 			return false
 		}
 	}
 	var start time.Time
 	timeout := syscall.Timespec{Nsec: int64(time.Millisecond)}
-	for {
+	for n := 0; ; n++ {
 		v := atomic.LoadUint32(w)
 		if v == 0 {
-			if atomic.CompareAndSwapUint32(w, 0, me|lockWaiters) {
+			// Keep the waiters bit once set: others may still sleep.
+			if atomic.CompareAndSwapUint32(w, 0, me|uint32(min(n/lockYields, 1))*lockWaiters) {
 				return false
 			}
+			continue
+		}
+		if n < lockYields {
+			// The holder may be descheduled: let it run.
+			syscall.Syscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
 			continue
 		}
 		if v&lockWaiters == 0 && !atomic.CompareAndSwapUint32(w, v, v|lockWaiters) {

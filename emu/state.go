@@ -62,6 +62,10 @@ const (
 	portOpened // 1 once the port has been claimed
 )
 
+// pid identifies this process in lock and claim words (os.Getpid is a
+// system call, too slow for every lock).
+var pid = uint32(os.Getpid())
+
 const (
 	abortWriting = 1
 	abortSet     = 2
@@ -148,7 +152,7 @@ func (p *Port) plugged() bool       { return p.get(portPlugged) != 0 }
 // half-way through a settle.
 func (b *Board) lock() {
 	b.mu.Lock()
-	if b.shared != nil && b.st.xlock(hLock, uint32(os.Getpid())) {
+	if b.shared != nil && b.st.xlock(hLock, pid) {
 		b.resettle()
 	}
 }
@@ -163,7 +167,7 @@ func (b *Board) unlock() {
 // claim gives p to the calling process. On a shared board a port held by a
 // process that no longer exists is taken over.
 func (b *Board) claim(p *Port) error {
-	me := uint32(os.Getpid())
+	me := pid
 	w := &b.st[p.base+portClaim]
 	for {
 		holder := atomic.LoadUint32(w)
