@@ -1,6 +1,7 @@
 package spmd_test
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -188,4 +190,82 @@ func benchShared(b *testing.B, op string) {
 	if err != nil {
 		b.Fatal(err)
 	}
+}
+
+// On a real port (here an in-process board, which Fail treats the same way)
+// a failing PE raises the parallel interrupt: every other PE's current
+// operation returns the abort code, and their next barrier stalls instead of
+// completing without the failed PE.
+func TestFailRaisesInterruptAndStalls(t *testing.T) {
+	stalled := make(chan struct{})
+	var count sync.WaitGroup
+	count.Add(2)
+	go func() { count.Wait(); close(stalled) }()
+	err := papers.Emulate(3, papers.Config{Timeout: 200 * time.Millisecond}, func(p *papers.PE) error {
+		if p.Self() == 1 {
+			for i := 0; i < 50; i++ {
+				if err := p.Barrier(); err != nil {
+					return err
+				}
+			}
+			spmd.Fail(p, errors.New("PE 1 gives up"))
+			<-stalled // a dead process does not close its PE
+			return nil
+		}
+		defer count.Done()
+		for {
+			err := p.Barrier()
+			var ie *papers.InterruptError
+			if errors.As(err, &ie) {
+				if ie.Code != spmd.AbortCode {
+					return fmt.Errorf("interrupt code %#x, want %#x", ie.Code, spmd.AbortCode)
+				}
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("before the interrupt: %w", err)
+			}
+		}
+		var te *papers.TimeoutError
+		if err := p.Barrier(); !errors.As(err, &te) {
+			return fmt.Errorf("barrier after the abort: %v, want a stall (timeout)", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Example opens two PEs of a shared-memory board, as two processes started
+// by papersctl run would (here two goroutines), and votes.
+func Example() {
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	board, err := emu.CreateShared(filepath.Join(dir, "board"), 2)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer board.Close()
+	masks := make([]uint64, 2)
+	var wg sync.WaitGroup
+	for k := 0; k < 2; k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// A program would call spmd.Main or spmd.Open, which read
+			// PAPERS_PE, PAPERS_PES and PAPERS_BOARD.
+			p, err := spmd.Options{PE: k, PEs: 2, Board: spmd.SharedPrefix + filepath.Join(dir, "board")}.Open()
+			if err != nil {
+				fmt.Println(err)
+				return
+			}
+			defer spmd.Close(p)
+			masks[k], _ = p.Vote(k == 0)
+		}()
+	}
+	wg.Wait()
+	fmt.Printf("PE 0 sees %02b, PE 1 sees %02b\n", masks[0], masks[1])
+	// Output: PE 0 sees 01, PE 1 sees 01
 }
