@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ttlpapers/ttlpapers/hw"
 	"github.com/ttlpapers/ttlpapers/lpt"
@@ -449,14 +450,15 @@ func (b *Board) explainStall(self int, phase uint8) string {
 // Port is one PE's emulated SPP printer port. It implements lpt.Port. Its
 // register methods are meant to be called from one goroutine (the PE).
 type Port struct {
-	b      *Board
-	pe     int
-	base   int // the port's registers in the board state (portData...)
-	ops    atomic.Uint64
-	lines  []cableLine
-	inputs []cableLine                // the status lines
-	dirty  bool                       // queued in Board.dirty
-	err    atomic.Pointer[AbortError] // the board's abort, once seen
+	b        *Board
+	pe       int
+	base     int // the port's registers in the board state (portData...)
+	ops      atomic.Uint64
+	lines    []cableLine
+	inputs   []cableLine                // the status lines
+	dirty    bool                       // queued in Board.dirty
+	err      atomic.Pointer[AbortError] // the board's abort, once seen
+	errCalls atomic.Uint32
 }
 
 var _ lpt.Port = (*Port)(nil)
@@ -510,12 +512,29 @@ func (p *Port) Err() error {
 		return e
 	}
 	if p.b.st.load(hAbort) != abortSet {
-		return nil
+		// On a shared board, look now and then for partners killed without
+		// a word; the launcher aborts the board too, but it may be slow to
+		// be scheduled.
+		if p.b.shared == nil || p.errCalls.Add(1)%livenessEvery != 0 {
+			return nil
+		}
+		reason := p.b.deadPartner()
+		if reason == "" {
+			return nil
+		}
+		p.b.Abort(reason)
 	}
 	e := &AbortError{Reason: p.b.abortReason()}
-	p.err.CompareAndSwap(nil, e)
+	if p.err.CompareAndSwap(nil, e) {
+		p.b.st.atomic64(p.base + portNoticed).Store(uint64(time.Now().UnixNano()))
+	}
 	return p.err.Load()
 }
+
+// livenessEvery is how many calls of Port.Err make one check that the other
+// PEs' processes live: the driver calls Err once per operation and every 64
+// polls while waiting, so a waiting PE checks every few milliseconds.
+const livenessEvery = 1024
 
 // Close releases the port for another user. The registers keep their values,
 // as a real port's do when a program exits.

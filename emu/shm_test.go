@@ -3,11 +3,14 @@ package emu_test
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/papers"
@@ -15,6 +18,20 @@ import (
 
 // The test binary doubles as the second process of the cross-process tests.
 func TestMain(m *testing.M) {
+	if path := os.Getenv("EMU_TEST_HOLD"); path != "" {
+		// Claim PE 1's port, say so, and wait to be killed.
+		b, err := emu.OpenShared(path)
+		if err == nil {
+			_, err = b.Port(1)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Println("holding")
+		time.Sleep(time.Minute)
+		os.Exit(1)
+	}
 	if path := os.Getenv("EMU_TEST_SHARED"); path != "" {
 		pe, _ := strconv.Atoi(os.Getenv("EMU_TEST_PE"))
 		if err := votePE(path, pe, voteRounds); err != nil {
@@ -150,5 +167,40 @@ func TestAbortFailsWaitingPEs(t *testing.T) {
 	}
 	if r, ok := b.Aborted(); !ok || r != "PE 1 died" {
 		t.Errorf("Aborted() = %q, %v", r, ok)
+	}
+}
+
+// A PE whose process is killed while it holds its port (no launcher to tell
+// anyone) is found by the others' ports, which abort the board.
+func TestDeadPartnerAbortsBoard(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "board")
+	b, err := emu.CreateShared(path, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "EMU_TEST_HOLD="+path)
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line := make([]byte, 8)
+	if _, err := io.ReadFull(out, line); err != nil || string(line) != "holding\n" {
+		t.Fatalf("helper: %q %v", line, err)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	port, err := b.Port(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = papers.Open(port, papers.Config{PE: 0, PEs: 2, Timeout: 5 * time.Second})
+	var ae *emu.AbortError
+	if !errors.As(err, &ae) || !strings.Contains(ae.Reason, fmt.Sprintf("pid %d", cmd.Process.Pid)) {
+		t.Fatalf("check-in with a dead partner: %v, want an AbortError naming pid %d", err, cmd.Process.Pid)
+	}
+	if info := b.PortInfo(0); info.Noticed.IsZero() {
+		t.Errorf("PE 0's port did not record when it reported the abort")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/ttlpapers/ttlpapers/lpt"
@@ -18,7 +19,13 @@ type state []uint32
 
 func (s state) load(i int) uint32     { return atomic.LoadUint32(&s[i]) }
 func (s state) store(i int, v uint32) { atomic.StoreUint32(&s[i], v) }
-func (s state) load64(i int) uint64   { return uint64(s[i]) | uint64(s[i+1])<<32 }
+
+// atomic64 is the 64-bit word at i (even, so 8-byte aligned).
+func (s state) atomic64(i int) *atomic.Uint64 {
+	return (*atomic.Uint64)(unsafe.Pointer(&s[i]))
+}
+
+func (s state) load64(i int) uint64 { return uint64(s[i]) | uint64(s[i+1])<<32 }
 func (s state) add64(i int, d uint64) {
 	v := s.load64(i) + d
 	s[i], s[i+1] = uint32(v), uint32(v>>32)
@@ -60,6 +67,10 @@ const (
 	portStatus // written atomically, polled without the lock
 	portClaim  // pid of the process holding the port, 0 when free
 	portOpened // 1 once the port has been claimed
+	_
+	// Two words, 8-byte aligned for atomic access: when Err first reported
+	// the board's abort (Unix ns).
+	portNoticed
 )
 
 // pid identifies this process in lock and claim words (os.Getpid is a
@@ -189,6 +200,9 @@ type PortInfo struct {
 	Holder  int   // pid of the process holding the port now, 0 if none
 	Data    uint8 // the data register
 	Control uint8 // the control register
+	// Noticed is when the PE's port first reported the board's abort to
+	// its user (zero if it has not): when that PE got its error.
+	Noticed time.Time
 }
 
 // PortInfo reports on PE k's port: a launcher uses it to tell a program that
@@ -198,8 +212,12 @@ func (b *Board) PortInfo(pe int) PortInfo {
 	b.lock()
 	defer b.unlock()
 	p := b.ports[pe]
-	return PortInfo{Opened: b.st.load(p.base+portOpened) != 0, Holder: int(b.st.load(p.base + portClaim)),
+	info := PortInfo{Opened: b.st.load(p.base+portOpened) != 0, Holder: int(b.st.load(p.base + portClaim)),
 		Data: p.data(), Control: p.control()}
+	if ns := b.st.atomic64(p.base + portNoticed).Load(); ns != 0 {
+		info.Noticed = time.Unix(0, int64(ns))
+	}
+	return info
 }
 
 // AbortError is the sticky error every port of an aborted board returns.
@@ -208,6 +226,18 @@ type AbortError struct {
 }
 
 func (e *AbortError) Error() string { return "emu: board aborted: " + e.Reason }
+
+// deadPartner looks for a PE whose process has died while holding its port
+// (a shared board's PEs are processes; one killed cannot say so). It
+// returns the abort reason, or "".
+func (b *Board) deadPartner() string {
+	for k, p := range b.ports {
+		if holder := b.st.load(p.base + portClaim); holder != 0 && holder != pid && !alive(int(holder)) {
+			return fmt.Sprintf("PE %d's process (pid %d) died without closing its PE", k, holder)
+		}
+	}
+	return ""
+}
 
 // Abort marks the board unusable: from now on every port's Err returns an
 // *AbortError with the reason, so every PE's next operation fails and every

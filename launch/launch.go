@@ -77,6 +77,9 @@ type Exit struct {
 	Status int            // exit status; 128+n when killed by signal n
 	Signal syscall.Signal // the signal that killed it, or 0
 	At     time.Time      // when the launcher saw it end
+	// Noticed is when the PE got the error of a failed run from its port
+	// (zero if it never did).
+	Noticed time.Time
 }
 
 // Report is the outcome of a run.
@@ -85,8 +88,10 @@ type Report struct {
 	// Failed is the PE whose failure ended the run, -1 if none.
 	Failed int
 	Reason string // why, naming the PE ("PE 2 was killed by signal killed")
-	Status int    // the run's exit status: 0, or the failed PE's status (at least 1)
-	Board  string // the board file used
+	// Aborted is when the launcher aborted the board after the failure.
+	Aborted time.Time
+	Status  int    // the run's exit status: 0, or the failed PE's status (at least 1)
+	Board   string // the board file used
 }
 
 // Run runs the program and returns when every process has ended. An error
@@ -267,6 +272,7 @@ func (r *run) start(ctx context.Context, prog, path string) error {
 		}
 		r.rep.Failed, r.rep.Reason, r.rep.Status = cfg.First+k, reason, max(status, 1)
 		r.board.Abort(reason)
+		r.rep.Aborted = time.Now()
 		grace = time.After(cfg.Grace)
 	}
 	done := ctx.Done()
@@ -280,8 +286,10 @@ func (r *run) start(ctx context.Context, prog, path string) error {
 			if ws, ok := e.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 				x.Signal, x.Status = ws.Signal(), 128+int(ws.Signal())
 			}
+			info := r.board.PortInfo(pe)
+			x.Noticed = info.Noticed
 			r.rep.Exits[e.k] = x
-			switch info := r.board.PortInfo(pe); {
+			switch {
 			case x.Signal != 0:
 				failed(e.k, x.Status, fmt.Sprintf("PE %d was killed by signal %v", pe, x.Signal))
 			case x.Status != 0:
