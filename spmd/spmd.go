@@ -97,6 +97,9 @@ func Env() (Options, error) {
 func RegisterFlags(fs *flag.FlagSet) *Options {
 	o, _ := Env()
 	opts := &o
+	if fs == flag.CommandLine {
+		commandLine = opts
+	}
 	fs.IntVar(&opts.PE, "papers.pe", o.PE, "this PE's id, 0 to PEs-1 (env "+EnvPE+")")
 	fs.IntVar(&opts.PEs, "papers.pes", o.PEs, "number of PEs (env "+EnvPEs+")")
 	fs.StringVar(&opts.Board, "papers.board", o.Board, "board: shm:PATH, port:0x378, ppdev:/dev/parport0, devport:0x378 or gpio:MAPPING (env "+EnvBoard+")")
@@ -120,6 +123,9 @@ type session struct {
 }
 
 var sessions sync.Map // *papers.PE → *session
+
+// commandLine holds the options registered on flag.CommandLine, if any.
+var commandLine *Options
 
 // Open attaches to the board, opens the port and checks in with the other
 // PEs (papers.Open). Close the PE with Close.
@@ -179,12 +185,22 @@ func Close(p *papers.PE) error {
 }
 
 // Main is a PAPERS program's main: it parses the command line (adding the
-// -papers.* flags), opens the PE, runs fn and exits — 0 when fn returns
-// nil, 1 when it returns an error or the PE cannot open, 2 on a panic,
-// 128+n on signal n. On every failure the PE fails visibly (Fail) before the
-// process exits. Main does not return.
+// -papers.* flags unless RegisterFlags did; call Main before flag.Parse, or
+// register them first), opens the PE, runs fn and exits — 0 when fn
+// returns nil, 1 when it returns an error or the PE cannot open, 2 on a
+// panic, 128+n on signal n. On every failure the PE fails visibly (Fail)
+// before the process exits. Main does not return.
 func Main(fn func(*papers.PE) error) {
-	opts := RegisterFlags(flag.CommandLine)
+	opts := commandLine
+	if opts == nil {
+		if flag.Parsed() {
+			// Too late for flags: the environment alone.
+			o, _ := Env()
+			opts = &o
+		} else {
+			opts = RegisterFlags(flag.CommandLine)
+		}
+	}
 	if !flag.Parsed() {
 		flag.Parse()
 	}
