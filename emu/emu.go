@@ -450,15 +450,17 @@ func (b *Board) explainStall(self int, phase uint8) string {
 // Port is one PE's emulated SPP printer port. It implements lpt.Port. Its
 // register methods are meant to be called from one goroutine (the PE).
 type Port struct {
-	b        *Board
-	pe       int
-	base     int // the port's registers in the board state (portData...)
-	ops      atomic.Uint64
-	lines    []cableLine
-	inputs   []cableLine                // the status lines
-	dirty    bool                       // queued in Board.dirty
-	err      atomic.Pointer[AbortError] // the board's abort, once seen
-	errCalls atomic.Uint32
+	b         *Board
+	pe        int
+	base      int // the port's registers in the board state (portData...)
+	ops       atomic.Uint64
+	lines     []cableLine
+	inputs    []cableLine                // the status lines
+	dirty     bool                       // queued in Board.dirty
+	err       atomic.Pointer[AbortError] // the board's abort, once seen
+	errCalls  atomic.Uint32
+	lastCheck atomic.Int64  // Unix ns of the last liveness check
+	turn      atomic.Uint32 // the partner the next liveness check looks at
 }
 
 var _ lpt.Port = (*Port)(nil)
@@ -518,23 +520,32 @@ func (p *Port) Err() error {
 		if p.b.shared == nil || p.errCalls.Add(1)%livenessEvery != 0 {
 			return nil
 		}
-		reason := p.b.deadPartner()
-		if reason == "" {
+		now := time.Now().UnixNano()
+		if now-p.lastCheck.Load() < int64(livenessPeriod) {
 			return nil
 		}
-		p.b.Abort(reason)
+		p.lastCheck.Store(now)
+		pe, reason := p.b.deadPartner(int(p.turn.Add(1)))
+		if pe < 0 {
+			return nil
+		}
+		p.b.Abort(pe, reason)
 	}
-	e := &AbortError{Reason: p.b.abortReason()}
+	pe, reason, _ := p.b.Aborted()
+	e := &AbortError{PE: pe, Reason: reason}
 	if p.err.CompareAndSwap(nil, e) {
 		p.b.st.atomic64(p.base + portNoticed).Store(uint64(time.Now().UnixNano()))
 	}
 	return p.err.Load()
 }
 
-// livenessEvery is how many calls of Port.Err make one check that the other
-// PEs' processes live: the driver calls Err once per operation and every 64
-// polls while waiting, so a waiting PE checks every few milliseconds.
-const livenessEvery = 1024
+// The driver calls Port.Err once per operation and every 64 polls while
+// waiting. Every livenessEvery calls Err reads the clock, and at most every
+// livenessPeriod it checks that one other PE's process (in turn) lives.
+const (
+	livenessEvery  = 8
+	livenessPeriod = time.Millisecond
+)
 
 // Close releases the port for another user. The registers keep their values,
 // as a real port's do when a program exits.

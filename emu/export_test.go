@@ -2,8 +2,10 @@ package emu
 
 import (
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/ttlpapers/ttlpapers/lpt"
 )
@@ -109,5 +111,23 @@ func TestSharedMatchesInProcess(t *testing.T) {
 	}
 	if mem.Contention() != shm.Contention() {
 		t.Errorf("contention %d in-process, %d shared", mem.Contention(), shm.Contention())
+	}
+}
+
+func TestZombieIsDead(t *testing.T) {
+	c := exec.Command("true")
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Wait()
+	// Not reaped yet: a zombie once it exits.
+	for i := 0; i < 1000 && alive(c.Process.Pid); i++ {
+		time.Sleep(time.Millisecond)
+	}
+	if alive(c.Process.Pid) {
+		t.Errorf("an exited, unreaped process counts as alive")
+	}
+	if !alive(os.Getpid()) {
+		t.Errorf("this process counts as dead")
 	}
 }

@@ -152,7 +152,7 @@ func TestAbortFailsWaitingPEs(t *testing.T) {
 	}
 	err = papers.EmulateOn(b, 2, papers.Config{}, func(p *papers.PE) error {
 		if p.Self() == 1 {
-			b.Abort("PE 1 died")
+			b.Abort(1, "PE 1 died")
 			return nil
 		}
 		for {
@@ -165,8 +165,8 @@ func TestAbortFailsWaitingPEs(t *testing.T) {
 	if !errors.As(err, &ae) || ae.Reason != "PE 1 died" {
 		t.Fatalf("got %v, want an AbortError saying PE 1 died", err)
 	}
-	if r, ok := b.Aborted(); !ok || r != "PE 1 died" {
-		t.Errorf("Aborted() = %q, %v", r, ok)
+	if pe, r, ok := b.Aborted(); !ok || pe != 1 || r != "PE 1 died" || ae.PE != 1 {
+		t.Errorf("Aborted() = %d, %q, %v; error blames PE %d", pe, r, ok, ae.PE)
 	}
 }
 
@@ -197,7 +197,7 @@ func TestDeadPartnerAbortsBoard(t *testing.T) {
 	}
 	_, err = papers.Open(port, papers.Config{PE: 0, PEs: 2, Timeout: 5 * time.Second})
 	var ae *emu.AbortError
-	if !errors.As(err, &ae) || !strings.Contains(ae.Reason, fmt.Sprintf("pid %d", cmd.Process.Pid)) {
+	if !errors.As(err, &ae) || ae.PE != 1 || !strings.Contains(ae.Reason, fmt.Sprintf("pid %d", cmd.Process.Pid)) {
 		t.Fatalf("check-in with a dead partner: %v, want an AbortError naming pid %d", err, cmd.Process.Pid)
 	}
 	if info := b.PortInfo(0); info.Noticed.IsZero() {

@@ -52,7 +52,8 @@ const (
 	hAbort      // 0, abortWriting, or abortSet
 	hContention // 2 words
 	hReasonLen  = hContention + 2
-	hReason     = 16 // reasonBytes/4 words
+	hAbortPE    = hReasonLen + 1 // the PE blamed, plus 1 (0: none)
+	hReason     = 16             // reasonBytes/4 words
 	headerWords = hReason + reasonBytes/4
 )
 
@@ -222,29 +223,30 @@ func (b *Board) PortInfo(pe int) PortInfo {
 
 // AbortError is the sticky error every port of an aborted board returns.
 type AbortError struct {
+	PE     int // the PE blamed, -1 if none
 	Reason string
 }
 
 func (e *AbortError) Error() string { return "emu: board aborted: " + e.Reason }
 
-// deadPartner looks for a PE whose process has died while holding its port
-// (a shared board's PEs are processes; one killed cannot say so). It
-// returns the abort reason, or "".
-func (b *Board) deadPartner() string {
-	for k, p := range b.ports {
-		if holder := b.st.load(p.base + portClaim); holder != 0 && holder != pid && !alive(int(holder)) {
-			return fmt.Sprintf("PE %d's process (pid %d) died without closing its PE", k, holder)
-		}
+// deadPartner checks whether PE turn%PEs has died while holding its port (a
+// shared board's PEs are processes; one killed cannot say so). It returns
+// that PE and the abort reason, or -1. One PE per call keeps the cost of a
+// check (a signal and a /proc read) flat as boards grow.
+func (b *Board) deadPartner(turn int) (int, string) {
+	k := turn % len(b.ports)
+	if holder := b.st.load(b.ports[k].base + portClaim); holder != 0 && holder != pid && !alive(int(holder)) {
+		return k, fmt.Sprintf("PE %d's process (pid %d) died without closing its PE", k, holder)
 	}
-	return ""
+	return -1, ""
 }
 
 // Abort marks the board unusable: from now on every port's Err returns an
 // *AbortError with the reason, so every PE's next operation fails and every
-// waiting PE stops within a few polls. The first reason wins. A launcher
-// calls it when a PE process dies. It does not take the board lock, so it
-// works even when the dead process held it.
-func (b *Board) Abort(reason string) {
+// waiting PE stops within a few polls. pe is the PE to blame (-1: none).
+// The first call wins. A launcher calls it when a PE process dies. It does
+// not take the board lock, so it works even when the dead process held it.
+func (b *Board) Abort(pe int, reason string) {
 	if !atomic.CompareAndSwapUint32(&b.st[hAbort], 0, abortWriting) {
 		return
 	}
@@ -253,16 +255,18 @@ func (b *Board) Abort(reason string) {
 	}
 	copy(b.reasonBuf(), reason)
 	b.st[hReasonLen] = uint32(len(reason))
+	b.st[hAbortPE] = uint32(pe + 1)
 	b.st.store(hAbort, abortSet)
 }
 
-// Aborted returns the reason given to Abort, and whether the board has been
-// aborted.
-func (b *Board) Aborted() (string, bool) {
+// Aborted returns the PE blamed (-1 if none) and the reason given to Abort,
+// and whether the board has been aborted (by Abort, or by a port that found
+// a PE's process dead).
+func (b *Board) Aborted() (pe int, reason string, ok bool) {
 	if b.st.load(hAbort) != abortSet {
-		return "", false
+		return -1, "", false
 	}
-	return b.abortReason(), true
+	return int(b.st[hAbortPE]) - 1, b.abortReason(), true
 }
 
 func (b *Board) abortReason() string {

@@ -266,14 +266,27 @@ func (r *run) start(ctx context.Context, prog, path string) error {
 	openDeadline := time.NewTimer(cfg.OpenTimeout)
 	defer openDeadline.Stop()
 	var grace <-chan time.Time
+	// failed records the failure of PE First+k, the first one or the
+	// belated exit of the PE already blamed, and aborts the board.
 	failed := func(k int, status int, reason string) {
-		if r.rep.Failed >= 0 {
+		pe := cfg.First + k
+		switch {
+		case r.rep.Failed == pe: // blamed by a port; now its own exit is known
+			r.rep.Reason, r.rep.Status = reason, max(status, 1)
+			return
+		case r.rep.Failed >= 0:
 			return
 		}
-		r.rep.Failed, r.rep.Reason, r.rep.Status = cfg.First+k, reason, max(status, 1)
-		r.board.Abort(reason)
-		r.rep.Aborted = time.Now()
 		grace = time.After(cfg.Grace)
+		if by, why, ok := r.board.Aborted(); ok && by != pe && by >= cfg.First && by < cfg.First+cfg.N {
+			// The PEs' ports found PE by dead before its exit reached us:
+			// this one is a survivor, stopping on the abort.
+			r.rep.Failed, r.rep.Reason, r.rep.Status = by, why, 1
+			return
+		}
+		r.rep.Failed, r.rep.Reason, r.rep.Status = pe, reason, max(status, 1)
+		r.board.Abort(pe, reason)
+		r.rep.Aborted = time.Now()
 	}
 	done := ctx.Done()
 	for live > 0 {
@@ -286,14 +299,19 @@ func (r *run) start(ctx context.Context, prog, path string) error {
 			if ws, ok := e.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 				x.Signal, x.Status = ws.Signal(), 128+int(ws.Signal())
 			}
-			info := r.board.PortInfo(pe)
-			x.Noticed = info.Noticed
-			r.rep.Exits[e.k] = x
+			// Abort first: PortInfo takes the board lock, which a PE
+			// killed mid-write may hold until a waiter takes it over.
 			switch {
 			case x.Signal != 0:
 				failed(e.k, x.Status, fmt.Sprintf("PE %d was killed by signal %v", pe, x.Signal))
 			case x.Status != 0:
 				failed(e.k, x.Status, fmt.Sprintf("PE %d exited with status %d", pe, x.Status))
+			}
+			info := r.board.PortInfo(pe)
+			x.Noticed = info.Noticed
+			r.rep.Exits[e.k] = x
+			switch {
+			case x.Status != 0:
 			case !info.Opened:
 				failed(e.k, 1, fmt.Sprintf("PE %d exited without opening the board (is %s a PAPERS program? it must call spmd.Main or spmd.Open)", pe, cfg.Program))
 			case info.Data&lpt.Transparent != lpt.Transparent:
