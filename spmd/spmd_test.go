@@ -177,6 +177,7 @@ func benchShared(b *testing.B, op string) {
 	if err == nil {
 		// One warm-up operation pairs with the helper's first; then time b.N.
 		err = ops(p, op, 1)
+		b.ReportAllocs()
 		b.ResetTimer()
 		if err == nil {
 			err = ops(p, op, b.N)
