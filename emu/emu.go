@@ -50,6 +50,8 @@ type net struct {
 	drivers []int32
 	loads   []int32 // gates reading this net
 	readers []int32 // ports whose status pins read this net
+	multi   bool    // more than one driver: can see contention
+	queued  bool    // in Board.check (settle scratch)
 }
 
 // Board is an emulated board. All methods are safe for concurrent use, and a
@@ -67,6 +69,7 @@ type Board struct {
 	gates   []gate
 	queue   []int32
 	dirty   []*Port // ports whose status needs recomputing (settle scratch)
+	check   []int32 // multi-driver nets whose drivers changed (settle scratch)
 	vcc     int32   // the supply drivers
 	gnd     int32
 	ports   []*Port
@@ -174,6 +177,9 @@ func compile(h *hw.Board, pes int) *Board {
 		b.ports = append(b.ports, p)
 		b.ledNets = append(b.ledNets, [2]int32{netIdxByName(h, netIdx, hw.CableNet(k, "LED_G")), netIdxByName(h, netIdx, hw.CableNet(k, "LED_R"))})
 	}
+	for i := range b.nets {
+		b.nets[i].multi = len(b.nets[i].drivers) > 1
+	}
 	b.lay = newLayout(h.PEs, len(b.nets), len(b.drivers), len(b.gates))
 	for _, p := range b.ports {
 		p.base = b.lay.port(p.pe)
@@ -217,6 +223,13 @@ func (b *Board) resettle() {
 	for _, p := range b.ports {
 		b.markStatus(p)
 	}
+	b.check = b.check[:0]
+	for i := range b.nets {
+		if b.nets[i].multi {
+			b.nets[i].queued = true
+			b.check = append(b.check, int32(i))
+		}
+	}
 	b.settle()
 }
 
@@ -256,7 +269,6 @@ func (b *Board) resolve(n int32) bool {
 			continue
 		}
 		if any && v != val {
-			b.st.add64(hContention, 1)
 			return false
 		}
 		any, val = true, v
@@ -278,6 +290,10 @@ func (b *Board) setDriver(d int32, on, val bool) {
 		return
 	}
 	n := b.drivers[d].net
+	if nt := &b.nets[n]; nt.multi && !nt.queued {
+		nt.queued = true
+		b.check = append(b.check, n)
+	}
 	if v := b.resolve(n); v != b.level(n) {
 		b.setNet(n, v)
 		for _, g := range b.nets[n].loads {
@@ -338,6 +354,23 @@ func (b *Board) settle() {
 		}
 	}
 	b.queue = b.queue[:0]
+	// Contention that outlives the settle is a design fault; passing overlap
+	// while one buffer turns on before another turns off is not. Only nets
+	// whose drivers changed in this settle can have become contended.
+	for _, n := range b.check {
+		b.nets[n].queued = false
+		on := 0
+		var val bool
+		for _, d := range b.nets[n].drivers {
+			if dOn, dVal := b.driverBits(d); dOn {
+				if on > 0 && dVal != val {
+					b.st.add64(hContention, 1)
+				}
+				on, val = on+1, dVal
+			}
+		}
+	}
+	b.check = b.check[:0]
 	for _, p := range b.dirty {
 		p.dirty = false
 		p.updateStatusLocked()
@@ -436,7 +469,7 @@ func (b *Board) explainStall(self int, phase uint8) string {
 		}
 		switch {
 		case s == 0:
-			late = append(late, fmt.Sprintf("PE %d holds S0=S1=0 (stalling every barrier: not started, or raising an interrupt)", k))
+			late = append(late, fmt.Sprintf("PE %d holds S0=S1=0 (stalling every barrier: not started, closed, or raising an interrupt)", k))
 		case s&phase == 0:
 			late = append(late, fmt.Sprintf("PE %d has not arrived (its strobes do not show %s)", k, want))
 		}

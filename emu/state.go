@@ -207,8 +207,8 @@ type PortInfo struct {
 }
 
 // PortInfo reports on PE k's port: a launcher uses it to tell a program that
-// never opened the board, or that exited without closing its PE, from one
-// that finished cleanly (data register transparent).
+// never opened the board, or that exited without closing its PE (the port
+// is still claimed), from one that finished cleanly.
 func (b *Board) PortInfo(pe int) PortInfo {
 	b.lock()
 	defer b.unlock()

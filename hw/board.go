@@ -224,6 +224,55 @@ func (b *Board) build() {
 	}
 	b.finishPools()
 	b.power()
+	b.passives()
+}
+
+// Nets that only the passives use.
+const (
+	NetPowerLED = "PWR_LED_A" // power LED anode, after its resistor
+)
+
+// LEDAnodeNet is the net between PE k's LED resistor and the LED's anode for
+// the given colour net ("LED_G" or "LED_R").
+func LEDAnodeNet(pe int, colour string) string { return CableNet(pe, colour+"_A") }
+
+// passives adds what a real board needs beyond the logic: a decoupling
+// capacitor per chip, the LEDs and their resistors, the power input with its
+// bulk capacitor and the blue power light.
+func (b *Board) passives() {
+	var chips []*Component
+	for _, c := range b.Components {
+		if c.Part.Logic() {
+			chips = append(chips, c)
+		}
+	}
+	for i, c := range chips {
+		dc := b.add(fmt.Sprintf("C%d", i+1), Cap100n, "power", "decoupling for "+c.Ref)
+		b.connect(VCC, Node{dc.Ref, 1})
+		b.connect(GND, Node{dc.Ref, 2})
+	}
+	for k := 0; k < b.PEs; k++ {
+		led := b.add(fmt.Sprintf("D%d", k+1), LEDBicolour, "led", fmt.Sprintf("PE %d status light", k))
+		for i, colour := range []string{"LED_G", "LED_R"} {
+			r := b.add(fmt.Sprintf("R%d", 2*k+i+1), R220, "led", fmt.Sprintf("PE %d %s resistor", k, colour))
+			b.connect(CableNet(k, colour), Node{r.Ref, 1})
+			b.connect(LEDAnodeNet(k, colour), Node{r.Ref, 2}, Node{led.Ref, ledAnode[i]})
+		}
+		b.connect(GND, Node{led.Ref, ledCathode})
+	}
+	n := b.PEs
+	j := b.add(fmt.Sprintf("J%d", n+1), PowerIn, "power", "5 V power input")
+	b.connect(VCC, Node{j.Ref, 1})
+	b.connect(GND, Node{j.Ref, 2})
+	bulk := b.add(fmt.Sprintf("C%d", len(chips)+1), Cap10u, "power", "bulk capacitor at the power input")
+	b.connect(VCC, Node{bulk.Ref, 1})
+	b.connect(GND, Node{bulk.Ref, 2})
+	r := b.add(fmt.Sprintf("R%d", 2*n+1), R1k, "power", "power LED resistor")
+	b.connect(VCC, Node{r.Ref, 1})
+	b.connect(NetPowerLED, Node{r.Ref, 2})
+	led := b.add(fmt.Sprintf("D%d", n+1), LEDBlue, "power", "power light")
+	b.connect(NetPowerLED, Node{led.Ref, 2})
+	b.connect(GND, Node{led.Ref, 1})
 }
 
 // tree builds NAND(ins) onto net out: one 74LS20 gate for 4 inputs, one

@@ -190,9 +190,51 @@ var (
 			}
 			return pins
 		}(),
-		Symbol: "Connector:DB25_Female", Footprint: "Connector_Dsub:DSUB-25_Female_Horizontal_P2.77x2.84mm_EdgePinOffset7.70mm_Housed_MountingHolesOffset9.12mm",
+		// Male: the PC's port is female, and a standard straight-through
+		// DB-25 male-to-female extension cable plugs its male end into the
+		// PC and its female end onto the board, pin n to pin n.
+		Symbol: "Connector:DB25_Male", Footprint: "Connector_Dsub:DSUB-25_Male_Horizontal_P2.77x2.84mm_EdgePinOffset7.70mm_Housed_MountingHolesOffset9.12mm",
 	}
 )
+
+// Board-level parts without logic (the emulator ignores them): what a real
+// board needs beyond the gates. Name is the value printed in the BOM.
+var (
+	// Cap100n decouples one chip's supply pins.
+	Cap100n = twoPin("100nF", "ceramic decoupling capacitor", "1", "2", "Device:C", "Capacitor_THT:C_Disc_D5.0mm_W2.5mm_P5.00mm")
+	// Cap10u is the bulk capacitor at the power input.
+	Cap10u = twoPin("10uF", "electrolytic bulk capacitor", "+", "-", "Device:C_Polarized", "Capacitor_THT:CP_Radial_D5.0mm_P2.00mm")
+	// R220 limits a status LED's current: (VOH 3.4 V - VF 2 V) / 220 Ω ≈ 6 mA
+	// from a 74LS244 output (rated for 15 mA).
+	R220 = twoPin("220R", "LED current-limiting resistor", "~", "~", "Device:R", "Resistor_THT:R_Axial_DIN0207_L6.3mm_D2.5mm_P10.16mm_Horizontal")
+	// R1k limits the blue power LED's current: (5 V - VF 3.1 V) / 1 kΩ ≈ 2 mA.
+	R1k = twoPin("1k", "power LED current-limiting resistor", "~", "~", "Device:R", "Resistor_THT:R_Axial_DIN0207_L6.3mm_D2.5mm_P10.16mm_Horizontal")
+	// LEDBlue is the power light: blue, "to avoid confusion with the rest of
+	// the status display" (seed §3.3).
+	LEDBlue = twoPin("LED blue", "5 mm blue power LED", "K", "A", "Device:LED", "LED_THT:LED_D5.0mm")
+	// LEDBicolour is a PE's status light: a 3-lead common-cathode red/green LED.
+	LEDBicolour = &Part{
+		Name: "LED red/green", Description: "5 mm bi-colour LED, common cathode",
+		Pins:   []Pin{{1, "A1", PinPassive}, {2, "K", PinPassive}, {3, "A2", PinPassive}},
+		Symbol: "Device:LED_Dual_AKA", Footprint: "LED_THT:LED_D5.0mm-3",
+	}
+	// PowerIn takes a regulated 5 V supply: pin 1 +5 V, pin 2 ground.
+	PowerIn = twoPin("5V DC in", "2-way screw terminal for a regulated 5 V supply", "Pin_1", "Pin_2", "Connector:Screw_Terminal_01x02", "TerminalBlock:TerminalBlock_bornier-2_P5.08mm")
+)
+
+// Pins of LEDBicolour: anodes for green and red, and the common cathode.
+var (
+	ledAnode   = [2]int{1, 3}
+	ledCathode = 2
+)
+
+func twoPin(value, desc, n1, n2, symbol, footprint string) *Part {
+	return &Part{
+		Name: value, Description: desc,
+		Pins:   []Pin{{1, n1, PinPassive}, {2, n2, PinPassive}},
+		Symbol: symbol, Footprint: footprint,
+	}
+}
 
 func quadBuffer(name, desc string, low bool) *Part {
 	names := [15]string{"", "1OE", "1A", "1Y", "2OE", "2A", "2Y", "GND", "3Y", "3A", "3OE", "4Y", "4A", "4OE", "VCC"}
@@ -216,3 +258,6 @@ func quadBuffer(name, desc string, low bool) *Part {
 
 // Parts lists the logic parts of the library, for tools that check pinouts.
 var Parts = []*Part{LS20, LS30, LS32, LS40, LS74, LS125, LS126, LS244}
+
+// Passives lists the board-level parts without logic.
+var Passives = []*Part{DB25, Cap100n, Cap10u, R220, R1k, LEDBlue, LEDBicolour, PowerIn}

@@ -30,7 +30,6 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/hw"
-	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/spmd"
 )
 
@@ -317,8 +316,8 @@ func (r *run) start(ctx context.Context, prog, path string) error {
 			case x.Status != 0:
 			case !info.Opened:
 				failed(e.k, 1, fmt.Sprintf("PE %d exited without opening the board (is %s a PAPERS program? it must call spmd.Main or spmd.Open)", pe, cfg.Program))
-			case info.Data&lpt.Transparent != lpt.Transparent:
-				failed(e.k, 1, fmt.Sprintf("PE %d exited without closing its PE (its port still takes part in barriers)", pe))
+			case info.Holder != 0:
+				failed(e.k, 1, fmt.Sprintf("PE %d exited without closing its PE (it still holds its port)", pe))
 			}
 		case <-openDeadline.C:
 			for k, p := range procs {

@@ -122,7 +122,7 @@ func LockdownMode() string {
 func probeData(p Port) error {
 	old := p.ReadData()
 	defer p.WriteData(old)
-	for _, v := range [...]uint8{0x55, 0xaa} {
+	for _, v := range [...]uint8{old&Strobes | 0x15, old&Strobes | 0x2a} {
 		p.WriteData(v)
 		if got := p.ReadData(); got != v {
 			if c := p.ReadControl(); c != 0xff && c&ControlInput != 0 { // 0xff: nothing there at all

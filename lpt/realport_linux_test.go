@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,11 +24,11 @@ func TestRealKernel(t *testing.T) {
 		t.Skip("boots two virtual machines; skipped with -short")
 	}
 	if _, err := qemu.FindQEMU(); err != nil {
-		t.Skipf("%v; then run scripts/fetch-kernel.sh", err)
+		testenv.Missing(t, "%v; then run scripts/fetch-kernel.sh", err)
 	}
 	k, err := qemu.FindKernel()
 	if err != nil {
-		t.Skipf("%v (needs apt-get install qemu-system-x86 and scripts/fetch-kernel.sh)", err)
+		testenv.Missing(t, "%v (needs apt-get install qemu-system-x86 and scripts/fetch-kernel.sh)", err)
 	}
 	initrd := buildGuest(t, k)
 

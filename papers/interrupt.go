@@ -104,23 +104,18 @@ func (p *PE) Leave() error {
 	return nil
 }
 
-// Rejoin brings a PE that left back into the group. It briefly holds both
-// strobes low, so that no barrier can complete while it reads which phase
-// the others are in, then takes that phase: this PE's next barrier pairs
-// with the next barrier the others complete. The program must rejoin at a
-// point where the others expect it (for example, while they wait in a
-// barrier that the rejoining PE then calls).
-func (p *PE) Rejoin() error {
+// Rejoin brings a PE that left back into the group. The others cannot wait
+// for a transparent PE, and the strobe phase alone cannot tell where they
+// are in a multi-barrier operation, so Rejoin raises a parallel interrupt
+// carrying code: the others acknowledge it in their next barrier (which the
+// rejoining PE stalls until they do) and their operation returns an
+// *InterruptError with the code — the program's cue that the group has
+// changed. Every PE is in step afterwards. Rejoin returns the delivered code.
+func (p *PE) Rejoin(code uint8) (uint8, error) {
 	if p.state != left {
-		return errors.New("papers: Rejoin without Leave")
+		return 0, errors.New("papers: Rejoin without Leave")
 	}
-	p.port.WriteControl(lpt.NAK)
-	p.port.WriteData(lpt.LG | lpt.DataMask)
-	p.last = lpt.S1 | lpt.LG | lpt.DataMask
-	if p.port.ReadStatus()&lpt.RDY != 0 {
-		p.last = lpt.S0 | lpt.LG | lpt.DataMask
-	}
-	p.port.WriteData(p.last)
+	p.port.WriteData(lpt.LG | lpt.DataMask) // both strobes low: hold every barrier
 	p.state = running
-	return p.port.Err()
+	return p.Interrupt(code)
 }

@@ -191,12 +191,22 @@ func missing(mask uint64, n int) []int {
 	return m
 }
 
-// abandon leaves the port transparent and releases it after a failed Open.
+// abandon parks the port and releases it after a failed Open.
 func (p *PE) abandon() {
-	p.port.WriteData(lpt.Transparent)
-	p.port.WriteControl(0)
+	p.park()
 	p.port.Close()
 	p.state = closed
+}
+
+// park leaves the port as a PC whose program has not started: data 0 (both
+// strobes low, LED dark) holds every barrier until this PE opens again, so
+// the next program's check-in waits for it and a PE still computing never
+// goes on without it; control 0 keeps P_RDY visible (P_SEL=0) and
+// acknowledges interrupts forever (P_NAK=0), so it never blocks the others'
+// interrupt acknowledge.
+func (p *PE) park() {
+	p.port.WriteData(0)
+	p.port.WriteControl(0)
 }
 
 // Self returns this PE's id.
@@ -211,15 +221,15 @@ func (p *PE) Stats() Stats { return p.stats }
 // Port returns the port the PE drives.
 func (p *PE) Port() lpt.Port { return p.port }
 
-// Close leaves the port transparent (data 0xcf: no part in barriers or
-// NANDs, LED dark) with control 0 (P_SEL=0 so P_RDY is visible, P_NAK=0 so
-// this PE never holds up the others' interrupt acknowledge), and releases it.
+// Close parks the port (see park) and releases it. To let the others carry
+// on without this PE instead, Leave first: a transparent port stays so.
 func (p *PE) Close() error {
 	if p.state == closed {
 		return nil
 	}
-	p.port.WriteData(lpt.Transparent)
-	p.port.WriteControl(0)
+	if p.state != left {
+		p.park()
+	}
 	p.state = closed
 	err := p.port.Err()
 	if cerr := p.port.Close(); err == nil {
@@ -315,15 +325,21 @@ func (p *PE) wait(op string) error {
 	return err
 }
 
+// checkIntEvery paces interrupt checks while waiting: each costs two control
+// writes, so they are spaced in time (about 40 polls on a 1995 port, many
+// more on the emulator), not counted in polls.
+const checkIntEvery = 50 * time.Microsecond
+
 // slowWait polls the status register until the barrier completes (or, with
 // ack, until the interrupt flag clears), spinning, then yielding, then
-// sleeping; every few polls it checks for interrupts (CHECKINT), the port's
-// sticky error, the context and the deadline.
+// sleeping. Every 64 polls it checks the port's sticky error, the context
+// and the deadline, and every checkIntEvery it checks for an interrupt
+// (CHECKINT).
 func (p *PE) slowWait(op string, ack bool) error {
 	start := time.Now()
+	var nextInt time.Duration
 	for polls := 1; ; polls++ {
-		p.st = p.port.ReadStatus()
-		if ack && p.st&lpt.INT == 0 || !ack && p.ready(p.st) {
+		if p.settled(ack) {
 			return nil
 		}
 		if polls&63 != 0 {
@@ -336,22 +352,35 @@ func (p *PE) slowWait(op string, ack bool) error {
 		if waited > 2*time.Millisecond {
 			time.Sleep(20 * time.Microsecond)
 		}
-		if !ack && p.interruptPending() {
-			code, err := p.acknowledge(false, 0)
-			if err != nil {
-				return err
+		if !ack && waited >= nextInt {
+			nextInt = waited + checkIntEvery
+			if p.interruptPending() {
+				// A barrier that completed is not reported as interrupted:
+				// the raiser stalls every barrier, so the next wait
+				// acknowledges.
+				p.port.WriteControl(lpt.NAK)
+				if p.settled(false) {
+					return nil
+				}
+				code, err := p.acknowledge(false, 0)
+				if err != nil {
+					return err
+				}
+				return &InterruptError{PE: p.self, Op: op, Code: code}
 			}
-			return &InterruptError{PE: p.self, Op: op, Code: code}
 		}
 		if err := p.port.Err(); err != nil {
 			return fmt.Errorf("papers: PE %d: %s: port failed: %w", p.self, op, err)
 		}
 		select {
 		case <-p.done:
+			if p.settled(ack) {
+				return nil
+			}
 			return fmt.Errorf("papers: PE %d: %s abandoned: %w", p.self, op, context.Cause(p.ctx))
 		default:
 		}
-		if waited > p.timeout {
+		if waited > p.timeout && !p.settled(ack) {
 			e := &TimeoutError{PE: p.self, Op: op, Waited: p.timeout}
 			if x, ok := p.port.(lpt.StallExplainer); ok {
 				e.Stall = x.ExplainStall()
@@ -359,6 +388,16 @@ func (p *PE) slowWait(op string, ack bool) error {
 			return e
 		}
 	}
+}
+
+// settled polls the status once: true when the wait is over. A wait reads
+// it once more before giving up, since the checks after the last poll take
+// time and a wait that completed meanwhile (for example because the PE it
+// waited for finished and then cancelled the context) must not be reported
+// as abandoned or timed out.
+func (p *PE) settled(ack bool) bool {
+	p.st = p.port.ReadStatus()
+	return ack && p.st&lpt.INT == 0 || !ack && p.ready(p.st)
 }
 
 // NAND contributes x (4 bits) and returns the NAND of every participating

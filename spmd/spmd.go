@@ -172,8 +172,8 @@ func (o Options) Open() (*papers.PE, error) {
 	return p, nil
 }
 
-// Close closes a PE opened by Open (leaving its port transparent, so the
-// others may carry on without it) and detaches from its board.
+// Close closes a PE opened by Open (papers.PE.Close: the port is parked, or
+// stays transparent after Leave) and detaches from its board.
 func Close(p *papers.PE) error {
 	err := p.Close()
 	if v, ok := sessions.LoadAndDelete(p); ok && v.(*session).board != nil {

@@ -158,6 +158,9 @@ type Options struct {
 	// Console, when set, receives the serial console as it arrives (for
 	// example a testing log writer). Wait returns it too.
 	Console io.Writer
+	// Stdin, when set, is typed into the guest's serial console (its
+	// /dev/console input).
+	Stdin io.Reader
 }
 
 // Machine is a running guest.
@@ -191,6 +194,7 @@ func Start(ctx context.Context, o Options) (*Machine, error) {
 	m.cmd = exec.CommandContext(ctx, bin, args...)
 	m.cmd.WaitDelay = 2 * time.Second
 	m.out.tee = o.Console
+	m.cmd.Stdin = o.Stdin
 	m.cmd.Stdout = &m.out
 	m.cmd.Stderr = &m.out
 	if err := m.cmd.Start(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/lpt"
@@ -41,12 +42,13 @@ func TestOpenGPIO(t *testing.T) {
 		t.Fatal(err)
 	}
 	ep, _ := b.Port(2)
-	if _, err := periphlpt.RegisterPort("LPTB", ep); err != nil {
+	prefix := fmt.Sprintf("LPTB%d", time.Now().UnixNano()) // gpioreg is global: unique under go test -count
+	if _, err := periphlpt.RegisterPort(prefix, ep); err != nil {
 		t.Fatal(err)
 	}
 	var m []string
 	for _, l := range lpt.Lines {
-		m = append(m, fmt.Sprintf("pin%d=LPTB_PIN%d", l.Pin, l.Pin))
+		m = append(m, fmt.Sprintf("pin%d=%s_PIN%d", l.Pin, prefix, l.Pin))
 	}
 	p, err := backend.Open("gpio:" + strings.Join(m, ","))
 	if err != nil {

@@ -208,31 +208,57 @@ func (p *gpioPort) fail(err error) {
 	}
 }
 
-// drive sets the output pins whose level changes (all when force).
+// drive sets the output pins whose level changes (all when force): with
+// the bulk group in one call, else pin by pin in an order that never shows
+// the board a state the driver did not mean — data and control lines first,
+// then the strobe going low, then the strobe going high. A flip through
+// S0=S1=1 would let the other PEs see this PE at both phases at once and
+// pass a barrier it has not reached; S0=S1=0 holds every barrier instead.
 func (p *gpioPort) drive(levels lpt.Pins, force bool) {
 	changed := levels ^ p.level
 	if force {
 		changed = ^lpt.Pins(0)
 	}
 	p.level = levels
+	if p.out == nil {
+		for pass := 0; pass < 3; pass++ {
+			for i, l := range lpt.Lines {
+				if !l.Output() || p.pins[i] == nil || !changed.High(l.Pin) {
+					continue
+				}
+				high := levels.High(l.Pin)
+				if strobeOrder(l, high) == pass {
+					p.fail(p.pins[i].Out(gpio.Level(high)))
+				}
+			}
+		}
+		return
+	}
 	var value, mask gpio.GPIOValue
 	for i, l := range lpt.Lines {
-		if !l.Output() || p.pins[i] == nil || !changed.High(l.Pin) {
-			continue
-		}
-		high := levels.High(l.Pin)
-		if p.out == nil {
-			p.fail(p.pins[i].Out(gpio.Level(high)))
-			continue
-		}
-		mask |= p.outBit[i]
-		if high {
-			value |= p.outBit[i]
+		if l.Output() && p.pins[i] != nil && changed.High(l.Pin) {
+			mask |= p.outBit[i]
+			if levels.High(l.Pin) {
+				value |= p.outBit[i]
+			}
 		}
 	}
 	if mask != 0 {
 		p.fail(p.out.Out(value, mask))
 	}
+}
+
+// strobeOrder is the pass in which a pin-by-pin write sets line l to level
+// high: 0 for every line but the strobes, 1 for a strobe going low, 2 for a
+// strobe going high.
+func strobeOrder(l lpt.Line, high bool) int {
+	switch {
+	case l.Reg != lpt.Data || l.Mask&lpt.Strobes == 0:
+		return 0
+	case !high:
+		return 1
+	}
+	return 2
 }
 
 func (p *gpioPort) WriteData(v uint8) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -194,6 +195,11 @@ func runCluster(t *testing.T, b *emu.Board, port0 lpt.Port) {
 	}
 }
 
+var prefixes atomic.Int32
+
+// uniquePrefix names a test port, since gpioreg is global (go test -count).
+func uniquePrefix() string { return fmt.Sprintf("LPTTEST%d", prefixes.Add(1)) }
+
 func contribution(pe, round int) uint8 { return uint8(pe*5+round*3) & 0x0f }
 
 func TestGPIOPortDrivesBoard(t *testing.T) {
@@ -269,7 +275,8 @@ func TestDriverPins(t *testing.T) {
 		t.Fatal(err)
 	}
 	ep, _ := b.Port(0)
-	pins, err := periphlpt.RegisterPort("LPTT", ep)
+	prefix := uniquePrefix()
+	pins, err := periphlpt.RegisterPort(prefix, ep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,15 +284,15 @@ func TestDriverPins(t *testing.T) {
 		t.Fatalf("%d pins, want %d", len(pins), len(lpt.Lines))
 	}
 	for _, l := range lpt.Lines {
-		name := "LPTT_" + strings.ToUpper(l.Name)
+		name := prefix + "_" + strings.ToUpper(l.Name)
 		p := gpioreg.ByName(name)
 		if p == nil {
 			t.Fatalf("%s not registered", name)
 		}
-		if alias := gpioreg.ByName(fmt.Sprintf("LPTT_PIN%d", l.Pin)); alias == nil || alias.Name() != "LPTT_PIN"+fmt.Sprint(l.Pin) {
+		if alias := gpioreg.ByName(fmt.Sprintf("%s_PIN%d", prefix, l.Pin)); alias == nil || alias.Name() != fmt.Sprintf("%s_PIN%d", prefix, l.Pin) {
 			t.Errorf("alias for pin %d missing", l.Pin)
 		} else if r, ok := alias.(gpio.RealPin); !ok || r.Real().Name() != name {
-			t.Errorf("alias LPTT_PIN%d does not lead to %s", l.Pin, name)
+			t.Errorf("alias %s_PIN%d does not lead to %s", prefix, l.Pin, name)
 		}
 		if !l.Output() {
 			if err := p.Out(gpio.High); err == nil {
@@ -328,12 +335,13 @@ func TestGPIOPortOnDriverPins(t *testing.T) {
 		t.Fatal(err)
 	}
 	ep, _ := b.Port(0)
-	if _, err := periphlpt.RegisterPort("LPTU", ep); err != nil {
+	prefix := uniquePrefix()
+	if _, err := periphlpt.RegisterPort(prefix, ep); err != nil {
 		t.Fatal(err)
 	}
 	var m []string
 	for _, l := range lpt.Lines {
-		m = append(m, l.Name+"=LPTU_"+strings.ToUpper(l.Name))
+		m = append(m, l.Name+"="+prefix+"_"+strings.ToUpper(l.Name))
 	}
 	p, err := periphlpt.Open(strings.Join(m, ","))
 	if err != nil {

@@ -1,0 +1,296 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ttlpapers/ttlpapers/internal/measure"
+	"github.com/ttlpapers/ttlpapers/papers"
+)
+
+func init() {
+	register(&command{name: "bench", summary: "measure the aggregate operations and predict their cost with the seed's port timing", run: runBench})
+}
+
+// benchOp is one operation papersctl bench measures.
+type benchOp struct {
+	name  string
+	bytes int // bytes each PE receives per operation, for bandwidth; 0: none
+	run   func(p *papers.PE, s *benchScratch) error
+}
+
+// benchScratch holds the buffers an operation reuses, so the timed loop
+// does not allocate.
+type benchScratch struct {
+	gather []uint8
+	slice  []byte
+	in     []uint32
+}
+
+const sliceBytes = 64
+
+func benchOps() []benchOp {
+	return []benchOp{
+		{"barrier", 0, func(p *papers.PE, _ *benchScratch) error { return p.Barrier() }},
+		{"nand4", 0, func(p *papers.PE, _ *benchScratch) error { _, err := p.NAND(5); return err }},
+		{"any", 0, func(p *papers.PE, _ *benchScratch) error { _, err := p.Any(p.Self() == 0); return err }},
+		{"all", 0, func(p *papers.PE, _ *benchScratch) error { _, err := p.All(true); return err }},
+		{"or4", 0, func(p *papers.PE, _ *benchScratch) error { _, err := p.OR4(3); return err }},
+		{"vote", 0, func(p *papers.PE, _ *benchScratch) error { _, err := p.Vote(true); return err }},
+		{"or8", 0, func(p *papers.PE, _ *benchScratch) error { _, err := papers.OR(p, uint8(p.Self())); return err }},
+		{"or32", 0, func(p *papers.PE, _ *benchScratch) error { _, err := papers.OR(p, uint32(p.Self())); return err }},
+		{"broadcast-byte", 1, func(p *papers.PE, _ *benchScratch) error { _, err := papers.Broadcast(p, 0, uint8(7)); return err }},
+		{"broadcast-u32", 4, func(p *papers.PE, _ *benchScratch) error { _, err := papers.Broadcast(p, 0, uint32(7)); return err }},
+		{"broadcast-u64", 8, func(p *papers.PE, _ *benchScratch) error { _, err := papers.Broadcast(p, 0, uint64(7)); return err }},
+		{"broadcast-f64", 8, func(p *papers.PE, _ *benchScratch) error { _, err := papers.Broadcast(p, 0, 7.5); return err }},
+		{fmt.Sprintf("broadcast-%dB", sliceBytes), sliceBytes, func(p *papers.PE, s *benchScratch) error { return p.BroadcastBytes(0, s.slice) }},
+		{"gather-byte", 0, func(p *papers.PE, s *benchScratch) error { return papers.Gather(p, uint8(p.Self()), s.gather) }},
+		{"permutation-u64", 8, func(p *papers.PE, _ *benchScratch) error {
+			_, err := papers.Multicast(p, (p.Self()+1)%p.PEs(), uint64(p.Self()))
+			return err
+		}},
+		{"multicast1-u64", 8, func(p *papers.PE, _ *benchScratch) error {
+			_, err := papers.Multicast(p, 0, uint64(p.Self()))
+			return err
+		}},
+		{"scatter-u32", 0, func(p *papers.PE, s *benchScratch) error { _, err := papers.Scatter(p, 0, s.in); return err }},
+		{"reduce-sum-i32", 0, func(p *papers.PE, _ *benchScratch) error {
+			_, err := papers.Reduce(p, papers.Sum, int32(p.Self()))
+			return err
+		}},
+		{"reduce-sum-f64", 0, func(p *papers.PE, _ *benchScratch) error {
+			_, err := papers.Reduce(p, papers.Sum, float64(p.Self()))
+			return err
+		}},
+		{"reduce-max-i32", 0, func(p *papers.PE, _ *benchScratch) error {
+			_, err := papers.Reduce(p, papers.Max, int32(p.Self()))
+			return err
+		}},
+		{"reduce-max-f64", 0, func(p *papers.PE, _ *benchScratch) error {
+			_, err := papers.Reduce(p, papers.Max, float64(p.Self()))
+			return err
+		}},
+		{"reduce-or-u32", 0, func(p *papers.PE, _ *benchScratch) error {
+			_, err := papers.Reduce(p, papers.BitOr, uint32(p.Self()))
+			return err
+		}},
+		{"scan-sum-i32", 0, func(p *papers.PE, _ *benchScratch) error {
+			_, err := papers.Scan(p, papers.Sum, int32(1), papers.Exclusive)
+			return err
+		}},
+	}
+}
+
+// benchResult is one row of the output (and one object of --json).
+type benchResult struct {
+	Op   string  `json:"op"`
+	PEs  int     `json:"pes"`
+	NAND float64 `json:"nand_ops"`
+	// PortOps is the port operations per PE per operation the emulated
+	// port counted on PE 0 (polls while waiting included); MinPortOps the
+	// protocol's count when no PE waits (2 per barrier, 1 more per NAND),
+	// which the prediction uses.
+	PortOps     float64 `json:"port_ops"`
+	MinPortOps  float64 `json:"min_port_ops"`
+	PredictedUs float64 `json:"predicted_us"`
+	MeasuredNs  float64 `json:"measured_ns"`
+	CI90Ns      float64 `json:"ci90_ns"`
+	Reps        int     `json:"reps"`
+	Dropped     int     `json:"dropped"`
+	Converged   bool    `json:"converged"`
+	// Bandwidth, for operations that move data: bytes each PE receives
+	// per second, in kB/s (1000 bytes).
+	Bytes         int     `json:"bytes,omitempty"`
+	PredictedKBps float64 `json:"predicted_kBps,omitempty"`
+	MeasuredKBps  float64 `json:"measured_kBps,omitempty"`
+}
+
+func runBench(args []string) int { return bench(args, os.Stdout, os.Stderr) }
+
+func bench(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	pes := fs.Int("pes", 4, "number of PEs on the emulated board (1 to 32)")
+	asJSON := fs.Bool("json", false, "print a JSON list instead of a table")
+	portOpUs := fs.Float64("port-op-us", 1.26, "time of one port operation for the prediction, µs (the seed's 486 ISA port: 1.26)")
+	maxTime := fs.Duration("max-time", 3*time.Second, "time cap per operation for the measurement")
+	tol := fs.Float64("tolerance", 0.1, "stop when the 90% confidence interval is within this fraction of the mean")
+	only := fs.String("ops", "", "comma-separated operations to run (default all: "+opNames()+")")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: papersctl bench [flags]\n\nMeasures each aggregate operation on the embedded emulator and predicts its time on the seed's hardware.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 || *pes < 1 || *pes > 32 || *portOpUs <= 0 || *tol <= 0 || *maxTime <= 0 {
+		fmt.Fprintf(stderr, "papersctl bench: need --pes 1..32, positive --port-op-us, --tolerance and --max-time, and no arguments\n")
+		return 2
+	}
+	ops, err := selectOps(*only)
+	if err != nil {
+		fmt.Fprintf(stderr, "papersctl bench: %v\n", err)
+		return 2
+	}
+	var results []benchResult
+	for _, op := range ops {
+		r, err := measureOp(op, *pes, *maxTime, *tol)
+		if err != nil {
+			fmt.Fprintf(stderr, "papersctl bench: %s: %v\n", op.name, err)
+			return 1
+		}
+		r.PredictedUs = r.MinPortOps * *portOpUs
+		if op.bytes > 0 {
+			r.Bytes = op.bytes
+			r.PredictedKBps = float64(op.bytes) / r.PredictedUs * 1e3
+			if r.MeasuredNs > 0 {
+				r.MeasuredKBps = float64(op.bytes) / r.MeasuredNs * 1e6
+			}
+		}
+		results = append(results, r)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(results); err != nil {
+			fmt.Fprintf(stderr, "papersctl bench: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	if err := printBenchTable(stdout, results, *portOpUs); err != nil {
+		fmt.Fprintf(stderr, "papersctl bench: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func opNames() string {
+	var names []string
+	for _, op := range benchOps() {
+		names = append(names, op.name)
+	}
+	return strings.Join(names, ",")
+}
+
+func selectOps(list string) ([]benchOp, error) {
+	all := benchOps()
+	if list == "" {
+		return all, nil
+	}
+	var ops []benchOp
+	for _, name := range strings.Split(list, ",") {
+		i := 0
+		for i < len(all) && all[i].name != name {
+			i++
+		}
+		if i == len(all) {
+			return nil, fmt.Errorf("unknown operation %q (known: %s)", name, opNames())
+		}
+		ops = append(ops, all[i])
+	}
+	return ops, nil
+}
+
+// opsCounter is the emulated port's operation counter.
+type opsCounter interface{ Ops() uint64 }
+
+// measureOp runs op on an emulated board of n PEs: it counts NANDs and port
+// operations over a fixed run, then times repetitions on PE 0 (SPEC §10:
+// warm-up, loop overhead subtracted, first repetition discarded, outliers
+// dropped, until the 90% CI is within tol of the mean or maxTime is up).
+// Every PE runs the same loop; PE 0 decides when to stop and tells the
+// others with an ANY outside the timed region.
+func measureOp(op benchOp, n int, maxTime time.Duration, tol float64) (benchResult, error) {
+	res := benchResult{Op: op.name, PEs: n}
+	err := papers.Emulate(n, papers.Config{}, func(p *papers.PE) error {
+		s := &benchScratch{gather: make([]uint8, n), slice: make([]byte, sliceBytes), in: make([]uint32, n)}
+		// Warm up, and find a repetition length of about 2 ms on PE 0.
+		const warm = 20
+		start := time.Now()
+		for range warm {
+			if err := op.run(p, s); err != nil {
+				return err
+			}
+		}
+		per := time.Since(start) / warm
+		k, err := papers.Broadcast(p, 0, uint32(max(1, min(2*time.Millisecond/max(per, 1), 10000))))
+		if err != nil {
+			return err
+		}
+		// Count over one repetition.
+		ctr, _ := p.Port().(opsCounter)
+		st0, ops0 := p.Stats(), portOps(ctr)
+		for range k {
+			if err := op.run(p, s); err != nil {
+				return err
+			}
+		}
+		st1, ops1 := p.Stats(), portOps(ctr)
+		var smp *measure.Sampler
+		if p.Self() == 0 {
+			res.NAND = float64(st1.NANDs-st0.NANDs) / float64(k)
+			res.MinPortOps = float64(2*(st1.Barriers-st0.Barriers)+st1.NANDs-st0.NANDs) / float64(k)
+			res.PortOps = float64(ops1-ops0) / float64(k)
+			smp = measure.New(int(k), measure.LoopOverhead(int(k)), tol, maxTime)
+		}
+		for {
+			if err := p.Barrier(); err != nil { // line the PEs up
+				return err
+			}
+			start := time.Now()
+			for range k {
+				if err := op.run(p, s); err != nil {
+					return err
+				}
+			}
+			d := time.Since(start)
+			done := false
+			if smp != nil {
+				smp.Add(d)
+				done = smp.Done()
+			}
+			if done, err = p.Any(done); err != nil || done {
+				if smp != nil {
+					r := smp.Result()
+					res.MeasuredNs, res.CI90Ns, res.Reps, res.Dropped = r.Mean, r.CI90, r.Kept, r.Dropped
+					res.Converged = r.Converged(tol)
+				}
+				return err
+			}
+		}
+	})
+	return res, err
+}
+
+func portOps(c opsCounter) uint64 {
+	if c == nil {
+		return 0
+	}
+	return c.Ops()
+}
+
+func printBenchTable(w io.Writer, results []benchResult, portOpUs float64) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "operation\tPEs\tNANDs\tport ops\tport ops\tpredicted\tmeasured (emulator)\t90%% CI\tpredicted\tmeasured\t\n")
+	fmt.Fprintf(tw, "\t\t\t(no wait)\t(PE 0)\tµs @ %.2f µs/op\tµs\t\tkB/s per PE\tkB/s per PE\t\n", portOpUs)
+	for _, r := range results {
+		ci := fmt.Sprintf("±%.0f%%", 100*r.CI90Ns/r.MeasuredNs)
+		if !r.Converged {
+			ci += " (cap)"
+		}
+		bw, mbw := "", ""
+		if r.Bytes > 0 {
+			bw, mbw = fmt.Sprintf("%.1f", r.PredictedKBps), fmt.Sprintf("%.1f", r.MeasuredKBps)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s\t\n",
+			r.Op, r.PEs, r.NAND, r.MinPortOps, r.PortOps, r.PredictedUs, r.MeasuredNs/1e3, ci, bw, mbw)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Sort on 4 and 8 PEs, checked directly against slices.Sort of every
+// input key (Verify's collective check runs inside sortRun as well).
+func TestRadixSort(t *testing.T) {
+	for _, c := range []struct {
+		pes, keys int
+		cfg       Config
+	}{
+		{4, 48, Config{KeyBits: 16, DigitBits: 4}},
+		{8, 16, Config{KeyBits: 8, DigitBits: 4}},
+	} {
+		var io [2][][]uint32
+		svg := filepath.Join(t.TempDir(), "radix.svg")
+		res, err := sortRun(c.pes, c.keys, c.cfg, svg, &io)
+		if err != nil {
+			t.Fatalf("%d PEs: %v", c.pes, err)
+		}
+		want := slices.Concat(io[0]...)
+		slices.Sort(want)
+		got := slices.Concat(io[1]...)
+		if !slices.Equal(got, want) {
+			t.Errorf("%d PEs: sorted %v, want %v", c.pes, got, want)
+		}
+		if len(slices.Compact(slices.Clone(want))) < len(want)/2 {
+			t.Errorf("%d PEs: inputs barely differ: %v", c.pes, want)
+		}
+		// every key crosses the board once per pass: keybits/4 NANDs each
+		passes := c.cfg.KeyBits / c.cfg.DigitBits
+		perWord := 64 / c.cfg.KeyBits
+		wantMove := uint64(passes * ((c.pes*c.keys + perWord - 1) / perWord) * 16)
+		if res.Phases[2].NANDs != wantMove {
+			t.Errorf("%d PEs: coalesce took %d NANDs, want %d", c.pes, res.Phases[2].NANDs, wantMove)
+		}
+		b, err := os.ReadFile(svg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []string{"<svg", "PE 0", "PE " + string(rune('0'+c.pes-1)), "coalesce", "combine", "time ("} {
+			if !strings.Contains(string(b), s) {
+				t.Errorf("%d PEs: state graph lacks %q", c.pes, s)
+			}
+		}
+	}
+}

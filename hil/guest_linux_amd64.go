@@ -1,0 +1,62 @@
+package hil
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+
+	"github.com/ttlpapers/ttlpapers/internal/qemu"
+)
+
+// Guest is what papersctl does as init (PID 1) in a machine Run booted: it
+// mounts /dev, /proc and /sys, runs the configured papersctl command as PE
+// pe of pes with the console as its output, reports the exit status on the
+// console and powers the machine off. It returns only when it could not
+// power off.
+func Guest(pe, pes int) error {
+	if os.Getpid() != 1 {
+		return errors.New("hil: --guest is papersctl's role as init inside a hil machine, not a command to run by hand (use papersctl hil)")
+	}
+	code, err := guestRun(pe, pes)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hil guest:", err)
+	}
+	qemu.Report(exitResult, err, exitDetail(code))
+	qemu.PowerOff()
+	return nil
+}
+
+func guestRun(pe, pes int) (int, error) {
+	if err := qemu.Setup(); err != nil {
+		return -1, err
+	}
+	js, err := os.ReadFile("/" + guestArgs)
+	if err != nil {
+		return -1, err
+	}
+	var args []string
+	if err := json.Unmarshal(js, &args); err != nil {
+		return -1, fmt.Errorf("hil: bad %s: %w", guestArgs, err)
+	}
+	// Wait until the host has seen every machine this far: past its BIOS,
+	// which writes test patterns to the port that would look like a PE
+	// taking part in barriers (see Run).
+	qemu.Report(readyResult, nil, "")
+	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+		return -1, fmt.Errorf("hil: waiting for the start signal on the console: %w", err)
+	}
+	cmd := exec.Command("/"+guestBinary, Substitute(args, pe, pes)...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	err = cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode(), fmt.Errorf("papersctl %v: %w", args, err)
+	}
+	if err != nil {
+		return -1, err
+	}
+	return 0, nil
+}

@@ -1,0 +1,435 @@
+// Package hil closes the hardware loop: it runs the unmodified static
+// papersctl binary — the one a person copies to a real PC, doing ioperm and
+// inb/outb on port 0x378 — inside N QEMU virtual machines with real Debian
+// kernels, and wires each machine's ISA parallel port to one PE of a single
+// emulated board.
+//
+// The wiring is QEMU's "parport" chardev, which forwards every guest access
+// to the port's registers as a ppdev ioctl on a file; package ppdevfs serves
+// those files from an emu.Board through FUSE. Run builds the initramfs (the
+// papersctl binary, booted as init by the kernel with "rdinit=/papersctl --
+// hil --guest", and the command to run), mounts the board, boots the
+// machines, collects each one's console and exit status, and tears
+// everything down — machines, mount and temporary files — however the run
+// ends.
+package hil
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/emu/ppdevfs"
+	"github.com/ttlpapers/ttlpapers/internal/qemu"
+)
+
+// Placeholders in Config.Args, replaced in each machine by its PE number
+// and the machine count.
+const (
+	PEPlaceholder  = "{pe}"
+	PEsPlaceholder = "{pes}"
+)
+
+// Config describes a run.
+type Config struct {
+	N      int      // machines, one per PE: 1 to 32
+	Faults []string // board faults as emu.ParseFault reads them ("PE2.D6=stuck0")
+	// Args is the papersctl command line each machine runs, without the
+	// program name, e.g. {"selftest", "--port", "0x378", "--pe", "{pe}", "--pes", "{pes}"}.
+	Args []string
+	// Binary is a static linux/amd64 papersctl (CGO_ENABLED=0); see
+	// BuildPapersctl and StaticSelf.
+	Binary string
+	// Kernel is the guest kernel; nil means qemu.FindKernel.
+	Kernel *qemu.Kernel
+	// Timeout bounds each machine from boot to power-off. Zero means 5 minutes.
+	Timeout time.Duration
+	// Memory is each machine's RAM; empty means 192M.
+	Memory string
+	// Output, when set, receives every machine's console as it arrives,
+	// each line prefixed with "pe<k>| ".
+	Output io.Writer
+	// WorkDir is where the run's temporary directory (initramfs, board
+	// mount point) goes; empty means os.TempDir(). Nothing is left in it.
+	WorkDir string
+	// Log receives the board server's complaints (unknown ioctls). Nil
+	// means the standard logger.
+	Log *log.Logger
+}
+
+// Machine is what one machine did.
+type Machine struct {
+	PE       int
+	Exit     int    // the command's exit status; -1 when it did not report one
+	Console  []byte // everything the machine printed (kernel, command, QEMU)
+	Err      error  // the machine failed: timeout, QEMU error, no exit status
+	Wall     time.Duration
+	Ioctls   uint64        // port operations the board server answered for it
+	PerOp    time.Duration // mean time between them (see ppdevfs.Stats.PerOp)
+	BusyTime time.Duration // first to last port operation
+}
+
+// Result is a whole run.
+type Result struct {
+	Machines []Machine
+	Wall     time.Duration // from mounting the board to the last teardown
+}
+
+// OK reports whether every machine's command exited with status 0.
+func (r *Result) OK() bool {
+	for _, m := range r.Machines {
+		if m.Err != nil || m.Exit != 0 {
+			return false
+		}
+	}
+	return len(r.Machines) > 0
+}
+
+// Summary is one line per machine: exit status, port operations, error.
+func (r *Result) Summary() string {
+	var b strings.Builder
+	for _, m := range r.Machines {
+		fmt.Fprintf(&b, "pe%d: exit %d in %v, %d port operations", m.PE, m.Exit, m.Wall.Round(time.Millisecond), m.Ioctls)
+		if m.Err != nil {
+			fmt.Fprintf(&b, ": %v", m.Err)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// The guest side's files in the initramfs and its result line.
+const (
+	guestBinary = "papersctl"
+	guestArgs   = "hil/args.json"
+	exitResult  = "hil-exit"
+	readyResult = "hil-ready"
+)
+
+// Run boots the machines, runs the command in each against one emulated
+// board, and tears everything down. Cancelling ctx stops the run (machines
+// are killed, the board unmounted). The error is about the run itself
+// (setup failed); each machine's own failure is in its Machine.Err.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if cfg.N < 1 || cfg.N > 32 {
+		return nil, fmt.Errorf("hil: %d machines: use 1 to 32", cfg.N)
+	}
+	if len(cfg.Args) == 0 {
+		return nil, errors.New("hil: no papersctl command to run in the machines (e.g. selftest --port 0x378)")
+	}
+	if cfg.Binary == "" {
+		return nil, errors.New("hil: no papersctl binary: build one with BuildPapersctl")
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 5 * time.Minute
+	}
+	if cfg.Memory == "" {
+		cfg.Memory = "192M"
+	}
+	if cfg.Log == nil {
+		cfg.Log = log.Default()
+	}
+	if _, err := qemu.FindQEMU(); err != nil {
+		return nil, err
+	}
+	kernel := cfg.Kernel
+	if kernel == nil {
+		var err error
+		if kernel, err = qemu.FindKernel(); err != nil {
+			return nil, err
+		}
+	}
+	board, err := emu.New(cfg.N)
+	if err != nil {
+		return nil, fmt.Errorf("hil: %w", err)
+	}
+	for _, s := range cfg.Faults {
+		f, err := emu.ParseFault(s)
+		if err != nil {
+			return nil, err
+		}
+		if err := board.Inject(f); err != nil {
+			return nil, err
+		}
+	}
+
+	start := time.Now()
+	tmp, err := os.MkdirTemp(cfg.WorkDir, "ttlpapers-hil-")
+	if err != nil {
+		return nil, fmt.Errorf("hil: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	initrd := filepath.Join(tmp, "initrd.cpio")
+	if err := writeInitramfs(initrd, cfg.Binary, cfg.Args); err != nil {
+		return nil, err
+	}
+	mnt := filepath.Join(tmp, "board")
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		return nil, fmt.Errorf("hil: %w", err)
+	}
+	srv, err := ppdevfs.Mount(mnt, board, ppdevfs.Options{PEs: cfg.N, Log: cfg.Log})
+	if err != nil {
+		return nil, err
+	}
+	gate, err := newStartGate(cfg.N)
+	if err != nil {
+		srv.Unmount()
+		return nil, err
+	}
+	res := &Result{Machines: make([]Machine, cfg.N)}
+	var wg sync.WaitGroup
+	for k := 0; k < cfg.N; k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res.Machines[k] = runMachine(ctx, cfg, kernel, initrd, srv.Path(k), k, gate)
+		}()
+	}
+	wg.Wait()
+	gate.close()
+	for k := range res.Machines {
+		st := srv.Stats(k)
+		m := &res.Machines[k]
+		m.Ioctls, m.PerOp, m.BusyTime = st.Ioctls, st.PerOp(), st.Busy
+	}
+	// Every QEMU has exited (runMachine waits), so nothing holds the files.
+	if err := srv.Unmount(); err != nil {
+		return res, err
+	}
+	res.Wall = time.Since(start)
+	return res, nil
+}
+
+func writeInitramfs(path, binary string, args []string) error {
+	bin, err := os.ReadFile(binary)
+	if err != nil {
+		return fmt.Errorf("hil: reading the papersctl binary: %w", err)
+	}
+	js, err := json.Marshal(args)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := qemu.WriteInitramfs(&buf,
+		qemu.File{Path: guestBinary, Mode: 0o755, Data: bin},
+		qemu.File{Path: guestArgs, Data: js}); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+func runMachine(ctx context.Context, cfg Config, kernel *qemu.Kernel, initrd, port string, pe int, gate *startGate) Machine {
+	m := Machine{PE: pe, Exit: -1}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	var once sync.Once
+	arrived := func() { once.Do(gate.arrive) }
+	defer arrived() // a machine that dies before it is ready must not hold the others
+	console := io.Writer(&lineWatcher{marker: readyMarker, fn: arrived})
+	if cfg.Output != nil {
+		pw := &prefixWriter{w: cfg.Output, prefix: fmt.Sprintf("pe%d| ", pe)}
+		defer pw.Flush()
+		console = io.MultiWriter(console, pw)
+	}
+	vm, err := qemu.Start(ctx, qemu.Options{
+		Kernel: kernel.Vmlinuz,
+		Initrd: initrd,
+		// The kernel passes what follows "--" to init as its arguments.
+		Append:  fmt.Sprintf("quiet rdinit=/%s -- hil --guest --pe %d --pes %d", guestBinary, pe, cfg.N),
+		Memory:  cfg.Memory,
+		Args:    qemu.ParallelPassthrough(port),
+		Console: console,
+		Stdin:   gate.r[pe],
+	})
+	gate.r[pe].Close() // QEMU has its own copy
+	if err != nil {
+		m.Err = err
+		return m
+	}
+	m.Console, m.Err = vm.Wait()
+	m.Wall = time.Since(start)
+	if ctx.Err() == context.DeadlineExceeded {
+		m.Err = fmt.Errorf("hil: machine %d did not power off within %v (killed)", pe, cfg.Timeout)
+	}
+	for _, r := range qemu.ParseResults(m.Console) {
+		if r.Name == exitResult {
+			m.Exit = parseExit(r.Detail)
+		}
+	}
+	if m.Exit < 0 && m.Err == nil {
+		m.Err = fmt.Errorf("hil: machine %d powered off without reporting the command's exit status (see its console)", pe)
+	}
+	return m
+}
+
+// readyMarker is the console line a guest prints when it waits to start.
+var readyMarker = []byte(qemu.FormatResult(readyResult, nil, ""))
+
+// startGate holds every machine's command until all machines are ready.
+// Machines boot at different speeds, and a BIOS probes the port with test
+// patterns (SeaBIOS writes 0xaa, which raises S1) that a PE already checking
+// in would take for another PE's strobes. Each machine's console input is a
+// pipe; the start signal is one line typed into all of them.
+type startGate struct {
+	mu       sync.Mutex
+	waiting  int
+	r, w     []*os.File
+	released bool
+}
+
+func newStartGate(n int) (*startGate, error) {
+	g := &startGate{waiting: n}
+	for k := 0; k < n; k++ {
+		r, w, err := os.Pipe()
+		if err != nil {
+			g.close()
+			return nil, fmt.Errorf("hil: %w", err)
+		}
+		g.r, g.w = append(g.r, r), append(g.w, w)
+	}
+	return g, nil
+}
+
+// arrive counts one machine ready (or gone); the last one starts them all.
+func (g *startGate) arrive() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.waiting--; g.waiting == 0 && !g.released {
+		for _, w := range g.w {
+			w.WriteString("go\n") // fails harmlessly for a machine that has exited
+		}
+		g.closeLocked()
+	}
+}
+
+func (g *startGate) close() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closeLocked()
+	for _, r := range g.r {
+		r.Close()
+	}
+}
+
+func (g *startGate) closeLocked() {
+	if !g.released {
+		for _, w := range g.w {
+			w.Close()
+		}
+		g.released = true
+	}
+}
+
+// lineWatcher calls fn for each console line containing marker.
+type lineWatcher struct {
+	marker []byte
+	fn     func()
+	line   []byte
+}
+
+func (l *lineWatcher) Write(b []byte) (int, error) {
+	for _, c := range b {
+		if c != '\n' {
+			l.line = append(l.line, c)
+			continue
+		}
+		if bytes.Contains(l.line, l.marker) {
+			l.fn()
+		}
+		l.line = l.line[:0]
+	}
+	return len(b), nil
+}
+
+// exitDetail is the result detail that carries the exit status.
+func exitDetail(code int) string { return "status=" + strconv.Itoa(code) }
+
+func parseExit(detail string) int {
+	for _, f := range strings.Fields(detail) {
+		if v, ok := strings.CutPrefix(f, "status="); ok {
+			if n, err := strconv.Atoi(v); err == nil {
+				return n
+			}
+		}
+	}
+	return -1
+}
+
+// Substitute returns args with the placeholders replaced for one PE.
+func Substitute(args []string, pe, pes int) []string {
+	r := strings.NewReplacer(PEPlaceholder, strconv.Itoa(pe), PEsPlaceholder, strconv.Itoa(pes))
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = r.Replace(a)
+	}
+	return out
+}
+
+// prefixWriter writes whole lines, each with a prefix, so that machines'
+// consoles interleave line by line. It drops carriage returns and the
+// terminal escape sequences SeaBIOS and the kernel send.
+type prefixWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	prefix string
+	line   []byte
+	esc    int // 0: text; 1: after ESC; 2: inside a CSI sequence
+}
+
+var outputMu sync.Mutex // serialises lines from all machines
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range b {
+		switch {
+		case p.esc == 1: // ESC [ starts a CSI sequence; ESC x is complete
+			p.esc = 0
+			if c == '[' {
+				p.esc = 2
+			}
+		case p.esc == 2: // CSI ends with a byte in 0x40-0x7e
+			if c >= 0x40 && c <= 0x7e {
+				p.esc = 0
+			}
+		case c == 0x1b:
+			p.esc = 1
+		case c == '\n':
+			p.line = append(p.line, c)
+			p.emit()
+		case c >= ' ' || c == '\t':
+			p.line = append(p.line, c)
+		}
+	}
+	return len(b), nil
+}
+
+func (p *prefixWriter) emit() {
+	outputMu.Lock()
+	io.WriteString(p.w, p.prefix)
+	p.w.Write(p.line)
+	outputMu.Unlock()
+	p.line = p.line[:0]
+}
+
+// Flush writes a last unterminated line.
+func (p *prefixWriter) Flush() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.line) > 0 {
+		p.line = append(p.line, '\n')
+		p.emit()
+	}
+}

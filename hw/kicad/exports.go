@@ -1,0 +1,217 @@
+package kicad
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/ttlpapers/ttlpapers/hw"
+)
+
+// refLess orders references naturally: U2 before U10, C before D.
+func refLess(a, b string) bool {
+	pa, na := splitRef(a)
+	pb, nb := splitRef(b)
+	if pa != pb {
+		return pa < pb
+	}
+	return na < nb
+}
+
+func splitRef(r string) (string, int) {
+	i := len(strings.TrimRight(r, "0123456789"))
+	n, _ := strconv.Atoi(r[i:])
+	return r[:i], n
+}
+
+func nodeLess(a, b hw.Node) bool {
+	if a.Ref != b.Ref {
+		return refLess(a.Ref, b.Ref)
+	}
+	return a.Pin < b.Pin
+}
+
+// sortedNodes returns a net's pins in board order.
+func sortedNodes(n *hw.Net) []hw.Node {
+	nodes := append([]hw.Node(nil), n.Nodes...)
+	sort.Slice(nodes, func(i, j int) bool { return nodeLess(nodes[i], nodes[j]) })
+	return nodes
+}
+
+// netlistName is the name KiCad gives a net: label nets carry the sheet
+// path "/", power nets are global.
+func netlistName(n string) string {
+	if n == hw.VCC || n == hw.GND {
+		return n
+	}
+	return "/" + n
+}
+
+// Netlist renders the board as a KiCad netlist export (the .net file
+// Pcbnew and other tools import), nets sorted by name.
+func Netlist(b *hw.Board, schematicFile string) []byte {
+	w := &writer{}
+	w.open("(export (version \"E\")")
+	w.open("(design")
+	w.line("(source %s)", quote(schematicFile))
+	w.line("(tool \"ttlpapers papersctl kicad\")")
+	w.open("(sheet (number \"1\") (name \"/\") (tstamps \"/\")")
+	w.line("(title_block (title %s) (company \"ttlpapers\") (rev %s) (date \"\") (source %s))", quote(b.Name), quote(b.Revision), quote(schematicFile))
+	w.close()
+	w.close()
+	w.open("(components")
+	comps := append([]*hw.Component(nil), b.Components...)
+	sort.Slice(comps, func(i, j int) bool { return refLess(comps[i].Ref, comps[j].Ref) })
+	for _, c := range comps {
+		lib, part, _ := strings.Cut(c.Part.Symbol, ":")
+		w.open("(comp (ref %s)", quote(c.Ref))
+		w.line("(value %s)", quote(c.Part.Name))
+		w.line("(footprint %s)", quote(c.Part.Footprint))
+		w.line("(libsource (lib %s) (part %s) (description %s))", quote(lib), quote(part), quote(c.Part.Description))
+		w.line("(property (name \"Role\") (value %s))", quote(c.Role))
+		w.line("(sheetpath (names \"/\") (tstamps \"/\"))")
+		w.line("(tstamps %s))", quote(uuid(b.Name+"/"+c.Ref)))
+		w.depth--
+	}
+	w.close()
+	w.open("(nets")
+	nets := append([]*hw.Net(nil), b.Nets...)
+	sort.Slice(nets, func(i, j int) bool { return netlistName(nets[i].Name) < netlistName(nets[j].Name) })
+	for i, n := range nets {
+		w.open("(net (code \"%d\") (name %s)", i+1, quote(netlistName(n.Name)))
+		for _, nd := range sortedNodes(n) {
+			pin, _ := b.Component(nd.Ref).Part.PinByNum(nd.Pin)
+			w.line("(node (ref %s) (pin \"%d\") (pinfunction %s) (pintype %s))", quote(nd.Ref), nd.Pin, quote(pinName(b.Component(nd.Ref).Part, pin)), quote(kicadPinType(pin.Type)))
+		}
+		w.close()
+	}
+	w.close()
+	w.close()
+	return []byte(w.b.String())
+}
+
+// ReadNetlist parses a KiCad netlist export into nets by name (the sheet
+// path prefix "/" removed) and components' values and footprints by
+// reference.
+func ReadNetlist(src []byte) (nets map[string][]Node, comps map[string][2]string, err error) {
+	root, err := ParseExpr(string(src))
+	if err != nil {
+		return nil, nil, err
+	}
+	if root.Head() != "export" {
+		return nil, nil, fmt.Errorf("kicad: not a netlist export (starts with %q)", root.Head())
+	}
+	comps = map[string][2]string{}
+	if cs := root.Child("components"); cs != nil {
+		for _, c := range cs.Children("comp") {
+			comps[c.Child("ref").Arg(0)] = [2]string{c.Child("value").Arg(0), c.Child("footprint").Arg(0)}
+		}
+	}
+	nets = map[string][]Node{}
+	if ns := root.Child("nets"); ns != nil {
+		for _, n := range ns.Children("net") {
+			name := strings.TrimPrefix(n.Child("name").Arg(0), "/")
+			if _, dup := nets[name]; dup {
+				return nil, nil, fmt.Errorf("kicad: net %s listed twice", name)
+			}
+			for _, nd := range n.Children("node") {
+				nets[name] = append(nets[name], Node{nd.Child("ref").Arg(0), nd.Child("pin").Arg(0)})
+			}
+		}
+	}
+	return nets, comps, nil
+}
+
+// BOM is the bill of materials as CSV: one row per value and footprint,
+// with its references and quantity.
+func BOM(b *hw.Board) []byte {
+	type row struct {
+		refs               []string
+		value, footprint   string
+		description, first string
+	}
+	rows := map[[2]string]*row{}
+	for _, c := range b.Components {
+		k := [2]string{c.Part.Name, c.Part.Footprint}
+		r := rows[k]
+		if r == nil {
+			r = &row{value: c.Part.Name, footprint: c.Part.Footprint, description: c.Part.Description}
+			rows[k] = r
+		}
+		r.refs = append(r.refs, c.Ref)
+	}
+	list := make([]*row, 0, len(rows))
+	for _, r := range rows {
+		sort.Slice(r.refs, func(i, j int) bool { return refLess(r.refs[i], r.refs[j]) })
+		list = append(list, r)
+	}
+	sort.Slice(list, func(i, j int) bool { return refLess(list[i].refs[0], list[j].refs[0]) })
+	var buf bytes.Buffer
+	cw := csv.NewWriter(&buf)
+	cw.Write([]string{"Reference", "Value", "Footprint", "Quantity", "Description"})
+	for _, r := range list {
+		cw.Write([]string{strings.Join(r.refs, " "), r.value, r.footprint, strconv.Itoa(len(r.refs)), r.description})
+	}
+	cw.Flush()
+	return buf.Bytes()
+}
+
+// Wires is the point-to-point wiring list as CSV: each net daisy-chained
+// through its pins in board order (so no pin carries more than two wires,
+// as wire-wrap posts require), the wires sorted by the pin they start at,
+// so a builder works round the board chip by chip, pin by pin.
+func Wires(b *hw.Board) []byte {
+	type wire struct {
+		from, to hw.Node
+		net      string
+	}
+	var ws []wire
+	for _, n := range b.Nets {
+		nodes := sortedNodes(n)
+		for i := 1; i < len(nodes); i++ {
+			ws = append(ws, wire{nodes[i-1], nodes[i], n.Name})
+		}
+	}
+	sort.Slice(ws, func(i, j int) bool {
+		if ws[i].from != ws[j].from {
+			return nodeLess(ws[i].from, ws[j].from)
+		}
+		return nodeLess(ws[i].to, ws[j].to)
+	})
+	var buf bytes.Buffer
+	cw := csv.NewWriter(&buf)
+	cw.Write([]string{"Wire", "From", "To", "Net", "From part", "To part"})
+	part := func(nd hw.Node) string {
+		c := b.Component(nd.Ref)
+		pin, _ := c.Part.PinByNum(nd.Pin)
+		if name := pinName(c.Part, pin); name != "" && name != "~" {
+			return c.Part.Name + " " + name
+		}
+		return c.Part.Name
+	}
+	for i, w := range ws {
+		cw.Write([]string{strconv.Itoa(i + 1), w.from.String(), w.to.String(), w.net, part(w.from), part(w.to)})
+	}
+	cw.Flush()
+	return buf.Bytes()
+}
+
+// Project is a minimal KiCad 6 project file; KiCad fills in its defaults.
+func Project(b *hw.Board, base string) []byte {
+	return []byte(fmt.Sprintf(`{
+  "meta": {
+    "filename": %q,
+    "version": 1
+  },
+  "sheets": [
+    [
+      %q,
+      ""
+    ]
+  ]
+}
+`, base+".kicad_pro", uuid(b.Name+"/sheet")))
+}

@@ -1,0 +1,82 @@
+// Package kicad generates the TTL_PAPERS board's KiCad 6 design files from
+// the hw netlist — schematic, project, netlist export, bill of materials and
+// wire-wrap list for each board size — and reads schematics and netlists
+// back, so tests can prove that what a builder solders is exactly what the
+// emulator simulates.
+//
+// Nothing is drawn by hand: symbols are drawn by this package (one
+// rectangle per part with every datasheet pin, lib_ids naming KiCad's
+// standard symbols), footprints name KiCad's standard libraries, and every
+// pin is labelled with its hw net name. Output is deterministic: UUIDs are
+// derived from names, nothing carries a date.
+package kicad
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/ttlpapers/ttlpapers/hw"
+)
+
+// Base is the file name stem of a board's files: "ttl_papers_4pe".
+func Base(pes int) string { return fmt.Sprintf("ttl_papers_%dpe", pes) }
+
+// Files generates one board's files, keyed by path relative to the kicad/
+// folder ("ttl_papers_4pe/ttl_papers_4pe.kicad_sch", ...).
+func Files(b *hw.Board) map[string][]byte {
+	base := Base(b.PEs)
+	p := func(ext string) string { return filepath.Join(base, base+ext) }
+	return map[string][]byte{
+		p(".kicad_pro"): Project(b, base),
+		p(".kicad_sch"): Schematic(b),
+		p(".net"):       Netlist(b, base+".kicad_sch"),
+		p("-bom.csv"):   BOM(b),
+		p("-wires.csv"): Wires(b),
+	}
+}
+
+// AllFiles generates the files of every board size, plus a README.
+func AllFiles() map[string][]byte {
+	all := map[string][]byte{"README.md": []byte(readme)}
+	for _, n := range hw.Sizes {
+		for k, v := range Files(hw.MustNew(n)) {
+			all[k] = v
+		}
+	}
+	return all
+}
+
+const readme = `# TTL_PAPERS board design files (generated)
+
+Everything here is generated from the hw netlist by
+
+    go run ./cmd/papersctl kicad
+
+Do not edit these files: change package hw and regenerate (a test fails
+when they are stale). How to build a board: docs/board.md.
+
+One folder per board size (4, 8, 16 and 32 PEs), each with a KiCad 6
+project and schematic, the netlist export (.net, for Pcbnew: Tools →
+Update PCB from Schematic also works), the bill of materials (-bom.csv)
+and a point-to-point wiring list for wire-wrap or perfboard (-wires.csv).
+`
+
+// Generate writes every board size's files under dir and returns their
+// paths, sorted.
+func Generate(dir string) ([]string, error) {
+	files := AllFiles()
+	paths := sortedKeys(files)
+	for _, p := range paths {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(full, files[p], 0o644); err != nil {
+			return nil, err
+		}
+	}
+	sort.Strings(paths)
+	return paths, nil
+}

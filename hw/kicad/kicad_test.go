@@ -1,0 +1,241 @@
+package kicad_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"testing"
+
+	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/hw"
+	"github.com/ttlpapers/ttlpapers/hw/kicad"
+	"github.com/ttlpapers/ttlpapers/papers"
+)
+
+// kicadDir is the committed kicad/ folder at the repository root.
+var kicadDir = filepath.Join("..", "..", "kicad")
+
+// TestCommittedFilesAreFresh fails when the files under kicad/ differ from
+// what the generator writes now: regenerate with `go run ./cmd/papersctl kicad`.
+func TestCommittedFilesAreFresh(t *testing.T) {
+	want := kicad.AllFiles()
+	for _, p := range sortedKeys(want) {
+		got, err := os.ReadFile(filepath.Join(kicadDir, p))
+		if err != nil {
+			t.Errorf("%v (run `go run ./cmd/papersctl kicad`)", err)
+			continue
+		}
+		if !bytes.Equal(got, want[p]) {
+			t.Errorf("kicad/%s is stale: run `go run ./cmd/papersctl kicad` and commit the result", p)
+		}
+	}
+	// Nothing else may sit there: a file the generator no longer writes is stale too.
+	err := filepath.Walk(kicadDir, func(path string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(kicadDir, path)
+		if _, ok := want[rel]; !ok {
+			t.Errorf("kicad/%s is not generated any more: delete it", rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// hwNets is the board's netlist in the reader's terms.
+func hwNets(b *hw.Board) map[string][]kicad.Node {
+	nets := map[string][]kicad.Node{}
+	for _, n := range b.Nets {
+		for _, nd := range n.Nodes {
+			nets[n.Name] = append(nets[n.Name], kicad.Node{Ref: nd.Ref, Pin: strconv.Itoa(nd.Pin)})
+		}
+	}
+	return nets
+}
+
+func sameNets(t *testing.T, what string, got, want map[string][]kicad.Node) {
+	t.Helper()
+	for _, name := range sortedKeys(want) {
+		g, w := sortNodes(got[name]), sortNodes(want[name])
+		if fmt.Sprint(g) != fmt.Sprint(w) {
+			t.Errorf("%s: net %s has pins %v, the hw netlist %v", what, name, g, w)
+		}
+	}
+	for _, name := range sortedKeys(got) {
+		if _, ok := want[name]; !ok {
+			t.Errorf("%s: net %s (pins %v) is not in the hw netlist", what, name, sortNodes(got[name]))
+		}
+	}
+}
+
+func sortNodes(ns []kicad.Node) []kicad.Node {
+	out := append([]kicad.Node(nil), ns...)
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Ref != out[j].Ref {
+			return out[i].Ref < out[j].Ref
+		}
+		return out[i].Pin < out[j].Pin
+	})
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// TestSchematicConnectivityIsTheNetlist reads the committed schematic of
+// every board size back, recomputes which pins its wires, labels and power
+// symbols join, and compares net for net and pin for pin with hw.
+func TestSchematicConnectivityIsTheNetlist(t *testing.T) {
+	for _, n := range hw.Sizes {
+		t.Run(fmt.Sprintf("%dPE", n), func(t *testing.T) {
+			b := hw.MustNew(n)
+			src, err := os.ReadFile(filepath.Join(kicadDir, kicad.Base(n), kicad.Base(n)+".kicad_sch"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sheet, err := kicad.ReadSchematic(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conn, err := sheet.Connectivity()
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameNets(t, "schematic", conn.Nets, hwNets(b))
+			// Every placed part is a board component with its value and
+			// footprint, and every pin hw leaves open is open on the sheet.
+			seen := map[string]bool{}
+			for _, s := range sheet.Symbols {
+				if s.Power {
+					continue
+				}
+				c := b.Component(s.Ref)
+				if c == nil {
+					t.Errorf("schematic part %s is not on the board", s.Ref)
+					continue
+				}
+				seen[s.Ref] = true
+				if s.Value != c.Part.Name || s.Footprint != c.Part.Footprint || s.LibID != c.Part.Symbol {
+					t.Errorf("%s is %s %s %s on the sheet, %s %s %s on the board", s.Ref, s.LibID, s.Value, s.Footprint, c.Part.Symbol, c.Part.Name, c.Part.Footprint)
+				}
+				if len(sheet.Lib[s.LibID]) != len(c.Part.Pins) {
+					t.Errorf("%s's symbol has %d pins, the part %d", s.Ref, len(sheet.Lib[s.LibID]), len(c.Part.Pins))
+				}
+			}
+			if len(seen) != len(b.Components) {
+				t.Errorf("schematic places %d parts, the board has %d", len(seen), len(b.Components))
+			}
+			for _, nd := range conn.Unconnected {
+				pin, _ := strconv.Atoi(nd.Pin)
+				if net := b.NetOf(hw.Node{Ref: nd.Ref, Pin: pin}); net != nil {
+					t.Errorf("%s pin %s is open on the sheet but on net %s", nd.Ref, nd.Pin, net.Name)
+				}
+			}
+		})
+	}
+}
+
+// TestNetlistFileIsTheNetlist does the same for the committed .net export.
+func TestNetlistFileIsTheNetlist(t *testing.T) {
+	for _, n := range hw.Sizes {
+		b := hw.MustNew(n)
+		src, err := os.ReadFile(filepath.Join(kicadDir, kicad.Base(n), kicad.Base(n)+".net"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		nets, comps, err := kicad.ReadNetlist(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameNets(t, fmt.Sprintf("%d-PE .net", n), nets, hwNets(b))
+		if len(comps) != len(b.Components) {
+			t.Errorf("%d-PE .net lists %d components, the board has %d", n, len(comps), len(b.Components))
+		}
+		for _, c := range b.Components {
+			if got := comps[c.Ref]; got != [2]string{c.Part.Name, c.Part.Footprint} {
+				t.Errorf("%d-PE .net: %s is %v, want %s %s", n, c.Ref, got, c.Part.Name, c.Part.Footprint)
+			}
+		}
+	}
+}
+
+// TestReaderFindsMistakes proves the connectivity check can fail: a label
+// renamed on the sheet shorts two nets, and a pin moved off its wire drops
+// out of its net.
+func TestReaderFindsMistakes(t *testing.T) {
+	src := kicad.Schematic(hw.MustNew(4))
+	shorted := bytes.Replace(src, []byte(`(label "RDYQ"`), []byte(`(label "nINTQ"`), 1)
+	sheet, err := kicad.ReadSchematic(shorted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if conn, err := sheet.Connectivity(); err == nil {
+		if fmt.Sprint(sortNodes(conn.Nets["RDYQ"])) == fmt.Sprint(sortNodes(hwNets(hw.MustNew(4))["RDYQ"])) {
+			t.Error("a relabelled RDYQ pin went unnoticed")
+		}
+	}
+	sheet, err = kicad.ReadSchematic(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sheet.Wires = sheet.Wires[1:]
+	conn, err := sheet.Connectivity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff := 0
+	want := hwNets(hw.MustNew(4))
+	for name, nodes := range want {
+		if len(conn.Nets[name]) != len(nodes) {
+			diff++
+		}
+	}
+	if diff == 0 {
+		t.Error("removing a wire changed no net")
+	}
+}
+
+// TestEmulatorRunsTheGeneratedBoard: the netlist the files are generated
+// from is the one the emulator runs — barriers and NANDs work on it.
+func TestEmulatorRunsTheGeneratedBoard(t *testing.T) {
+	for _, n := range hw.Sizes {
+		b, err := emu.NewFromNetlist(hw.MustNew(n), n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = papers.EmulateOn(b, n, papers.Config{}, func(p *papers.PE) error {
+			for i := 0; i < 3; i++ {
+				if err := p.Barrier(); err != nil {
+					return err
+				}
+			}
+			x := uint8(0xf)
+			if p.Self() == n-1 {
+				x = 0x5
+			}
+			got, err := p.NAND(x)
+			if err != nil {
+				return err
+			}
+			if got != 0xa {
+				return fmt.Errorf("PE %d: NAND = %#x, want 0xa", p.Self(), got)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Errorf("%d-PE board: %v", n, err)
+		}
+	}
+}

@@ -1,0 +1,276 @@
+package kicad
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+)
+
+// A point on a sheet, in hundredths of a millimetre.
+type point struct{ X, Y coord }
+
+// LibPin is a pin of a library symbol as read back from a schematic.
+type LibPin struct {
+	Num, Name, Type string
+	At              point // connection point, symbol coordinates (Y up)
+	Angle           int
+}
+
+// SheetSymbol is a placed symbol read back from a schematic.
+type SheetSymbol struct {
+	LibID, Ref, Value, Footprint string
+	Power                        bool
+	At                           point
+	Rotation                     int
+}
+
+// Sheet is what ReadSchematic understands of a KiCad schematic: enough to
+// recompute its connectivity.
+type Sheet struct {
+	Lib        map[string][]LibPin
+	LibPower   map[string]bool
+	Symbols    []SheetSymbol
+	Wires      [][2]point
+	Labels     map[point][]string
+	NoConnects []point
+}
+
+// ReadSchematic parses a .kicad_sch file.
+func ReadSchematic(src []byte) (*Sheet, error) {
+	root, err := ParseExpr(string(src))
+	if err != nil {
+		return nil, err
+	}
+	if root.Head() != "kicad_sch" {
+		return nil, fmt.Errorf("kicad: not a schematic (starts with %q)", root.Head())
+	}
+	s := &Sheet{Lib: map[string][]LibPin{}, LibPower: map[string]bool{}, Labels: map[point][]string{}}
+	if lib := root.Child("lib_symbols"); lib != nil {
+		for _, sym := range lib.Children("symbol") {
+			id := sym.Arg(0)
+			s.LibPower[id] = sym.Child("power") != nil
+			for _, unit := range sym.Children("symbol") {
+				for _, p := range unit.Children("pin") {
+					at, angle, err := readAt(p)
+					if err != nil {
+						return nil, err
+					}
+					s.Lib[id] = append(s.Lib[id], LibPin{
+						Num: p.Child("number").Arg(0), Name: p.Child("name").Arg(0), Type: p.Arg(0), At: at, Angle: angle,
+					})
+				}
+			}
+		}
+	}
+	for _, e := range root.List {
+		switch e.Head() {
+		case "symbol":
+			at, rot, err := readAt(e)
+			if err != nil {
+				return nil, err
+			}
+			sym := SheetSymbol{LibID: e.Child("lib_id").Arg(0), At: at, Rotation: rot}
+			sym.Power = s.LibPower[sym.LibID]
+			if _, ok := s.Lib[sym.LibID]; !ok {
+				return nil, fmt.Errorf("kicad: symbol %q is not in lib_symbols", sym.LibID)
+			}
+			for _, p := range e.Children("property") {
+				switch p.Arg(0) {
+				case "Reference":
+					sym.Ref = p.Arg(1)
+				case "Value":
+					sym.Value = p.Arg(1)
+				case "Footprint":
+					sym.Footprint = p.Arg(1)
+				}
+			}
+			s.Symbols = append(s.Symbols, sym)
+		case "wire":
+			pts := e.Child("pts").Children("xy")
+			if len(pts) != 2 {
+				return nil, fmt.Errorf("kicad: wire with %d points", len(pts))
+			}
+			a, err := readXY(pts[0])
+			if err != nil {
+				return nil, err
+			}
+			b, err := readXY(pts[1])
+			if err != nil {
+				return nil, err
+			}
+			s.Wires = append(s.Wires, [2]point{a, b})
+		case "label", "global_label":
+			at, _, err := readAt(e)
+			if err != nil {
+				return nil, err
+			}
+			s.Labels[at] = append(s.Labels[at], e.Arg(0))
+		case "no_connect":
+			at, _, err := readAt(e)
+			if err != nil {
+				return nil, err
+			}
+			s.NoConnects = append(s.NoConnects, at)
+		}
+	}
+	return s, nil
+}
+
+func readXY(e *Expr) (point, error) {
+	x, err := mm(e.Arg(0))
+	if err != nil {
+		return point{}, err
+	}
+	y, err := mm(e.Arg(1))
+	return point{x, y}, err
+}
+
+func readAt(e *Expr) (point, int, error) {
+	at := e.Child("at")
+	if at == nil {
+		return point{}, 0, fmt.Errorf("kicad: %s without a position", e.Head())
+	}
+	p, err := readXY(at)
+	if err != nil {
+		return point{}, 0, err
+	}
+	angle := 0
+	if a := at.Arg(2); a != "" {
+		f, err := strconv.ParseFloat(a, 64)
+		if err != nil {
+			return point{}, 0, fmt.Errorf("kicad: bad angle %q", a)
+		}
+		angle = int(f)
+	}
+	return p, angle, nil
+}
+
+// PinAt is where a symbol's pin connects on the sheet: the library
+// position turned by the symbol's rotation (counter-clockwise, as KiCad
+// draws it) with the Y axis flipped from library to sheet.
+func (sym SheetSymbol) PinAt(p LibPin) point {
+	x, y := p.At.X, p.At.Y
+	for r := 0; r < sym.Rotation%360; r += 90 {
+		x, y = -y, x
+	}
+	return point{sym.At.X + x, sym.At.Y - y}
+}
+
+// Node is one pin of one symbol: "U1" pin "6".
+type Node struct{ Ref, Pin string }
+
+// Connectivity is the netlist a schematic draws: nets by name (from their
+// labels and power symbols; unnamed nets get "?" and a number) and the pins
+// on no net.
+type Connectivity struct {
+	Nets        map[string][]Node
+	Unconnected []Node
+}
+
+// Connectivity joins pins, wire ends, labels and power symbols that share a
+// point, and labels and power symbols that share a name. It reports an
+// error when one net carries two names (a short) or a no-connect flag sits
+// on a connected pin. Wires join only at their ends (the generator never
+// draws T-junctions).
+func (s *Sheet) Connectivity() (*Connectivity, error) {
+	parent := map[point]point{}
+	var find func(p point) point
+	find = func(p point) point {
+		q, ok := parent[p]
+		if !ok || q == p {
+			parent[p] = p
+			return p
+		}
+		r := find(q)
+		parent[p] = r
+		return r
+	}
+	union := func(a, b point) { parent[find(a)] = find(b) }
+	names := map[string]point{}
+	name := func(n string, at point) {
+		if first, ok := names[n]; ok {
+			union(at, first)
+		} else {
+			names[n] = at
+			find(at)
+		}
+	}
+	for _, w := range s.Wires {
+		union(w[0], w[1])
+	}
+	for at, ls := range s.Labels {
+		for _, l := range ls {
+			name(l, at)
+		}
+	}
+	type pinAt struct {
+		n  Node
+		at point
+	}
+	var pins []pinAt
+	for _, sym := range s.Symbols {
+		for _, p := range s.Lib[sym.LibID] {
+			at := sym.PinAt(p)
+			if sym.Power {
+				name(sym.Value, at)
+				continue
+			}
+			pins = append(pins, pinAt{Node{sym.Ref, p.Num}, at})
+			find(at)
+		}
+	}
+	rootName := map[point]string{}
+	for n, at := range names {
+		r := find(at)
+		if old, ok := rootName[r]; ok && old != n {
+			return nil, fmt.Errorf("kicad: nets %s and %s are shorted together", min(old, n), max(old, n))
+		}
+		rootName[r] = n
+	}
+	members := map[point][]Node{}
+	for _, p := range pins {
+		r := find(p.at)
+		members[r] = append(members[r], p.n)
+	}
+	// A pin alone with nothing else at its point is unconnected.
+	touched := map[point]int{}
+	for _, w := range s.Wires {
+		touched[find(w[0])]++
+	}
+	for at := range s.Labels {
+		touched[find(at)]++
+	}
+	nc := map[point]bool{}
+	for _, p := range s.NoConnects {
+		nc[p] = true
+	}
+	for _, p := range pins {
+		if r := find(p.at); nc[p.at] && (len(members[r]) > 1 || touched[r] > 0) {
+			return nil, fmt.Errorf("kicad: no-connect flag on %s pin %s, which is on a net", p.n.Ref, p.n.Pin)
+		}
+	}
+	c := &Connectivity{Nets: map[string][]Node{}}
+	unnamed := 0
+	roots := make([]point, 0, len(members))
+	for r := range members {
+		roots = append(roots, r)
+	}
+	sort.Slice(roots, func(i, j int) bool {
+		a, b := roots[i], roots[j]
+		return a.X < b.X || a.X == b.X && a.Y < b.Y
+	})
+	for _, r := range roots {
+		nodes := members[r]
+		n, named := rootName[r]
+		if !named && len(nodes) == 1 && touched[r] == 0 {
+			c.Unconnected = append(c.Unconnected, nodes[0])
+			continue
+		}
+		if !named {
+			unnamed++
+			n = fmt.Sprintf("?%d", unnamed)
+		}
+		c.Nets[n] = append(c.Nets[n], nodes...)
+	}
+	return c, nil
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package papers
+
+const raceEnabled = false

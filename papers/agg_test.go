@@ -1,0 +1,327 @@
+package papers
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// testPEs are the PE counts every collective is checked with.
+var testPEs = []int{2, 3, 4, 8, 16}
+
+// gen draws a random value of T: any bit pattern for integers, a finite
+// value (sometimes ±0) for floats, so reference sums stay comparable.
+func gen[T Number](r *rand.Rand) T {
+	if kindOf[T]() == floatKind {
+		switch r.IntN(8) {
+		case 0:
+			return 0
+		case 1:
+			return T(math.Copysign(0, -1))
+		}
+		return T((r.Float64() - 0.5) * math.Pow(2, float64(r.IntN(40)-20)))
+	}
+	return fromBits[T](r.Uint64())
+}
+
+// same compares bit patterns (so -0 and +0, and NaNs, are told apart).
+func same[T Number](a, b T) bool { return toBits(a) == toBits(b) }
+
+// counted runs f and checks it took want NANDs.
+func counted(p *PE, what string, want int, f func() error) error {
+	before := p.Stats().NANDs
+	if err := f(); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if got := p.Stats().NANDs - before; got != uint64(want) {
+		return fmt.Errorf("%s: %d NANDs, documented %d", what, got, want)
+	}
+	return nil
+}
+
+// refFold is the plain-Go reference combine, in PE order.
+func refFold[T Number](vals []T, f func(a, b T) T) T {
+	acc := vals[0]
+	for _, v := range vals[1:] {
+		acc = f(acc, v)
+	}
+	return acc
+}
+
+func refOp[T Number](op Op) func(a, b T) T {
+	isFloat := kindOf[T]() == floatKind
+	return func(a, b T) T {
+		switch op {
+		case Sum:
+			return a + b
+		case Product:
+			return a * b
+		case Min:
+			if isFloat && a == 0 && b == 0 { // -0 < +0
+				if math.Signbit(float64(a)) {
+					return a
+				}
+				return b
+			}
+			return min(a, b)
+		case Max:
+			if isFloat && a == 0 && b == 0 {
+				if math.Signbit(float64(a)) {
+					return b
+				}
+				return a
+			}
+			return max(a, b)
+		}
+		x, y := toBits(a), toBits(b)
+		switch op {
+		case BitAnd:
+			return fromBits[T](x & y)
+		case BitOr:
+			return fromBits[T](x | y)
+		}
+		return fromBits[T](x ^ y)
+	}
+}
+
+// refScan computes PE i's scan result by the definition in ScanKind.
+func refScan[T Number](vals []T, i int, f func(a, b T) T, id T, kind ScanKind) T {
+	var seq []T
+	if kind&Backward == 0 {
+		seq = append(seq, vals[:i+1]...)
+	} else {
+		for j := len(vals) - 1; j >= i; j-- {
+			seq = append(seq, vals[j])
+		}
+	}
+	if kind&Exclusive != 0 {
+		seq = seq[:len(seq)-1]
+	}
+	if len(seq) == 0 {
+		return id
+	}
+	return refFold(seq, f)
+}
+
+// checkNumber runs every collective that takes any Number on random
+// inputs, checking values against refFold/refScan and NAND counts against
+// the documented formulas. Every PE draws the same random numbers, so each
+// knows every PE's input.
+func checkNumber[T Number](p *PE, seed uint64, iters int) error {
+	n, self := p.PEs(), p.Self()
+	w := widthOf[T]()
+	q := w / 4
+	r := rand.New(rand.NewPCG(seed, uint64(n)))
+	name := fmt.Sprintf("%T", T(0))
+	vals := make([]T, n)
+	for it := 0; it < iters; it++ {
+		for i := range vals {
+			vals[i] = gen[T](r)
+		}
+		v := vals[self]
+
+		root := r.IntN(n)
+		var got T
+		if err := counted(p, name+" Broadcast", q, func() (err error) { got, err = Broadcast(p, root, v); return }); err != nil {
+			return err
+		}
+		if !same(got, vals[root]) {
+			return fmt.Errorf("%s Broadcast from %d: got %v, want %v", name, root, got, vals[root])
+		}
+
+		l := r.IntN(5)
+		buf := make([]T, l)
+		want := make([]T, l)
+		for i := range want {
+			want[i] = gen[T](r)
+		}
+		if self == root {
+			copy(buf, want)
+		}
+		if err := counted(p, name+" BroadcastSlice", 9+l*q, func() error { return BroadcastSlice(p, root, buf) }); err != nil {
+			return err
+		}
+		for i := range want {
+			if !same(buf[i], want[i]) {
+				return fmt.Errorf("%s BroadcastSlice: element %d is %v, want %v", name, i, buf[i], want[i])
+			}
+		}
+
+		out := make([]T, n)
+		if err := counted(p, name+" Gather", n*q, func() error { return Gather(p, v, out) }); err != nil {
+			return err
+		}
+		for i := range out {
+			if !same(out[i], vals[i]) {
+				return fmt.Errorf("%s Gather: out[%d] = %v, want %v", name, i, out[i], vals[i])
+			}
+		}
+
+		// Multicast: alternately a random permutation and arbitrary sources.
+		from := r.Perm(n)
+		if it%2 == 1 {
+			for i := range from {
+				from[i] = r.IntN(n)
+			}
+		}
+		srcs := 0
+		for s := 0; s < n; s++ {
+			for i, f := range from {
+				if f == s && i != s {
+					srcs++
+					break
+				}
+			}
+		}
+		if err := counted(p, name+" Multicast", (n+1+3)/4+srcs*q, func() (err error) { got, err = Multicast(p, from[self], v); return }); err != nil {
+			return err
+		}
+		if !same(got, vals[from[self]]) {
+			return fmt.Errorf("%s Multicast from %d: got %v, want %v", name, from[self], got, vals[from[self]])
+		}
+
+		var in []T
+		if self == root {
+			in = vals
+		}
+		if err := counted(p, name+" Scatter", 1+(n-1)*q, func() (err error) { got, err = Scatter(p, root, in); return }); err != nil {
+			return err
+		}
+		if !same(got, vals[self]) {
+			return fmt.Errorf("%s Scatter from %d: got %v, want %v", name, root, got, vals[self])
+		}
+
+		ops := []Op{Sum, Product, Min, Max}
+		if kindOf[T]() != floatKind {
+			ops = append(ops, BitAnd, BitOr, BitXor)
+		}
+		scanOp := ops[r.IntN(len(ops))] // big clusters scan with one op per round
+		for oi, op := range ops {
+			f := refOp[T](op)
+			nands := n * q
+			if n > 4 && (op == Sum || op == Product || op == BitXor) && op != scanOp && op != ops[it%3] {
+				continue // big clusters: the gather-based ops take turns
+			}
+			switch op {
+			case BitAnd, BitOr:
+				nands = q
+			case Min, Max:
+				nands = map[int]int{8: 4, 16: 7, 32: 14, 64: 28}[w]
+			}
+			if err := counted(p, name+" Reduce "+op.String(), nands, func() (err error) { got, err = Reduce(p, op, v); return }); err != nil {
+				return err
+			}
+			if want := refFold(vals, f); !same(got, want) {
+				return fmt.Errorf("%s Reduce %v: got %v, want %v", name, op, got, want)
+			}
+			if n > 4 && op != scanOp {
+				continue
+			}
+			kind := ScanKind(it+oi) % 4
+			if err := counted(p, name+" Scan "+op.String(), n*q, func() (err error) { got, err = Scan(p, op, v, kind); return }); err != nil {
+				return err
+			}
+			if want := refScan(vals, self, f, identity[T](op, kindOf[T]()), kind); !same(got, want) {
+				return fmt.Errorf("%s Scan %v kind %d: got %v, want %v", name, op, kind, got, want)
+			}
+		}
+
+		// A non-commutative combine catches any deviation from PE order.
+		user := func(a, b T) T { return a*3 + b }
+		if err := counted(p, name+" ReduceFunc", n*q, func() (err error) { got, err = ReduceFunc(p, v, user); return }); err != nil {
+			return err
+		}
+		if want := refFold(vals, user); !same(got, want) {
+			return fmt.Errorf("%s ReduceFunc: got %v, want %v", name, got, want)
+		}
+		for kind := Inclusive; kind <= Exclusive|Backward; kind++ {
+			if n > 4 && kind != ScanKind(it)%4 {
+				continue
+			}
+			if err := counted(p, name+" ScanFunc", n*q, func() (err error) { got, err = ScanFunc(p, v, user, 7, kind); return }); err != nil {
+				return err
+			}
+			if want := refScan(vals, self, user, 7, kind); !same(got, want) {
+				return fmt.Errorf("%s ScanFunc kind %d: got %v, want %v", name, kind, got, want)
+			}
+		}
+	}
+	return nil
+}
+
+// checkUnsigned runs the bitwise collectives of Unsigned types.
+func checkUnsigned[T Unsigned](p *PE, seed uint64, iters int) error {
+	n, self := p.PEs(), p.Self()
+	q := widthOf[T]() / 4
+	r := rand.New(rand.NewPCG(seed, uint64(n)))
+	name := fmt.Sprintf("%T", T(0))
+	vals := make([]T, n)
+	for it := 0; it < iters; it++ {
+		for i := range vals {
+			// Sparse bits so that OR and AND both have something to say.
+			vals[i] = fromBits[T](r.Uint64() & r.Uint64())
+			if it%2 == 1 {
+				vals[i] = ^vals[i]
+			}
+		}
+		or, and := vals[0], vals[0]
+		for _, v := range vals[1:] {
+			or |= v
+			and &= v
+		}
+		for _, c := range []struct {
+			name string
+			f    func(*PE, T) (T, error)
+			want T
+		}{{"OR", OR[T], or}, {"AND", AND[T], and}, {"NANDBits", NANDBits[T], ^and}} {
+			var got T
+			if err := counted(p, name+" "+c.name, q, func() (err error) { got, err = c.f(p, vals[self]); return }); err != nil {
+				return err
+			}
+			if got != c.want {
+				return fmt.Errorf("%s %s: got %#x, want %#x", name, c.name, got, c.want)
+			}
+		}
+	}
+	return nil
+}
+
+// TestCollectives checks every collective × every type × every PE count.
+func TestCollectives(t *testing.T) {
+	for _, n := range testPEs {
+		// Big clusters are slow to emulate on a small machine (every NAND
+		// needs every goroutine scheduled twice): fewer rounds there.
+		iters := 4
+		if n > 4 || raceEnabled {
+			iters = 1
+		}
+		t.Run(fmt.Sprint(n, "PEs"), func(t *testing.T) {
+			err := Emulate(n, Config{}, func(p *PE) error {
+				checks := []func(*PE, uint64, int) error{
+					checkUnsigned[uint8], checkUnsigned[uint16], checkUnsigned[uint32], checkUnsigned[uint64],
+					checkNumber[uint8], checkNumber[int8], checkNumber[int16], checkNumber[uint16],
+					checkNumber[int32], checkNumber[uint32], checkNumber[int64], checkNumber[uint64],
+					checkNumber[float32], checkNumber[float64],
+				}
+				if raceEnabled && n > 2 {
+					// The race detector slows the emulation ~10-fold: the
+					// full matrix runs without it (and at 2 PEs with it).
+					checks = []func(*PE, uint64, int) error{checkUnsigned[uint16], checkNumber[int8], checkNumber[uint32], checkNumber[float64]}
+					if n > 4 {
+						checks = []func(*PE, uint64, int) error{checkUnsigned[uint16], checkNumber[int8]}
+					}
+				}
+				for _, check := range checks {
+					if err := check(p, uint64(n), iters); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -1,0 +1,292 @@
+package papers
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+)
+
+// Op is a built-in combining operator for Reduce and Scan.
+type Op uint8
+
+// The built-in operators. BitAnd, BitOr and BitXor take integer types only.
+const (
+	Sum Op = iota
+	Product
+	Min
+	Max
+	BitAnd
+	BitOr
+	BitXor
+)
+
+func (o Op) String() string {
+	if o > BitXor {
+		return fmt.Sprintf("Op(%d)", uint8(o))
+	}
+	return [...]string{"Sum", "Product", "Min", "Max", "BitAnd", "BitOr", "BitXor"}[o]
+}
+
+// ScanKind selects the flavour of a scan; Exclusive and Backward combine
+// (Exclusive|Backward).
+type ScanKind uint8
+
+const (
+	// Inclusive forward: PE i gets v0 op v1 op ... op vi.
+	Inclusive ScanKind = 0
+	// Exclusive leaves out the PE's own value: forward, PE i gets
+	// v0 op ... op v(i-1), and PE 0 the identity.
+	Exclusive ScanKind = 1
+	// Backward runs from PE n-1 down: PE i gets v(n-1) op ... op vi
+	// (exclusive: v(n-1) op ... op v(i+1), and PE n-1 the identity).
+	Backward ScanKind = 2
+)
+
+// maxPEs bounds the PE count (hw.SizeFor): gathered values fit a stack array.
+const maxPEs = 32
+
+func (p *PE) checkOp(name string, op Op, k numKind) error {
+	if op > BitXor {
+		return p.argError(name, "unknown operator %v: use Sum, Product, Min, Max, BitAnd, BitOr or BitXor", op)
+	}
+	if op >= BitAnd && k == floatKind {
+		return p.argError(name, "%v is not defined on floating-point values: use an integer type", op)
+	}
+	return nil
+}
+
+// Reduce returns, on every PE, v0 op v1 op ... op v(n-1), combined in PE
+// order (so float results are bit-identical on every PE, independent of
+// timing). The algorithm depends on op:
+//
+//   - BitOr, BitAnd: one bitwise OR/AND; NANDs ceil(w/4) (the lower bound).
+//   - Min, Max: a radix-5 search for the extreme value on an order-preserving
+//     unsigned key: every NAND tests 4 thresholds (one per line, ANY of "my
+//     value is at least t"), so it narrows the range five-fold. NANDs
+//     K(w) = ceil(w / log2 5): 4, 7, 14, 28 for w = 8, 16, 32, 64; lower
+//     bound ceil(w/4); naive gather n*ceil(w/4).
+//   - Sum, Product, BitXor: gather then combine; NANDs n*ceil(w/4) (see
+//     docs/aggregates.md for why nothing cheaper is known); lower bound
+//     ceil(w/4).
+//
+// Floats: Min and Max use the IEEE total order (-0 < +0; NaNs with the sign
+// bit clear are above +Inf, with it set below -Inf).
+func Reduce[T Number](p *PE, op Op, v T) (T, error) {
+	k := kindOf[T]()
+	if err := p.checkOp("Reduce", op, k); err != nil {
+		return 0, err
+	}
+	w := widthOf[T]()
+	switch op {
+	case BitOr:
+		r, err := p.orWide(toBits(v), w)
+		return fromBits[T](r), err
+	case BitAnd:
+		r, err := p.nandBits(toBits(v), w)
+		return fromBits[T](^r), err
+	case Min, Max:
+		flip := uint64(0)
+		if op == Min {
+			flip = maskOf(w)
+		}
+		key, err := p.maxKey(orderKey(toBits(v), w, k)^flip, w)
+		return fromBits[T](fromKey(key^flip, w, k)), err
+	}
+	var vals [maxPEs]T
+	if err := Gather(p, v, vals[:p.n]); err != nil {
+		return 0, err
+	}
+	return fold(vals[:p.n], func(a, b T) T { return apply(op, a, b) }), nil
+}
+
+// ReduceFunc returns, on every PE, the combination of every PE's v with the
+// user's associative combine, applied in PE order:
+// combine(...combine(combine(v0, v1), v2)..., v(n-1)). combine must be
+// deterministic; it need not be commutative.
+// NANDs: n*ceil(w/4) (a gather).
+func ReduceFunc[T Number](p *PE, v T, combine func(a, b T) T) (T, error) {
+	if combine == nil {
+		return 0, p.argError("ReduceFunc", "combine is nil")
+	}
+	var vals [maxPEs]T
+	if err := Gather(p, v, vals[:p.n]); err != nil {
+		return 0, err
+	}
+	return fold(vals[:p.n], combine), nil
+}
+
+// Scan returns this PE's prefix (see ScanKind) of every PE's v under op,
+// combined in PE order; the identity (0 for Sum, BitOr and BitXor, 1 for
+// Product, all ones for BitAnd, the type's largest value or +Inf for Min,
+// smallest or -Inf for Max) goes to the first PE of an exclusive scan.
+// NANDs: n*ceil(w/4) (a gather; each PE then combines locally); lower bound
+// ceil(w/4).
+func Scan[T Number](p *PE, op Op, v T, kind ScanKind) (T, error) {
+	k := kindOf[T]()
+	if err := p.checkOp("Scan", op, k); err != nil {
+		return 0, err
+	}
+	return ScanFunc(p, v, func(a, b T) T { return apply(op, a, b) }, identity[T](op, k), kind)
+}
+
+// ScanFunc is Scan with the user's associative combine (applied in the
+// order the scan runs, as in Scan) and identity (what the first PE of an
+// exclusive scan gets; it is never combined).
+// NANDs: n*ceil(w/4) (a gather).
+func ScanFunc[T Number](p *PE, v T, combine func(a, b T) T, identity T, kind ScanKind) (T, error) {
+	if combine == nil {
+		return 0, p.argError("ScanFunc", "combine is nil")
+	}
+	if kind > Exclusive|Backward {
+		return 0, p.argError("ScanFunc", "unknown ScanKind %d: use Inclusive, Exclusive, Backward or Exclusive|Backward", kind)
+	}
+	var vals [maxPEs]T
+	if err := Gather(p, v, vals[:p.n]); err != nil {
+		return 0, err
+	}
+	return scanAt(vals[:p.n], p.self, combine, identity, kind), nil
+}
+
+// fold combines vals left to right.
+func fold[T Number](vals []T, combine func(a, b T) T) T {
+	acc := vals[0]
+	for _, v := range vals[1:] {
+		acc = combine(acc, v)
+	}
+	return acc
+}
+
+// scanAt returns PE i's result of the scan of vals.
+func scanAt[T Number](vals []T, i int, combine func(a, b T) T, identity T, kind ScanKind) T {
+	n := len(vals)
+	first, last, step := 0, i, 1 // inclusive forward: vals[0..i]
+	if kind&Backward != 0 {
+		first, step = n-1, -1
+	}
+	if kind&Exclusive != 0 {
+		last -= step
+		if i == first {
+			return identity
+		}
+	}
+	acc := vals[first]
+	for j := first + step; j != last+step; j += step {
+		acc = combine(acc, vals[j])
+	}
+	return acc
+}
+
+// apply is one built-in combining step.
+func apply[T Number](op Op, a, b T) T {
+	switch op {
+	case Sum:
+		return a + b
+	case Product:
+		return a * b
+	case Min, Max:
+		w, k := widthOf[T](), kindOf[T]()
+		if (orderKey(toBits(a), w, k) < orderKey(toBits(b), w, k)) == (op == Min) {
+			return a
+		}
+		return b
+	case BitAnd:
+		return fromBits[T](toBits(a) & toBits(b))
+	case BitOr:
+		return fromBits[T](toBits(a) | toBits(b))
+	}
+	return fromBits[T](toBits(a) ^ toBits(b))
+}
+
+// identity returns op's identity element in T.
+func identity[T Number](op Op, k numKind) T {
+	w := widthOf[T]()
+	switch op {
+	case Product:
+		return 1
+	case BitAnd:
+		return fromBits[T](maskOf(w))
+	case Min, Max:
+		if k == floatKind {
+			inf := math.Float64bits(math.Inf(1))
+			if w == 32 {
+				inf = uint64(math.Float32bits(float32(math.Inf(1))))
+			}
+			if op == Max {
+				inf |= 1 << (w - 1)
+			}
+			return fromBits[T](inf)
+		}
+		if op == Min {
+			return fromBits[T](fromKey(maskOf(w), w, k))
+		}
+		return fromBits[T](fromKey(0, w, k))
+	}
+	return 0
+}
+
+// orderKey maps a value's bits to an unsigned key with the same order:
+// signed integers flip the sign bit; floats (IEEE total order) flip every
+// bit of negatives and the sign bit of positives.
+func orderKey(b uint64, w int, k numKind) uint64 {
+	top := uint64(1) << (w - 1)
+	switch k {
+	case signedKind:
+		return b ^ top
+	case floatKind:
+		if b&top != 0 {
+			return ^b & maskOf(w)
+		}
+		return b | top
+	}
+	return b
+}
+
+// fromKey inverts orderKey.
+func fromKey(key uint64, w int, k numKind) uint64 {
+	top := uint64(1) << (w - 1)
+	switch k {
+	case signedKind:
+		return key ^ top
+	case floatKind:
+		if key&top != 0 {
+			return key &^ top
+		}
+		return ^key & maskOf(w)
+	}
+	return key
+}
+
+// maxSteps returns K(w), the NANDs of a w-bit maximum search (the least K
+// with 5^K >= 2^w), and 5^(K-1), the part size of its first step.
+func maxSteps(w int) (int, uint64) {
+	mask := maskOf(w)
+	for k, c := 0, uint64(1); ; k, c = k+1, c*5 {
+		if c > mask/5 { // 5c > mask: K = k+1 steps cover 2^w values
+			return k + 1, c
+		}
+	}
+}
+
+// maxKey returns the largest key over every PE in K(w) NANDs. The maximum
+// is known to lie in [lo, lo+5c); each NAND splits that range into five
+// parts of c values and line j (j = 0..3) is the ANY of "my key is at least
+// lo+(j+1)*c" over the PEs still in the range. The lines that come back set
+// (a thermometer code) say which part holds the maximum.
+func (p *PE) maxKey(key uint64, w int) (uint64, error) {
+	steps, c := maxSteps(w)
+	var lo uint64
+	for range steps {
+		x := uint8(0xf)
+		if key >= lo {
+			m := min((key-lo)/c, 4)
+			x &^= 1<<m - 1 // drive 0 on lines 0..m-1: the NAND reads 1 there
+		}
+		r, err := p.NAND(x)
+		if err != nil {
+			return 0, err
+		}
+		lo += uint64(bits.OnesCount8(r)) * c
+		c /= 5
+	}
+	return lo, nil
+}

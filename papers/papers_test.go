@@ -1,0 +1,567 @@
+package papers_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/papers"
+)
+
+// sizes are the PE counts the suites run on: every board size, plus odd
+// counts that leave connectors unplugged.
+var sizes = []int{2, 3, 4, 8, 16, 32}
+
+// rounds scales a 4-PE iteration count down for larger clusters, whose
+// goroutines share two cores.
+func rounds(n, base int) int {
+	if testing.Short() {
+		base /= 10
+	}
+	if n <= 4 {
+		return base
+	}
+	return max(base*4/(n*n), 20)
+}
+
+// TestBarrierNeverEarly checks the barrier's one promise: no PE leaves
+// barrier k before every PE has entered it, with random delays.
+func TestBarrierNeverEarly(t *testing.T) {
+	for _, n := range sizes {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			iters := rounds(n, 10000)
+			entered := make([]atomic.Int64, n)
+			err := papers.Emulate(n, papers.Config{}, func(p *papers.PE) error {
+				rng := rand.New(rand.NewPCG(uint64(p.Self()), 1))
+				for i := int64(1); i <= int64(iters); i++ {
+					if rng.IntN(8) == 0 {
+						runtime.Gosched()
+					}
+					for d := rng.IntN(200); d > 0; d-- { // a little computation
+						_ = rng.Uint64()
+					}
+					entered[p.Self()].Store(i)
+					if err := p.Barrier(); err != nil {
+						return err
+					}
+					for k := range entered {
+						if got := entered[k].Load(); got < i {
+							return fmt.Errorf("left barrier %d while PE %d had entered only %d", i, k, got)
+						}
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// contributions gives every PE the same random sequence of all PEs' values,
+// so each can compute the expected result itself.
+func contributions(round, n int) []uint8 {
+	rng := rand.New(rand.NewPCG(uint64(round), uint64(n)))
+	v := make([]uint8, n)
+	for i := range v {
+		v[i] = uint8(rng.UintN(16))
+	}
+	return v
+}
+
+func TestNANDAndFriends(t *testing.T) {
+	for _, n := range sizes {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			iters := rounds(n, 500)
+			err := papers.Emulate(n, papers.Config{}, func(p *papers.PE) error {
+				for r := 0; r < iters; r++ {
+					v := contributions(r, n)
+					and, or := uint8(0xf), uint8(0)
+					var vote uint64
+					for i, x := range v {
+						and &= x
+						or |= x
+						if x&1 != 0 {
+							vote |= 1 << i
+						}
+					}
+					x := v[p.Self()]
+					got, err := p.NAND(x)
+					if err != nil {
+						return err
+					}
+					if want := ^and & 0xf; got != want {
+						return fmt.Errorf("round %d: NAND of %v = %#x, want %#x", r, v, got, want)
+					}
+					if got, err = p.OR4(x); err != nil || got != or {
+						return fmt.Errorf("round %d: OR4 of %v = %#x (%v), want %#x", r, v, got, err, or)
+					}
+					if got, err = p.AND4(x); err != nil || got != and {
+						return fmt.Errorf("round %d: AND4 of %v = %#x (%v), want %#x", r, v, got, err, and)
+					}
+					anyb, err := p.Any(x&1 != 0)
+					if err != nil || anyb != (vote != 0) {
+						return fmt.Errorf("round %d: Any = %v (%v), want %v", r, anyb, err, vote != 0)
+					}
+					allb, err := p.All(x&1 != 0)
+					if err != nil || allb != (vote == 1<<n-1) {
+						return fmt.Errorf("round %d: All = %v (%v), want %v", r, allb, err, vote == 1<<n-1)
+					}
+					mask, err := p.Vote(x&1 != 0)
+					if err != nil || mask != vote {
+						return fmt.Errorf("round %d: Vote = %b (%v), want %b", r, mask, err, vote)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestDataFirstMode(t *testing.T) {
+	err := papers.Emulate(4, papers.Config{NANDMode: papers.DataFirst}, func(p *papers.PE) error {
+		for r := 0; r < 200; r++ {
+			v := contributions(r, 4)
+			got, err := p.NAND(v[p.Self()])
+			if err != nil {
+				return err
+			}
+			if want := ^(v[0] & v[1] & v[2] & v[3]) & 0xf; got != want {
+				return fmt.Errorf("round %d: NAND = %#x, want %#x", r, got, want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// lastPort makes one PE certainly the last to arrive at every barrier: before
+// each strobe flip it waits until the board shows every other PE's strobes
+// already at the new phase. Its operations then take the fast path.
+type lastPort struct {
+	*emu.Port
+	board *emu.Board
+	n     int
+}
+
+func (l lastPort) WriteData(v uint8) {
+	for k := 0; k < l.n; k++ {
+		for k != l.PE() {
+			s0, _ := l.board.NetLevel(fmt.Sprintf("PE%d.D6", k))
+			s1, _ := l.board.NetLevel(fmt.Sprintf("PE%d.D7", k))
+			if s0 == (v&lpt.S0 != 0) && s1 == (v&lpt.S1 != 0) {
+				break
+			}
+			runtime.Gosched()
+		}
+	}
+	l.Port.WriteData(v)
+}
+
+// TestPortOperationCounts asserts the seed's costs: a barrier is 2 port
+// operations and a NAND 5 for a PE that is not kept waiting.
+func TestPortOperationCounts(t *testing.T) {
+	for _, n := range []int{1, 2, 4, 8} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			b, err := emu.New(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const last = 0
+			var barrierOps, nandOps []uint64
+			err = runOn(b, n, papers.Config{}, func(k int, port *emu.Port) lpt.Port {
+				if k == last {
+					return lastPort{port, b, n}
+				}
+				return port
+			}, func(p *papers.PE) error {
+				for i := 0; i < 3; i++ {
+					before := portOps(p)
+					if err := p.Barrier(); err != nil {
+						return err
+					}
+					mid := portOps(p)
+					if _, err := p.NAND(uint8(i)); err != nil {
+						return err
+					}
+					if p.Self() == last {
+						barrierOps = append(barrierOps, mid-before)
+						nandOps = append(nandOps, portOps(p)-mid)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range barrierOps {
+				if barrierOps[i] != 2 || nandOps[i] != 5 {
+					t.Errorf("iteration %d: barrier took %d port operations, NAND %d; want 2 and 5", i, barrierOps[i], nandOps[i])
+				}
+			}
+		})
+	}
+}
+
+func portOps(p *papers.PE) uint64 {
+	switch port := p.Port().(type) {
+	case *emu.Port:
+		return port.Ops()
+	case lastPort:
+		return port.Ops()
+	}
+	panic("unknown port")
+}
+
+// runOn is EmulateOn with a hook to wrap each PE's port.
+func runOn(b *emu.Board, n int, cfg papers.Config, wrap func(int, *emu.Port) lpt.Port, fn func(*papers.PE) error) error {
+	return b.Run(context.Background(), n, func(ctx context.Context, k int, port *emu.Port) error {
+		c := cfg
+		c.PE, c.PEs, c.Context = k, n, ctx
+		p, err := papers.Open(wrap(k, port), c)
+		if err != nil {
+			return err
+		}
+		defer p.Close()
+		return fn(p)
+	})
+}
+
+func TestInterrupt(t *testing.T) {
+	for _, n := range []int{2, 4, 8, 16} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			raiser := n - 1
+			const code = 0xa
+			err := papers.Emulate(n, papers.Config{Timeout: 5 * time.Second}, func(p *papers.PE) error {
+				if p.Self() == raiser {
+					got, err := p.Interrupt(code)
+					if err != nil {
+						return err
+					}
+					if got != code {
+						return fmt.Errorf("raiser got code %#x, want %#x", got, code)
+					}
+				} else if err := barriersUntilInterrupt(p, code); err != nil {
+					return err
+				}
+				if p.Stats().Interrupts != 1 {
+					return fmt.Errorf("acknowledged %d interrupts, want 1", p.Stats().Interrupts)
+				}
+				// The cluster is back in step: a NAND gives the right answer.
+				got, err := p.NAND(uint8(p.Self() & 0xf))
+				if err != nil {
+					return err
+				}
+				want := uint8(0xf)
+				for i := 0; i < n; i++ {
+					want &= uint8(i & 0xf)
+				}
+				if want = ^want & 0xf; got != want {
+					return fmt.Errorf("NAND after interrupt = %#x, want %#x", got, want)
+				}
+				return p.CheckInterrupt()
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// barriersUntilInterrupt runs barriers until one returns the interrupt.
+func barriersUntilInterrupt(p *papers.PE, code uint8) error {
+	for i := 0; i < 1_000_000; i++ {
+		err := p.Barrier()
+		var ie *papers.InterruptError
+		if errors.As(err, &ie) {
+			if ie.Code != code {
+				return fmt.Errorf("delivered code %#x, want %#x", ie.Code, code)
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return errors.New("interrupt never arrived")
+}
+
+// TestTransparentAndUnplugged: a PE that leaves (0xcf) and a PE whose cable
+// is unplugged take no part; a PE that rejoins takes part again.
+func TestTransparentAndUnplugged(t *testing.T) {
+	b, err := emu.New(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Inject(emu.Fault{PE: 3, Kind: emu.Unplugged}); err != nil {
+		t.Fatal(err)
+	}
+	var left atomic.Bool
+	var soloDone atomic.Int32
+	err = papers.EmulateOn(b, 3, papers.Config{Timeout: 5 * time.Second}, func(p *papers.PE) error {
+		if p.Self() == 2 {
+			if err := p.Leave(); err != nil {
+				return err
+			}
+			left.Store(true)
+			if err := p.Barrier(); !errors.Is(err, papers.ErrLeft) {
+				return fmt.Errorf("barrier after Leave: %v, want ErrLeft", err)
+			}
+			for soloDone.Load() < 2 { // the others run without us
+				runtime.Gosched()
+			}
+			if code, err := p.Rejoin(5); err != nil || code != 5 {
+				return fmt.Errorf("Rejoin = %#x, %v", code, err)
+			}
+		} else {
+			for !left.Load() {
+				runtime.Gosched()
+			}
+			for i := 0; i < 100; i++ {
+				if err := p.Barrier(); err != nil {
+					return err
+				}
+			}
+			got, err := p.NAND(uint8(p.Self()) + 1) // 1 and 2
+			if err != nil {
+				return err
+			}
+			if got != ^uint8(1&2)&0xf {
+				return fmt.Errorf("NAND without PEs 2 and 3 = %#x, want %#x", got, ^uint8(1&2)&0xf)
+			}
+			if m, err := p.Vote(true); err != nil || m != 0b011 {
+				return fmt.Errorf("vote without PEs 2 and 3 = %b (%v), want 11", m, err)
+			}
+			soloDone.Add(1)
+		}
+		if p.Self() != 2 {
+			// PE 2's rejoin reaches the others as an interrupt.
+			if err := barriersUntilInterrupt(p, 5); err != nil {
+				return err
+			}
+		}
+		if m, err := p.Vote(true); err != nil || m != 0b111 {
+			return fmt.Errorf("vote after rejoin = %b (%v), want 111", m, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := b.Contention(); c != 0 {
+		t.Fatalf("%d tri-state contentions on the board", c)
+	}
+}
+
+// TestStalledPE: a PE holding S1=S0=0 stalls every barrier; the others get a
+// deadline error that names it.
+func TestStalledPE(t *testing.T) {
+	err := papers.Emulate(4, papers.Config{Timeout: 200 * time.Millisecond}, func(p *papers.PE) error {
+		if p.Self() == 3 {
+			p.Port().WriteData(0) // both strobes low
+			time.Sleep(500 * time.Millisecond)
+			return nil
+		}
+		err := p.Barrier()
+		var te *papers.TimeoutError
+		if !errors.As(err, &te) {
+			return fmt.Errorf("barrier with a stalled PE returned %v, want a TimeoutError", err)
+		}
+		if !strings.Contains(err.Error(), "PE 3 holds S0=S1=0") {
+			return fmt.Errorf("timeout error does not name the stalled PE: %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSplitPhaseBarrier(t *testing.T) {
+	var work atomic.Int64
+	err := papers.Emulate(2, papers.Config{}, func(p *papers.PE) error {
+		if p.Self() == 1 {
+			time.Sleep(20 * time.Millisecond) // late: PE 0 computes meanwhile
+			return p.Barrier()
+		}
+		if err := p.StartBarrier(); err != nil {
+			return err
+		}
+		if err := p.Barrier(); !errors.Is(err, papers.ErrSplit) {
+			return fmt.Errorf("Barrier during a split-phase barrier: %v, want ErrSplit", err)
+		}
+		for {
+			done, err := p.QueryBarrier()
+			if err != nil {
+				return err
+			}
+			if done {
+				break
+			}
+			work.Add(1)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if work.Load() == 0 {
+		t.Fatal("PE 0 did no work between StartBarrier and completion")
+	}
+}
+
+func TestLED(t *testing.T) {
+	b, err := emu.New(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var waiting atomic.Bool
+	err = papers.EmulateOn(b, 2, papers.Config{}, func(p *papers.PE) error {
+		if p.Self() == 1 {
+			if got := b.LED(1); got != emu.Green {
+				return fmt.Errorf("LED of a running PE is %v, want green", got)
+			}
+			for !waiting.Load() {
+				runtime.Gosched()
+			}
+			time.Sleep(10 * time.Millisecond)
+			if got := b.LED(0); got != emu.Red {
+				return fmt.Errorf("LED of a waiting PE is %v, want red", got)
+			}
+			return p.Barrier()
+		}
+		waiting.Store(true)
+		if err := p.Barrier(); err != nil {
+			return err
+		}
+		if got := b.LED(0); got != emu.Green {
+			return fmt.Errorf("LED after the wait is %v, want green", got)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := 0; k < 2; k++ {
+		if got := b.LED(k); got != emu.Dark {
+			t.Errorf("LED of PE %d after Close is %v, want dark", k, got)
+		}
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	b, err := emu.New(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, err := b.Port(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		cfg  papers.Config
+		want string
+	}{
+		{papers.Config{PE: 4, PEs: 4}, "PE id 4 out of range"},
+		{papers.Config{PE: -1, PEs: 4}, "PE id -1 out of range"},
+		{papers.Config{PE: 0, PEs: 33}, "no TTL_PAPERS board holds 33 PEs"},
+		{papers.Config{PE: 0, PEs: 0}, "at least 1 PE"},
+	}
+	for _, c := range cases {
+		if _, err := papers.Open(port, c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Open(%+v) = %v, want an error containing %q", c.cfg, err, c.want)
+		}
+	}
+	if _, err := b.Port(0); err == nil || !strings.Contains(err.Error(), "already open") {
+		t.Errorf("second Port(0) = %v, want 'already open'", err)
+	}
+	port.Close()
+	if _, err := emu.New(33); err == nil {
+		t.Error("emu.New(33) succeeded")
+	}
+
+	err = papers.Emulate(1, papers.Config{}, func(p *papers.PE) error {
+		if _, err := p.NAND(0x10); err == nil || !strings.Contains(err.Error(), "wider than 4 bits") {
+			return fmt.Errorf("NAND(0x10) = %v, want 'wider than 4 bits'", err)
+		}
+		if _, err := p.Interrupt(0x1f); err == nil {
+			return errors.New("Interrupt(0x1f) succeeded")
+		}
+		if err := p.Close(); err != nil {
+			return err
+		}
+		if err := p.Barrier(); !errors.Is(err, papers.ErrClosed) {
+			return fmt.Errorf("Barrier after Close = %v, want ErrClosed", err)
+		}
+		if _, err := p.NAND(1); !errors.Is(err, papers.ErrClosed) {
+			return fmt.Errorf("NAND after Close = %v, want ErrClosed", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCheckInFindsMissingPE: a program started for 4 PEs with a cable
+// unplugged fails on every PE, naming the missing one.
+func TestCheckInFindsMissingPE(t *testing.T) {
+	b, err := emu.New(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Inject(emu.Fault{PE: 2, Kind: emu.Unplugged})
+	err = papers.EmulateOn(b, 4, papers.Config{Timeout: time.Second}, func(p *papers.PE) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "PEs [2] did not answer") {
+		t.Fatalf("check-in with PE 2 unplugged: %v", err)
+	}
+}
+
+// TestNoAllocations: the operation hot paths do not allocate.
+func TestNoAllocations(t *testing.T) {
+	const runs = 200
+	ops := map[string]func(p *papers.PE) error{
+		"barrier": func(p *papers.PE) error { return p.Barrier() },
+		"nand":    func(p *papers.PE) error { _, err := p.NAND(3); return err },
+		"vote":    func(p *papers.PE) error { _, err := p.Vote(true); return err },
+	}
+	for name, op := range ops {
+		var allocs float64
+		err := papers.Emulate(2, papers.Config{}, func(p *papers.PE) error {
+			var err error
+			f := func() {
+				if e := op(p); e != nil {
+					err = e
+				}
+			}
+			if p.Self() == 0 {
+				allocs = testing.AllocsPerRun(runs, f)
+			} else {
+				for i := 0; i <= runs; i++ {
+					f()
+				}
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if allocs != 0 {
+			t.Errorf("%s: %v allocations per operation, want 0", name, allocs)
+		}
+	}
+}

@@ -1,0 +1,778 @@
+package selftest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/hw"
+	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/papers"
+)
+
+// env is what a cluster check sees on one PE.
+type env struct {
+	p       *papers.PE
+	ops     func() uint64
+	board   *emu.Board    // nil on real ports
+	shared  *shared       // in-process coordination; nil on real ports
+	lock    *lockstepPort // nil on real ports
+	timeout time.Duration
+	res     *[]result
+	step    string
+	portOps map[string]uint64 // written by PE 0 only
+	mu      *sync.Mutex
+}
+
+type result struct {
+	name   string
+	pass   bool
+	detail string
+	lines  string // port lines to suspect when it fails and no wiring diagnosis is known
+	// secondary marks a failure caused by another PE's failure.
+	secondary bool
+}
+
+// check records one result on this PE.
+func (e *env) check(name string, pass bool, lines, format string, args ...any) {
+	*e.res = append(*e.res, result{name, pass, fmt.Sprintf(format, args...), lines, false})
+}
+
+func (e *env) opsReport(name string, v uint64) {
+	if e.p.Self() != 0 {
+		return
+	}
+	e.mu.Lock()
+	e.portOps[name] = v
+	e.mu.Unlock()
+}
+
+// shared is the in-process coordination the emulator allows: PEs that are
+// goroutines can meet outside the board, which lets checks make one PE
+// late on purpose and measure operations with nobody late.
+type shared struct {
+	n       int
+	dead    chan struct{} // closed when a PE's check fails with an error
+	kill    sync.Once
+	mu      sync.Mutex
+	count   int
+	gen     chan struct{}
+	signals map[string]chan struct{}
+	counts  []atomic.Int64
+}
+
+func newShared(n int) *shared {
+	return &shared{n: n, dead: make(chan struct{}), gen: make(chan struct{}), signals: map[string]chan struct{}{}, counts: make([]atomic.Int64, n)}
+}
+
+// abort stops every in-process wait; it reports whether this call was the
+// first (the others' failures are then consequences).
+func (s *shared) abort() (first bool) {
+	s.kill.Do(func() { close(s.dead); first = true })
+	return first
+}
+
+// meet waits until every PE has called meet (a reusable rendezvous).
+func (s *shared) meet(d time.Duration) error {
+	s.mu.Lock()
+	ch := s.gen
+	s.count++
+	if s.count == s.n {
+		s.count = 0
+		s.gen = make(chan struct{})
+		close(ch)
+		s.mu.Unlock()
+		return nil
+	}
+	s.mu.Unlock()
+	return s.waitFor(ch, d, "the other PEs at an in-process rendezvous")
+}
+
+func (s *shared) signal(name string) chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch := s.signals[name]
+	if ch == nil {
+		ch = make(chan struct{}, s.n) // buffered: senders never wait for a receiver that gave up
+		s.signals[name] = ch
+	}
+	return ch
+}
+
+func (s *shared) waitFor(ch <-chan struct{}, d time.Duration, what string) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return nil
+	case <-s.dead:
+		return errors.New("selftest: abandoned: another PE's check failed")
+	case <-t.C:
+		return fmt.Errorf("selftest: waited %v for %s", d, what)
+	}
+}
+
+// A session is a group of checks run on a freshly opened cluster, so that
+// a failed check does not stop the ones after it.
+type session struct {
+	name    string
+	lines   string // lines to suspect when its check-in fails
+	emuOnly bool
+	minPEs  int
+	run     func(e *env) error
+}
+
+var sessions = []session{
+	{name: "barrier", lines: "D6,D7,Busy", run: barrierChecks},
+	{name: "NAND", lines: "D0,D1,D2,D3", run: nandChecks},
+	{name: "aggregates", lines: "D0,D1,D2,D3", run: aggregateChecks},
+	{name: "split-phase barrier", lines: "D6,D7,Busy", run: splitChecks},
+	{name: "interrupts", lines: "nAutoFd,nStrobe,nInit,Busy", run: interruptChecks},
+	{name: "LEDs", lines: "D4,D5", emuOnly: true, run: ledChecks},
+	{name: "leave and rejoin", lines: "D6,D7", emuOnly: true, minPEs: 2, run: leaveChecks},
+	{name: "stalled PE", lines: "D6,D7", emuOnly: true, minPEs: 2, run: stallChecks},
+}
+
+// runCluster runs the driver's primitives on every PE (emulator) or on this
+// PC's PE (multi-PC), one session at a time.
+func runCluster(ctx context.Context, rep *Report, h *hw.Board, board *emu.Board, cfg Config, findings []Check) {
+	var mu sync.Mutex
+	checkedIn := false
+	for _, s := range sessions {
+		if s.emuOnly && board == nil {
+			rep.add(Check{Name: s.name, Status: StatusNotCheckable, Line: s.lines,
+				Detail: "needs every PE in one process (the emulator): not run in multi-PC mode"})
+			continue
+		}
+		if cfg.PEs < s.minPEs {
+			rep.add(Check{Name: s.name, Status: StatusNotCheckable, Line: s.lines, Detail: fmt.Sprintf("needs at least %d PEs", s.minPEs)})
+			continue
+		}
+		results, openErr := runSession(ctx, rep, board, cfg, s, &mu)
+		if openErr != nil {
+			rep.add(failure(h, cfg, findings, Check{Name: "check-in for " + s.name + " checks", Detail: openErr.Error()}, s.lines))
+			if !checkedIn {
+				rep.add(failure(h, cfg, findings, Check{Name: "driver checks", Detail: "not run: the cluster could not check in"}, s.lines))
+				return
+			}
+			continue
+		}
+		if !checkedIn {
+			rep.add(Check{Name: "check-in (every PE opens, barrier, vote)", Pass: true, Detail: fmt.Sprintf("%d PEs answered", cfg.PEs)})
+			checkedIn = true
+		}
+		for _, r := range results {
+			c := Check{Name: r.name, Pass: r.pass, Detail: r.detail}
+			if !r.pass {
+				c = failure(h, cfg, findings, c, r.lines)
+			}
+			rep.add(c)
+		}
+	}
+	if board != nil {
+		var lit []string
+		for k := range cfg.PEs {
+			if l := board.LED(k); l != emu.Dark {
+				lit = append(lit, fmt.Sprintf("PE %d %s", k, l))
+			}
+		}
+		c := Check{Name: "LEDs dark after Close", Pass: len(lit) == 0, Detail: "every LED dark"}
+		if !c.Pass {
+			c = failure(h, cfg, findings, Check{Name: c.Name, Detail: strings.Join(lit, ", ")}, "D4,D5")
+		}
+		rep.add(c)
+	}
+}
+
+// failure completes a failed driver check: with the wiring diagnosis when
+// there is one, else with the lines the check depends on.
+func failure(h *hw.Board, cfg Config, findings []Check, c Check, lines string) Check {
+	if len(findings) > 0 {
+		return withFinding(findings[0], c.Name, c.Detail)
+	}
+	c.Status, c.Pass = StatusFail, false
+	names := strings.Split(or(lines, "D6,D7,Busy"), ",")
+	c.Line = strings.Join(names, "/")
+	l := lineNamed(names[0])
+	c.Pin = l.Pin
+	var chips []string
+	for _, n := range names {
+		chips = append(chips, h.Trace(cfg.PE, lineNamed(n)))
+	}
+	c.Chip = strings.Join(chips, "; ")
+	if cfg.Port == nil {
+		c.Cause = "the wiring probe found no fault: a driver or emulator problem"
+	} else {
+		c.Cause = "one of these lines on some PE's cable, or a PC that did not start selftest with the same --pes: run single-PC mode (--single) on each PC to find which"
+	}
+	return c
+}
+
+// runSession opens the cluster, runs the session's checks on every PE and
+// merges their results: a check passes when it passes on every PE. The
+// error is a failed check-in.
+func runSession(ctx context.Context, rep *Report, board *emu.Board, cfg Config, s session, mu *sync.Mutex) ([]result, error) {
+	pcfg := papers.Config{PEs: cfg.PEs, PE: cfg.PE, Timeout: cfg.Timeout, Context: ctx}
+	per := make([][]result, cfg.PEs)
+	var opened atomic.Int32
+	sh := newShared(cfg.PEs)
+	body := func(p *papers.PE, ops func() uint64, b *emu.Board, sh *shared, lp *lockstepPort) error {
+		opened.Add(1)
+		e := &env{p: p, ops: ops, board: b, shared: sh, lock: lp, timeout: cfg.Timeout, res: &per[p.Self()], portOps: rep.PortOps, mu: mu}
+		err := s.run(e)
+		if err != nil {
+			// Stop the other PEs' waits at once: the first failure is the
+			// finding, the others' abandoned waits are its consequences.
+			primary := sh == nil || sh.abort()
+			*e.res = append(*e.res, result{e.step, false, err.Error(), s.lines, !primary})
+		}
+		return err
+	}
+	var err error
+	if board != nil {
+		if err := notStarted(board, cfg.PEs); err != nil {
+			return nil, err
+		}
+		err = board.Run(ctx, cfg.PEs, func(ctx context.Context, k int, port *emu.Port) error {
+			lp := &lockstepPort{Port: port, sh: sh, timeout: 5 * cfg.Timeout}
+			c := pcfg
+			c.PE, c.Context = k, ctx
+			p, err := papers.Open(lp, c)
+			if err != nil {
+				sh.abort() // the PEs that did open stop waiting for this one
+				return err
+			}
+			defer p.Close()
+			return body(p, port.Ops, board, sh, lp)
+		})
+	} else {
+		cp := &countingPort{Port: cfg.Port}
+		var p *papers.PE
+		if p, err = papers.Open(cp, pcfg); err == nil {
+			err = body(p, cp.Ops, nil, nil, nil)
+			p.Close()
+		}
+		// Hold both strobes low, as a PC that has not started does, so that
+		// the others' next check-in waits for this PC.
+		cfg.Port.WriteData(0)
+		per = [][]result{per[cfg.PE]}
+	}
+	if err != nil && opened.Load() < int32(len(per)) {
+		return nil, errors.New(strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	return merge(per), nil
+}
+
+// notStarted puts every PE's port back in its power-on state (data and
+// control 0: both strobes low), as if no PE had started yet. A check-in
+// must see the PEs that have not opened yet holding the barrier; ports
+// left transparent by a previous session would let it complete without
+// them.
+func notStarted(b *emu.Board, n int) error {
+	for k := range n {
+		p, err := b.Port(k)
+		if err != nil {
+			return err
+		}
+		p.WriteControl(0)
+		p.WriteData(0)
+		p.Close()
+	}
+	return nil
+}
+
+// merge combines per-PE results by check name, in order of first appearance.
+func merge(per [][]result) []result {
+	var out []result
+	idx := map[string]int{}
+	for pe, rs := range per {
+		for _, r := range rs {
+			i, ok := idx[r.name]
+			if !ok {
+				i = len(out)
+				idx[r.name] = i
+				r.detail = "every PE: " + r.detail
+				if !r.pass {
+					r.detail = fmt.Sprintf("PE %d: %s", pe, strings.TrimPrefix(r.detail, "every PE: "))
+				}
+				out = append(out, r)
+				continue
+			}
+			if !r.pass && (out[i].pass || out[i].secondary && !r.secondary) {
+				out[i].secondary = r.secondary
+				out[i].pass = false
+				out[i].detail = fmt.Sprintf("PE %d: %s", pe, r.detail)
+			}
+		}
+	}
+	return out
+}
+
+// countingPort counts a real port's operations, and keeps the port open
+// when the driver closes it between sessions.
+type countingPort struct {
+	lpt.Port
+	n atomic.Uint64
+}
+
+func (c *countingPort) WriteData(v uint8)    { c.n.Add(1); c.Port.WriteData(v) }
+func (c *countingPort) ReadData() uint8      { c.n.Add(1); return c.Port.ReadData() }
+func (c *countingPort) ReadStatus() uint8    { c.n.Add(1); return c.Port.ReadStatus() }
+func (c *countingPort) WriteControl(v uint8) { c.n.Add(1); c.Port.WriteControl(v) }
+func (c *countingPort) ReadControl() uint8   { c.n.Add(1); return c.Port.ReadControl() }
+func (c *countingPort) Close() error         { return nil }
+func (c *countingPort) Ops() uint64          { return c.n.Load() }
+
+// lockstepPort makes the PEs of an emulated cluster take their port
+// operations in lockstep while it is on: no PE starts its k-th operation
+// before every PE has finished its (k-1)-th. Then nobody is ever late, and
+// an operation's port-operation count is exactly its cost on an idle
+// board, whatever the goroutine scheduling.
+type lockstepPort struct {
+	*emu.Port
+	sh      *shared
+	on      bool
+	timeout time.Duration
+	err     error
+}
+
+func (l *lockstepPort) step() {
+	if l.on && l.err == nil {
+		l.err = l.sh.meet(l.timeout)
+	}
+}
+
+func (l *lockstepPort) WriteData(v uint8)    { l.step(); l.Port.WriteData(v) }
+func (l *lockstepPort) ReadData() uint8      { l.step(); return l.Port.ReadData() }
+func (l *lockstepPort) ReadStatus() uint8    { l.step(); return l.Port.ReadStatus() }
+func (l *lockstepPort) WriteControl(v uint8) { l.step(); l.Port.WriteControl(v) }
+func (l *lockstepPort) ReadControl() uint8   { l.step(); return l.Port.ReadControl() }
+
+func (l *lockstepPort) Err() error {
+	if l.err != nil {
+		return fmt.Errorf("lockstep: %w", l.err)
+	}
+	return l.Port.Err()
+}
+
+// opCost runs op n times and returns the fewest and most port operations
+// one run took: in lockstep on the emulator, else as they come (the fewest
+// is then the cost when nobody was late).
+func opCost(e *env, n int, op func() error) (lo, hi uint64, err error) {
+	if e.lock != nil {
+		if err := e.shared.meet(5 * e.timeout); err != nil {
+			return 0, 0, err
+		}
+		e.lock.on = true
+		defer func() { e.lock.on = false }()
+	}
+	lo = ^uint64(0)
+	for range n {
+		before := e.ops()
+		if err := op(); err != nil {
+			return 0, 0, err
+		}
+		d := e.ops() - before
+		lo, hi = min(lo, d), max(hi, d)
+	}
+	return lo, hi, nil
+}
+
+// costCheck records the port-operation cost of an operation.
+func costCheck(e *env, name, key string, runs int, want uint64, lines string, op func() error) error {
+	e.step = name
+	lo, hi, err := opCost(e, runs, op)
+	if err != nil {
+		return err
+	}
+	if e.lock != nil {
+		e.check(name, lo == want && hi == want, lines, "%d to %d port operations over %d runs in lockstep (expected %d)", lo, hi, runs, want)
+	} else {
+		e.check(name, lo == want, lines, "fewest port operations over %d runs: %d (expected %d)", runs, lo, want)
+	}
+	e.opsReport(key, lo)
+	return nil
+}
+
+func barrierChecks(e *env) error {
+	p, n := e.p, e.p.PEs()
+	e.step = "300 barriers in step"
+	bad := ""
+	for i := range 300 {
+		if e.shared != nil {
+			e.shared.counts[p.Self()].Add(1)
+		}
+		if err := p.Barrier(); err != nil {
+			return err
+		}
+		if e.shared != nil && bad == "" {
+			for k := range n {
+				if c := e.shared.counts[k].Load(); c < int64(i+1) {
+					bad = fmt.Sprintf("left barrier %d before PE %d entered it", i+1, k)
+				}
+			}
+		}
+	}
+	e.check(e.step, bad == "", "D6,D7,Busy", "%s", or(bad, "no PE left a barrier before every PE had entered it"))
+	if err := costCheck(e, "barrier costs 2 port operations when nobody is late", "barrier", 20, 2, "D6,D7,Busy", p.Barrier); err != nil {
+		return err
+	}
+	if err := costCheck(e, "NAND costs 5 port operations when nobody is late", "nand", 20, 5, "D0,D6,D7,Busy",
+		func() error { _, err := p.NAND(0xf); return err }); err != nil {
+		return err
+	}
+	if err := costCheck(e, fmt.Sprintf("vote costs %d NAND(s) for %d PEs", (n+3)/4, n), "vote", 10, uint64(5*((n+3)/4)), "D0,D6,D7,Busy",
+		func() error { _, err := p.Vote(true); return err }); err != nil {
+		return err
+	}
+	e.step = "CheckInterrupt with none pending"
+	before := e.ops()
+	err := p.CheckInterrupt()
+	e.opsReport("check_interrupt", e.ops()-before)
+	e.check(e.step, err == nil, "nInit,Busy", "%s", or(errString(err), "no interrupt reported"))
+	return nil
+}
+
+func nandChecks(e *env) error {
+	p, n := e.p, e.p.PEs()
+	for j := range n {
+		e.step = fmt.Sprintf("NAND: PE %d's data lines, one at a time", j)
+		var bad []string
+		var lines []string
+		for b := range 4 {
+			x := uint8(lpt.DataMask)
+			if p.Self() == j {
+				x &^= 1 << b
+			}
+			r, err := p.NAND(x)
+			if err != nil {
+				return err
+			}
+			if r != 1<<b {
+				bad = append(bad, fmt.Sprintf("D%d low alone gave %04b, expected %04b", b, r, 1<<b))
+				lines = append(lines, fmt.Sprintf("D%d", b))
+			}
+		}
+		e.check(e.step, len(bad) == 0, or(strings.Join(lines, ","), "D0"), "%s", or(strings.Join(bad, "; "), "each line alone gave exactly its bit"))
+	}
+	for _, c := range []struct{ x, want uint8 }{{0xf, 0}, {0, 0xf}, {0x5, 0xa}} {
+		e.step = fmt.Sprintf("NAND: every PE drives %04b", c.x)
+		r, err := p.NAND(c.x)
+		if err != nil {
+			return err
+		}
+		e.check(e.step, r == c.want, "D0,D1,D2,D3", "got %04b, expected %04b", r, c.want)
+	}
+	return nil
+}
+
+func aggregateChecks(e *env) error {
+	p, n, self := e.p, e.p.PEs(), e.p.Self()
+	var orAll, andAll uint8 = 0, lpt.DataMask
+	var odd uint64
+	for k := range n {
+		orAll |= 1 << (k % 4)
+		andAll &= lpt.DataMask &^ (1 << (k % 4))
+		if k%2 == 1 {
+			odd |= 1 << k
+		}
+	}
+	type agg struct {
+		name string
+		run  func() (string, string, error) // got, want
+	}
+	b := func(v bool, err error) (string, error) { return fmt.Sprint(v), err }
+	x := func(v uint8, err error) (string, error) { return fmt.Sprintf("%04b", v), err }
+	m := func(v uint64, err error) (string, error) { return fmt.Sprintf("%#x", v), err }
+	wrap := func(got string, err error, want string) (string, string, error) { return got, want, err }
+	checks := []agg{
+		{"ANY: only the last PE true", func() (string, string, error) { g, err := b(p.Any(self == n-1)); return wrap(g, err, "true") }},
+		{"ANY: every PE false", func() (string, string, error) { g, err := b(p.Any(false)); return wrap(g, err, "false") }},
+		{"ALL: every PE true", func() (string, string, error) { g, err := b(p.All(true)); return wrap(g, err, "true") }},
+		{"ALL: PE 0 false", func() (string, string, error) { g, err := b(p.All(self != 0)); return wrap(g, err, "false") }},
+		{"OR4: PE k sets bit k mod 4", func() (string, string, error) {
+			g, err := x(p.OR4(1 << (self % 4)))
+			return wrap(g, err, fmt.Sprintf("%04b", orAll))
+		}},
+		{"AND4: PE k clears bit k mod 4", func() (string, string, error) {
+			g, err := x(p.AND4(lpt.DataMask &^ (1 << (self % 4))))
+			return wrap(g, err, fmt.Sprintf("%04b", andAll))
+		}},
+		{"vote: odd PEs true", func() (string, string, error) {
+			g, err := m(p.Vote(self%2 == 1))
+			return wrap(g, err, fmt.Sprintf("%#x", odd))
+		}},
+		{"vote: every PE true", func() (string, string, error) {
+			g, err := m(p.Vote(true))
+			return wrap(g, err, fmt.Sprintf("%#x", uint64(1)<<n-1))
+		}},
+	}
+	for _, c := range checks {
+		e.step = c.name
+		got, want, err := c.run()
+		if err != nil {
+			return err
+		}
+		e.check(c.name, got == want, "D0,D1,D2,D3", "got %s, expected %s", got, want)
+	}
+	return nil
+}
+
+func splitChecks(e *env) error {
+	p, n, self := e.p, e.p.PEs(), e.p.Self()
+	e.step = "split-phase barrier: start, query, complete"
+	late := e.shared != nil && n > 1 && self == n-1
+	if late {
+		// Arrive only after PE 0 has seen the barrier incomplete.
+		if err := e.shared.waitFor(e.shared.signal("queried"), 10*e.timeout, "PE 0's first query"); err != nil {
+			return err
+		}
+	}
+	if err := p.StartBarrier(); err != nil {
+		return err
+	}
+	first, err := p.QueryBarrier()
+	if err != nil {
+		return err
+	}
+	if e.shared != nil && n > 1 && self == 0 {
+		close(e.shared.signal("queried"))
+	}
+	done, polls := first, 0
+	for deadline := time.Now().Add(5 * e.timeout); !done && time.Now().Before(deadline); polls++ {
+		runtime.Gosched() // the PE computes between queries; let the late PE run
+		if done, err = p.QueryBarrier(); err != nil {
+			return err
+		}
+	}
+	if !done {
+		return fmt.Errorf("QueryBarrier still false after %v", 5*e.timeout)
+	}
+	if e.shared != nil && n > 1 && self == 0 {
+		e.check("split-phase barrier: query while a PE is late", !first, "D6,D7,Busy", "first QueryBarrier returned %v with PE %d not arrived (expected false), then true after %d polls", first, n-1, polls)
+	}
+	e.check(e.step, true, "D6,D7,Busy", "completed")
+	e.step = "barrier after a split-phase barrier"
+	if err := p.Barrier(); err != nil {
+		return err
+	}
+	e.check(e.step, true, "D6,D7,Busy", "in step")
+	return nil
+}
+
+func interruptChecks(e *env) error {
+	p, n, self := e.p, e.p.PEs(), e.p.Self()
+	code := func(r int) uint8 { return uint8(r*7+5) & lpt.DataMask }
+	carried := -1 // a later round's code that preempted this PE's last barrier
+	for r := range n {
+		e.step = fmt.Sprintf("interrupt from PE %d (code %#x) delivered to all", r, code(r))
+		// A PE still finishing its previous operation would take a new
+		// interrupt as part of it: let every PE get there first (in-process
+		// on the emulator; on separate PCs, a pause well above a port
+		// operation).
+		if e.shared != nil {
+			if err := e.shared.meet(5 * e.timeout); err != nil {
+				return err
+			}
+		} else if self == r {
+			time.Sleep(e.timeout / 10)
+		}
+		var got uint8
+		switch {
+		case self == r:
+			var err error
+			if got, err = p.Interrupt(code(r)); err != nil {
+				return err
+			}
+		case carried >= 0:
+			got, carried = uint8(carried), -1
+		default:
+			err := p.Barrier()
+			var ie *papers.InterruptError
+			if !errors.As(err, &ie) {
+				if err == nil {
+					return errors.New("the barrier completed without seeing the interrupt")
+				}
+				return err
+			}
+			got = ie.Code
+		}
+		e.check(e.step, got == code(r), "nAutoFd,nStrobe,nInit,Busy,D0,D1,D2,D3", "received code %#x, expected %#x", got, code(r))
+		// Back in step. The next raiser may raise before this PE has seen
+		// this barrier complete: the driver then acknowledges the next
+		// interrupt inside this barrier, which is this PE's next round.
+		err := p.Barrier()
+		var ie *papers.InterruptError
+		if errors.As(err, &ie) && r+1 < n && self != r+1 {
+			carried = int(ie.Code)
+		} else if err != nil {
+			return fmt.Errorf("barrier after the interrupt: %w", err)
+		}
+	}
+	return nil
+}
+
+func ledChecks(e *env) error {
+	p, n, self := e.p, e.p.PEs(), e.p.Self()
+	e.step = "LEDs green while running"
+	if err := e.shared.meet(5 * e.timeout); err != nil {
+		return err
+	}
+	if self == 0 {
+		e.check(e.step, allLEDs(e.board, n, emu.Green) == "", "D4,D5", "%s", or(allLEDs(e.board, n, emu.Green), "every LED green"))
+	}
+	if err := e.shared.meet(5 * e.timeout); err != nil {
+		return err
+	}
+	if n > 1 {
+		e.step = "LED red while waiting for a late PE"
+		if self == n-1 {
+			// Be late until PE 0's LED turns red.
+			deadline := time.Now().Add(5 * e.timeout)
+			for e.board.LED(0) != emu.Red && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Microsecond)
+			}
+			l := e.board.LED(0)
+			e.check(e.step, l == emu.Red, "D4,D5", "PE 0's LED was %s while PE %d was late", l, self)
+		}
+		if err := p.Barrier(); err != nil {
+			return err
+		}
+		if err := e.shared.meet(5 * e.timeout); err != nil {
+			return err
+		}
+		e.step = "LEDs green again after the barrier"
+		if self == 0 {
+			e.check(e.step, allLEDs(e.board, n, emu.Green) == "", "D4,D5", "%s", or(allLEDs(e.board, n, emu.Green), "every LED green"))
+		}
+		if err := e.shared.meet(5 * e.timeout); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// allLEDs lists the PEs whose LED is not the given colour.
+func allLEDs(b *emu.Board, n int, want emu.LED) string {
+	var bad []string
+	for k := range n {
+		if l := b.LED(k); l != want {
+			bad = append(bad, fmt.Sprintf("PE %d %s", k, l))
+		}
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	return "expected " + want.String() + ": " + strings.Join(bad, ", ")
+}
+
+func leaveChecks(e *env) error {
+	p, n, self := e.p, e.p.PEs(), e.p.Self()
+	leaver := n - 1
+	left, othersDone := e.shared.signal("left"), e.shared.signal("others done")
+	const rejoinCode = 0x9
+	if self == leaver {
+		e.step = "leave (0xcf)"
+		if err := p.Leave(); err != nil {
+			return err
+		}
+		close(left)
+		if err := e.shared.waitFor(othersDone, 20*e.timeout, "the other PEs to finish without the leaver"); err != nil {
+			return err
+		}
+		e.step = "rejoin"
+		code, err := p.Rejoin(rejoinCode)
+		if err != nil {
+			return err
+		}
+		e.check(e.step, code == rejoinCode, "nAutoFd,nStrobe", "rejoin delivered interrupt code %#x, expected %#x", code, rejoinCode)
+	} else {
+		e.step = "barriers and vote without a PE that left"
+		if err := e.shared.waitFor(left, 20*e.timeout, fmt.Sprintf("PE %d to leave", leaver)); err != nil {
+			return err
+		}
+		for range 3 {
+			if err := p.Barrier(); err != nil {
+				return err
+			}
+		}
+		mask, err := p.Vote(true)
+		if err != nil {
+			return err
+		}
+		want := (uint64(1)<<n - 1) &^ (1 << leaver)
+		e.check(e.step, mask == want, "D6,D7", "vote mask %#x, expected %#x (PE %d ignored)", mask, want, leaver)
+		if self == 0 {
+			close(othersDone)
+		}
+		// Rejoin reaches the others as an interrupt in one of their barriers.
+		e.step = "rejoin seen as an interrupt"
+		var ie *papers.InterruptError
+		for i := 0; ; i++ {
+			err := p.Barrier()
+			if errors.As(err, &ie) {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			if i > 10_000_000 {
+				return fmt.Errorf("PE %d never rejoined", leaver)
+			}
+		}
+		e.check(e.step, ie.Code == rejoinCode, "nAutoFd,nStrobe", "rejoin delivered interrupt code %#x, expected %#x", ie.Code, rejoinCode)
+	}
+	e.step = "vote after rejoin"
+	if err := p.Barrier(); err != nil {
+		return err
+	}
+	mask, err := p.Vote(true)
+	if err != nil {
+		return err
+	}
+	e.check(e.step, mask == uint64(1)<<n-1, "D6,D7", "vote mask %#x, expected %#x", mask, uint64(1)<<n-1)
+	return nil
+}
+
+func stallChecks(e *env) error {
+	p, n, self := e.p, e.p.PEs(), e.p.Self()
+	staller := n - 1
+	released := e.shared.signal("stall seen")
+	e.step = fmt.Sprintf("PE %d holding S1=S0=0 stalls the others until their deadline", staller)
+	if self == staller {
+		p.Port().WriteData(lpt.DataMask) // both strobes low
+		// Hold until every other PE has timed out, then go transparent.
+		for range n - 1 {
+			if err := e.shared.waitFor(released, 20*e.timeout, "the others' barrier deadlines"); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	err := p.Barrier()
+	released <- struct{}{}
+	var te *papers.TimeoutError
+	named := errors.As(err, &te) && strings.Contains(te.Error(), fmt.Sprintf("PE %d ", staller))
+	e.check(e.step, named, "D6,D7", "barrier returned %q", errString(err))
+	return nil
+}
+
+func or(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

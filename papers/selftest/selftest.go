@@ -1,0 +1,406 @@
+// Package selftest checks a TTL_PAPERS board and the driver line by line,
+// and says what is broken: which port line, which DB-25 pin, which chip pin
+// on the board, and the likely cause.
+//
+// It runs on the embedded emulator (no hardware needed; faults can be
+// injected) or on a real printer port, in one of three modes:
+//
+//   - cluster: the emulator drives every PE's port itself, from one
+//     goroutine, register by register (the wiring probe), then runs the
+//     driver's primitives with every PE in-process;
+//   - single-PC: one port alone on the board, every other cable unplugged
+//     (the default on a real port);
+//   - multi-PC: every PC runs selftest at once with its own PE id, and the
+//     cluster's barrier, NAND and interrupt paths are exercised through
+//     the driver.
+//
+// The wiring probe is a fixed sequence of register writes and reads. The
+// diagnosis replays the same sequence on emulated boards, one per fault in
+// a catalogue (every line of every PE stuck at 0 or 1, every cable
+// unplugged, every port's data lines undriven), and reports the faults
+// whose predicted readings match what was read. Faults that read exactly
+// like a healthy board in a mode are reported as not checkable, never
+// silently passed.
+package selftest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/hw"
+	"github.com/ttlpapers/ttlpapers/lpt"
+)
+
+// Mode selects what a selftest drives.
+type Mode string
+
+const (
+	// Cluster drives every PE of an emulated board (emulator only).
+	Cluster Mode = "cluster"
+	// Single drives one port alone on the board, other cables unplugged.
+	Single Mode = "single"
+	// MultiPC runs on one PC of a cluster whose PCs all run selftest at once.
+	MultiPC Mode = "multi-pc"
+)
+
+// EmulatorTimeout is the default per-wait timeout on the emulator: long
+// enough for any healthy wait under the race detector, short enough that a
+// stalled check costs little.
+const EmulatorTimeout = 200 * time.Millisecond
+
+// Config says what to test.
+type Config struct {
+	// Port is the real port to test; nil means the embedded emulator.
+	Port lpt.Port
+	// Backend names the port in the report ("port:0x378"); the emulator
+	// is "emulator".
+	Backend string
+	Mode    Mode // default: Cluster on the emulator, Single on a real port
+	PEs     int  // PEs in the cluster (default 4); the board is the smallest that holds them
+	PE      int  // this PC's PE id (multi-PC), or the connector its cable is on (single-PC)
+	// Faults are injected into the emulated board (emulator only).
+	Faults []emu.Fault
+	// Timeout bounds each wait; zero means EmulatorTimeout on the
+	// emulator and 2 s on a real port.
+	Timeout time.Duration
+	// AskLED, when set, asks a person which colour an LED shows (real
+	// ports). Without it, faults on the LED lines are not checkable.
+	AskLED func(pe int, question string) (emu.LED, error)
+	// LatencyOps is the number of port operations timed (default 20000).
+	LatencyOps int
+}
+
+// Status of a check.
+const (
+	StatusPass         = "pass"
+	StatusFail         = "fail"
+	StatusNotCheckable = "not-checkable"
+)
+
+// Check is one line of the report. Failed checks name what they diagnosed.
+type Check struct {
+	Name   string `json:"name"`
+	Pass   bool   `json:"pass"`
+	Status string `json:"status"` // pass, fail or not-checkable
+	Detail string `json:"detail"`
+	// For failures and not-checkable lines: the port line, its DB-25 pin,
+	// where it lands on the board (from the hw netlist), the likely cause,
+	// the PEs concerned and the catalogue faults that match.
+	Line string `json:"line,omitempty"`
+	Pin  int    `json:"pin,omitempty"`
+	// When faults on different lines read alike, Line joins their names
+	// and Lines and Pins list each (Pin is the first's).
+	Lines    []string `json:"lines,omitempty"`
+	Pins     []int    `json:"pins,omitempty"`
+	Chip     string   `json:"chip,omitempty"`
+	Cause    string   `json:"cause,omitempty"`
+	PEs      []int    `json:"pes,omitempty"`
+	Suspects []string `json:"suspects,omitempty"`
+}
+
+// Latency is the measured cost of one port operation and the barrier and
+// NAND times it predicts.
+type Latency struct {
+	Ops       int     `json:"ops"`
+	OpNS      float64 `json:"op_ns"`
+	BarrierNS float64 `json:"barrier_ns"` // 2 operations
+	NANDNS    float64 `json:"nand_ns"`    // 5 operations
+}
+
+// Report is the result of a selftest.
+type Report struct {
+	Pass     bool              `json:"pass"`
+	Backend  string            `json:"backend"`
+	Mode     Mode              `json:"mode"`
+	PEs      int               `json:"pes"`
+	PE       int               `json:"pe"`
+	Injected []string          `json:"injected,omitempty"`
+	Checks   []Check           `json:"checks"`
+	PortOps  map[string]uint64 `json:"port_ops,omitempty"`
+	Latency  *Latency          `json:"latency,omitempty"`
+	Notes    []string          `json:"notes,omitempty"`
+}
+
+func (r *Report) add(c Check) {
+	if c.Status == "" {
+		c.Status = StatusFail
+		if c.Pass {
+			c.Status = StatusPass
+		}
+	}
+	c.Pass = c.Status != StatusFail
+	r.Checks = append(r.Checks, c)
+}
+
+// Failed returns the failed checks.
+func (r *Report) Failed() []Check {
+	var f []Check
+	for _, c := range r.Checks {
+		if c.Status == StatusFail {
+			f = append(f, c)
+		}
+	}
+	return f
+}
+
+// Run runs a selftest. Its error is for a configuration that cannot run;
+// everything found on the board is in the report.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	real := cfg.Port != nil
+	if cfg.PEs == 0 {
+		cfg.PEs = 4
+	}
+	if cfg.Mode == "" {
+		cfg.Mode = Cluster
+		if real {
+			cfg.Mode = Single
+		}
+	}
+	if cfg.Backend == "" {
+		cfg.Backend = "emulator"
+	}
+	size, err := hw.SizeFor(cfg.PEs)
+	if err != nil {
+		return nil, fmt.Errorf("selftest: %w", err)
+	}
+	switch {
+	case cfg.Mode != Cluster && cfg.Mode != Single && cfg.Mode != MultiPC:
+		return nil, fmt.Errorf("selftest: unknown mode %q: use cluster, single or multi-pc", cfg.Mode)
+	case real && cfg.Mode == Cluster:
+		return nil, errors.New("selftest: cluster mode drives every PE's port and needs the emulator: on real ports use single-PC mode, or multi-PC mode (--pe i --pes n on every PC)")
+	case !real && cfg.Mode == MultiPC:
+		return nil, errors.New("selftest: multi-PC mode runs on real ports, one PC per PE: on the emulator use cluster mode (it runs every PE in-process)")
+	case real && len(cfg.Faults) > 0:
+		return nil, errors.New("selftest: faults can only be injected into the emulator (drop --inject, or drop the real port)")
+	case cfg.PE < 0 || cfg.PE >= cfg.PEs && cfg.Mode == MultiPC || cfg.PE >= size:
+		return nil, fmt.Errorf("selftest: PE %d out of range: with %d PEs the ids are 0 to %d", cfg.PE, cfg.PEs, cfg.PEs-1)
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = EmulatorTimeout
+		if real {
+			cfg.Timeout = 2 * time.Second
+		}
+	}
+	if cfg.LatencyOps <= 0 {
+		cfg.LatencyOps = 20000
+	}
+	rep := &Report{Backend: cfg.Backend, Mode: cfg.Mode, PEs: cfg.PEs, PE: cfg.PE, PortOps: map[string]uint64{}}
+	h := hw.MustNew(size)
+
+	var board *emu.Board
+	if !real {
+		board, err = emu.NewFromNetlist(h, cfg.PEs)
+		if err != nil {
+			return nil, fmt.Errorf("selftest: %w", err)
+		}
+		if cfg.Mode == Single {
+			for k := range size {
+				if k != cfg.PE {
+					board.Inject(emu.Fault{PE: k, Kind: emu.Unplugged})
+				}
+			}
+		}
+		for _, f := range cfg.Faults {
+			if err := board.Inject(f); err != nil {
+				return nil, fmt.Errorf("selftest: %w", err)
+			}
+			rep.Injected = append(rep.Injected, f.String())
+		}
+	}
+
+	var findings []Check
+	if cfg.Mode != MultiPC {
+		if findings, err = wiring(rep, h, board, cfg); err != nil {
+			return nil, err
+		}
+	}
+	if real {
+		readback(rep, cfg.Port)
+		idle := uint8(lpt.Transparent)
+		if cfg.Mode == MultiPC {
+			idle = 0 // not started: the others' check-in waits for this PC
+		}
+		rep.Latency = measureLatency(cfg.Port, cfg.LatencyOps, idle)
+	} else {
+		p, err := board.Port(cfg.PE)
+		if err != nil {
+			return nil, fmt.Errorf("selftest: %w", err)
+		}
+		rep.Latency = measureLatency(p, cfg.LatencyOps, lpt.Transparent)
+		p.Close()
+	}
+	if rep.Latency != nil {
+		l := rep.Latency
+		rep.add(Check{Name: "port-operation latency", Pass: true,
+			Detail: fmt.Sprintf("%.0f ns per operation over %d operations: predicted barrier %.2f µs (2 ops), NAND %.2f µs (5 ops)", l.OpNS, l.Ops, l.BarrierNS/1000, l.NANDNS/1000)})
+	}
+	if cfg.Mode != Single {
+		runCluster(ctx, rep, h, board, cfg, findings)
+	}
+	rep.Pass = len(rep.Failed()) == 0
+	return rep, nil
+}
+
+// wiring runs the wiring probe on the rig of this mode, compares it with
+// the healthy prediction, and diagnoses the differences.
+func wiring(rep *Report, h *hw.Board, board *emu.Board, cfg Config) ([]Check, error) {
+	pes := []int{cfg.PE}
+	if cfg.Mode == Cluster {
+		pes = nil
+		for k := range cfg.PEs {
+			pes = append(pes, k)
+		}
+	}
+	leds := board != nil || cfg.AskLED != nil
+	var r rig
+	if board != nil {
+		or, err := claimRig(board, pes, true)
+		if err != nil {
+			return nil, fmt.Errorf("selftest: %w", err)
+		}
+		defer or.close()
+		r = or.rig
+	} else {
+		r = rig{pes: pes, ports: []lpt.Port{cfg.Port}}
+		if cfg.AskLED != nil {
+			r.led = func(i int) (emu.LED, error) {
+				return cfg.AskLED(pes[i], fmt.Sprintf("Which colour is the LED for PE %d (connector %s) now?", pes[i], hw.ConnectorRef(pes[i])))
+			}
+		}
+	}
+	sigs := predict(h.PEs, pes, leds)
+	if sigs.err != nil {
+		return nil, fmt.Errorf("selftest: predicting the wiring probe: %w", sigs.err)
+	}
+	obs, err := probe(r)
+	if err != nil {
+		rep.add(Check{Name: "wiring probe", Detail: err.Error(), Line: "all", Cause: "the port failed: " + err.Error()})
+		return nil, nil
+	}
+	got := values(obs)
+	var findings []Check
+	if distance(got, sigs.healthy) != 0 {
+		hs, exact := sigs.diagnose(got)
+		findings = append(findings, finding(h, hs, exact))
+	}
+	// One check per group of readings, carrying the diagnosis when it fails.
+	var groups []string
+	bad := map[string]string{}
+	for i, o := range obs {
+		if !slices.Contains(groups, o.group) {
+			groups = append(groups, o.group)
+		}
+		if got[i] != sigs.healthy[i] && bad[o.group] == "" {
+			bad[o.group] = fmt.Sprintf("after %q, PE %d read %s, expected %s", o.what, o.pe, o.describe(got[i]), o.describe(sigs.healthy[i]))
+		}
+	}
+	for _, g := range groups {
+		c := Check{Name: g, Pass: bad[g] == "", Detail: "every reading as expected"}
+		if !c.Pass {
+			c = withFinding(findings[0], g, bad[g])
+		}
+		rep.add(c)
+	}
+	for _, f := range findings {
+		rep.add(f)
+	}
+	notCheckable(rep, h, sigs.invisible(), leds)
+	if cfg.Mode == Single {
+		var others []int
+		for k := range h.PEs {
+			if k != cfg.PE {
+				others = append(others, k)
+			}
+		}
+		rep.add(Check{Name: fmt.Sprintf("cables of PEs %v", others), Status: StatusNotCheckable, Line: "cable", PEs: others,
+			Detail: "single-PC mode tests one cable: run selftest in single-PC mode on each of the other PCs (each alone on the board), or in multi-PC mode"})
+	}
+	return findings, nil
+}
+
+// withFinding is a failed check named name, carrying a diagnosis.
+func withFinding(f Check, name, detail string) Check {
+	f.Name, f.Detail, f.Status, f.Pass = name, detail+" — "+f.Name, StatusFail, false
+	return f
+}
+
+// notCheckable reports, line by line, the faults this mode cannot see.
+func notCheckable(rep *Report, h *hw.Board, hs []hypothesis, leds bool) {
+	type key struct{ line string }
+	var order []key
+	byLine := map[key][]hypothesis{}
+	for _, x := range hs {
+		k := key{x.line}
+		if byLine[k] == nil {
+			order = append(order, k)
+		}
+		byLine[k] = append(byLine[k], x)
+	}
+	for _, k := range order {
+		xs := byLine[k]
+		c := Check{Status: StatusNotCheckable, Line: k.line, Pin: xs[0].pin}
+		var kinds, chips []string
+		for _, x := range xs {
+			c.Suspects = append(c.Suspects, x.String())
+			if !slices.Contains(c.PEs, x.pe) {
+				c.PEs = append(c.PEs, x.pe)
+				if l, err := lpt.LineByName(x.line); err == nil {
+					chips = append(chips, h.Trace(x.pe, l))
+				}
+			}
+			if !slices.Contains(kinds, x.kind) {
+				kinds = append(kinds, x.kind)
+			}
+		}
+		c.Chip = strings.Join(chips, "; ")
+		c.Name = fmt.Sprintf("%s (DB-25 pin %d) %s on PEs %v", k.line, c.Pin, strings.Join(kinds, "/"), c.PEs)
+		c.Detail = invisibleReason(k.line, leds)
+		c.Cause = c.Detail
+		rep.add(c)
+	}
+}
+
+// readback checks that a port answers: the data register must read back
+// what was written (an absent port reads 0xff; a port in input mode reads
+// the floating lines).
+func readback(rep *Report, p lpt.Port) {
+	var bad []string
+	for _, v := range []uint8{0x55, 0xaa, 0} {
+		p.WriteData(v)
+		if got := p.ReadData(); got != v {
+			bad = append(bad, fmt.Sprintf("wrote %#02x, read back %#02x", v, got))
+		}
+	}
+	p.WriteControl(0)
+	c := Check{Name: "port answers (data register readback)", Pass: len(bad) == 0, Detail: "0x55, 0xaa and 0x00 read back"}
+	if err := p.Err(); err != nil {
+		bad = append(bad, err.Error())
+		c.Pass = false
+	}
+	if !c.Pass {
+		c.Detail = strings.Join(bad, "; ")
+		c.Line, c.Pin = "D0-D7", lineNamed("D0").Pin
+		c.Cause = "no port at this address, or the port is in ECP/EPP/bidirectional mode (set SPP/normal in the BIOS), or the backend failed"
+	}
+	rep.add(c)
+}
+
+// measureLatency times n port operations (alternating a data write of a
+// value that leaves the board as it is and a status read).
+func measureLatency(p lpt.Port, n int, idle uint8) *Latency {
+	start := time.Now()
+	for i := 0; i < n; i += 2 {
+		p.WriteData(idle)
+		p.ReadStatus()
+	}
+	op := float64(time.Since(start).Nanoseconds()) / float64(n)
+	return &Latency{Ops: n, OpNS: op, BarrierNS: 2 * op, NANDNS: 5 * op}
+}

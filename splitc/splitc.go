@@ -1,0 +1,122 @@
+// Package splitc is the global-communication library of Split-C
+// (Libsplit-C, Luna 1994, section 3.3) on TTL_PAPERS: barrier, broadcast,
+// reduce and scan, which every PE must call, in the same order.
+//
+// Split-C spells each operation once per type (all_scan_add, _uadd, _fadd,
+// _dadd); here one generic function covers the variants, and its comment
+// names the originals it implements. Reductions deliver the result to every
+// PE (the original "to one" result is PE 0's; the others get it too, for
+// free: the board's NAND is seen by everybody). Scans are inclusive. Float
+// results are bit-identical on every PE: values combine in PE order.
+//
+// The Libsplit-C lesson that a fast hardware barrier keeps successive
+// collectives from overwriting each other's buffers holds here by
+// construction: every NAND ends in a barrier.
+package splitc
+
+import "github.com/ttlpapers/ttlpapers/papers"
+
+// Number is the set of types the arithmetic collectives take: Split-C's
+// int, unsigned, float and double, and the other fixed-size numbers.
+type Number = papers.Number
+
+// Integer is the set of types the bitwise collectives take (Split-C's
+// or, xor and and exist only for int and unsigned).
+type Integer = papers.Integer
+
+// MYPROC is this PE's number (Split-C's MYPROC).
+func MYPROC(p *papers.PE) int { return p.Self() }
+
+// PROCS is the number of PEs (Split-C's PROCS).
+func PROCS(p *papers.PE) int { return p.PEs() }
+
+// Barrier returns when every PE has entered it (Split-C's barrier).
+func Barrier(p *papers.PE) error { return p.Barrier() }
+
+// AllBcast returns PE 0's val on every PE (Split-C's all_bcast, all_bcast_i,
+// all_bcast_u, all_bcast_f, all_bcast_d for T = int32, int32, uint32,
+// float32, float64).
+func AllBcast[T Number](p *papers.PE, val T) (T, error) { return papers.Broadcast(p, 0, val) }
+
+// AllReduceToOneAdd returns a0 + ... + a(n-1) (Split-C's
+// all_reduce_to_one_add, _uadd, _fadd, _dadd).
+func AllReduceToOneAdd[T Number](p *papers.PE, val T) (T, error) {
+	return papers.Reduce(p, papers.Sum, val)
+}
+
+// AllReduceToOneMult returns a0 * ... * a(n-1) (Split-C's
+// all_reduce_to_one_mult, _umult, _fmult, _dmult).
+func AllReduceToOneMult[T Number](p *papers.PE, val T) (T, error) {
+	return papers.Reduce(p, papers.Product, val)
+}
+
+// AllReduceToOneMax returns the largest val (Split-C's
+// all_reduce_to_one_max, _umax, _fmax, _dmax).
+func AllReduceToOneMax[T Number](p *papers.PE, val T) (T, error) {
+	return papers.Reduce(p, papers.Max, val)
+}
+
+// AllReduceToOneMin returns the smallest val (Split-C's
+// all_reduce_to_one_min, _umin, _fmin, _dmin).
+func AllReduceToOneMin[T Number](p *papers.PE, val T) (T, error) {
+	return papers.Reduce(p, papers.Min, val)
+}
+
+// AllReduceToOneOr returns the bitwise OR of every val (Split-C's
+// all_reduce_to_one_or, _uor).
+func AllReduceToOneOr[T Integer](p *papers.PE, val T) (T, error) {
+	return papers.Reduce(p, papers.BitOr, val)
+}
+
+// AllReduceToOneXor returns the bitwise XOR of every val (Split-C's
+// all_reduce_to_one_xor, _uxor).
+func AllReduceToOneXor[T Integer](p *papers.PE, val T) (T, error) {
+	return papers.Reduce(p, papers.BitXor, val)
+}
+
+// AllReduceToOneAnd returns the bitwise AND of every val (Split-C's
+// all_reduce_to_one_and, _uand).
+func AllReduceToOneAnd[T Integer](p *papers.PE, val T) (T, error) {
+	return papers.Reduce(p, papers.BitAnd, val)
+}
+
+// AllScanAdd returns a0 + ... + ai on PE i (Split-C's all_scan_add, _uadd,
+// _fadd, _dadd).
+func AllScanAdd[T Number](p *papers.PE, val T) (T, error) {
+	return papers.Scan(p, papers.Sum, val, papers.Inclusive)
+}
+
+// AllScanMult returns a0 * ... * ai on PE i (Split-C's all_scan_mult,
+// _umult, _fmult, _dmult).
+func AllScanMult[T Number](p *papers.PE, val T) (T, error) {
+	return papers.Scan(p, papers.Product, val, papers.Inclusive)
+}
+
+// AllScanMax returns max(a0, ..., ai) on PE i (Split-C's all_scan_max,
+// _umax, _fmax, _dmax).
+func AllScanMax[T Number](p *papers.PE, val T) (T, error) {
+	return papers.Scan(p, papers.Max, val, papers.Inclusive)
+}
+
+// AllScanMin returns min(a0, ..., ai) on PE i (Split-C's all_scan_min,
+// _umin, _fmin, _dmin).
+func AllScanMin[T Number](p *papers.PE, val T) (T, error) {
+	return papers.Scan(p, papers.Min, val, papers.Inclusive)
+}
+
+// AllScanOr returns a0 | ... | ai on PE i (Split-C's all_scan_or, _uor).
+func AllScanOr[T Integer](p *papers.PE, val T) (T, error) {
+	return papers.Scan(p, papers.BitOr, val, papers.Inclusive)
+}
+
+// AllScanXor returns a0 ^ ... ^ ai on PE i (Split-C's all_scan_xor,
+// _uxor).
+func AllScanXor[T Integer](p *papers.PE, val T) (T, error) {
+	return papers.Scan(p, papers.BitXor, val, papers.Inclusive)
+}
+
+// AllScanAnd returns a0 & ... & ai on PE i (Split-C's all_scan_and,
+// _uand).
+func AllScanAnd[T Integer](p *papers.PE, val T) (T, error) {
+	return papers.Scan(p, papers.BitAnd, val, papers.Inclusive)
+}
