@@ -204,3 +204,37 @@ func TestDeadPartnerAbortsBoard(t *testing.T) {
 		t.Errorf("PE 0's port did not record when it reported the abort")
 	}
 }
+
+// A PE that is computing when the board is aborted fails at its next
+// operation, before touching the board.
+func TestAbortFailsComputingPE(t *testing.T) {
+	b, err := emu.New(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aborted := make(chan struct{})
+	err = papers.EmulateOn(b, 2, papers.Config{}, func(p *papers.PE) error {
+		if err := p.Barrier(); err != nil {
+			return err
+		}
+		if p.Self() == 1 {
+			b.Abort(1, "PE 1 died")
+			close(aborted)
+			return nil
+		}
+		<-aborted // computing meanwhile
+		ops := p.Port().(*emu.Port).Ops()
+		_, err := p.NAND(3)
+		var ae *emu.AbortError
+		if !errors.As(err, &ae) || ae.PE != 1 {
+			return fmt.Errorf("NAND after the abort: %v, want an AbortError blaming PE 1", err)
+		}
+		if n := p.Port().(*emu.Port).Ops() - ops; n != 0 {
+			return fmt.Errorf("NAND after the abort made %d port operations", n)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
