@@ -21,11 +21,16 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ttlpapers/ttlpapers/hw"
 	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
+// The compiled netlist (gates, drivers, nets) is immutable; everything that
+// changes — net levels, driver states, flip-flop states, port registers — is
+// kept in the board's state words (see state.go), so that one simulator runs
+// on ordinary memory or on a file shared by several processes.
 type gate struct {
 	fn     hw.Func
 	in     []int32 // nets (-1: unconnected, floats high); DFF: D, CLK, PRE, CLR
@@ -33,36 +38,42 @@ type gate struct {
 	enLow  bool
 	out    int32 // driver index, -1 when the output pin is not connected
 	outN   int32 // DFF nQ driver
-	q, clk bool  // DFF state
-	queued bool
+	queued bool  // scratch during settle, false between operations
 }
 
 type driver struct {
-	net     int32
-	on, val bool
+	net int32
 }
 
 type net struct {
 	name    string
 	drivers []int32
 	loads   []int32 // gates reading this net
-	val     bool
+	readers []int32 // ports whose status pins read this net
+	multi   bool    // more than one driver: can see contention
+	queued  bool    // in Board.check (settle scratch)
 }
 
-// Board is an emulated board. All methods are safe for concurrent use.
+// Board is an emulated board. All methods are safe for concurrent use, and a
+// shared board (CreateShared, OpenShared) also across processes.
 type Board struct {
 	hw  *hw.Board
 	pes int // PEs whose cables are plugged in at start
 
-	mu         sync.Mutex
-	nets       []net
-	drivers    []driver
-	gates      []gate
-	queue      []int32
-	contention uint64
-	shared     []int32 // nets with more than one driver
-	ports      []*Port
-	ledNets    [][2]int32
+	mu      sync.Mutex // in-process exclusion; a shared board adds st's lock word
+	st      state
+	lay     layout
+	shared  []byte // the mapping of a shared board, nil in-process
+	nets    []net
+	drivers []driver
+	gates   []gate
+	queue   []int32
+	dirty   []*Port // ports whose status needs recomputing (settle scratch)
+	check   []int32 // multi-driver nets whose drivers changed (settle scratch)
+	vcc     int32   // the supply drivers
+	gnd     int32
+	ports   []*Port
+	ledNets [][2]int32
 }
 
 // cableLine is one port line of one PE as the board sees it.
@@ -87,6 +98,19 @@ func NewFromNetlist(h *hw.Board, pes int) (*Board, error) {
 	if pes < 1 || pes > h.PEs {
 		return nil, fmt.Errorf("emu: %d PEs do not fit the %d-PE board: use 1 to %d", pes, h.PEs, h.PEs)
 	}
+	b := compile(h, pes)
+	b.st = make(state, b.lay.words)
+	b.st.init(b)
+	b.lock()
+	defer b.unlock()
+	b.powerOn()
+	return b, nil
+}
+
+// compile builds the immutable simulation structures of a netlist; their
+// indices are deterministic, so every process compiling the same netlist
+// agrees on the state layout.
+func compile(h *hw.Board, pes int) *Board {
 	b := &Board{hw: h, pes: pes}
 	netIdx := map[*hw.Net]int32{}
 	for _, n := range h.Nets {
@@ -99,17 +123,17 @@ func NewFromNetlist(h *hw.Board, pes int) (*Board, error) {
 		}
 		return -1
 	}
-	addDriver := func(n int32, on, val bool) int32 {
+	addDriver := func(n int32) int32 {
 		if n < 0 {
 			return -1
 		}
 		d := int32(len(b.drivers))
-		b.drivers = append(b.drivers, driver{net: n, on: on, val: val})
+		b.drivers = append(b.drivers, driver{net: n})
 		b.nets[n].drivers = append(b.nets[n].drivers, d)
 		return d
 	}
-	addDriver(netIdx[h.Net(hw.VCC)], true, true)
-	addDriver(netIdx[h.Net(hw.GND)], true, false)
+	b.vcc = addDriver(netIdx[h.Net(hw.VCC)])
+	b.gnd = addDriver(netIdx[h.Net(hw.GND)])
 	for _, c := range h.Components {
 		for _, u := range c.Part.Units {
 			g := gate{fn: u.Func, en: -1, outN: -1}
@@ -119,13 +143,13 @@ func NewFromNetlist(h *hw.Board, pes int) (*Board, error) {
 			switch u.Func {
 			case hw.FuncDFF:
 				g.in = append(g.in, netOf(c.Ref, u.Preset), netOf(c.Ref, u.Clear))
-				g.outN = addDriver(netOf(c.Ref, u.NQ), true, true)
+				g.outN = addDriver(netOf(c.Ref, u.NQ))
 			case hw.FuncBuffer:
 				if u.Enable != 0 {
 					g.en, g.enLow = netOf(c.Ref, u.Enable), u.EnableLow
 				}
 			}
-			g.out = addDriver(netOf(c.Ref, u.Out), true, true)
+			g.out = addDriver(netOf(c.Ref, u.Out))
 			gi := int32(len(b.gates))
 			for _, n := range append(append([]int32(nil), g.in...), g.en) {
 				if n >= 0 && !contains(b.nets[n].loads, gi) {
@@ -136,41 +160,77 @@ func NewFromNetlist(h *hw.Board, pes int) (*Board, error) {
 		}
 	}
 	for k := 0; k < h.PEs; k++ {
-		p := &Port{b: b, pe: k, plugged: k < pes}
+		p := &Port{b: b, pe: k}
 		for _, l := range lpt.Lines {
 			cl := cableLine{line: l, net: netOf(hw.ConnectorRef(k), l.Pin), driver: -1}
 			if l.Output() {
-				cl.driver = addDriver(cl.net, p.plugged, true)
+				cl.driver = addDriver(cl.net)
 			}
 			p.lines = append(p.lines, cl)
+			if !l.Output() {
+				p.inputs = append(p.inputs, cl)
+				if cl.net >= 0 {
+					b.nets[cl.net].readers = append(b.nets[cl.net].readers, int32(k))
+				}
+			}
 		}
-		p.pins = lpt.OutputPins(0, 0)
 		b.ports = append(b.ports, p)
 		b.ledNets = append(b.ledNets, [2]int32{netIdxByName(h, netIdx, hw.CableNet(k, "LED_G")), netIdxByName(h, netIdx, hw.CableNet(k, "LED_R"))})
 	}
 	for i := range b.nets {
-		if len(b.nets[i].drivers) > 1 {
-			b.shared = append(b.shared, int32(i))
-		}
+		b.nets[i].multi = len(b.nets[i].drivers) > 1
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	// Power-on: every port's registers read 0; settle the board from there.
+	b.lay = newLayout(h.PEs, len(b.nets), len(b.drivers), len(b.gates))
+	for _, p := range b.ports {
+		p.base = b.lay.port(p.pe)
+	}
+	return b
+}
+
+// powerOn brings fresh state to the power-on levels: every port's registers
+// read 0; the board settles from there.
+func (b *Board) powerOn() {
+	b.setDriverBits(b.vcc, true, true)
+	b.setDriverBits(b.gnd, true, false)
+	for i := range b.gates {
+		b.setDriverBits(b.gates[i].out, true, true)
+		b.setDriverBits(b.gates[i].outN, true, true)
+	}
 	for _, p := range b.ports {
 		p.driveLocked(lpt.OutputPins(0, 0), true)
 	}
+	b.resettle()
+}
+
+// resettle recomputes every net from its drivers and re-evaluates every
+// gate: after power-on, and after taking over the lock of a process that
+// died mid-settle.
+func (b *Board) resettle() {
 	for i := range b.nets {
-		b.nets[i].val = b.resolve(int32(i))
+		b.setNet(int32(i), b.resolve(int32(i)))
 	}
 	for i := range b.gates {
 		g := &b.gates[i]
+		g.queued = false
 		if g.fn == hw.FuncDFF {
-			g.clk = b.level(g.in[1])
+			b.setClk(int32(i), b.level(g.in[1]))
 		}
+	}
+	b.queue = b.queue[:0]
+	for i := range b.gates {
 		b.push(int32(i))
 	}
+	for _, p := range b.ports {
+		b.markStatus(p)
+	}
+	b.check = b.check[:0]
+	for i := range b.nets {
+		if b.nets[i].multi {
+			b.nets[i].queued = true
+			b.check = append(b.check, int32(i))
+		}
+	}
 	b.settle()
-	return b, nil
 }
 
 func netIdxByName(h *hw.Board, idx map[*hw.Net]int32, name string) int32 {
@@ -196,7 +256,7 @@ func (b *Board) Netlist() *hw.Board { return b.hw }
 func (b *Board) PEs() int { return b.hw.PEs }
 
 // level is a gate input's level: unconnected inputs float high.
-func (b *Board) level(n int32) bool { return n < 0 || b.nets[n].val }
+func (b *Board) level(n int32) bool { return n < 0 || b.st[b.lay.nets+int(n)] != 0 }
 
 // resolve computes a net's level from its drivers: an undriven net floats
 // high; drivers that disagree (contention) pull it low, as a TTL low output
@@ -204,14 +264,14 @@ func (b *Board) level(n int32) bool { return n < 0 || b.nets[n].val }
 func (b *Board) resolve(n int32) bool {
 	any, val := false, true
 	for _, d := range b.nets[n].drivers {
-		dr := &b.drivers[d]
-		if !dr.on {
+		on, v := b.driverBits(d)
+		if !on {
 			continue
 		}
-		if any && dr.val != val {
+		if any && v != val {
 			return false
 		}
-		any, val = true, dr.val
+		any, val = true, v
 	}
 	return val
 }
@@ -226,19 +286,21 @@ func (b *Board) push(g int32) {
 // setDriver changes a driver and re-resolves its net, queueing the net's
 // loads when its level changes.
 func (b *Board) setDriver(d int32, on, val bool) {
-	if d < 0 {
+	if d < 0 || !b.setDriverBits(d, on, val) {
 		return
 	}
-	dr := &b.drivers[d]
-	if dr.on == on && dr.val == val {
-		return
+	n := b.drivers[d].net
+	if nt := &b.nets[n]; nt.multi && !nt.queued {
+		nt.queued = true
+		b.check = append(b.check, n)
 	}
-	dr.on, dr.val = on, val
-	n := &b.nets[dr.net]
-	if v := b.resolve(dr.net); v != n.val {
-		n.val = v
-		for _, g := range n.loads {
+	if v := b.resolve(n); v != b.level(n) {
+		b.setNet(n, v)
+		for _, g := range b.nets[n].loads {
 			b.push(g)
+		}
+		for _, k := range b.nets[n].readers {
+			b.markStatus(b.ports[k])
 		}
 	}
 }
@@ -268,44 +330,60 @@ func (b *Board) settle() {
 			on := g.en < 0 || b.level(g.en) != g.enLow
 			b.setDriver(g.out, on, b.level(g.in[0]))
 		case hw.FuncDFF:
+			gi := b.queue[i]
 			d, clk, pre, clr := b.level(g.in[0]), b.level(g.in[1]), b.level(g.in[2]), b.level(g.in[3])
-			rising := clk && !g.clk
-			g.clk = clk
-			q, nq := g.q, !g.q
+			state, lastClk := b.dff(gi)
+			rising := clk && !lastClk
+			q, nq := state, !state
 			switch {
 			case !pre && !clr: // both asserted: Q and nQ both high
 				q, nq = true, true
 			case !pre:
-				g.q = true
+				state = true
 				q, nq = true, false
 			case !clr:
-				g.q = false
+				state = false
 				q, nq = false, true
 			case rising:
-				g.q = d
+				state = d
 				q, nq = d, !d
 			}
+			b.setDFF(gi, state, clk)
 			b.setDriver(g.out, true, q)
 			b.setDriver(g.outN, true, nq)
 		}
 	}
 	b.queue = b.queue[:0]
 	// Contention that outlives the settle is a design fault; passing overlap
-	// while one buffer turns on before another turns off is not.
-	for _, n := range b.shared {
+	// while one buffer turns on before another turns off is not. Only nets
+	// whose drivers changed in this settle can have become contended.
+	for _, n := range b.check {
+		b.nets[n].queued = false
 		on := 0
 		var val bool
 		for _, d := range b.nets[n].drivers {
-			if dr := &b.drivers[d]; dr.on {
-				if on > 0 && dr.val != val {
-					b.contention++
+			if dOn, dVal := b.driverBits(d); dOn {
+				if on > 0 && dVal != val {
+					b.st.add64(hContention, 1)
 				}
-				on, val = on+1, dr.val
+				on, val = on+1, dVal
 			}
 		}
 	}
-	for _, p := range b.ports {
+	b.check = b.check[:0]
+	for _, p := range b.dirty {
+		p.dirty = false
 		p.updateStatusLocked()
+	}
+	b.dirty = b.dirty[:0]
+}
+
+// markStatus queues a port's status register for the end of the settle:
+// only ports whose input pins changed are recomputed.
+func (b *Board) markStatus(p *Port) {
+	if !p.dirty {
+		p.dirty = true
+		b.dirty = append(b.dirty, p)
 	}
 }
 
@@ -316,8 +394,8 @@ func (b *Board) Port(pe int) (*Port, error) {
 		return nil, fmt.Errorf("emu: PE %d out of range: the board has PEs 0 to %d", pe, len(b.ports)-1)
 	}
 	p := b.ports[pe]
-	if !p.claimed.CompareAndSwap(false, true) {
-		return nil, fmt.Errorf("emu: PE %d's port is already open (two PEs on one port?): close it first", pe)
+	if err := b.claim(p); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -336,8 +414,8 @@ func (l LED) String() string { return [...]string{"dark", "green", "red", "orang
 
 // LED returns the colour PE k's LED shows, from the LED driver outputs.
 func (b *Board) LED(pe int) LED {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	n := b.ledNets[pe]
 	var l LED
 	if b.level(n[0]) {
@@ -351,11 +429,11 @@ func (b *Board) LED(pe int) LED {
 
 // NetLevel returns the level of a named net, for tests and diagnosis.
 func (b *Board) NetLevel(name string) (bool, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	for i := range b.nets {
 		if b.nets[i].name == name {
-			return b.nets[i].val, nil
+			return b.level(int32(i)), nil
 		}
 	}
 	return false, fmt.Errorf("emu: no net %q on the %d-PE board", name, b.hw.PEs)
@@ -364,23 +442,23 @@ func (b *Board) NetLevel(name string) (bool, error) {
 // Contention counts the times two enabled drivers disagreed on a net. A
 // correct board never has any.
 func (b *Board) Contention() uint64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.contention
+	b.lock()
+	defer b.unlock()
+	return b.st.load64(hContention)
 }
 
 // explainStall names the PEs that keep a barrier at the given strobe phase
 // from completing.
 func (b *Board) explainStall(self int, phase uint8) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	want := "S0"
 	if phase == lpt.S1 {
 		want = "S1"
 	}
 	var late []string
 	for k, p := range b.ports {
-		if !p.plugged {
+		if !p.plugged() {
 			continue
 		}
 		var s uint8
@@ -405,18 +483,17 @@ func (b *Board) explainStall(self int, phase uint8) string {
 // Port is one PE's emulated SPP printer port. It implements lpt.Port. Its
 // register methods are meant to be called from one goroutine (the PE).
 type Port struct {
-	b       *Board
-	pe      int
-	claimed atomic.Bool
-	ops     atomic.Uint64
-	status  atomic.Uint32
-
-	// Guarded by b.mu (written only by the owning PE, so it may read them).
-	data, control uint8
-	pins          lpt.Pins // PC-driven pin levels from the registers
-	lines         []cableLine
-	plugged       bool
-	stuck         map[int]bool // DB-25 pin → held level
+	b         *Board
+	pe        int
+	base      int // the port's registers in the board state (portData...)
+	ops       atomic.Uint64
+	lines     []cableLine
+	inputs    []cableLine                // the status lines
+	dirty     bool                       // queued in Board.dirty
+	err       atomic.Pointer[AbortError] // the board's abort, once seen
+	errCalls  atomic.Uint32
+	lastCheck atomic.Int64  // Unix ns of the last liveness check
+	turn      atomic.Uint32 // the partner the next liveness check looks at
 }
 
 var _ lpt.Port = (*Port)(nil)
@@ -428,48 +505,85 @@ func (p *Port) PE() int { return p.pe }
 // WriteData writes the data register.
 func (p *Port) WriteData(v uint8) {
 	p.ops.Add(1)
-	p.b.mu.Lock()
-	p.data = v
-	p.driveLocked(lpt.OutputPins(v, p.control), false)
+	p.b.lock()
+	p.set(portData, uint32(v))
+	p.driveLocked(lpt.OutputPins(v, p.control()), false)
 	p.b.settle()
-	p.b.mu.Unlock()
+	p.b.unlock()
 }
 
 // WriteControl writes the control register.
 func (p *Port) WriteControl(v uint8) {
 	p.ops.Add(1)
-	p.b.mu.Lock()
-	p.control = v
-	p.driveLocked(lpt.OutputPins(p.data, v), false)
+	p.b.lock()
+	p.set(portControl, uint32(v))
+	p.driveLocked(lpt.OutputPins(p.data(), v), false)
 	p.b.settle()
-	p.b.mu.Unlock()
+	p.b.unlock()
 }
 
 // ReadData reads back the data register (the latch, as on an SPP port).
 func (p *Port) ReadData() uint8 {
 	p.ops.Add(1)
-	return p.data
+	return p.data()
 }
 
 // ReadControl reads back the control register.
 func (p *Port) ReadControl() uint8 {
 	p.ops.Add(1)
-	return p.control
+	return p.control()
 }
 
 // ReadStatus reads the status register.
 func (p *Port) ReadStatus() uint8 {
 	p.ops.Add(1)
-	return uint8(p.status.Load())
+	return uint8(p.b.st.load(p.base + portStatus))
 }
 
-// Err always returns nil: the emulated port cannot fail.
-func (p *Port) Err() error { return nil }
+// Err returns nil until the board is aborted (Board.Abort), then an
+// *AbortError, for good: a board whose program has lost a PE is unusable.
+func (p *Port) Err() error {
+	if e := p.err.Load(); e != nil {
+		return e
+	}
+	if p.b.st.load(hAbort) != abortSet {
+		// On a shared board, look now and then for partners killed without
+		// a word; the launcher aborts the board too, but it may be slow to
+		// be scheduled.
+		if p.b.shared == nil || p.errCalls.Add(1)%livenessEvery != 0 {
+			return nil
+		}
+		now := time.Now().UnixNano()
+		if now-p.lastCheck.Load() < int64(livenessPeriod) {
+			return nil
+		}
+		p.lastCheck.Store(now)
+		pe, reason := p.b.deadPartner(int(p.turn.Add(1)))
+		if pe < 0 {
+			return nil
+		}
+		p.b.Abort(pe, reason)
+	}
+	pe, reason, _ := p.b.Aborted()
+	e := &AbortError{PE: pe, Reason: reason}
+	if p.err.CompareAndSwap(nil, e) {
+		p.b.st.atomic64(p.base + portNoticed).Store(uint64(time.Now().UnixNano()))
+	}
+	return p.err.Load()
+}
+
+// The driver calls Port.Err once per operation and every 64 polls while
+// waiting. Every livenessEvery calls Err reads the clock, and at most every
+// livenessPeriod it checks that one other PE's process (in turn) lives.
+const (
+	livenessEvery  = 8
+	livenessPeriod = time.Millisecond
+)
 
 // Close releases the port for another user. The registers keep their values,
 // as a real port's do when a program exits.
 func (p *Port) Close() error {
-	p.claimed.Store(false)
+	p.b.release(p)
 	return nil
 }
 
@@ -478,9 +592,7 @@ func (p *Port) Ops() uint64 { return p.ops.Load() }
 
 // ExplainStall says which PEs keep the current barrier from completing.
 func (p *Port) ExplainStall() string {
-	p.b.mu.Lock()
-	phase := p.data & lpt.Strobes
-	p.b.mu.Unlock()
+	phase := p.data() & lpt.Strobes
 	if phase == lpt.Strobes || phase == 0 {
 		return ""
 	}
@@ -489,17 +601,16 @@ func (p *Port) ExplainStall() string {
 
 // driveLocked puts the PC-driven pin levels on the cable, through any faults.
 func (p *Port) driveLocked(pins lpt.Pins, force bool) {
-	changed := pins ^ p.pins
-	p.pins = pins
+	changed := pins ^ p.pins()
+	p.set(portPins, uint32(pins))
+	plugged, stuck0, stuck1 := p.plugged(), p.get(portStuck0), p.get(portStuck1)
 	for _, cl := range p.lines {
 		if cl.driver < 0 || (!force && !changed.High(cl.line.Pin)) {
 			continue
 		}
 		level := pins.High(cl.line.Pin)
-		if s, ok := p.stuck[cl.line.Pin]; ok {
-			level = s
-		}
-		p.b.setDriver(cl.driver, p.plugged, level)
+		level = (level || stuck1&(1<<cl.line.Pin) != 0) && stuck0&(1<<cl.line.Pin) == 0
+		p.b.setDriver(cl.driver, plugged, level)
 	}
 }
 
@@ -507,15 +618,11 @@ func (p *Port) driveLocked(pins lpt.Pins, force bool) {
 // pins. Inputs of an unplugged cable float high at the PC.
 func (p *Port) updateStatusLocked() {
 	pins := lpt.InputPins
-	for _, cl := range p.lines {
-		if cl.line.Output() {
-			continue
-		}
-		level := !p.plugged || p.b.level(cl.net)
-		if s, ok := p.stuck[cl.line.Pin]; ok {
-			level = s
-		}
+	plugged, stuck0, stuck1 := p.plugged(), p.get(portStuck0), p.get(portStuck1)
+	for _, cl := range p.inputs {
+		level := !plugged || p.b.level(cl.net)
+		level = (level || stuck1&(1<<cl.line.Pin) != 0) && stuck0&(1<<cl.line.Pin) == 0
 		pins = pins.With(cl.line.Pin, level)
 	}
-	p.status.Store(uint32(lpt.StatusFromPins(pins)))
+	p.b.st.store(p.base+portStatus, uint32(lpt.StatusFromPins(pins)))
 }

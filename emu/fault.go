@@ -81,19 +81,21 @@ func (b *Board) Inject(f Fault) error {
 	if f.PE < 0 || f.PE >= len(b.ports) {
 		return fmt.Errorf("emu: fault %v: PE %d is not on the %d-PE board", f, f.PE, len(b.ports))
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	p := b.ports[f.PE]
 	switch f.Kind {
 	case Unplugged:
-		p.plugged = false
-	default:
-		if p.stuck == nil {
-			p.stuck = map[int]bool{}
-		}
-		p.stuck[f.Line.Pin] = f.Kind == Stuck1
+		p.set(portPlugged, 0)
+	case Stuck0:
+		p.set(portStuck0, p.get(portStuck0)|1<<f.Line.Pin)
+		p.set(portStuck1, p.get(portStuck1)&^(1<<f.Line.Pin))
+	case Stuck1:
+		p.set(portStuck1, p.get(portStuck1)|1<<f.Line.Pin)
+		p.set(portStuck0, p.get(portStuck0)&^(1<<f.Line.Pin))
 	}
-	p.driveLocked(p.pins, true)
+	p.driveLocked(p.pins(), true)
+	b.markStatus(p)
 	b.settle()
 	return nil
 }
@@ -101,20 +103,23 @@ func (b *Board) Inject(f Fault) error {
 // Plug connects PE k's cable (all connectors up to the emulated PE count are
 // plugged at start).
 func (b *Board) Plug(pe int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	p := b.ports[pe]
-	p.plugged = true
-	p.driveLocked(p.pins, true)
+	p.set(portPlugged, 1)
+	p.driveLocked(p.pins(), true)
+	b.markStatus(p)
 	b.settle()
 }
 
 // Repair removes every stuck line of PE k (it does not plug a cable in).
 func (b *Board) Repair(pe int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.lock()
+	defer b.unlock()
 	p := b.ports[pe]
-	p.stuck = nil
-	p.driveLocked(p.pins, true)
+	p.set(portStuck0, 0)
+	p.set(portStuck1, 0)
+	p.driveLocked(p.pins(), true)
+	b.markStatus(p)
 	b.settle()
 }

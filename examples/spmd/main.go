@@ -1,0 +1,67 @@
+// Command spmd is the smallest SPMD PAPERS program: every PE computes the
+// sum of all PE ids with aggregate operations and prints "PE i/n sum=S".
+//
+// The same binary runs on the board, with its PE, PE count and port from
+// PAPERS_PE, PAPERS_PES and PAPERS_BOARD (or -papers.* flags), or as N
+// processes on one machine under papersctl run:
+//
+//	go build -o spmd ./examples/spmd
+//	papersctl run -n 4 -- ./spmd
+//
+// -rounds R repeats the sum R times (a collective-heavy load for tests).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math/bits"
+
+	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/spmd"
+)
+
+var rounds = flag.Int("rounds", 1, "how many times to compute the sum (a load for failure tests)")
+
+func main() {
+	spmd.Main(func(p *papers.PE) error { return run(p, *rounds) })
+}
+
+func run(p *papers.PE, rounds int) error {
+	var sum int
+	for r := 0; r < rounds; r++ {
+		s, err := Sum(p, p.Self())
+		if err != nil {
+			return err
+		}
+		if r > 0 && s != sum {
+			return fmt.Errorf("round %d: sum %d, earlier %d", r, s, sum)
+		}
+		sum = s
+	}
+	fmt.Printf("PE %d/%d sum=%d\n", p.Self(), p.PEs(), sum)
+	return nil
+}
+
+// Sum returns the sum over all PEs of their non-negative x (below 2^16): one
+// vote per bit, each vote telling every PE which PEs have that bit set.
+func Sum(p *papers.PE, x int) (int, error) {
+	if x < 0 || x >= 1<<16 {
+		return 0, fmt.Errorf("Sum: %d is out of range 0 to 65535", x)
+	}
+	var sum int
+	for b := 0; b < 16; b++ {
+		any, err := p.Any(x>>b != 0)
+		if err != nil {
+			return 0, err
+		}
+		if !any {
+			break // no PE has bits at b or above
+		}
+		mask, err := p.Vote(x>>b&1 == 1)
+		if err != nil {
+			return 0, err
+		}
+		sum += bits.OnesCount64(mask) << b
+	}
+	return sum, nil
+}

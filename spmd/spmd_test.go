@@ -1,0 +1,272 @@
+package spmd_test
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/spmd"
+)
+
+func TestEnvAndFlags(t *testing.T) {
+	t.Setenv(spmd.EnvPE, "2")
+	t.Setenv(spmd.EnvPEs, "4")
+	t.Setenv(spmd.EnvBoard, "shm:/dev/shm/papers-x")
+	t.Setenv(spmd.EnvTimeout, "3s")
+	o, err := spmd.Env()
+	if err != nil || o != (spmd.Options{PE: 2, PEs: 4, Board: "shm:/dev/shm/papers-x", Timeout: 3 * time.Second}) {
+		t.Fatalf("Env() = %+v, %v", o, err)
+	}
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	opts := spmd.RegisterFlags(fs)
+	if err := fs.Parse([]string{"-papers.pe", "1", "-papers.board", "port:0x378"}); err != nil {
+		t.Fatal(err)
+	}
+	if *opts != (spmd.Options{PE: 1, PEs: 4, Board: "port:0x378", Timeout: 3 * time.Second}) {
+		t.Errorf("flags over env: %+v", *opts)
+	}
+	t.Setenv(spmd.EnvPE, "two")
+	if _, err := spmd.Env(); err == nil || !strings.Contains(err.Error(), spmd.EnvPE) {
+		t.Errorf("bad %s: %v", spmd.EnvPE, err)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	for _, tc := range []struct {
+		o    spmd.Options
+		want string
+	}{
+		{spmd.Options{PE: 0}, spmd.EnvPEs},
+		{spmd.Options{PE: -1, PEs: 2, Board: "shm:/x"}, spmd.EnvPE},
+		{spmd.Options{PE: 0, PEs: 2}, spmd.EnvBoard},
+		{spmd.Options{PE: 0, PEs: 2, Board: "shm:/nonexistent/board"}, "/nonexistent/board"},
+		{spmd.Options{PE: 0, PEs: 2, Board: "bogus:1"}, "bogus"},
+	} {
+		if _, err := tc.o.Open(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Open(%+v) = %v, want an error mentioning %q", tc.o, err, tc.want)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "board")
+	b, err := emu.CreateShared(path, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := (spmd.Options{PE: 5, PEs: 6, Board: "shm:" + path}).Open(); err == nil || !strings.Contains(err.Error(), "does not fit") {
+		t.Errorf("PE 5 on a 4-PE board: %v", err)
+	}
+}
+
+// Two PEs in one process through the shared-board path of Open.
+func TestOpenShared(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "board")
+	b, err := emu.CreateShared(path, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	errs := make(chan error, 2)
+	for k := 0; k < 2; k++ {
+		go func() {
+			p, err := spmd.Options{PE: k, PEs: 2, Board: spmd.SharedPrefix + path, Timeout: 5 * time.Second}.Open()
+			if err != nil {
+				errs <- err
+				return
+			}
+			mask, err := p.Vote(k == 1)
+			if err == nil && mask != 2 {
+				err = fmt.Errorf("PE %d: vote mask %02b, want 10", k, mask)
+			}
+			if cerr := spmd.Close(p); err == nil {
+				err = cerr
+			}
+			errs <- err
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	for k := 0; k < 2; k++ {
+		if info := b.PortInfo(k); !info.Opened || info.Holder != 0 {
+			t.Errorf("PE %d after Close: %+v", k, info)
+		}
+	}
+}
+
+// benchHelper is the second process of the two-process benchmarks.
+func TestMain(m *testing.M) {
+	if op := os.Getenv("SPMD_BENCH_OP"); op != "" {
+		n, _ := strconv.Atoi(os.Getenv("SPMD_BENCH_N"))
+		if err := benchPE(op, n); err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func benchPE(op string, n int) error {
+	p, err := spmd.Open()
+	if err != nil {
+		return err
+	}
+	defer spmd.Close(p)
+	return ops(p, op, n)
+}
+
+func ops(p *papers.PE, op string, n int) error {
+	var err error
+	for i := 0; i < n; i++ {
+		if op == "barrier" {
+			err = p.Barrier()
+		} else {
+			_, err = p.NAND(uint8(i) & 0xf)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// BenchmarkSharedBarrier2Proc: a barrier between two processes on the
+// shared-memory board; ns/op is per barrier.
+func BenchmarkSharedBarrier2Proc(b *testing.B) { benchShared(b, "barrier") }
+
+// BenchmarkSharedNAND2Proc: a 4-bit NAND between two processes.
+func BenchmarkSharedNAND2Proc(b *testing.B) { benchShared(b, "nand") }
+
+func benchShared(b *testing.B, op string) {
+	dir := "/dev/shm"
+	if _, err := os.Stat(dir); err != nil {
+		dir = b.TempDir()
+	}
+	path := filepath.Join(dir, "papers-bench-"+strconv.Itoa(os.Getpid()))
+	board, err := emu.CreateShared(path, 2)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.Remove(path)
+	defer board.Close()
+	env := []string{spmd.EnvPEs + "=2", spmd.EnvBoard + "=" + spmd.SharedPrefix + path}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), append(env, spmd.EnvPE+"=1", "SPMD_BENCH_OP="+op, "SPMD_BENCH_N="+strconv.Itoa(b.N+1))...)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		b.Setenv(k, v)
+	}
+	b.Setenv(spmd.EnvPE, "0")
+	p, err := spmd.Open()
+	if err == nil {
+		// One warm-up operation pairs with the helper's first; then time b.N.
+		err = ops(p, op, 1)
+		b.ReportAllocs()
+		b.ResetTimer()
+		if err == nil {
+			err = ops(p, op, b.N)
+		}
+		b.StopTimer()
+		spmd.Close(p)
+	}
+	if werr := cmd.Wait(); err == nil {
+		err = werr
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// On a real port (here an in-process board, which Fail treats the same way)
+// a failing PE raises the parallel interrupt: every other PE's current
+// operation returns the abort code, and their next barrier stalls instead of
+// completing without the failed PE.
+func TestFailRaisesInterruptAndStalls(t *testing.T) {
+	stalled := make(chan struct{})
+	var count sync.WaitGroup
+	count.Add(2)
+	go func() { count.Wait(); close(stalled) }()
+	err := papers.Emulate(3, papers.Config{Timeout: 200 * time.Millisecond}, func(p *papers.PE) error {
+		if p.Self() == 1 {
+			for i := 0; i < 50; i++ {
+				if err := p.Barrier(); err != nil {
+					return err
+				}
+			}
+			spmd.Fail(p, errors.New("PE 1 gives up"))
+			<-stalled // a dead process does not close its PE
+			return nil
+		}
+		defer count.Done()
+		for {
+			err := p.Barrier()
+			var ie *papers.InterruptError
+			if errors.As(err, &ie) {
+				if ie.Code != spmd.AbortCode {
+					return fmt.Errorf("interrupt code %#x, want %#x", ie.Code, spmd.AbortCode)
+				}
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("before the interrupt: %w", err)
+			}
+		}
+		var te *papers.TimeoutError
+		if err := p.Barrier(); !errors.As(err, &te) {
+			return fmt.Errorf("barrier after the abort: %v, want a stall (timeout)", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Example opens two PEs of a shared-memory board, as two processes started
+// by papersctl run would (here two goroutines), and votes.
+func Example() {
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	board, err := emu.CreateShared(filepath.Join(dir, "board"), 2)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer board.Close()
+	masks := make([]uint64, 2)
+	var wg sync.WaitGroup
+	for k := 0; k < 2; k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// A program would call spmd.Main or spmd.Open, which read
+			// PAPERS_PE, PAPERS_PES and PAPERS_BOARD.
+			p, err := spmd.Options{PE: k, PEs: 2, Board: spmd.SharedPrefix + filepath.Join(dir, "board")}.Open()
+			if err != nil {
+				fmt.Println(err)
+				return
+			}
+			defer spmd.Close(p)
+			masks[k], _ = p.Vote(k == 0)
+		}()
+	}
+	wg.Wait()
+	fmt.Printf("PE 0 sees %02b, PE 1 sees %02b\n", masks[0], masks[1])
+	// Output: PE 0 sees 01, PE 1 sees 01
+}
