@@ -617,12 +617,14 @@ func (p *Port) driveLocked(pins lpt.Pins, force bool) {
 // updateStatusLocked recomputes the status register from the cable's input
 // pins. Inputs of an unplugged cable float high at the PC.
 func (p *Port) updateStatusLocked() {
-	pins := lpt.InputPins
+	status := lpt.StatusFromPins(0) &^ lpt.StatusPins // the bits that are not pins
 	plugged, stuck0, stuck1 := p.plugged(), p.get(portStuck0), p.get(portStuck1)
 	for _, cl := range p.inputs {
 		level := !plugged || p.b.level(cl.net)
 		level = (level || stuck1&(1<<cl.line.Pin) != 0) && stuck0&(1<<cl.line.Pin) == 0
-		pins = pins.With(cl.line.Pin, level)
+		if level != cl.line.Inverted {
+			status |= cl.line.Mask
+		}
 	}
-	p.b.st.store(p.base+portStatus, uint32(lpt.StatusFromPins(pins)))
+	p.b.st.store(p.base+portStatus, uint32(status))
 }
