@@ -62,6 +62,7 @@ type Board struct {
 
 	mu      sync.Mutex // in-process exclusion; a shared board adds st's lock word
 	st      state
+	bits    []byte // the byte part of st (layout.bits)
 	lay     layout
 	shared  []byte // the mapping of a shared board, nil in-process
 	nets    []net
@@ -99,7 +100,7 @@ func NewFromNetlist(h *hw.Board, pes int) (*Board, error) {
 		return nil, fmt.Errorf("emu: %d PEs do not fit the %d-PE board: use 1 to %d", pes, h.PEs, h.PEs)
 	}
 	b := compile(h, pes)
-	b.st = make(state, b.lay.words)
+	b.setState(make(state, b.lay.words))
 	b.st.init(b)
 	b.lock()
 	defer b.unlock()
@@ -256,7 +257,7 @@ func (b *Board) Netlist() *hw.Board { return b.hw }
 func (b *Board) PEs() int { return b.hw.PEs }
 
 // level is a gate input's level: unconnected inputs float high.
-func (b *Board) level(n int32) bool { return n < 0 || b.st[b.lay.nets+int(n)] != 0 }
+func (b *Board) level(n int32) bool { return n < 0 || b.bits[b.lay.nets+int(n)] != 0 }
 
 // resolve computes a net's level from its drivers: an undriven net floats
 // high; drivers that disagree (contention) pull it low, as a TTL low output

@@ -39,7 +39,7 @@ func TestLockTakeoverFromDeadHolder(t *testing.T) {
 	p0, _ := b.Port(0)
 	b.st[hLock] = uint32(deadPID(t)) | lockWaiters
 	// Corrupt a net as a half-finished settle would.
-	b.st[b.lay.nets] ^= 1
+	b.bits[b.lay.nets] ^= 1
 	p0.WriteData(0x5f)
 	if b.st.load(hLock) != 0 {
 		t.Errorf("lock word %#x after unlock", b.st.load(hLock))

@@ -121,7 +121,7 @@ func (b *Board) mapFile(f *os.File) error {
 		return fmt.Errorf("emu: map shared board: %w", err)
 	}
 	b.shared = m
-	b.st = unsafe.Slice((*uint32)(unsafe.Pointer(&m[0])), b.lay.words)
+	b.setState(unsafe.Slice((*uint32)(unsafe.Pointer(&m[0])), b.lay.words))
 	return nil
 }
 
@@ -133,7 +133,8 @@ func (b *Board) Close() error {
 		return nil
 	}
 	m := b.shared
-	b.shared, b.st = nil, nil
+	b.shared = nil
+	b.setState(nil)
 	return syscall.Munmap(m)
 }
 

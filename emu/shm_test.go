@@ -212,16 +212,18 @@ func TestAbortFailsComputingPE(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	aborted := make(chan struct{})
+	passed, aborted := make(chan struct{}), make(chan struct{})
 	err = papers.EmulateOn(b, 2, papers.Config{}, func(p *papers.PE) error {
 		if err := p.Barrier(); err != nil {
 			return err
 		}
 		if p.Self() == 1 {
+			<-passed // PE 0 is out of its barrier, computing
 			b.Abort(1, "PE 1 died")
 			close(aborted)
 			return nil
 		}
+		close(passed)
 		<-aborted // computing meanwhile
 		ops := p.Port().(*emu.Port).Ops()
 		_, err := p.NAND(3)

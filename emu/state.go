@@ -33,7 +33,7 @@ func (s state) add64(i int, d uint64) {
 
 const (
 	stateMagic   = 0x50415052 // "PAPR"
-	stateVersion = 1
+	stateVersion = 3
 	reasonBytes  = 256
 	portWords    = 16 // one 64-byte cache line per port
 )
@@ -48,13 +48,15 @@ const (
 	hDrivers
 	hGates
 	hOwner      // pid of the process that created a shared board
-	hLock       // pid of the lock holder (| lockWaiters), shared boards only
 	hAbort      // 0, abortWriting, or abortSet
 	hContention // 2 words
 	hReasonLen  = hContention + 2
 	hAbortPE    = hReasonLen + 1 // the PE blamed, plus 1 (0: none)
 	hReason     = 16             // reasonBytes/4 words
-	headerWords = hReason + reasonBytes/4
+	// The lock word has a cache line of its own: every PE reads hAbort at
+	// every operation, and the lock changes hands at every write.
+	hLock       = hReason + reasonBytes/4 // pid of the holder (| lockWaiters), shared boards only
+	headerWords = hLock + 16
 )
 
 // Port register words, from Port.base.
@@ -83,18 +85,32 @@ const (
 	abortSet     = 2
 )
 
-// layout gives the word offset of each part of the state.
+// layout places the parts of the state: the header and the port registers
+// in words; net levels, driver states and flip-flop states one byte each
+// (packed, so that a settle touches few cache lines — on a shared board
+// they move between the PEs' cores at every write) in the bytes from word
+// bits on.
 type layout struct {
-	words, ports, nets, drivers, gates int
+	words, ports, bits   int // word offsets
+	nets, drivers, gates int // byte offsets from bits
 }
 
 func newLayout(size, nets, drivers, gates int) layout {
 	l := layout{ports: headerWords}
-	l.nets = l.ports + size*portWords
+	l.bits = l.ports + size*portWords
 	l.drivers = l.nets + nets
 	l.gates = l.drivers + drivers
-	l.words = l.gates + gates
+	l.words = l.bits + (l.gates+gates+3)/4
 	return l
+}
+
+// setState points the board at its state words.
+func (b *Board) setState(s state) {
+	b.st = s
+	b.bits = nil
+	if s != nil {
+		b.bits = unsafe.Slice((*byte)(unsafe.Pointer(&s[b.lay.bits])), 4*(b.lay.words-b.lay.bits))
+	}
 }
 
 func (l layout) port(k int) int { return l.ports + k*portWords }
@@ -111,7 +127,7 @@ func (s state) init(b *Board) {
 }
 
 func (b *Board) driverBits(d int32) (on, val bool) {
-	w := b.st[b.lay.drivers+int(d)]
+	w := b.bits[b.lay.drivers+int(d)]
 	return w&1 != 0, w&2 != 0
 }
 
@@ -120,24 +136,24 @@ func (b *Board) setDriverBits(d int32, on, val bool) bool {
 	if d < 0 {
 		return false
 	}
-	w := bit(on) | bit(val)<<1
+	w := byte(bit(on) | bit(val)<<1)
 	i := b.lay.drivers + int(d)
-	if b.st[i] == w {
+	if b.bits[i] == w {
 		return false
 	}
-	b.st[i] = w
+	b.bits[i] = w
 	return true
 }
 
-func (b *Board) setNet(n int32, v bool) { b.st[b.lay.nets+int(n)] = bit(v) }
+func (b *Board) setNet(n int32, v bool) { b.bits[b.lay.nets+int(n)] = byte(bit(v)) }
 
 // dff returns a flip-flop's stored state and the clock level it last saw.
 func (b *Board) dff(g int32) (q, clk bool) {
-	w := b.st[b.lay.gates+int(g)]
+	w := b.bits[b.lay.gates+int(g)]
 	return w&1 != 0, w&2 != 0
 }
 
-func (b *Board) setDFF(g int32, q, clk bool) { b.st[b.lay.gates+int(g)] = bit(q) | bit(clk)<<1 }
+func (b *Board) setDFF(g int32, q, clk bool) { b.bits[b.lay.gates+int(g)] = byte(bit(q) | bit(clk)<<1) }
 
 func (b *Board) setClk(g int32, clk bool) {
 	q, _ := b.dff(g)
