@@ -223,8 +223,14 @@ func Schematic(b *hw.Board) []byte {
 	var instances []string
 	pwr := 0
 	for _, a := range as {
-		w.line("(polyline (pts (xy %v %v) (xy %v %v) (xy %v %v) (xy %v %v) (xy %v %v)) (stroke (width 0) (type dash) (color 0 0 0 0)) (uuid %s))",
-			a.x, a.y, a.x+a.w, a.y, a.x+a.w, a.y+a.h, a.x, a.y+a.h, a.x, a.y, uuid(key+"area/"+a.title))
+		// KiCad 6.0 reads a sheet-level polyline as one two-point line, so
+		// the frame is four of them.
+		corners := [5][2]coord{{a.x, a.y}, {a.x + a.w, a.y}, {a.x + a.w, a.y + a.h}, {a.x, a.y + a.h}, {a.x, a.y}}
+		for i := range 4 {
+			p, q := corners[i], corners[i+1]
+			w.line("(polyline (pts (xy %v %v) (xy %v %v)) (stroke (width 0) (type dash) (color 0 0 0 0)) (uuid %s))",
+				p[0], p[1], q[0], q[1], uuid(fmt.Sprintf("%sarea/%s/%d", key, a.title, i)))
+		}
 		w.line("(text %s (at %v %v 0) (effects (font (size 2.54 2.54) bold) (justify left bottom)) (uuid %s))",
 			quote(a.title), a.x+pin, a.y+2*pin, uuid(key+"title/"+a.title))
 		for _, pl := range a.cells {
