@@ -181,7 +181,7 @@ func layoutArea(b *hw.Board, syms map[string]*symbolDef, group, title string, co
 	if len(a.cells) == 0 {
 		return nil
 	}
-	a.w = max(colX+colW, coord(len(title))*200+2*pin)
+	a.w = max(colX+colW, coord(len(title))*230+2*pin) // 2.54 mm bold title
 	return a
 }
 
@@ -256,7 +256,9 @@ func Schematic(b *hw.Board) []byte {
 					w.line("(uuid %s)", u)
 					w.line("(property \"Reference\" %s (id 0) (at %v %v 0) %s)", quote(ref), ex, ey, fontHide)
 					vx, vy := powerValueAt(net.Name, rot)
-					w.line("(property \"Value\" %s (id 1) (at %v %v 0) %s)", quote(net.Name), ex+vx, ey+vy, font)
+					// KiCad turns a field with its symbol: angle 90 on a
+					// symbol turned by 90 or 270 keeps the name horizontal.
+					w.line("(property \"Value\" %s (id 1) (at %v %v %d) %s)", quote(net.Name), ex+vx, ey+vy, rot%180, font)
 					w.line("(property \"Footprint\" \"\" (id 2) (at %v %v 0) %s)", ex, ey, fontHide)
 					w.line("(property \"Datasheet\" \"\" (id 3) (at %v %v 0) %s)", ex, ey, fontHide)
 					w.line("(pin \"1\" (uuid %s))", uuid(id+"/power/pin"))
