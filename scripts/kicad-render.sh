@@ -65,7 +65,6 @@ for ((i = 0; ; i++)); do
 done
 sleep 2 # a dialog raised after loading (a parse error, a missing library) would show by now
 [[ $(visible) == "$title" ]] || fail "KiCad showed a dialog after loading"
-import -window root "$dir/loaded.png"
 win=$(xdotool search --onlyvisible --name "Schematic Editor" | head -1)
 xdotool key --window "$win" alt+f
 sleep 1
@@ -84,6 +83,9 @@ for ((i = 0; ; i++)); do
 done
 xdotool key Escape
 sleep 0.5
+xdotool key --window "$win" Home # zoom to fit, for the screenshot
+sleep 2
+import -window root "$dir/loaded.png"
 xdotool key --window "$win" ctrl+q
 for ((i = 0; i < 20; i++)); do kill -0 "$pid" 2>/dev/null || exit 0; sleep 0.5; done
 kill "$pid" # it would not quit (a save dialog?): the plot is done anyway
