@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# kicad-render.sh: open every generated schematic in real KiCad (Eeschema
-# 6.0, under a virtual X server), fail if KiCad shows anything but the
-# schematic (an error dialog), and plot the 4-PE sheet to
+# kicad-render.sh: open every generated schematic and board in real KiCad
+# (Eeschema and Pcbnew 6.0, under a virtual X server), fail if KiCad shows
+# anything but the design (an error dialog), and plot the 4-PE sheet to
 # docs/schematic-4pe.svg with KiCad's own SVG plotter.
 #
 # KiCad 6.0 has no command-line plotter for schematics (kicad-cli came with
@@ -9,7 +9,7 @@
 #
 # Needs (Debian 12): apt-get install -y kicad xvfb xdotool imagemagick
 # Usage: scripts/kicad-render.sh [-k] [boards...]   (boards: 4 8 16 32; default all)
-#   -k  keep the work directory (config, copies, screenshots) and print it
+#   -k  keep the work directory (config, copies, logs, screenshots) and print it
 # Run from the repository root after `go run ./cmd/papersctl kicad`.
 set -euo pipefail
 
@@ -42,30 +42,46 @@ EOF
 
 cat >"$work/drive.sh" <<'EOF'
 #!/usr/bin/env bash
-# Runs inside xvfb-run: open one schematic, check, plot to SVG, quit.
+# Runs inside xvfb-run: open one board's schematic, check it, plot it to
+# SVG; then open its PCB and check that.
 set -euo pipefail
 work=$1 base=$2
 dir=$work/$base
 export KICAD_CONFIG_HOME=$work/config
 visible() { xdotool search --onlyvisible --name . getwindowname %@ 2>/dev/null | sort -u; }
-eeschema "$dir/$base.kicad_sch" >"$dir/eeschema.log" 2>&1 &
-pid=$!
+pid=
 fail() {
 	import -window root "$dir/failure.png" || true
 	echo "kicad-render: $base: $1 (windows: $(visible | tr '\n' '|'); screenshot $dir/failure.png)" >&2
-	kill "$pid" 2>/dev/null || true
+	[[ -z $pid ]] || kill "$pid" 2>/dev/null || true
 	exit 1
 }
-title="$base [$base/] — Schematic Editor"
-for ((i = 0; ; i++)); do
-	((i < 120)) || fail "Eeschema did not show the schematic within 60 s"
-	kill -0 "$pid" 2>/dev/null || fail "Eeschema exited"
-	[[ $(visible) == "$title" ]] && break
-	sleep 0.5
-done
-sleep 2 # a dialog raised after loading (a parse error, a missing library) would show by now
-[[ $(visible) == "$title" ]] || fail "KiCad showed a dialog after loading"
-win=$(xdotool search --onlyvisible --name "Schematic Editor" | head -1)
+# open PROGRAM FILE TITLE: start a KiCad editor on FILE and wait until its
+# window, titled TITLE, is the only one on the screen.
+open() {
+	"$1" "$2" >"$dir/$1.log" 2>&1 &
+	pid=$!
+	for ((i = 0; ; i++)); do
+		((i < 120)) || fail "$1 did not show $2 within 60 s"
+		kill -0 "$pid" 2>/dev/null || fail "$1 exited"
+		[[ $(visible) == "$3" ]] && break
+		sleep 0.5
+	done
+	sleep 2 # a dialog raised after loading (a parse error, a missing library) would show by now
+	[[ $(visible) == "$3" ]] || fail "$1 showed a dialog after loading $2"
+	win=$(xdotool search --onlyvisible --name "${3##* — }" | head -1) # "Schematic Editor": --name takes a regexp
+}
+# quit SHOT: zoom to fit, take a screenshot, leave.
+quit() {
+	xdotool key --window "$win" Home
+	sleep 2
+	import -window root "$dir/$1"
+	xdotool key --window "$win" ctrl+q
+	for ((i = 0; i < 20; i++)); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.5; done
+	kill "$pid" # it would not quit (a save dialog?): the work is done anyway
+}
+
+open eeschema "$dir/$base.kicad_sch" "$base [$base/] — Schematic Editor"
 xdotool key --window "$win" alt+f
 sleep 1
 xdotool key Up Up Return # File menu: Plot... is the entry above Quit
@@ -83,12 +99,10 @@ for ((i = 0; ; i++)); do
 done
 xdotool key Escape
 sleep 0.5
-xdotool key --window "$win" Home # zoom to fit, for the screenshot
-sleep 2
-import -window root "$dir/loaded.png"
-xdotool key --window "$win" ctrl+q
-for ((i = 0; i < 20; i++)); do kill -0 "$pid" 2>/dev/null || exit 0; sleep 0.5; done
-kill "$pid" # it would not quit (a save dialog?): the plot is done anyway
+quit schematic.png
+
+open pcbnew "$dir/$base.kicad_pcb" "$base — PCB Editor"
+quit pcb.png
 EOF
 chmod +x "$work/drive.sh"
 
@@ -99,9 +113,9 @@ for n in "${boards[@]}"; do
 	[[ -f kicad/$base/$base.kicad_sch ]] || { echo "kicad-render: kicad/$base/$base.kicad_sch missing" >&2; exit 1; }
 	mkdir -p "$work/$base"
 	# Work on copies: KiCad may write project-local settings next to them.
-	cp "kicad/$base/$base.kicad_sch" "kicad/$base/$base.kicad_pro" "$work/$base/"
+	cp "kicad/$base/$base".{kicad_sch,kicad_pcb,kicad_pro} "$work/$base/"
 	if xvfb-run -a -s "-screen 0 1920x1080x24" "$work/drive.sh" "$work" "$base"; then
-		echo "kicad-render: $base: opened in KiCad $kv without dialogs, plotted $(wc -c <"$work/$base/$base.svg") bytes of SVG"
+		echo "kicad-render: $base: schematic and PCB opened in KiCad $kv without dialogs, plotted $(wc -c <"$work/$base/$base.svg") bytes of SVG"
 	else
 		status=1
 		continue
