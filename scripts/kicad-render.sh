@@ -24,7 +24,12 @@ done
 [[ -d kicad ]] || { echo "kicad-render: run from the repository root (no kicad/ here)" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/kicad-render.XXXXXX)
-if ((keep)); then echo "kicad-render: work directory $work"; else trap 'rm -rf "$work"' EXIT; fi
+status=0
+if ((keep)); then
+	echo "kicad-render: work directory $work"
+else # kept when something failed, for its screenshot and logs
+	trap '((status)) || rm -rf "$work"' EXIT
+fi
 
 # A private KiCad configuration, so KiCad skips its first-run dialogs: the
 # settings-path dialog appears when <config>/6.0/kicad_common.json is
@@ -64,6 +69,7 @@ open() {
 	for ((i = 0; ; i++)); do
 		((i < 120)) || fail "$1 did not show $2 within 60 s"
 		kill -0 "$pid" 2>/dev/null || fail "$1 exited"
+		! visible | grep -qxE 'Error|Warning|Confirmation' || fail "$1 showed a message box while loading $2"
 		[[ $(visible) == "$3" ]] && break
 		sleep 0.5
 	done
@@ -107,7 +113,6 @@ EOF
 chmod +x "$work/drive.sh"
 
 kv=$(dpkg-query -W -f '${Version}' kicad 2>/dev/null || echo "(version unknown)")
-status=0
 for n in "${boards[@]}"; do
 	base=ttl_papers_${n}pe
 	[[ -f kicad/$base/$base.kicad_sch ]] || { echo "kicad-render: kicad/$base/$base.kicad_sch missing" >&2; exit 1; }
