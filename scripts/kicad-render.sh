@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # kicad-render.sh: open every generated schematic and board in real KiCad
 # (Eeschema and Pcbnew 6.0, under a virtual X server), fail if KiCad shows
-# anything but the design (an error dialog), and plot the 4-PE sheet to
-# docs/schematic-4pe.svg with KiCad's own SVG plotter.
+# anything but the design (an error dialog) or its electrical rules check
+# finds a problem, and plot the 4-PE sheet to docs/schematic-4pe.svg with
+# KiCad's own SVG plotter.
 #
 # KiCad 6.0 has no command-line plotter for schematics (kicad-cli came with
 # 7.0), so the script drives Eeschema's File → Plot dialog with xdotool.
@@ -105,6 +106,42 @@ for ((i = 0; ; i++)); do
 done
 xdotool key Escape
 sleep 0.5
+
+# Inspect → Electrical Rules Checker, Run ERC, Save... the report.
+xdotool key --window "$win" alt+i
+sleep 1
+xdotool key Return
+waitfor() { # waitfor TITLE WHAT
+	for ((i = 0; ; i++)); do
+		((i < 40)) || fail "$2 did not open"
+		visible | grep -qx "$1" && break
+		sleep 0.5
+	done
+	sleep 1
+}
+waitfor "Electrical Rules Checker" "the ERC dialog"
+xdotool key Return # Run ERC
+# Save... has no shortcut: click it, at its place in the dialog, until the
+# file dialog opens (the click is lost while ERC still runs).
+erc=$(xdotool search --onlyvisible --name "^Electrical Rules Checker$" | head -1)
+eval "$(xdotool getwindowgeometry --shell "$erc")"
+for ((j = 0; ; j++)); do
+	((j < 30)) || fail "the ERC report's file dialog did not open"
+	sleep 2
+	xdotool mousemove $((X + WIDTH - 62)) $((Y + HEIGHT - 77)) click 1
+	sleep 1
+	visible | grep -qx "Save Report to File" && break
+done
+xdotool key ctrl+a
+xdotool type --delay 10 "$dir/erc.rpt"
+xdotool key Return
+for ((i = 0; ; i++)); do
+	((i < 40)) || fail "no ERC report written"
+	grep -q 'ERC messages' "$dir/erc.rpt" 2>/dev/null && break
+	sleep 0.5
+done
+xdotool key Escape
+sleep 0.5
 quit schematic.png
 
 open pcbnew "$dir/$base.kicad_pcb" "$base — PCB Editor"
@@ -119,11 +156,23 @@ for n in "${boards[@]}"; do
 	mkdir -p "$work/$base"
 	# Work on copies: KiCad may write project-local settings next to them.
 	cp "kicad/$base/$base".{kicad_sch,kicad_pcb,kicad_pro} "$work/$base/"
-	if xvfb-run -a -s "-screen 0 1920x1080x24" "$work/drive.sh" "$work" "$base"; then
-		echo "kicad-render: $base: schematic and PCB opened in KiCad $kv without dialogs, plotted $(wc -c <"$work/$base/$base.svg") bytes of SVG"
-	else
+	if ! xvfb-run -a -s "-screen 0 1920x1080x24" "$work/drive.sh" "$work" "$base"; then
 		status=1
 		continue
+	fi
+	erc=$(grep -o 'ERC messages: .*' "$work/$base/erc.rpt")
+	echo "kicad-render: $base: schematic and PCB opened in KiCad $kv without dialogs; plotted $(wc -c <"$work/$base/$base.svg") bytes of SVG; $erc"
+	# Warnings are expected: our symbols are our own drawings under the
+	# lib_ids of KiCad's standard parts, which ERC reports as "modified in
+	# library". Errors are not.
+	if [[ $erc != *" Errors 0 "* ]]; then
+		echo "kicad-render: $base: KiCad's electrical rules check found errors: see $work/$base/erc.rpt" >&2
+		status=1
+	fi
+	if grep '^\[' "$work/$base/erc.rpt" | grep -qv '^\[lib_symbol_issues\]'; then
+		echo "kicad-render: $base: ERC warnings other than our own symbol drawings:" >&2
+		grep '^\[' "$work/$base/erc.rpt" | grep -v '^\[lib_symbol_issues\]' | sort | uniq -c >&2
+		status=1
 	fi
 	if [[ $n == 4 ]]; then
 		# The plot's <title> carries the date: drop it so re-rendering an
