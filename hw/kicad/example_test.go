@@ -24,3 +24,17 @@ func ExampleBOM() {
 	// U6 U7 74LS40 2
 	// U8 74LS244 1
 }
+
+// The 4-PE board file read back: which pads carry RDYQ, the flip-flop's
+// output that every PE's Busy multiplexer passes on.
+func ExamplePCB() {
+	nets, footprints, err := kicad.ReadPCB(kicad.PCB(hw.MustNew(4), "ttl_papers_4pe.kicad_sch"))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(len(footprints), "footprints; U3 is", footprints["U3"])
+	fmt.Println("RDYQ:", nets["RDYQ"])
+	// Output:
+	// 36 footprints; U3 is Package_DIP:DIP-14_W7.62mm
+	// RDYQ: [{U3 5} {U4 2} {U4 5} {U4 9} {U4 12}]
+}

@@ -1,8 +1,8 @@
 // Package kicad generates the TTL_PAPERS board's KiCad 6 design files from
-// the hw netlist — schematic, project, netlist export, bill of materials and
-// wire-wrap list for each board size — and reads schematics and netlists
-// back, so tests can prove that what a builder solders is exactly what the
-// emulator simulates.
+// the hw netlist — schematic, project, unrouted board, netlist export, bill
+// of materials and wire-wrap list for each board size — and reads
+// schematics and netlists back, so tests can prove that what a builder
+// solders is exactly what the emulator simulates.
 //
 // Nothing is drawn by hand: symbols are drawn by this package (one
 // rectangle per part with every datasheet pin, lib_ids naming KiCad's
@@ -31,6 +31,7 @@ func Files(b *hw.Board) map[string][]byte {
 	return map[string][]byte{
 		p(".kicad_pro"): Project(b, base),
 		p(".kicad_sch"): Schematic(b),
+		p(".kicad_pcb"): PCB(b, base+".kicad_sch"),
 		p(".net"):       Netlist(b, base+".kicad_sch"),
 		p("-bom.csv"):   BOM(b),
 		p("-wires.csv"): Wires(b),
@@ -58,9 +59,10 @@ Do not edit these files: change package hw and regenerate (a test fails
 when they are stale). How to build a board: docs/board.md.
 
 One folder per board size (4, 8, 16 and 32 PEs), each with a KiCad 6
-project and schematic, the netlist export (.net, for Pcbnew: Tools →
-Update PCB from Schematic also works), the bill of materials (-bom.csv)
-and a point-to-point wiring list for wire-wrap or perfboard (-wires.csv).
+project and schematic, a board (.kicad_pcb: every footprint placed by
+function and every pad on its net, not routed), the netlist export (.net),
+the bill of materials (-bom.csv) and a point-to-point wiring list for
+wire-wrap or perfboard (-wires.csv).
 `
 
 // Generate writes every board size's files under dir and returns their

@@ -239,3 +239,32 @@ func TestEmulatorRunsTheGeneratedBoard(t *testing.T) {
 		}
 	}
 }
+
+// TestSupplyIsFlagged: KiCad's electrical rules check wants VCC and GND
+// driven, so each carries one PWR_FLAG, on the power input's pin.
+func TestSupplyIsFlagged(t *testing.T) {
+	for _, n := range hw.Sizes {
+		sheet, err := kicad.ReadSchematic(kicad.Schematic(hw.MustNew(n)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		powerAt := map[string]string{} // point -> net of the power symbol there
+		var flags []string
+		for _, s := range sheet.Symbols {
+			switch {
+			case s.LibID == "power:PWR_FLAG":
+				flags = append(flags, fmt.Sprint(s.At))
+			case s.Power:
+				powerAt[fmt.Sprint(s.At)] = s.Value
+			}
+		}
+		var flagged []string
+		for _, at := range flags {
+			flagged = append(flagged, powerAt[at])
+		}
+		sort.Strings(flagged)
+		if fmt.Sprint(flagged) != fmt.Sprint([]string{hw.GND, hw.VCC}) {
+			t.Errorf("%d PEs: PWR_FLAGs sit on %q, want one on GND and one on VCC", n, flagged)
+		}
+	}
+}

@@ -14,6 +14,7 @@ type LibPin struct {
 	Num, Name, Type string
 	At              point // connection point, symbol coordinates (Y up)
 	Angle           int
+	Hidden          bool // on a power symbol: the pin names a global net
 }
 
 // SheetSymbol is a placed symbol read back from a schematic.
@@ -57,6 +58,7 @@ func ReadSchematic(src []byte) (*Sheet, error) {
 					}
 					s.Lib[id] = append(s.Lib[id], LibPin{
 						Num: p.Child("number").Arg(0), Name: p.Child("name").Arg(0), Type: p.Arg(0), At: at, Angle: angle,
+						Hidden: hasAtom(p, "hide"),
 					})
 				}
 			}
@@ -114,6 +116,16 @@ func ReadSchematic(src []byte) (*Sheet, error) {
 		}
 	}
 	return s, nil
+}
+
+// hasAtom reports whether a list holds the bare word a ("hide").
+func hasAtom(e *Expr, a string) bool {
+	for _, c := range e.List {
+		if !c.IsList && !c.Quoted && c.Atom == a {
+			return true
+		}
+	}
+	return false
 }
 
 func readXY(e *Expr) (point, error) {
@@ -212,7 +224,13 @@ func (s *Sheet) Connectivity() (*Connectivity, error) {
 		for _, p := range s.Lib[sym.LibID] {
 			at := sym.PinAt(p)
 			if sym.Power {
-				name(sym.Value, at)
+				// A hidden pin makes the symbol a global label (VCC,
+				// GND); a visible one (PWR_FLAG) only sits on its net.
+				if p.Hidden {
+					name(sym.Value, at)
+				} else {
+					find(at)
+				}
 				continue
 			}
 			pins = append(pins, pinAt{Node{sym.Ref, p.Num}, at})

@@ -181,13 +181,13 @@ func layoutArea(b *hw.Board, syms map[string]*symbolDef, group, title string, co
 	if len(a.cells) == 0 {
 		return nil
 	}
-	a.w = max(colX+colW, coord(len(title))*200+2*pin)
+	a.w = max(colX+colW, coord(len(title))*230+2*pin) // 2.54 mm bold title
 	return a
 }
 
 // Schematic renders the board as a KiCad 6 schematic. Every pin of every
 // part gets a short wire ending in a net label (named as the hw net) or a
-// power symbol; unconnected pins get a no-connect flag.
+// power symbol; unused inputs and outputs get a no-connect flag.
 func Schematic(b *hw.Board) []byte {
 	syms := symbols(b)
 	paper, pw, ph, as := layout(b, syms)
@@ -217,14 +217,21 @@ func Schematic(b *hw.Board) []byte {
 	}
 	writePowerSymbol(w, hw.GND)
 	writePowerSymbol(w, hw.VCC)
+	writeFlagSymbol(w)
 	w.close()
 	w.line("")
 
 	var instances []string
-	pwr := 0
+	pwr, flags := 0, 0
 	for _, a := range as {
-		w.line("(polyline (pts (xy %v %v) (xy %v %v) (xy %v %v) (xy %v %v) (xy %v %v)) (stroke (width 0) (type dash) (color 0 0 0 0)) (uuid %s))",
-			a.x, a.y, a.x+a.w, a.y, a.x+a.w, a.y+a.h, a.x, a.y+a.h, a.x, a.y, uuid(key+"area/"+a.title))
+		// KiCad 6.0 reads a sheet-level polyline as one two-point line, so
+		// the frame is four of them.
+		corners := [5][2]coord{{a.x, a.y}, {a.x + a.w, a.y}, {a.x + a.w, a.y + a.h}, {a.x, a.y + a.h}, {a.x, a.y}}
+		for i := range 4 {
+			p, q := corners[i], corners[i+1]
+			w.line("(polyline (pts (xy %v %v) (xy %v %v)) (stroke (width 0) (type dash) (color 0 0 0 0)) (uuid %s))",
+				p[0], p[1], q[0], q[1], uuid(fmt.Sprintf("%sarea/%s/%d", key, a.title, i)))
+		}
 		w.line("(text %s (at %v %v 0) (effects (font (size 2.54 2.54) bold) (justify left bottom)) (uuid %s))",
 			quote(a.title), a.x+pin, a.y+2*pin, uuid(key+"title/"+a.title))
 		for _, pl := range a.cells {
@@ -234,7 +241,13 @@ func Schematic(b *hw.Board) []byte {
 				id := key + c.Ref + "." + fmt.Sprint(p.Num)
 				net := b.NetOf(hw.Node{Ref: c.Ref, Pin: p.Num})
 				if net == nil {
-					w.line("(no_connect (at %v %v) (uuid %s))", px, py, uuid(id+"/nc"))
+					// An unused input or output gets a no-connect flag; a
+					// pin the chip itself leaves unconnected (NC) needs
+					// none, and KiCad's rules check calls a flag on it
+					// dangling.
+					if p.Type != hw.PinNC {
+						w.line("(no_connect (at %v %v) (uuid %s))", px, py, uuid(id+"/nc"))
+					}
 					continue
 				}
 				dx, dy, length := sideDir(p.Side)
@@ -243,19 +256,19 @@ func Schematic(b *hw.Board) []byte {
 					px, py, ex, ey, uuid(id+"/wire"))
 				if net.Name == hw.VCC || net.Name == hw.GND {
 					pwr++
-					ref := fmt.Sprintf("#PWR%04d", pwr)
 					rot := powerRotation(net.Name, p.Side)
-					u := uuid(id + "/power")
-					w.open("(symbol (lib_id %s) (at %v %v %d) (unit 1) (in_bom yes) (on_board yes)", quote("power:"+net.Name), ex, ey, rot)
-					w.line("(uuid %s)", u)
-					w.line("(property \"Reference\" %s (id 0) (at %v %v 0) %s)", quote(ref), ex, ey, fontHide)
 					vx, vy := powerValueAt(net.Name, rot)
-					w.line("(property \"Value\" %s (id 1) (at %v %v 0) %s)", quote(net.Name), ex+vx, ey+vy, font)
-					w.line("(property \"Footprint\" \"\" (id 2) (at %v %v 0) %s)", ex, ey, fontHide)
-					w.line("(property \"Datasheet\" \"\" (id 3) (at %v %v 0) %s)", ex, ey, fontHide)
-					w.line("(pin \"1\" (uuid %s))", uuid(id+"/power/pin"))
-					w.close()
-					instances = append(instances, fmt.Sprintf("(path \"/%s\" (reference %s) (unit 1) (value %s) (footprint \"\"))", u, quote(ref), quote(net.Name)))
+					instances = append(instances, placePower(w, id+"/power", "power:"+net.Name, fmt.Sprintf("#PWR%04d", pwr), net.Name, ex, ey, rot, vx, vy))
+					if c.Part == hw.PowerIn {
+						// The supply input drives VCC and GND: a PWR_FLAG
+						// on each tells KiCad's electrical rules check so.
+						flags++
+						rot, vy := 0, -pin-grid
+						if net.Name == hw.GND {
+							rot, vy = 180, pin+grid
+						}
+						instances = append(instances, placePower(w, id+"/flag", flagLibID, fmt.Sprintf("#FLG%02d", flags), "PWR_FLAG", ex, ey, rot, 0, vy))
+					}
 					continue
 				}
 				angle, just := labelAngle(p.Side)
@@ -336,6 +349,24 @@ func labelAngle(sd side) (int, string) {
 		return 270, "right"
 	}
 	return 0, "left"
+}
+
+// placePower draws a power symbol (a VCC or GND glyph, or a PWR_FLAG) at
+// (x, y), its value vx, vy from there, and returns its symbol_instances
+// entry.
+func placePower(w *writer, id, libID, ref, value string, x, y coord, rot int, vx, vy coord) string {
+	u := uuid(id)
+	w.open("(symbol (lib_id %s) (at %v %v %d) (unit 1) (in_bom yes) (on_board yes)", quote(libID), x, y, rot)
+	w.line("(uuid %s)", u)
+	w.line("(property \"Reference\" %s (id 0) (at %v %v 0) %s)", quote(ref), x, y, fontHide)
+	// KiCad turns a field with its symbol: angle 90 on a symbol turned by
+	// 90 or 270 keeps the name horizontal.
+	w.line("(property \"Value\" %s (id 1) (at %v %v %d) %s)", quote(value), x+vx, y+vy, rot%180, font)
+	w.line("(property \"Footprint\" \"\" (id 2) (at %v %v 0) %s)", x, y, fontHide)
+	w.line("(property \"Datasheet\" \"\" (id 3) (at %v %v 0) %s)", x, y, fontHide)
+	w.line("(pin \"1\" (uuid %s))", uuid(id+"/pin"))
+	w.close()
+	return fmt.Sprintf("(path \"/%s\" (reference %s) (unit 1) (value %s) (footprint \"\"))", u, quote(ref), quote(value))
 }
 
 // powerRotation turns a power symbol away from the pin it sits on (KiCad

@@ -201,3 +201,23 @@ func writePowerSymbol(w *writer, net string) {
 	w.close()
 	w.close()
 }
+
+// flagLibID is KiCad's power flag: it marks a net as driven by a supply,
+// for the electrical rules check. Its pin is visible, so unlike VCC and
+// GND it names no net.
+const flagLibID = "power:PWR_FLAG"
+
+func writeFlagSymbol(w *writer) {
+	w.open("(symbol %s (power) (pin_numbers hide) (pin_names (offset 0) hide) (in_bom yes) (on_board yes)", quote(flagLibID))
+	w.line("(property \"Reference\" \"#FLG\" (id 0) (at 0 1.905 0) %s)", fontHide)
+	w.line("(property \"Value\" \"PWR_FLAG\" (id 1) (at 0 3.81 0) %s)", font)
+	w.line("(property \"Footprint\" \"\" (id 2) (at 0 0 0) %s)", fontHide)
+	w.line("(property \"Datasheet\" \"\" (id 3) (at 0 0 0) %s)", fontHide)
+	w.open("(symbol \"PWR_FLAG_0_0\"")
+	w.line("(pin power_out line (at 0 0 90) (length 0) (name \"pwr\" %s) (number \"1\" %s))", font, font)
+	w.close()
+	w.open("(symbol \"PWR_FLAG_0_1\"")
+	w.line("(polyline (pts (xy 0 0) (xy 0 1.27) (xy -1.016 1.905) (xy 0 2.54) (xy 1.016 1.905) (xy 0 1.27)) (stroke (width 0) (type default) (color 0 0 0 0)) (fill (type none)))")
+	w.close()
+	w.close()
+}

@@ -1,0 +1,293 @@
+package kicad
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/ttlpapers/ttlpapers/hw"
+)
+
+// um is a length on the board in micrometres: KiCad's footprints put pads
+// on 0.001 mm positions (the DB-25's second row is offset by 1.385 mm).
+type um int
+
+func (u um) String() string { return strconv.FormatFloat(float64(u)/1000, 'f', -1, 64) }
+
+// fpPad is one pad of a footprint, relative to the footprint's origin
+// (pad 1, as in KiCad's libraries).
+type fpPad struct {
+	Num         string // "0": a mounting hole, on no net
+	X, Y        um
+	Shape       string // rect, oval or circle
+	Size, Drill um
+}
+
+// footprintDef is the geometry of one library footprint: its pads and its
+// courtyard (the room it needs on the board).
+type footprintDef struct {
+	Pads           []fpPad
+	X0, Y0, X1, Y1 um // courtyard, relative to the origin
+}
+
+// footprintDefs are the pads of the KiCad library footprints the hw parts
+// name, copied by hand from KiCad 6's libraries so the generator needs no
+// KiCad install; TestFootprintPadsMatchKiCadLibrary checks them against
+// the library when it is installed.
+var footprintDefs = map[string]*footprintDef{
+	"Package_DIP:DIP-14_W7.62mm": dip(14, 16800),
+	"Package_DIP:DIP-20_W7.62mm": dip(20, 24400),
+	"Connector_Dsub:DSUB-25_Male_Horizontal_P2.77x2.84mm_EdgePinOffset7.70mm_Housed_MountingHolesOffset9.12mm": {
+		Pads: append(append(
+			[]fpPad{{"0", 40170, 1420, "circle", 4000, 3200}, {"0", -6930, 1420, "circle", 4000, 3200}}, // mounting holes
+			padRow{1, 13, 0, 0, 2770, 1600, 1000, "rect", "circle"}.pads()...),
+			padRow{14, 12, 1385, 2840, 2770, 1600, 1000, "circle", "circle"}.pads()...),
+		X0: -10450, Y0: -2350, X1: 43700, Y1: 17450,
+	},
+	"LED_THT:LED_D5.0mm-3":                          {padRow{1, 3, 0, 0, 2540, 1800, 900, "rect", "circle"}.pads(), -1150, -3250, 6250, 3250},
+	"LED_THT:LED_D5.0mm":                            {padRow{1, 2, 0, 0, 2540, 1800, 900, "rect", "circle"}.pads(), -1950, -3250, 4500, 3250},
+	"Capacitor_THT:C_Disc_D5.0mm_W2.5mm_P5.00mm":    {padRow{1, 2, 0, 0, 5000, 1600, 800, "circle", "circle"}.pads(), -1050, -1500, 6050, 1500},
+	"Capacitor_THT:CP_Radial_D5.0mm_P2.00mm":        {padRow{1, 2, 0, 0, 2000, 1600, 800, "rect", "circle"}.pads(), -1750, -2750, 3750, 2750},
+	"TerminalBlock:TerminalBlock_bornier-2_P5.08mm": {padRow{1, 2, 0, 0, 5080, 3000, 1520, "rect", "circle"}.pads(), -2710, -4000, 7790, 4000},
+	"Resistor_THT:R_Axial_DIN0207_L6.3mm_D2.5mm_P10.16mm_Horizontal": {
+		padRow{1, 2, 0, 0, 10160, 1600, 800, "circle", "oval"}.pads(), -1050, -1500, 11210, 1500},
+}
+
+// dip is a dual in-line package, 0.3" wide: pins down the left side, back
+// up the right; bottom is the courtyard's lower edge.
+func dip(pins int, bottom um) *footprintDef {
+	d := &footprintDef{X0: -1100, Y0: -1550, X1: 8700, Y1: bottom}
+	for i := range pins {
+		x, y := um(0), um(i)*2540
+		if i >= pins/2 {
+			x, y = 7620, um(pins-1-i)*2540
+		}
+		shape := "oval"
+		if i == 0 {
+			shape = "rect"
+		}
+		d.Pads = append(d.Pads, fpPad{strconv.Itoa(i + 1), x, y, shape, 1600, 800})
+	}
+	return d
+}
+
+// padRow is a row of n pads numbered from first, pitch apart along X from
+// (x0, y); the first pad has its own shape (the pin-1 mark).
+type padRow struct {
+	first, n                  int
+	x0, y, pitch, size, drill um
+	firstShape, shape         string
+}
+
+func (r padRow) pads() []fpPad {
+	var out []fpPad
+	for i := range r.n {
+		s := r.shape
+		if i == 0 {
+			s = r.firstShape
+		}
+		out = append(out, fpPad{strconv.Itoa(r.first + i), r.x0 + um(i)*r.pitch, r.y, s, r.size, r.drill})
+	}
+	return out
+}
+
+// Board layout: each functional group a title over rows of footprints, the
+// board no wider than four DB-25 connectors.
+const (
+	boardW   um = 230000
+	fpGap    um = 2540
+	titleH   um = 5080
+	boardAt  um = 20000 // the board's top left corner on the page
+	edgeSpan um = 5000  // board edge beyond the outermost courtyard
+)
+
+// fpPlaced is a component's footprint with its origin on the page.
+type fpPlaced struct {
+	c    *hw.Component
+	fp   *footprintDef
+	X, Y um
+}
+
+type groupTitle struct {
+	text string
+	X, Y um
+}
+
+// fpBlock is one functional group's footprints in rows under its title,
+// relative to the block's top left corner.
+type fpBlock struct {
+	title groupTitle
+	fps   []fpPlaced
+	w, h  um
+}
+
+func layoutGroup(b *hw.Board, group, title string) *fpBlock {
+	blk := &fpBlock{title: groupTitle{title, 0, titleH / 2}}
+	x, y, rowH := um(0), titleH, um(0)
+	for _, c := range b.Components {
+		if c.Group != group {
+			continue
+		}
+		fp := footprintDefs[c.Part.Footprint]
+		if fp == nil {
+			panic(fmt.Sprintf("kicad: no pads known for footprint %s of %s: add it to footprintDefs", c.Part.Footprint, c.Ref))
+		}
+		w, h := fp.X1-fp.X0, fp.Y1-fp.Y0
+		if x > 0 && x+w > boardW {
+			x, y, rowH = 0, y+rowH+fpGap, 0
+		}
+		blk.fps = append(blk.fps, fpPlaced{c, fp, x - fp.X0, y - fp.Y0})
+		blk.w = max(blk.w, x+w)
+		x += w + fpGap
+		rowH = max(rowH, h)
+	}
+	if len(blk.fps) == 0 {
+		return nil
+	}
+	blk.w = max(blk.w, um(len(title))*1800) // 2 mm title text
+	blk.h = y + rowH
+	return blk
+}
+
+// placeFootprints puts every component on a grid by functional group (the
+// groups flowing left to right in rows, like the schematic's areas) and
+// returns the board's lower right corner.
+func placeFootprints(b *hw.Board) (fps []fpPlaced, titles []groupTitle, right, bottom um) {
+	x, y, rowH := um(0), um(0), um(0)
+	for _, ar := range areas {
+		blk := layoutGroup(b, ar.group, ar.title)
+		if blk == nil {
+			continue
+		}
+		if x > 0 && x+blk.w > boardW {
+			x, y, rowH = 0, y+rowH+2*fpGap, 0
+		}
+		ox, oy := boardAt+edgeSpan+x, boardAt+edgeSpan+y
+		titles = append(titles, groupTitle{blk.title.text, ox + blk.title.X, oy + blk.title.Y})
+		for _, f := range blk.fps {
+			f.X, f.Y = f.X+ox, f.Y+oy
+			fps = append(fps, f)
+		}
+		right = max(right, ox+blk.w)
+		x += blk.w + 3*fpGap
+		rowH = max(rowH, blk.h)
+	}
+	return fps, titles, right + edgeSpan, boardAt + edgeSpan + y + rowH + edgeSpan
+}
+
+// pcbLayers are KiCad 6's standard layers for a two-layer board.
+var pcbLayers = []string{
+	`0 "F.Cu" signal`, `31 "B.Cu" signal`, `32 "B.Adhes" user "B.Adhesive"`, `33 "F.Adhes" user "F.Adhesive"`,
+	`34 "B.Paste" user`, `35 "F.Paste" user`, `36 "B.SilkS" user "B.Silkscreen"`, `37 "F.SilkS" user "F.Silkscreen"`,
+	`38 "B.Mask" user`, `39 "F.Mask" user`, `40 "Dwgs.User" user "User.Drawings"`, `41 "Cmts.User" user "User.Comments"`,
+	`42 "Eco1.User" user "User.Eco1"`, `43 "Eco2.User" user "User.Eco2"`, `44 "Edge.Cuts" user`, `45 "Margin" user`,
+	`46 "B.CrtYd" user "B.Courtyard"`, `47 "F.CrtYd" user "F.Courtyard"`, `48 "B.Fab" user`, `49 "F.Fab" user`,
+}
+
+// PCB renders the board as a KiCad 6 board file: every footprint placed
+// on a grid by functional group, every pad on its hw net, no tracks (route
+// it in Pcbnew, or build on perfboard from the wire list). Footprints link
+// to their schematic symbols, so Pcbnew's Update PCB from Schematic keeps
+// working.
+func PCB(b *hw.Board, schematicFile string) []byte {
+	fps, titles, right, bottom := placeFootprints(b)
+	paper := "A0"
+	for _, p := range papers {
+		if um(p.w)*10 >= right+boardAt && um(p.h)*10 >= bottom+boardAt {
+			paper = p.name
+			break
+		}
+	}
+	key := b.Name + "/"
+	w := &writer{}
+	w.open("(kicad_pcb (version 20211014) (generator ttlpapers)")
+	w.line("(general (thickness 1.6))")
+	w.line("(paper %s)", quote(paper))
+	w.line("(title_block (title %s) (rev %s) (company \"ttlpapers\") (comment 1 %s))", quote(b.Name), quote(b.Revision),
+		quote("Generated from the hw netlist by papersctl kicad: placed by function, not routed."))
+	w.open("(layers")
+	for _, l := range pcbLayers {
+		w.line("(%s)", l)
+	}
+	w.close()
+	w.line("(setup (pad_to_mask_clearance 0))")
+
+	// Net codes in the netlist export's order.
+	nets := append([]*hw.Net(nil), b.Nets...)
+	sort.Slice(nets, func(i, j int) bool { return netlistName(nets[i].Name) < netlistName(nets[j].Name) })
+	code := map[string]int{}
+	w.line("(net 0 \"\")")
+	for i, n := range nets {
+		code[n.Name] = i + 1
+		w.line("(net %d %s)", i+1, quote(netlistName(n.Name)))
+	}
+
+	for _, f := range fps {
+		c := f.c
+		u := key + c.Ref + "/fp"
+		w.open("(footprint %s (layer \"F.Cu\")", quote(c.Part.Footprint))
+		w.line("(tstamp %s)", uuid(u))
+		w.line("(at %v %v)", f.X, f.Y)
+		w.line("(descr %s)", quote(c.Part.Description))
+		w.line("(property \"Sheetfile\" %s)", quote(schematicFile))
+		w.line("(property \"Sheetname\" \"\")")
+		w.line("(path \"/%s\")", uuid(key+c.Ref)) // the schematic symbol's uuid
+		w.line("(attr through_hole)")
+		cx, cy := (f.fp.X0+f.fp.X1)/2, (f.fp.Y0+f.fp.Y1)/2
+		w.line("(fp_text reference %s (at %v %v) (layer \"F.SilkS\") (effects (font (size 1 1) (thickness 0.15))) (tstamp %s))", quote(c.Ref), cx, cy, uuid(u+"/ref"))
+		w.line("(fp_text value %s (at %v %v) (layer \"F.Fab\") (effects (font (size 1 1) (thickness 0.15))) (tstamp %s))", quote(c.Part.Name), cx, cy+1500, uuid(u+"/value"))
+		w.line("(fp_rect (start %v %v) (end %v %v) (layer \"F.CrtYd\") (width 0.05) (fill none) (tstamp %s))", f.fp.X0, f.fp.Y0, f.fp.X1, f.fp.Y1, uuid(u+"/courtyard"))
+		for i, p := range f.fp.Pads {
+			net := ""
+			if num, err := strconv.Atoi(p.Num); err == nil {
+				if n := b.NetOf(hw.Node{Ref: c.Ref, Pin: num}); n != nil {
+					pin, _ := c.Part.PinByNum(num)
+					net = fmt.Sprintf(" (net %d %s) (pinfunction %s) (pintype %s)", code[n.Name], quote(netlistName(n.Name)), quote(pinName(c.Part, pin)), quote(kicadPinType(pin.Type)))
+				}
+			}
+			w.line("(pad %s thru_hole %s (at %v %v) (size %v %v) (drill %v) (layers *.Cu *.Mask)%s (tstamp %s))",
+				quote(p.Num), p.Shape, p.X, p.Y, p.Size, p.Size, p.Drill, net, uuid(fmt.Sprintf("%s/pad%d", u, i)))
+		}
+		w.close()
+	}
+	for _, t := range titles {
+		w.line("(gr_text %s (at %v %v) (layer \"F.SilkS\") (effects (font (size 2 2) (thickness 0.3)) (justify left)) (tstamp %s))", quote(t.text), t.X, t.Y, uuid(key+"pcb/title/"+t.text))
+	}
+	w.line("(gr_rect (start %v %v) (end %v %v) (layer \"Edge.Cuts\") (width 0.1) (fill none) (tstamp %s))", boardAt, boardAt, right, bottom, uuid(key+"pcb/edge"))
+	w.close()
+	return []byte(w.b.String())
+}
+
+// ReadPCB parses a KiCad board file into nets by name (the sheet path
+// prefix "/" removed, pads on no net left out) and footprint library names
+// by reference.
+func ReadPCB(src []byte) (nets map[string][]Node, footprints map[string]string, err error) {
+	root, err := ParseExpr(string(src))
+	if err != nil {
+		return nil, nil, err
+	}
+	if root.Head() != "kicad_pcb" {
+		return nil, nil, fmt.Errorf("kicad: not a board file (starts with %q)", root.Head())
+	}
+	nets, footprints = map[string][]Node{}, map[string]string{}
+	for _, fp := range root.Children("footprint") {
+		ref := ""
+		for _, t := range fp.Children("fp_text") {
+			if t.Arg(0) == "reference" {
+				ref = t.Arg(1)
+			}
+		}
+		if _, dup := footprints[ref]; dup || ref == "" {
+			return nil, nil, fmt.Errorf("kicad: footprint %s without a reference or placed twice", fp.Arg(0))
+		}
+		footprints[ref] = fp.Arg(0)
+		for _, p := range fp.Children("pad") {
+			if n := p.Child("net"); n != nil && n.Arg(1) != "" {
+				name := strings.TrimPrefix(n.Arg(1), "/")
+				nets[name] = append(nets[name], Node{ref, p.Arg(0)})
+			}
+		}
+	}
+	return nets, footprints, nil
+}

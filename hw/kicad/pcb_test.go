@@ -1,0 +1,202 @@
+package kicad_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ttlpapers/ttlpapers/hw"
+	"github.com/ttlpapers/ttlpapers/hw/kicad"
+)
+
+// footprintRefs is every component's footprint by reference, from hw.
+func footprintRefs(b *hw.Board) map[string]string {
+	out := map[string]string{}
+	for _, c := range b.Components {
+		out[c.Ref] = c.Part.Footprint
+	}
+	return out
+}
+
+func sameFootprints(t *testing.T, what string, got, want map[string]string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: %d footprints, the hw netlist has %d components", what, len(got), len(want))
+	}
+	for ref, fp := range want {
+		if got[ref] != fp {
+			t.Errorf("%s: %s has footprint %q, want %q", what, ref, got[ref], fp)
+		}
+	}
+}
+
+// TestPCBIsTheNetlist reads each board file back and checks that every hw
+// component has its footprint and every pad sits on its hw net.
+func TestPCBIsTheNetlist(t *testing.T) {
+	for _, n := range hw.Sizes {
+		b := hw.MustNew(n)
+		base := kicad.Base(n)
+		nets, fps, err := kicad.ReadPCB(kicad.Files(b)[filepath.Join(base, base+".kicad_pcb")])
+		if err != nil {
+			t.Fatalf("%d PEs: %v", n, err)
+		}
+		sameFootprints(t, base+".kicad_pcb", fps, footprintRefs(b))
+		sameNets(t, base+".kicad_pcb", nets, hwNets(b))
+	}
+}
+
+// TestPCBReaderFindsMistakes moves one pad to another net: the reader must
+// see it, or the test above proves nothing.
+func TestPCBReaderFindsMistakes(t *testing.T) {
+	b := hw.MustNew(4)
+	src := string(kicad.PCB(b, "x.kicad_sch"))
+	old := `(pad "1" thru_hole rect (at 0 0) (size 1.6 1.6) (drill 0.8) (layers *.Cu *.Mask) (net `
+	i := strings.Index(src, old)
+	if i < 0 {
+		t.Fatal("no DIP pin 1 on a net in the board file")
+	}
+	j := i + len(old) + strings.Index(src[i+len(old):], ")")
+	bad := src[:i+len(old)] + `1 "/SOMETHING_ELSE"` + src[j:]
+	nets, _, err := kicad.ReadPCB([]byte(bad))
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := 0
+	for name, nodes := range hwNets(b) {
+		if fmt.Sprint(sortNodes(nets[name])) != fmt.Sprint(sortNodes(nodes)) {
+			changed++
+		}
+	}
+	if changed != 1 || len(nets["SOMETHING_ELSE"]) != 1 {
+		t.Errorf("moving one pad to a new net changed %d hw nets and put %v on the new one, want 1 and one pad", changed, nets["SOMETHING_ELSE"])
+	}
+}
+
+// libPads reads the pads of a footprint: number, shape, position, size
+// and drill, one string each, in file order.
+func libPads(fp *kicad.Expr) []string {
+	var out []string
+	for _, p := range fp.Children("pad") {
+		at, size := p.Child("at"), p.Child("size")
+		out = append(out, fmt.Sprintf("%s %s %s at (%s %s) size %sx%s drill %s",
+			p.Arg(0), p.Arg(1), p.Arg(2), at.Arg(0), at.Arg(1), size.Arg(0), size.Arg(1), p.Child("drill").Arg(0)))
+	}
+	return out
+}
+
+// TestFootprintPadsMatchKiCadLibrary compares the pads the generator puts
+// in each footprint with KiCad's own library footprint of that name.
+func TestFootprintPadsMatchKiCadLibrary(t *testing.T) {
+	const dir = "/usr/share/kicad/footprints"
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("%s not found: install Debian's kicad-footprints package (apt-get install -y kicad-footprints) to check footprint pads", dir)
+	}
+	seen := map[string]bool{}
+	for _, n := range hw.Sizes {
+		base := kicad.Base(n)
+		root, err := kicad.ParseExpr(string(kicad.Files(hw.MustNew(n))[filepath.Join(base, base+".kicad_pcb")]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fp := range root.Children("footprint") {
+			id := fp.Arg(0)
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			lib, name, _ := strings.Cut(id, ":")
+			src, err := os.ReadFile(filepath.Join(dir, lib+".pretty", name+".kicad_mod"))
+			if err != nil {
+				t.Errorf("%s: %v", id, err)
+				continue
+			}
+			want, err := kicad.ParseExpr(string(src))
+			if err != nil {
+				t.Fatalf("%s: %v", id, err)
+			}
+			if g, w := strings.Join(libPads(fp), "\n"), strings.Join(libPads(want), "\n"); g != w {
+				t.Errorf("%s: pads differ from KiCad's library.\ngot:\n%s\nwant:\n%s", id, g, w)
+			}
+		}
+	}
+	if len(seen) == 0 {
+		t.Fatal("no footprints in the generated boards")
+	}
+}
+
+// pcbnewScript loads each board file given with Debian KiCad's pcbnew
+// module and prints, per file, the footprints and the pads on each net.
+const pcbnewScript = `
+import json, sys
+import pcbnew
+out = {}
+for path in sys.argv[1:]:
+    b = pcbnew.LoadBoard(path)
+    fps, nets = [], {}
+    for fp in b.GetFootprints():
+        fps.append([fp.GetReference(), fp.GetFPIDAsString()])
+        for p in fp.Pads():
+            if p.GetNetname():
+                nets.setdefault(p.GetNetname(), []).append([fp.GetReference(), p.GetNumber()])
+    out[path] = {"version": pcbnew.Version(), "footprints": fps, "nets": nets, "netcount": b.GetNetCount()}
+json.dump(out, sys.stdout)
+`
+
+// TestPcbnewLoadsTheBoards has KiCad itself load the committed board files
+// and checks its view of them against the hw netlist.
+func TestPcbnewLoadsTheBoards(t *testing.T) {
+	const python = "/usr/bin/python3" // pcbnew is built for Debian's Python, not others on PATH
+	if err := exec.Command(python, "-c", "import pcbnew").Run(); err != nil {
+		t.Skipf("%s cannot import pcbnew (%v): install Debian's kicad package (apt-get install -y kicad) to check the boards in KiCad", python, err)
+	}
+	var files []string
+	for _, n := range hw.Sizes {
+		base := kicad.Base(n)
+		files = append(files, filepath.Join(kicadDir, base, base+".kicad_pcb"))
+	}
+	cmd := exec.Command(python, append([]string{"-c", pcbnewScript}, files...)...)
+	cmd.Stderr = nil // pcbnew prints font warnings there
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("pcbnew: %v", err)
+	}
+	var got map[string]struct {
+		Version    string
+		Footprints [][2]string
+		Nets       map[string][][2]string
+		NetCount   int
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("pcbnew output: %v\n%s", err, out)
+	}
+	for i, n := range hw.Sizes {
+		b := hw.MustNew(n)
+		g, ok := got[files[i]]
+		if !ok {
+			t.Fatalf("pcbnew said nothing about %s", files[i])
+		}
+		what := fmt.Sprintf("pcbnew %s loading %s", g.Version, filepath.Base(files[i]))
+		fps := map[string]string{}
+		for _, f := range g.Footprints {
+			if _, dup := fps[f[0]]; dup {
+				t.Errorf("%s: %s placed twice", what, f[0])
+			}
+			fps[f[0]] = f[1]
+		}
+		sameFootprints(t, what, fps, footprintRefs(b))
+		nets := map[string][]kicad.Node{}
+		for name, pads := range g.Nets {
+			for _, p := range pads {
+				nets[strings.TrimPrefix(name, "/")] = append(nets[strings.TrimPrefix(name, "/")], kicad.Node{Ref: p[0], Pin: p[1]})
+			}
+		}
+		sameNets(t, what, nets, hwNets(b))
+		if g.NetCount != len(b.Nets)+1 { // net 0 is "no net"
+			t.Errorf("%s: %d nets, want %d and the empty net", what, g.NetCount, len(b.Nets))
+		}
+	}
+}
