@@ -3,6 +3,7 @@ package kicad_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,7 +94,7 @@ func libPads(fp *kicad.Expr) []string {
 func TestFootprintPadsMatchKiCadLibrary(t *testing.T) {
 	const dir = "/usr/share/kicad/footprints"
 	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("%s not found: install Debian's kicad-footprints package (apt-get install -y kicad-footprints) to check footprint pads", dir)
+		testenv.Missing(t, "%s not found: install Debian's kicad-footprints package (apt-get install -y kicad-footprints) to check footprint pads", dir)
 	}
 	seen := map[string]bool{}
 	for _, n := range hw.Sizes {
@@ -151,7 +152,7 @@ json.dump(out, sys.stdout)
 func TestPcbnewLoadsTheBoards(t *testing.T) {
 	const python = "/usr/bin/python3" // pcbnew is built for Debian's Python, not others on PATH
 	if err := exec.Command(python, "-c", "import pcbnew").Run(); err != nil {
-		t.Skipf("%s cannot import pcbnew (%v): install Debian's kicad package (apt-get install -y kicad) to check the boards in KiCad", python, err)
+		testenv.Missing(t, "%s cannot import pcbnew (%v): install Debian's kicad package (apt-get install -y kicad) to check the boards in KiCad", python, err)
 	}
 	var files []string
 	for _, n := range hw.Sizes {
