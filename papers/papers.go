@@ -337,7 +337,7 @@ const checkIntEvery = 50 * time.Microsecond
 // (CHECKINT).
 func (p *PE) slowWait(op string, ack bool) error {
 	start := time.Now()
-	var nextInt time.Duration
+	nextInt := checkIntEvery // a short wait is not worth an interrupt check
 	for polls := 1; ; polls++ {
 		if p.settled(ack) {
 			return nil
