@@ -19,6 +19,7 @@ package emu
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -59,11 +60,7 @@ type Board struct {
 	hw  *hw.Board
 	pes int // PEs whose cables are plugged in at start
 
-	// mu is in-process exclusion (a shared board adds st's lock word). A
-	// spin lock, not a sync.Mutex: a write holds it for about 100 ns, and a
-	// parked waiter is queued on the holder's P, where it stays until the
-	// holder — busy polling its own barrier — yields.
-	mu      atomic.Uint32
+	mu      sync.Mutex // in-process exclusion; a shared board adds st's lock word
 	st      state
 	bits    []byte // the byte part of st (layout.bits)
 	lay     layout

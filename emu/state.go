@@ -3,7 +3,6 @@ package emu
 import (
 	"fmt"
 	"os"
-	"runtime"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -180,11 +179,7 @@ func (p *Port) plugged() bool       { return p.get(portPlugged) != 0 }
 // holding it re-settles the whole board, as that process may have died
 // half-way through a settle.
 func (b *Board) lock() {
-	for spins := 0; !b.mu.CompareAndSwap(0, 1); spins++ {
-		if spins > 64 {
-			runtime.Gosched()
-		}
-	}
+	b.mu.Lock()
 	if b.shared != nil && b.st.xlock(hLock, pid) {
 		b.resettle()
 	}
@@ -194,7 +189,7 @@ func (b *Board) unlock() {
 	if b.shared != nil {
 		b.st.xunlock(hLock)
 	}
-	b.mu.Store(0)
+	b.mu.Unlock()
 }
 
 // claim gives p to the calling process. On a shared board a port held by a
