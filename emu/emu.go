@@ -22,6 +22,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/ttlpapers/ttlpapers/hw"
 	"github.com/ttlpapers/ttlpapers/lpt"
@@ -60,7 +61,6 @@ type Board struct {
 	hw  *hw.Board
 	pes int // PEs whose cables are plugged in at start
 
-	mu      sync.Mutex // in-process exclusion; a shared board adds st's lock word
 	st      state
 	bits    []byte // the byte part of st (layout.bits)
 	lay     layout
@@ -68,13 +68,31 @@ type Board struct {
 	nets    []net
 	drivers []driver
 	gates   []gate
-	queue   []int32
-	dirty   []*Port // ports whose status needs recomputing (settle scratch)
-	check   []int32 // multi-driver nets whose drivers changed (settle scratch)
-	vcc     int32   // the supply drivers
+	vcc     int32 // the supply drivers
 	gnd     int32
 	ports   []*Port
 	ledNets [][2]int32
+
+	// Written on every port write. Kept off the cache lines above, which
+	// every PE's poll reads: sharing one line made each poll miss whenever
+	// another PE wrote.
+	_     [64]byte
+	mu    sync.Mutex // in-process exclusion; a shared board adds st's lock word
+	queue []int32
+	dirty []*Port // ports whose status needs recomputing (settle scratch)
+	check []int32 // multi-driver nets whose drivers changed (settle scratch)
+}
+
+// alignedState allocates state words starting on a cache line, so that the
+// layout's per-port lines really are lines of their own (a mapping of a
+// shared board is page-aligned already).
+func alignedState(words int) state {
+	s := make(state, words+16)
+	off := int(uintptr(unsafe.Pointer(&s[0]))%64) / 4
+	if off != 0 {
+		off = 16 - off
+	}
+	return s[off : off+words : off+words]
 }
 
 // cableLine is one port line of one PE as the board sees it.
@@ -100,7 +118,7 @@ func NewFromNetlist(h *hw.Board, pes int) (*Board, error) {
 		return nil, fmt.Errorf("emu: %d PEs do not fit the %d-PE board: use 1 to %d", pes, h.PEs, h.PEs)
 	}
 	b := compile(h, pes)
-	b.setState(make(state, b.lay.words))
+	b.setState(alignedState(b.lay.words))
 	b.st.init(b)
 	b.lock()
 	defer b.unlock()
@@ -484,10 +502,14 @@ func (b *Board) explainStall(self int, phase uint8) string {
 // Port is one PE's emulated SPP printer port. It implements lpt.Port. Its
 // register methods are meant to be called from one goroutine (the PE).
 type Port struct {
-	b         *Board
-	pe        int
-	base      int // the port's registers in the board state (portData...)
+	b    *Board
+	pe   int
+	base int // the port's registers in the board state (portData...)
+	// ops is bumped on every poll: keep it off the cache lines that other
+	// PEs' goroutines write (the board marks ports dirty, for one).
+	_         [64]byte
 	ops       atomic.Uint64
+	_         [56]byte
 	lines     []cableLine
 	inputs    []cableLine                // the status lines
 	dirty     bool                       // queued in Board.dirty
