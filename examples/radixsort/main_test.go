@@ -17,6 +17,7 @@ func TestRadixSort(t *testing.T) {
 	}{
 		{4, 48, Config{KeyBits: 16, DigitBits: 4}},
 		{8, 16, Config{KeyBits: 8, DigitBits: 4}},
+		{4, 2000, Config{KeyBits: 16, DigitBits: 8}}, // a few thousand keys per PE
 	} {
 		var io [2][][]uint32
 		svg := filepath.Join(t.TempDir(), "radix.svg")
