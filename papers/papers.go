@@ -175,20 +175,21 @@ func Open(port lpt.Port, cfg Config) (*PE, error) {
 	}
 	if all := uint64(1)<<p.n - 1; mask != all {
 		p.abandon()
-		return nil, fmt.Errorf("papers: PE %d: check-in: PEs %v did not answer (cable unplugged, port transparent, or their program was started with a different PE count)", p.self, missing(mask, p.n))
+		return nil, fmt.Errorf("papers: PE %d: check-in: PEs %v did not answer (cable unplugged, port transparent, or their program was started with a different PE count)", p.self, Members(all&^mask))
 	}
 	p.stats = Stats{}
 	return p, nil
 }
 
-func missing(mask uint64, n int) []int {
-	var m []int
-	for i := 0; i < n; i++ {
-		if mask&(1<<i) == 0 {
-			m = append(m, i)
+// Members lists the PEs whose bits are set in a vote mask, in PE order.
+func Members(mask uint64) []int {
+	var pes []int
+	for i := 0; mask != 0; i, mask = i+1, mask>>1 {
+		if mask&1 != 0 {
+			pes = append(pes, i)
 		}
 	}
-	return m
+	return pes
 }
 
 // abandon parks the port and releases it after a failed Open.

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 
 	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/papers"
 )
 
 // A broadcast is a NAND sequence that every PE runs: first a vote (one NAND
@@ -46,18 +47,9 @@ func (s *S) broadcaster(op string) (int, error) {
 	case 0:
 		return -1, fmt.Errorf("strata: PE %d: %s: no PE broadcast (every PE called a Receive function): exactly one PE must call the Broadcast function", s.self, op)
 	}
-	return -1, fmt.Errorf("strata: PE %d: %s: PEs %v broadcast at once: exactly one PE may call the Broadcast function, the others the Receive function", s.self, op, missing(^mask, s.n))
+	return -1, fmt.Errorf("strata: PE %d: %s: PEs %v broadcast at once: exactly one PE may call the Broadcast function, the others the Receive function", s.self, op, papers.Members(mask))
 }
 
-func missing(mask uint64, n int) []int {
-	var m []int
-	for i := 0; i < n; i++ {
-		if mask&(1<<i) == 0 {
-			m = append(m, i)
-		}
-	}
-	return m
-}
 
 // receive runs a whole broadcast of count nybbles as a receiver.
 func (s *S) receive(count int, op string) (uint64, error) {

@@ -7,6 +7,9 @@ import (
 	"text/tabwriter"
 )
 
+// maxNameWidth is the widest check name kept in the CHECK column.
+const maxNameWidth = 64
+
 // WriteTable prints the report as a table: check, result, detail, and for
 // failures the line, pin, chip and likely cause on the lines below.
 func (r *Report) WriteTable(w io.Writer) error {
@@ -27,7 +30,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 	shown := ""
 	for _, c := range r.Checks {
 		res := map[string]string{StatusPass: "pass", StatusFail: "FAIL", StatusNotCheckable: "n/a"}[c.Status]
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, res, c.Detail)
+		name := c.Name
+		if len(name) > maxNameWidth { // a diagnosis: its own line, so the column stays narrow
+			fmt.Fprintln(tw, name)
+			name = ""
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", name, res, c.Detail)
 		// Where and why, once per diagnosis rather than under every
 		// check it explains.
 		if where := c.Line + c.Chip + c.Cause; c.Status == StatusFail && c.Line != "" && where != shown {
