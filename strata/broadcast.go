@@ -50,7 +50,6 @@ func (s *S) broadcaster(op string) (int, error) {
 	return -1, fmt.Errorf("strata: PE %d: %s: PEs %v broadcast at once: exactly one PE may call the Broadcast function, the others the Receive function", s.self, op, papers.Members(mask))
 }
 
-
 // receive runs a whole broadcast of count nybbles as a receiver.
 func (s *S) receive(count int, op string) (uint64, error) {
 	if err := s.check(op); err != nil {
