@@ -130,8 +130,9 @@ func Open(mapping string) (lpt.Port, error) {
 
 // NewPort opens a port on GPIO pins: the inputs are configured as inputs
 // (pulled up, as an unconnected TTL input floats high) and the outputs are
-// driven to the idle state every PE leaves its port in — data
-// lpt.Transparent, control lpt.NAK — since GPIO pins, unlike a port's
+// driven to the state papers.Close leaves a port in and a PC's port has at
+// power-on — data 0 (both strobes low: barriers wait for this PE until its
+// program opens the board), control 0 — since GPIO pins, unlike a port's
 // registers, hold no previous value to keep.
 func NewPort(c Config) (lpt.Port, error) {
 	p := &gpioPort{pins: c.Pins, out: c.Out, in: c.In}
@@ -163,7 +164,7 @@ func NewPort(c Config) (lpt.Port, error) {
 			p.inMask |= b
 		}
 	}
-	p.data, p.control = lpt.Transparent, lpt.NAK
+	p.data, p.control = 0, 0
 	p.drive(lpt.OutputPins(p.data, p.control), true)
 	if err := p.Err(); err != nil {
 		return nil, err

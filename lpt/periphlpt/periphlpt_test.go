@@ -222,11 +222,11 @@ func TestGPIOPortDrivesBoard(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The board sees what a real port would drive.
-			if ep.ReadData() != lpt.Transparent || ep.ReadControl() != lpt.NAK {
+			if ep.ReadData() != 0 || ep.ReadControl() != 0 {
 				t.Fatalf("idle state: emulated port has data %#x control %#x", ep.ReadData(), ep.ReadControl())
 			}
-			if c.raw[0].Read() != gpio.Low { // nStrobe, inverted: NAK=1 drives pin 1 low
-				t.Error("control NAK=1 left nStrobe (pin 1) high")
+			if c.raw[0].Read() != gpio.High { // nStrobe, inverted: NAK=0 drives pin 1 high
+				t.Error("control NAK=0 left nStrobe (pin 1) low")
 			}
 			p.WriteData(0x5a)
 			p.WriteControl(lpt.NAK | lpt.SEL)
