@@ -13,8 +13,10 @@ package kicad
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/ttlpapers/ttlpapers/hw"
@@ -69,7 +71,7 @@ wire-wrap or perfboard (-wires.csv).
 // paths, sorted.
 func Generate(dir string) ([]string, error) {
 	files := AllFiles()
-	paths := sortedKeys(files)
+	paths := slices.Sorted(maps.Keys(files))
 	for _, p := range paths {
 		full := filepath.Join(dir, p)
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {

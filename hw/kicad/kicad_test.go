@@ -3,8 +3,10 @@ package kicad_test
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"testing"
@@ -22,7 +24,7 @@ var kicadDir = filepath.Join("..", "..", "kicad")
 // what the generator writes now: regenerate with `go run ./cmd/papersctl kicad`.
 func TestCommittedFilesAreFresh(t *testing.T) {
 	want := kicad.AllFiles()
-	for _, p := range sortedKeys(want) {
+	for _, p := range slices.Sorted(maps.Keys(want)) {
 		got, err := os.ReadFile(filepath.Join(kicadDir, p))
 		if err != nil {
 			t.Errorf("%v (run `go run ./cmd/papersctl kicad`)", err)
@@ -61,13 +63,13 @@ func hwNets(b *hw.Board) map[string][]kicad.Node {
 
 func sameNets(t *testing.T, what string, got, want map[string][]kicad.Node) {
 	t.Helper()
-	for _, name := range sortedKeys(want) {
+	for _, name := range slices.Sorted(maps.Keys(want)) {
 		g, w := sortNodes(got[name]), sortNodes(want[name])
 		if fmt.Sprint(g) != fmt.Sprint(w) {
 			t.Errorf("%s: net %s has pins %v, the hw netlist %v", what, name, g, w)
 		}
 	}
-	for _, name := range sortedKeys(got) {
+	for _, name := range slices.Sorted(maps.Keys(got)) {
 		if _, ok := want[name]; !ok {
 			t.Errorf("%s: net %s (pins %v) is not in the hw netlist", what, name, sortNodes(got[name]))
 		}
@@ -83,15 +85,6 @@ func sortNodes(ns []kicad.Node) []kicad.Node {
 		return out[i].Pin < out[j].Pin
 	})
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // TestSchematicConnectivityIsTheNetlist reads the committed schematic of

@@ -3,6 +3,8 @@ package kicad
 import (
 	"crypto/sha1"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -212,7 +214,7 @@ func Schematic(b *hw.Board) []byte {
 	w.close()
 	w.line("")
 	w.open("(lib_symbols")
-	for _, id := range sortedKeys(syms) {
+	for _, id := range slices.Sorted(maps.Keys(syms)) {
 		syms[id].write(w)
 	}
 	writePowerSymbol(w, hw.GND)
@@ -314,15 +316,6 @@ func symbols(b *hw.Board) map[string]*symbolDef {
 		}
 	}
 	return syms
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // sideDir is the outward direction (sheet coordinates) and stub length of
