@@ -5,7 +5,6 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/lpt"
-
 )
 
 // BenchmarkEmulatedBarrier times one barrier of 2 PEs (goroutines) on the
