@@ -180,42 +180,39 @@ func (s *S) finishCombine() {
 		word := func(pe int) uint32 { return uint32(s.sq.getNybbles(pe*c.width+8*e, 8)) }
 		seg := func(pe int) Segment { return Segment(s.sq.getNybbles(pe*c.width+8*c.m, 1)) }
 		acc := op.identity()
-		switch op.direction() {
-		case 2:
+		if op.direction() == 2 { // reduction: every PE, segments ignored
 			for pe := 0; pe < s.n; pe++ {
 				acc = op.apply(acc, word(pe))
 			}
-		case 0:
-			for pe := 0; pe <= s.self; pe++ {
-				g := seg(pe)
-				if g == ElementBoundary {
-					acc = op.identity()
-				}
-				if pe == s.self {
-					break
-				}
-				if g == ArrayBoundary {
-					acc = op.identity()
-				}
-				acc = op.apply(acc, word(pe))
-			}
-		case 1:
-			for pe := s.n - 1; pe >= s.self; pe-- {
-				var g Segment
+			c.to[e] = int32(acc)
+			continue
+		}
+		// A scan runs from the first PE in its direction up to this one. The
+		// boundary before PE pe is pe's own segment flag going forward, and
+		// the flag of pe+1 (the PE met just before) going backward.
+		first, step := 0, 1
+		boundary := seg
+		if op.direction() == 1 {
+			first, step = s.n-1, -1
+			boundary = func(pe int) Segment {
 				if pe+1 < s.n {
-					g = seg(pe + 1)
+					return seg(pe + 1)
 				}
-				if g == ElementBoundary {
-					acc = op.identity()
-				}
-				if pe == s.self {
-					break
-				}
-				if g == ArrayBoundary {
-					acc = op.identity()
-				}
-				acc = op.apply(acc, word(pe))
+				return NoBoundary
 			}
+		}
+		for pe := first; ; pe += step {
+			g := boundary(pe)
+			if g == ElementBoundary {
+				acc = op.identity()
+			}
+			if pe == s.self {
+				break
+			}
+			if g == ArrayBoundary {
+				acc = op.identity()
+			}
+			acc = op.apply(acc, word(pe))
 		}
 		c.to[e] = int32(acc)
 	}
