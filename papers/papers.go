@@ -13,6 +13,7 @@
 package papers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -42,9 +43,13 @@ const (
 type Config struct {
 	PE  int // this PE's id, 0 <= PE < PEs
 	PEs int // number of PEs in the program, 1 to 32
-	// Timeout bounds every blocking wait (check-in, barrier, interrupt
-	// acknowledge). Zero means DefaultTimeout.
+	// Timeout bounds every blocking wait (barrier, interrupt acknowledge).
+	// Zero means DefaultTimeout.
 	Timeout time.Duration
+	// CheckInTimeout bounds Open's wait for the other PEs to start. Zero
+	// means Timeout. Where a person starts the program on each PC by hand,
+	// give it a minute or more.
+	CheckInTimeout time.Duration
 	// Context, when set, abandons waits once it is done.
 	Context  context.Context
 	NANDMode NANDMode
@@ -103,7 +108,7 @@ func (e *TimeoutError) Error() string {
 	if e.Stall != "" {
 		s += ": " + e.Stall
 	} else {
-		s += ": another PE has not arrived (not started, crashed, unplugged, or computing longer than the timeout; raise Config.Timeout if so)"
+		s += ": another PE has not arrived (not started, crashed, unplugged, or computing longer than the timeout; raise the timeout if so)"
 	}
 	return s
 }
@@ -136,13 +141,10 @@ func Open(port lpt.Port, cfg Config) (*PE, error) {
 	if cfg.PE < 0 || cfg.PE >= cfg.PEs {
 		return nil, fmt.Errorf("papers: PE id %d out of range: with %d PEs the ids are 0 to %d", cfg.PE, cfg.PEs, cfg.PEs-1)
 	}
-	if cfg.Timeout < 0 {
-		return nil, fmt.Errorf("papers: negative timeout %v", cfg.Timeout)
+	if cfg.Timeout < 0 || cfg.CheckInTimeout < 0 {
+		return nil, fmt.Errorf("papers: negative timeout (Timeout %v, CheckInTimeout %v)", cfg.Timeout, cfg.CheckInTimeout)
 	}
-	p := &PE{port: port, self: cfg.PE, n: cfg.PEs, timeout: cfg.Timeout, ctx: cfg.Context, mode: cfg.NANDMode}
-	if p.timeout == 0 {
-		p.timeout = DefaultTimeout
-	}
+	p := &PE{port: port, self: cfg.PE, n: cfg.PEs, timeout: cmp.Or(cfg.Timeout, DefaultTimeout), ctx: cfg.Context, mode: cfg.NANDMode}
 	if p.ctx != nil {
 		p.done = p.ctx.Done()
 	}
@@ -160,6 +162,9 @@ func Open(port lpt.Port, cfg Config) (*PE, error) {
 	// power-on 0x00 — both strobes low — which stalls both trees until it
 	// arrives. Then one full barrier, and a vote to catch PEs that are
 	// unplugged or transparent (they never hold a barrier up).
+	timeout := p.timeout
+	p.timeout = cmp.Or(cfg.CheckInTimeout, timeout)
+	defer func() { p.timeout = timeout }()
 	if err := p.wait("check-in"); err != nil {
 		p.abandon()
 		return nil, fmt.Errorf("papers: PE %d: check-in: %w", p.self, err)

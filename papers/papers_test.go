@@ -480,6 +480,7 @@ func TestBadInput(t *testing.T) {
 		{papers.Config{PE: -1, PEs: 4}, "PE id -1 out of range"},
 		{papers.Config{PE: 0, PEs: 33}, "no TTL_PAPERS board holds 33 PEs"},
 		{papers.Config{PE: 0, PEs: 0}, "at least 1 PE"},
+		{papers.Config{PE: 0, PEs: 4, CheckInTimeout: -time.Second}, "negative timeout"},
 	}
 	for _, c := range cases {
 		if _, err := papers.Open(port, c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -528,6 +529,47 @@ func TestCheckInFindsMissingPE(t *testing.T) {
 	err = papers.EmulateOn(b, 4, papers.Config{Timeout: time.Second}, func(p *papers.PE) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "PEs [2] did not answer") {
 		t.Fatalf("check-in with PE 2 unplugged: %v", err)
+	}
+}
+
+// TestCheckInTimeout: CheckInTimeout, not Timeout, bounds Open's wait for a
+// PE that starts late; the waits after Open are bounded by Timeout again.
+func TestCheckInTimeout(t *testing.T) {
+	const short, late = 50 * time.Millisecond, 400 * time.Millisecond
+	for _, checkIn := range []time.Duration{0, 20 * time.Second} {
+		b, err := emu.New(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs := make([]error, 2)
+		b.Run(context.Background(), 2, func(ctx context.Context, k int, port *emu.Port) error {
+			if k == 1 {
+				time.Sleep(late)
+			}
+			p, err := papers.Open(port, papers.Config{PE: k, PEs: 2, Timeout: short, CheckInTimeout: checkIn, Context: ctx})
+			if err != nil {
+				errs[k] = err
+				return nil
+			}
+			defer p.Close()
+			if k == 0 {
+				errs[k] = p.Barrier() // PE 1 never comes: Timeout, not CheckInTimeout
+			}
+			return nil
+		})
+		var te *papers.TimeoutError
+		if checkIn == 0 {
+			if !errors.As(errs[0], &te) || te.Waited != short || !strings.Contains(errs[0].Error(), "check-in") {
+				t.Errorf("no CheckInTimeout, PE 1 %v late: PE 0's Open = %v, want a check-in timeout after %v", late, errs[0], short)
+			}
+			continue
+		}
+		if errs[1] != nil {
+			t.Errorf("CheckInTimeout %v, PE 1 %v late: PE 1's Open = %v", checkIn, late, errs[1])
+		}
+		if !errors.As(errs[0], &te) || te.Waited != short || te.Op != "barrier" {
+			t.Errorf("CheckInTimeout %v: PE 0's barrier without PE 1 = %v, want a barrier timeout after %v", checkIn, errs[0], short)
+		}
 	}
 }
 

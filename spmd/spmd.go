@@ -17,6 +17,8 @@
 //	                 port:0x378, ppdev:/dev/parport0, devport:0x378, gpio:...
 //	                                           a real port (package lpt/backend)
 //	PAPERS_TIMEOUT bound on every wait, a Go duration    (-papers.timeout)
+//	PAPERS_CHECKIN bound on Open's wait for the other PEs
+//	               to start (default PAPERS_TIMEOUT)     (-papers.checkin)
 //
 // papersctl run sets the first three for each process it starts.
 //
@@ -52,6 +54,7 @@ const (
 	EnvPEs     = "PAPERS_PES"
 	EnvBoard   = "PAPERS_BOARD"
 	EnvTimeout = "PAPERS_TIMEOUT"
+	EnvCheckIn = "PAPERS_CHECKIN"
 )
 
 // SharedPrefix starts a PAPERS_BOARD naming a shared-memory board.
@@ -66,6 +69,7 @@ type Options struct {
 	PEs     int           // 0 when unset
 	Board   string        // PAPERS_BOARD syntax
 	Timeout time.Duration // 0: papers.DefaultTimeout
+	CheckIn time.Duration // 0: Timeout
 }
 
 // Env reads the options from the environment.
@@ -82,16 +86,21 @@ func Env() (Options, error) {
 			return o, fmt.Errorf("spmd: %s=%q is not a number", EnvPEs, s)
 		}
 	}
-	if s := os.Getenv(EnvTimeout); s != "" {
-		if o.Timeout, err = time.ParseDuration(s); err != nil {
-			return o, fmt.Errorf("spmd: %s=%q is not a duration (write e.g. 10s)", EnvTimeout, s)
+	for _, d := range []struct {
+		env string
+		v   *time.Duration
+	}{{EnvTimeout, &o.Timeout}, {EnvCheckIn, &o.CheckIn}} {
+		if s := os.Getenv(d.env); s != "" {
+			if *d.v, err = time.ParseDuration(s); err != nil {
+				return o, fmt.Errorf("spmd: %s=%q is not a duration (write e.g. 10s)", d.env, s)
+			}
 		}
 	}
 	return o, nil
 }
 
-// RegisterFlags adds -papers.pe, -papers.pes, -papers.board and
-// -papers.timeout to fs, with the environment (Env) as their defaults; the
+// RegisterFlags adds -papers.pe, -papers.pes, -papers.board,
+// -papers.timeout and -papers.checkin to fs, with the environment (Env) as their defaults; the
 // returned options hold the values once fs is parsed. An unreadable
 // environment variable is reported by Open.
 func RegisterFlags(fs *flag.FlagSet) *Options {
@@ -104,6 +113,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.IntVar(&opts.PEs, "papers.pes", o.PEs, "number of PEs (env "+EnvPEs+")")
 	fs.StringVar(&opts.Board, "papers.board", o.Board, "board: shm:PATH, port:0x378, ppdev:/dev/parport0, devport:0x378 or gpio:MAPPING (env "+EnvBoard+")")
 	fs.DurationVar(&opts.Timeout, "papers.timeout", o.Timeout, "bound on every wait, 0 for the default (env "+EnvTimeout+")")
+	fs.DurationVar(&opts.CheckIn, "papers.checkin", o.CheckIn, "bound on the wait for the other PEs to start, 0 for the wait timeout (env "+EnvCheckIn+")")
 	return opts
 }
 
@@ -161,7 +171,7 @@ func (o Options) Open() (*papers.PE, error) {
 		}
 		s.port = port
 	}
-	p, err := papers.Open(s.port, papers.Config{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout})
+	p, err := papers.Open(s.port, papers.Config{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckInTimeout: o.CheckIn})
 	if err != nil {
 		if s.board != nil {
 			s.board.Close()

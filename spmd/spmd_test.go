@@ -23,17 +23,22 @@ func TestEnvAndFlags(t *testing.T) {
 	t.Setenv(spmd.EnvPEs, "4")
 	t.Setenv(spmd.EnvBoard, "shm:/dev/shm/papers-x")
 	t.Setenv(spmd.EnvTimeout, "3s")
+	t.Setenv(spmd.EnvCheckIn, "2m")
 	o, err := spmd.Env()
-	if err != nil || o != (spmd.Options{PE: 2, PEs: 4, Board: "shm:/dev/shm/papers-x", Timeout: 3 * time.Second}) {
+	if err != nil || o != (spmd.Options{PE: 2, PEs: 4, Board: "shm:/dev/shm/papers-x", Timeout: 3 * time.Second, CheckIn: 2 * time.Minute}) {
 		t.Fatalf("Env() = %+v, %v", o, err)
 	}
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
 	opts := spmd.RegisterFlags(fs)
-	if err := fs.Parse([]string{"-papers.pe", "1", "-papers.board", "port:0x378"}); err != nil {
+	if err := fs.Parse([]string{"-papers.pe", "1", "-papers.board", "port:0x378", "-papers.checkin", "90s"}); err != nil {
 		t.Fatal(err)
 	}
-	if *opts != (spmd.Options{PE: 1, PEs: 4, Board: "port:0x378", Timeout: 3 * time.Second}) {
+	if *opts != (spmd.Options{PE: 1, PEs: 4, Board: "port:0x378", Timeout: 3 * time.Second, CheckIn: 90 * time.Second}) {
 		t.Errorf("flags over env: %+v", *opts)
+	}
+	t.Setenv(spmd.EnvCheckIn, "soon")
+	if _, err := spmd.Env(); err == nil || !strings.Contains(err.Error(), spmd.EnvCheckIn) {
+		t.Errorf("bad %s: %v", spmd.EnvCheckIn, err)
 	}
 	t.Setenv(spmd.EnvPE, "two")
 	if _, err := spmd.Env(); err == nil || !strings.Contains(err.Error(), spmd.EnvPE) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -42,6 +43,7 @@ func runSelftest(args []string) int {
 	mode := fs.String("mode", "", "cluster (emulator default), single, or multi-pc (real ports: run on every PC at once with --pe i --pes n)")
 	noPrompt := fs.Bool("no-prompt", false, "do not ask a person to confirm LED colours (LED lines are then not checkable)")
 	timeout := fs.Duration("timeout", 0, "per-wait timeout (default 200ms on the emulator, 2s on real ports)")
+	checkIn := fs.Duration("checkin-timeout", 0, "how long each PC waits for the others to start selftest (default 1m in multi-PC mode, else the per-wait timeout)")
 	var faults faultList
 	fs.Var(&faults, "inject", "inject a fault into the emulator: PE<k>.<LINE>=stuck0|stuck1 or PE<k>=unplugged (repeatable)")
 	fs.Usage = func() {
@@ -55,7 +57,7 @@ func runSelftest(args []string) int {
 		fmt.Fprintf(os.Stderr, "papersctl selftest: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
-	cfg := selftest.Config{PEs: *pes, PE: *pe, Faults: faults, Timeout: *timeout, Mode: selftest.Mode(*mode)}
+	cfg := selftest.Config{PEs: *pes, PE: *pe, Faults: faults, Timeout: *timeout, CheckInTimeout: *checkIn, Mode: selftest.Mode(*mode)}
 	if *single {
 		if *mode != "" && *mode != string(selftest.Single) {
 			fmt.Fprintf(os.Stderr, "papersctl selftest: --single and --mode %s disagree: give one of them\n", *mode)
@@ -91,6 +93,9 @@ func runSelftest(args []string) int {
 	default:
 		fmt.Fprintf(os.Stderr, "papersctl selftest: give at most one of --port, --ppdev and --gpio (got %s)\n", strings.Join(specs, ", "))
 		return 2
+	}
+	if cfg.Mode == selftest.MultiPC {
+		fmt.Fprintf(os.Stderr, "papersctl selftest: PE %d of %d: waiting up to %v for the other PCs to start selftest with --pes %d\n", cfg.PE, cfg.PEs, cmp.Or(cfg.CheckInTimeout, selftest.MultiPCCheckIn), cfg.PEs)
 	}
 	rep, err := selftest.Run(context.Background(), cfg)
 	if err != nil {

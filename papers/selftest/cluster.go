@@ -219,7 +219,7 @@ func failure(h *hw.Board, cfg Config, findings []Check, c Check, lines string) C
 // merges their results: a check passes when it passes on every PE. The
 // error is a failed check-in.
 func runSession(ctx context.Context, rep *Report, board *emu.Board, cfg Config, s session, mu *sync.Mutex) ([]result, error) {
-	pcfg := papers.Config{PEs: cfg.PEs, PE: cfg.PE, Timeout: cfg.Timeout, Context: ctx}
+	pcfg := papers.Config{PEs: cfg.PEs, PE: cfg.PE, Timeout: cfg.Timeout, CheckInTimeout: cfg.CheckInTimeout, Context: ctx}
 	per := make([][]result, cfg.PEs)
 	var opened atomic.Int32
 	sh := newShared(cfg.PEs)

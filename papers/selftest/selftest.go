@@ -53,6 +53,9 @@ const (
 // stalled check costs little.
 const EmulatorTimeout = 200 * time.Millisecond
 
+// MultiPCCheckIn is the default check-in wait in multi-PC mode.
+const MultiPCCheckIn = time.Minute
+
 // Config says what to test.
 type Config struct {
 	// Port is the real port to test; nil means the embedded emulator.
@@ -68,6 +71,11 @@ type Config struct {
 	// Timeout bounds each wait; zero means EmulatorTimeout on the
 	// emulator and 2 s on a real port.
 	Timeout time.Duration
+	// CheckInTimeout bounds each session's wait for the other PEs to
+	// arrive. Zero means MultiPCCheckIn in multi-PC mode, where people
+	// start selftest on each PC by hand and the PCs' checks take
+	// different times, and Timeout otherwise.
+	CheckInTimeout time.Duration
 	// AskLED, when set, asks a person which colour an LED shows (real
 	// ports). Without it, faults on the LED lines are not checkable.
 	AskLED func(pe int, question string) (emu.LED, error)
@@ -180,6 +188,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, errors.New("selftest: multi-PC mode runs on real ports, one PC per PE: on the emulator use cluster mode (it runs every PE in-process)")
 	case real && len(cfg.Faults) > 0:
 		return nil, errors.New("selftest: faults can only be injected into the emulator (drop --inject, or drop the real port)")
+	case cfg.Timeout < 0 || cfg.CheckInTimeout < 0:
+		return nil, fmt.Errorf("selftest: negative timeout (timeout %v, check-in timeout %v)", cfg.Timeout, cfg.CheckInTimeout)
 	case cfg.PE < 0 || cfg.PE >= cfg.PEs && cfg.Mode == MultiPC || cfg.PE >= size:
 		return nil, fmt.Errorf("selftest: PE %d out of range: with %d PEs the ids are 0 to %d", cfg.PE, cfg.PEs, cfg.PEs-1)
 	}
@@ -187,6 +197,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		cfg.Timeout = EmulatorTimeout
 		if real {
 			cfg.Timeout = 2 * time.Second
+		}
+	}
+	if cfg.CheckInTimeout == 0 {
+		cfg.CheckInTimeout = cfg.Timeout
+		if cfg.Mode == MultiPC {
+			cfg.CheckInTimeout = MultiPCCheckIn
 		}
 	}
 	if cfg.LatencyOps <= 0 {

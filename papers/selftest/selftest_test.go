@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/lpt"
@@ -224,6 +225,44 @@ func TestFaultCatalogueSingle(t *testing.T) {
 				t.Fatalf("a fault on another PE's cable must pass and be reported not checkable:%s", dump(r))
 			}
 		})
+	}
+}
+
+// TestMultiPCLateStart runs multi-PC mode on four emulated ports standing in
+// for four PCs, one of them started a second after the others, as happens
+// when a person starts selftest on each PC by hand: the default check-in
+// wait covers it although every other wait is bounded by 200 ms.
+func TestMultiPCLateStart(t *testing.T) {
+	const n = 4
+	b, err := emu.New(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reps := make([]jsonReport, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for k := range n {
+		port, err := b.Port(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		port.WriteData(0) // a PC's power-on value: both strobes low
+		wg.Go(func() {
+			defer port.Close()
+			if k == n-1 {
+				time.Sleep(time.Second)
+			}
+			reps[k], errs[k] = runReport(Config{Port: port, Backend: "emulated port", Mode: MultiPC, PEs: n, PE: k, Timeout: 200 * time.Millisecond, LatencyOps: 100})
+		})
+	}
+	wg.Wait()
+	for k := range n {
+		if errs[k] != nil {
+			t.Fatalf("PE %d: %v", k, errs[k])
+		}
+		if !reps[k].Pass {
+			t.Errorf("PE %d failed:%s", k, dump(reps[k]))
+		}
 	}
 }
 
