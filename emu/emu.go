@@ -33,13 +33,12 @@ import (
 // kept in the board's state words (see state.go), so that one simulator runs
 // on ordinary memory or on a file shared by several processes.
 type gate struct {
-	fn     hw.Func
-	in     []int32 // nets (-1: unconnected, floats high); DFF: D, CLK, PRE, CLR
-	en     int32   // buffer enable net, -1 for none
-	enLow  bool
-	out    int32 // driver index, -1 when the output pin is not connected
-	outN   int32 // DFF nQ driver
-	queued bool  // scratch during settle, false between operations
+	fn    hw.Func
+	in    []int32 // nets (-1: unconnected, floats high); DFF: D, CLK, PRE, CLR
+	en    int32   // buffer enable net, -1 for none
+	enLow bool
+	out   int32 // driver index, -1 when the output pin is not connected
+	outN  int32 // DFF nQ driver
 }
 
 type driver struct {
@@ -52,7 +51,6 @@ type net struct {
 	loads   []int32 // gates reading this net
 	readers []int32 // ports whose status pins read this net
 	multi   bool    // more than one driver: can see contention
-	queued  bool    // in Board.check (settle scratch)
 }
 
 // Board is an emulated board. All methods are safe for concurrent use, and a
@@ -76,11 +74,16 @@ type Board struct {
 	// Written on every port write. Kept off the cache lines above, which
 	// every PE's poll reads: sharing one line made each poll miss whenever
 	// another PE wrote.
-	_     [64]byte
-	mu    sync.Mutex // in-process exclusion; a shared board adds st's lock word
-	queue []int32
-	dirty []*Port // ports whose status needs recomputing (settle scratch)
-	check []int32 // multi-driver nets whose drivers changed (settle scratch)
+	_  [64]byte
+	mu sync.Mutex // in-process exclusion; a shared board adds st's lock word
+	// The settle's scratch, used under the lock. Every write's settle
+	// touches it and each cache line it spans moves between the PEs'
+	// cores, so it is one small buffer (see compile), not fields of the
+	// gate, net and port structs.
+	queued []int32 // bitset: the gates in queue, the nets in check (from len(gates)), the ports in dirty (from len(gates)+len(nets))
+	dirty  []int32 // ports whose status needs recomputing
+	check  []int32 // multi-driver nets whose drivers changed
+	queue  []int32 // gates to evaluate
 }
 
 // alignedState allocates state words starting on a cache line, so that the
@@ -184,6 +187,10 @@ func compile(h *hw.Board, pes int) *Board {
 			cl := cableLine{line: l, net: netOf(hw.ConnectorRef(k), l.Pin), driver: -1}
 			if l.Output() {
 				cl.driver = addDriver(cl.net)
+				if cl.driver >= 0 {
+					p.outputs = append(p.outputs, cl)
+					p.outPins |= 1 << l.Pin
+				}
 			}
 			p.lines = append(p.lines, cl)
 			if !l.Output() {
@@ -203,8 +210,30 @@ func compile(h *hw.Board, pes int) *Board {
 	for _, p := range b.ports {
 		p.base = b.lay.port(p.pe)
 	}
+	// The scratch buffer in the order a settle's use reaches into it:
+	// flags, then the short lists, then the gate queue (which may grow).
+	multi := 0
+	for i := range b.nets {
+		if b.nets[i].multi {
+			multi++
+		}
+	}
+	flags := (len(b.gates) + len(b.nets) + len(b.ports) + 31) / 32
+	buf := make([]int32, flags+len(b.ports)+multi+2*len(b.gates))
+	b.queued, buf = buf[:flags:flags], buf[flags:]
+	b.dirty, buf = buf[:0:len(b.ports)], buf[len(b.ports):]
+	b.check, buf = buf[:0:multi], buf[multi:]
+	b.queue = buf[:0]
 	return b
 }
+
+// Settle scratch flags: gate g, net n and port k are queued in queue, check
+// and dirty.
+func (b *Board) flag(i int) bool      { return b.queued[i>>5]>>(i&31)&1 != 0 }
+func (b *Board) setFlag(i int)        { b.queued[i>>5] |= 1 << (i & 31) }
+func (b *Board) clearFlag(i int)      { b.queued[i>>5] &^= 1 << (i & 31) }
+func (b *Board) netFlag(n int32) int  { return len(b.gates) + int(n) }
+func (b *Board) portFlag(k int32) int { return len(b.gates) + len(b.nets) + int(k) }
 
 // powerOn brings fresh state to the power-on levels: every port's registers
 // read 0; the board settles from there.
@@ -228,24 +257,20 @@ func (b *Board) resettle() {
 	for i := range b.nets {
 		b.setNet(int32(i), b.resolve(int32(i)))
 	}
+	clear(b.queued)
+	b.queue, b.check, b.dirty = b.queue[:0], b.check[:0], b.dirty[:0]
 	for i := range b.gates {
-		g := &b.gates[i]
-		g.queued = false
-		if g.fn == hw.FuncDFF {
+		if g := &b.gates[i]; g.fn == hw.FuncDFF {
 			b.setClk(int32(i), b.level(g.in[1]))
 		}
-	}
-	b.queue = b.queue[:0]
-	for i := range b.gates {
 		b.push(int32(i))
 	}
-	for _, p := range b.ports {
-		b.markStatus(p)
+	for k := range b.ports {
+		b.markStatus(int32(k))
 	}
-	b.check = b.check[:0]
 	for i := range b.nets {
 		if b.nets[i].multi {
-			b.nets[i].queued = true
+			b.setFlag(b.netFlag(int32(i)))
 			b.check = append(b.check, int32(i))
 		}
 	}
@@ -296,8 +321,8 @@ func (b *Board) resolve(n int32) bool {
 }
 
 func (b *Board) push(g int32) {
-	if !b.gates[g].queued {
-		b.gates[g].queued = true
+	if !b.flag(int(g)) {
+		b.setFlag(int(g))
 		b.queue = append(b.queue, g)
 	}
 }
@@ -309,8 +334,8 @@ func (b *Board) setDriver(d int32, on, val bool) {
 		return
 	}
 	n := b.drivers[d].net
-	if nt := &b.nets[n]; nt.multi && !nt.queued {
-		nt.queued = true
+	if f := b.netFlag(n); b.nets[n].multi && !b.flag(f) {
+		b.setFlag(f)
 		b.check = append(b.check, n)
 	}
 	if v := b.resolve(n); v != b.level(n) {
@@ -319,7 +344,7 @@ func (b *Board) setDriver(d int32, on, val bool) {
 			b.push(g)
 		}
 		for _, k := range b.nets[n].readers {
-			b.markStatus(b.ports[k])
+			b.markStatus(k)
 		}
 	}
 }
@@ -331,7 +356,7 @@ func (b *Board) settle() {
 			panic("emu: the board does not settle (a combinational loop in the netlist?)")
 		}
 		g := &b.gates[b.queue[i]]
-		g.queued = false
+		b.clearFlag(int(b.queue[i]))
 		switch g.fn {
 		case hw.FuncNAND:
 			all := true
@@ -377,7 +402,7 @@ func (b *Board) settle() {
 	// while one buffer turns on before another turns off is not. Only nets
 	// whose drivers changed in this settle can have become contended.
 	for _, n := range b.check {
-		b.nets[n].queued = false
+		b.clearFlag(b.netFlag(n))
 		on := 0
 		var val bool
 		for _, d := range b.nets[n].drivers {
@@ -390,19 +415,19 @@ func (b *Board) settle() {
 		}
 	}
 	b.check = b.check[:0]
-	for _, p := range b.dirty {
-		p.dirty = false
-		p.updateStatusLocked()
+	for _, k := range b.dirty {
+		b.clearFlag(b.portFlag(k))
+		b.ports[k].updateStatusLocked()
 	}
 	b.dirty = b.dirty[:0]
 }
 
 // markStatus queues a port's status register for the end of the settle:
 // only ports whose input pins changed are recomputed.
-func (b *Board) markStatus(p *Port) {
-	if !p.dirty {
-		p.dirty = true
-		b.dirty = append(b.dirty, p)
+func (b *Board) markStatus(k int32) {
+	if f := b.portFlag(k); !b.flag(f) {
+		b.setFlag(f)
+		b.dirty = append(b.dirty, k)
 	}
 }
 
@@ -505,14 +530,15 @@ type Port struct {
 	b    *Board
 	pe   int
 	base int // the port's registers in the board state (portData...)
-	// ops is bumped on every poll: keep it off the cache lines that other
-	// PEs' goroutines write (the board marks ports dirty, for one).
+	// ops is bumped on every poll: keep it off the lines that other PEs'
+	// settles read (they recompute this port's status from its fields).
 	_         [64]byte
 	ops       atomic.Uint64
 	_         [56]byte
 	lines     []cableLine
 	inputs    []cableLine                // the status lines
-	dirty     bool                       // queued in Board.dirty
+	outputs   []cableLine                // the PC-driven lines the board connects
+	outPins   lpt.Pins                   // their pins, in the order of outputs
 	err       atomic.Pointer[AbortError] // the board's abort, once seen
 	errCalls  atomic.Uint32
 	lastCheck atomic.Int64  // Unix ns of the last liveness check
@@ -625,10 +651,16 @@ func (p *Port) ExplainStall() string {
 // driveLocked puts the PC-driven pin levels on the cable, through any faults.
 func (p *Port) driveLocked(pins lpt.Pins, force bool) {
 	changed := pins ^ p.pins()
+	if force {
+		changed = p.outPins
+	}
 	p.set(portPins, uint32(pins))
+	if changed&p.outPins == 0 {
+		return // only lines the board leaves unconnected (nSelectIn) changed
+	}
 	plugged, stuck0, stuck1 := p.plugged(), p.get(portStuck0), p.get(portStuck1)
-	for _, cl := range p.lines {
-		if cl.driver < 0 || (!force && !changed.High(cl.line.Pin)) {
+	for _, cl := range p.outputs {
+		if !changed.High(cl.line.Pin) {
 			continue
 		}
 		level := pins.High(cl.line.Pin)
@@ -637,10 +669,13 @@ func (p *Port) driveLocked(pins lpt.Pins, force bool) {
 	}
 }
 
+// statusNotPins are the status register bits that are not pins.
+var statusNotPins = lpt.StatusFromPins(0) &^ lpt.StatusPins
+
 // updateStatusLocked recomputes the status register from the cable's input
 // pins. Inputs of an unplugged cable float high at the PC.
 func (p *Port) updateStatusLocked() {
-	status := lpt.StatusFromPins(0) &^ lpt.StatusPins // the bits that are not pins
+	status := statusNotPins
 	plugged, stuck0, stuck1 := p.plugged(), p.get(portStuck0), p.get(portStuck1)
 	for _, cl := range p.inputs {
 		level := !plugged || p.b.level(cl.net)

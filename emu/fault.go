@@ -95,7 +95,7 @@ func (b *Board) Inject(f Fault) error {
 		p.set(portStuck0, p.get(portStuck0)&^(1<<f.Line.Pin))
 	}
 	p.driveLocked(p.pins(), true)
-	b.markStatus(p)
+	b.markStatus(int32(p.pe))
 	b.settle()
 	return nil
 }
@@ -108,7 +108,7 @@ func (b *Board) Plug(pe int) {
 	p := b.ports[pe]
 	p.set(portPlugged, 1)
 	p.driveLocked(p.pins(), true)
-	b.markStatus(p)
+	b.markStatus(int32(p.pe))
 	b.settle()
 }
 
@@ -120,6 +120,6 @@ func (b *Board) Repair(pe int) {
 	p.set(portStuck0, 0)
 	p.set(portStuck1, 0)
 	p.driveLocked(p.pins(), true)
-	b.markStatus(p)
+	b.markStatus(int32(p.pe))
 	b.settle()
 }
