@@ -169,7 +169,7 @@ func (o Options) Open() (*papers.PE, error) {
 		if err != nil {
 			return nil, fmt.Errorf("spmd: PE %d: %w", o.PE, err)
 		}
-		s.port = port
+		s.port = &guardedPort{Port: port}
 	}
 	p, err := papers.Open(s.port, papers.Config{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckInTimeout: o.CheckIn})
 	if err != nil {
@@ -239,10 +239,11 @@ func run(p *papers.PE, fn func(*papers.PE) error) (code int) {
 		if !ok {
 			return
 		}
-		// Another goroutine owns p, so no protocol: on a real port stall it
-		// (a shared board is aborted by its launcher when we exit).
-		if !shared(p) {
-			stall(p.Port(), true)
+		// Another goroutine owns p, so no protocol: on a real port take
+		// the port from it and stall (a shared board is aborted by its
+		// launcher when we exit).
+		if g, ok := p.Port().(*guardedPort); ok {
+			g.stop()
 		}
 		fmt.Fprintf(os.Stderr, "%s: PE %d: stopped by %v\n", os.Args[0], p.Self(), sig)
 		os.Exit(128 + int(sig.(syscall.Signal)))
@@ -289,6 +290,43 @@ func Fail(p *papers.PE, err error) {
 func shared(p *papers.PE) bool {
 	v, ok := sessions.Load(p)
 	return ok && v.(*session).board != nil
+}
+
+// guardedPort is a real port whose writes the signal handler can stop for
+// good. Without it, a write the PE's goroutine makes between the handler's
+// stall and the process's exit would be the port's last value, and could
+// show the others a PE that is alive and at their barrier.
+type guardedPort struct {
+	lpt.Port
+	mu      sync.Mutex
+	stopped bool
+}
+
+func (g *guardedPort) WriteData(v uint8) {
+	g.mu.Lock()
+	if !g.stopped {
+		g.Port.WriteData(v)
+	}
+	g.mu.Unlock()
+}
+
+func (g *guardedPort) WriteControl(v uint8) {
+	g.mu.Lock()
+	if !g.stopped {
+		g.Port.WriteControl(v)
+	}
+	g.mu.Unlock()
+}
+
+// stop stalls the port, raising the interrupt request, and drops every
+// later write.
+func (g *guardedPort) stop() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.stopped {
+		stall(g.Port, true)
+		g.stopped = true
+	}
 }
 
 // stall holds both strobes low (every barrier stalls) with the LED red,
