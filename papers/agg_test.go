@@ -3,6 +3,7 @@ package papers
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 )
@@ -219,7 +220,11 @@ func checkNumber[T Number](p *PE, seed uint64, iters int) error {
 				continue
 			}
 			kind := ScanKind(it+oi) % 4
-			if err := counted(p, name+" Scan "+op.String(), n*q, func() (err error) { got, err = Scan(p, op, v, kind); return }); err != nil {
+			scanNANDs := n * q
+			if op == BitAnd || op == BitOr {
+				scanNANDs = q * bits.Len(uint(n)) // ceil(log2(n+1)) per nybble
+			}
+			if err := counted(p, name+" Scan "+op.String(), scanNANDs, func() (err error) { got, err = Scan(p, op, v, kind); return }); err != nil {
 				return err
 			}
 			if want := refScan(vals, self, f, identity[T](op, kindOf[T]()), kind); !same(got, want) {
@@ -288,6 +293,54 @@ func checkUnsigned[T Unsigned](p *PE, seed uint64, iters int) error {
 }
 
 // TestCollectives checks every collective × every type × every PE count.
+// TestBitScan checks the binary-search OR and AND scans on every kind and
+// on inputs whose bits are sparse (OR) or dense (AND), so that the first PE
+// holding a bit falls anywhere in the scan order, including nowhere.
+func TestBitScan(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 5, 8, 13} {
+		t.Run(fmt.Sprint(n, "PEs"), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(n), 7))
+			rounds := 12
+			vals := make([][]uint16, rounds)
+			for i := range vals {
+				vals[i] = make([]uint16, n)
+				for k := range vals[i] {
+					for range 2 {
+						vals[i][k] |= 1 << r.IntN(16) // two bits: most bits are held by nobody or one PE
+					}
+				}
+			}
+			err := Emulate(n, Config{}, func(p *PE) error {
+				for i, vs := range vals {
+					op, kind := []Op{BitOr, BitAnd}[i%2], ScanKind(i/2)%4
+					v := vs[p.Self()]
+					if op == BitAnd {
+						v = ^v
+					}
+					var got uint16
+					if err := counted(p, "Scan "+op.String(), 4*bits.Len(uint(n)), func() (err error) { got, err = Scan(p, op, v, kind); return }); err != nil {
+						return err
+					}
+					in := make([]uint16, n)
+					for k := range in {
+						in[k] = vs[k]
+						if op == BitAnd {
+							in[k] = ^in[k]
+						}
+					}
+					if want := refScan(in, p.Self(), refOp[uint16](op), identity[uint16](op, unsignedKind), kind); got != want {
+						return fmt.Errorf("PE %d: Scan %v kind %d of %04x: got %04x, want %04x", p.Self(), op, kind, in, got, want)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
 func TestCollectives(t *testing.T) {
 	for _, n := range testPEs {
 		// Big clusters are slow to emulate on a small machine (every NAND

@@ -119,14 +119,69 @@ func ReduceFunc[T Number](p *PE, v T, combine func(a, b T) T) (T, error) {
 // combined in PE order; the identity (0 for Sum, BitOr and BitXor, 1 for
 // Product, all ones for BitAnd, the type's largest value or +Inf for Min,
 // smallest or -Inf for Max) goes to the first PE of an exclusive scan.
-// NANDs: n*ceil(w/4) (a gather; each PE then combines locally); lower bound
+// NANDs: ceil(w/4)*ceil(log2(n+1)) for BitOr and BitAnd (bitScan); for the
+// others n*ceil(w/4) (a gather; each PE then combines locally). Lower bound
 // ceil(w/4).
 func Scan[T Number](p *PE, op Op, v T, kind ScanKind) (T, error) {
 	k := kindOf[T]()
 	if err := p.checkOp("Scan", op, k); err != nil {
 		return 0, err
 	}
+	if kind <= Exclusive|Backward && (op == BitOr || op == BitAnd) {
+		return bitScan(p, op, v, kind)
+	}
 	return ScanFunc(p, v, func(a, b T) T { return apply(op, a, b) }, identity[T](op, k), kind)
+}
+
+// bitScan is Scan for BitOr and BitAnd. Bit b of a PE's result says whether
+// a PE at or before it in scan order holds a 1 in bit b (BitAnd: a 0), so
+// it is enough for every PE to learn, per bit, the first PE holding one: a
+// binary search over the ranks 0..n (n: nobody), each step an ANY of "I
+// hold it and my rank is at most mid". Four bits search at once, one per
+// data line: ceil(log2(n+1)) NANDs per nybble instead of the gather's n.
+func bitScan[T Number](p *PE, op Op, v T, kind ScanKind) (T, error) {
+	w := widthOf[T]()
+	x := toBits(v)
+	if op == BitAnd {
+		x = ^x
+	}
+	rank := p.self
+	if kind&Backward != 0 {
+		rank = p.n - 1 - p.self
+	}
+	steps := bits.Len(uint(p.n)) // ceil(log2(n+1))
+	var out uint64
+	for g := 0; g < w; g += 4 {
+		lo, hi := [4]int{}, [4]int{p.n, p.n, p.n, p.n} // the first holder is in [lo, hi]
+		for range steps {
+			var c uint8
+			for k := range 4 {
+				if x>>(g+k)&1 != 0 && rank <= (lo[k]+hi[k])/2 {
+					c |= 1 << k
+				}
+			}
+			y, err := p.OR4(c)
+			if err != nil {
+				return 0, err
+			}
+			for k := range 4 {
+				if mid := (lo[k] + hi[k]) / 2; y>>k&1 != 0 {
+					hi[k] = mid
+				} else {
+					lo[k] = min(mid+1, hi[k])
+				}
+			}
+		}
+		for k := range 4 {
+			if lo[k] < rank || lo[k] == rank && kind&Exclusive == 0 {
+				out |= 1 << (g + k)
+			}
+		}
+	}
+	if op == BitAnd {
+		out = ^out
+	}
+	return fromBits[T](out & maskOf(w)), nil
 }
 
 // ScanFunc is Scan with the user's associative combine (applied in the
