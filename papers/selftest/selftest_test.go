@@ -231,7 +231,7 @@ func TestFaultCatalogueSingle(t *testing.T) {
 // TestMultiPCLateStart runs multi-PC mode on four emulated ports standing in
 // for four PCs, one of them started a second after the others, as happens
 // when a person starts selftest on each PC by hand: the default check-in
-// wait covers it although every other wait is bounded by 200 ms.
+// wait covers it although every other wait is bounded by 500 ms.
 func TestMultiPCLateStart(t *testing.T) {
 	const n = 4
 	b, err := emu.New(n)
@@ -250,9 +250,9 @@ func TestMultiPCLateStart(t *testing.T) {
 		wg.Go(func() {
 			defer port.Close()
 			if k == n-1 {
-				time.Sleep(time.Second)
+				time.Sleep(2 * time.Second)
 			}
-			reps[k], errs[k] = runReport(Config{Port: port, Backend: "emulated port", Mode: MultiPC, PEs: n, PE: k, Timeout: 200 * time.Millisecond, LatencyOps: 100})
+			reps[k], errs[k] = runReport(Config{Port: port, Backend: "emulated port", Mode: MultiPC, PEs: n, PE: k, Timeout: 500 * time.Millisecond, LatencyOps: 100})
 		})
 	}
 	wg.Wait()
