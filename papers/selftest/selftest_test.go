@@ -229,7 +229,7 @@ func TestFaultCatalogueSingle(t *testing.T) {
 }
 
 // TestMultiPCLateStart runs multi-PC mode on four emulated ports standing in
-// for four PCs, one of them started a second after the others, as happens
+// for four PCs, one of them started two seconds after the others, as happens
 // when a person starts selftest on each PC by hand: the default check-in
 // wait covers it although every other wait is bounded by 500 ms.
 func TestMultiPCLateStart(t *testing.T) {
