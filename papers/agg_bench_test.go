@@ -52,6 +52,7 @@ func BenchmarkCollectives(b *testing.B) {
 		{"ReduceMax32", func(p *PE, _ []int32) error { _, err := Reduce(p, Max, int32(p.Self())); return err }},
 		{"ReduceMinF64", func(p *PE, _ []int32) error { _, err := Reduce(p, Min, float64(p.Self())); return err }},
 		{"ScanSum32", func(p *PE, _ []int32) error { _, err := Scan(p, Sum, int32(1), Exclusive); return err }},
+		{"ScanOr32", func(p *PE, _ []int32) error { _, err := Scan(p, BitOr, uint32(1)<<p.Self(), Inclusive); return err }},
 		{"ReduceFunc32", func(p *PE, _ []int32) error {
 			_, err := ReduceFunc(p, int32(1), func(a, b int32) int32 { return a*3 + b })
 			return err

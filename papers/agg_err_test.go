@@ -95,6 +95,7 @@ func TestCollectivesAllocateNothing(t *testing.T) {
 			{"Reduce Sum", func() { Reduce(p, Sum, float32(1)) }},
 			{"Reduce Max", func() { Reduce(p, Max, int64(-3)) }},
 			{"Scan", func() { Scan(p, Product, int32(3), Exclusive|Backward) }},
+			{"Scan BitAnd", func() { Scan(p, BitAnd, uint64(3), Backward) }},
 			{"ReduceFunc", func() { ReduceFunc(p, uint8(1), func(a, b uint8) uint8 { return a - b }) }},
 		} {
 			if a := testing.AllocsPerRun(20, c.f); a != 0 {

@@ -84,6 +84,10 @@ func benchOps() []benchOp {
 			_, err := papers.Scan(p, papers.Sum, int32(1), papers.Exclusive)
 			return err
 		}},
+		{"scan-or-u32", 0, func(p *papers.PE, _ *benchScratch) error {
+			_, err := papers.Scan(p, papers.BitOr, uint32(1)<<p.Self(), papers.Inclusive)
+			return err
+		}},
 	}
 }
 
