@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -767,22 +768,31 @@ func leaveChecks(e *env) error {
 func stallChecks(e *env) error {
 	p, n, self := e.p, e.p.PEs(), e.p.Self()
 	staller := n - 1
-	released := e.shared.signal("stall seen")
+	released, over := e.shared.signal("stall seen"), e.shared.signal("stall over")
 	e.step = fmt.Sprintf("PE %d holding S1=S0=0 stalls the others until their deadline", staller)
 	if self == staller {
 		p.Port().WriteData(lpt.DataMask) // both strobes low
-		// Hold until every other PE has timed out, then go transparent.
+		// Hold until every other PE has timed out, then let them close.
 		for range n - 1 {
 			if err := e.shared.waitFor(released, 20*e.timeout, "the others' barrier deadlines"); err != nil {
 				return err
 			}
 		}
+		for range n - 1 {
+			over <- struct{}{}
+		}
 		return nil
 	}
 	err := p.Barrier()
 	released <- struct{}{}
+	// Closing now would park this port while a slower PE is still waiting,
+	// and its timeout would then blame this PE as well as the staller.
+	if werr := e.shared.waitFor(over, 20*e.timeout, "PE "+strconv.Itoa(staller)+" to end the stall"); werr != nil {
+		return werr
+	}
 	var te *papers.TimeoutError
-	named := errors.As(err, &te) && strings.Contains(te.Error(), fmt.Sprintf("PE %d ", staller))
+	// The emulator names who holds the barrier: the staller, and nobody else.
+	named := errors.As(err, &te) && strings.HasPrefix(te.Stall, fmt.Sprintf("PE %d ", staller)) && strings.Count(te.Stall, "PE ") == 1
 	e.check(e.step, named, "D6,D7", "barrier returned %q", errString(err))
 	return nil
 }
