@@ -61,8 +61,9 @@ Do not edit these files: change package hw and regenerate (a test fails
 when they are stale). How to build a board: docs/board.md.
 
 One folder per board size (4, 8, 16 and 32 PEs), each with a KiCad 6
-project and schematic, a board (.kicad_pcb: every footprint placed by
-function and every pad on its net, not routed), the netlist export (.net),
+project and schematic, a board (.kicad_pcb: the DB-25s on its edges,
+every other footprint placed by function, every pad on its net, not
+routed), the netlist export (.net),
 the bill of materials (-bom.csv) and a point-to-point wiring list for
 wire-wrap or perfboard (-wires.csv).
 `

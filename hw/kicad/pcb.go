@@ -29,6 +29,9 @@ type fpPad struct {
 type footprintDef struct {
 	Pads           []fpPad
 	X0, Y0, X1, Y1 um // courtyard, relative to the origin
+	// Edge, for a connector that mounts on the board's edge, is where that
+	// edge runs (Y, relative to the origin); the housing overhangs it.
+	Edge um
 }
 
 // footprintDefs are the pads of the KiCad library footprints the hw parts
@@ -44,14 +47,15 @@ var footprintDefs = map[string]*footprintDef{
 			padRow{1, 13, 0, 0, 2770, 1600, 1000, "rect", "circle"}.pads()...),
 			padRow{14, 12, 1385, 2840, 2770, 1600, 1000, "circle", "circle"}.pads()...),
 		X0: -10450, Y0: -2350, X1: 43700, Y1: 17450,
+		Edge: 7700, // the name's EdgePinOffset7.70mm
 	},
-	"LED_THT:LED_D5.0mm-3":                          {padRow{1, 3, 0, 0, 2540, 1800, 900, "rect", "circle"}.pads(), -1150, -3250, 6250, 3250},
-	"LED_THT:LED_D5.0mm":                            {padRow{1, 2, 0, 0, 2540, 1800, 900, "rect", "circle"}.pads(), -1950, -3250, 4500, 3250},
-	"Capacitor_THT:C_Disc_D5.0mm_W2.5mm_P5.00mm":    {padRow{1, 2, 0, 0, 5000, 1600, 800, "circle", "circle"}.pads(), -1050, -1500, 6050, 1500},
-	"Capacitor_THT:CP_Radial_D5.0mm_P2.00mm":        {padRow{1, 2, 0, 0, 2000, 1600, 800, "rect", "circle"}.pads(), -1750, -2750, 3750, 2750},
-	"TerminalBlock:TerminalBlock_bornier-2_P5.08mm": {padRow{1, 2, 0, 0, 5080, 3000, 1520, "rect", "circle"}.pads(), -2710, -4000, 7790, 4000},
+	"LED_THT:LED_D5.0mm-3":                          {padRow{1, 3, 0, 0, 2540, 1800, 900, "rect", "circle"}.pads(), -1150, -3250, 6250, 3250, 0},
+	"LED_THT:LED_D5.0mm":                            {padRow{1, 2, 0, 0, 2540, 1800, 900, "rect", "circle"}.pads(), -1950, -3250, 4500, 3250, 0},
+	"Capacitor_THT:C_Disc_D5.0mm_W2.5mm_P5.00mm":    {padRow{1, 2, 0, 0, 5000, 1600, 800, "circle", "circle"}.pads(), -1050, -1500, 6050, 1500, 0},
+	"Capacitor_THT:CP_Radial_D5.0mm_P2.00mm":        {padRow{1, 2, 0, 0, 2000, 1600, 800, "rect", "circle"}.pads(), -1750, -2750, 3750, 2750, 0},
+	"TerminalBlock:TerminalBlock_bornier-2_P5.08mm": {padRow{1, 2, 0, 0, 5080, 3000, 1520, "rect", "circle"}.pads(), -2710, -4000, 7790, 4000, 0},
 	"Resistor_THT:R_Axial_DIN0207_L6.3mm_D2.5mm_P10.16mm_Horizontal": {
-		padRow{1, 2, 0, 0, 10160, 1600, 800, "circle", "oval"}.pads(), -1050, -1500, 11210, 1500},
+		padRow{1, 2, 0, 0, 10160, 1600, 800, "circle", "oval"}.pads(), -1050, -1500, 11210, 1500, 0},
 }
 
 // dip is a dual in-line package, 0.3" wide: pins down the left side, back
@@ -102,11 +106,13 @@ const (
 	edgeSpan um = 5000  // board edge beyond the outermost courtyard
 )
 
-// fpPlaced is a component's footprint with its origin on the page.
+// fpPlaced is a component's footprint with its origin on the page, turned
+// by Rot degrees (0 or 180).
 type fpPlaced struct {
 	c    *hw.Component
 	fp   *footprintDef
 	X, Y um
+	Rot  int
 }
 
 type groupTitle struct {
@@ -122,7 +128,7 @@ type fpBlock struct {
 	w, h  um
 }
 
-func layoutGroup(b *hw.Board, group, title string) *fpBlock {
+func layoutGroup(b *hw.Board, group, title string, width um) *fpBlock {
 	blk := &fpBlock{title: groupTitle{title, 0, titleH / 2}}
 	x, y, rowH := um(0), titleH, um(0)
 	for _, c := range b.Components {
@@ -134,10 +140,10 @@ func layoutGroup(b *hw.Board, group, title string) *fpBlock {
 			panic(fmt.Sprintf("kicad: no pads known for footprint %s of %s: add it to footprintDefs", c.Part.Footprint, c.Ref))
 		}
 		w, h := fp.X1-fp.X0, fp.Y1-fp.Y0
-		if x > 0 && x+w > boardW {
+		if x > 0 && x+w > width {
 			x, y, rowH = 0, y+rowH+fpGap, 0
 		}
-		blk.fps = append(blk.fps, fpPlaced{c, fp, x - fp.X0, y - fp.Y0})
+		blk.fps = append(blk.fps, fpPlaced{c, fp, x - fp.X0, y - fp.Y0, 0})
 		blk.w = max(blk.w, x+w)
 		x += w + fpGap
 		rowH = max(rowH, h)
@@ -150,20 +156,57 @@ func layoutGroup(b *hw.Board, group, title string) *fpBlock {
 	return blk
 }
 
-// placeFootprints puts every component on a grid by functional group (the
-// groups flowing left to right in rows, like the schematic's areas) and
-// returns the board's lower right corner.
-func placeFootprints(b *hw.Board) (fps []fpPlaced, titles []groupTitle, right, bottom um) {
+// edgeGroup is the group whose footprints go on the board's edges.
+const edgeGroup = "cable"
+
+// placeFootprints puts the cable connectors on the board's edges, mating
+// side out, and every other component on a grid by functional group (the
+// groups flowing left to right in rows, like the schematic's areas)
+// between them. The connectors fill the bottom edge first; on boards with
+// more than fit there, half go on the top edge, turned round, and the board
+// widens to hold them. It returns the board's outline.
+func placeFootprints(b *hw.Board) (fps []fpPlaced, titles []groupTitle, left, top, right, bottom um) {
+	var conns []*hw.Component // PE k's is conns[k]
+	for _, c := range b.Components {
+		if c.Group == edgeGroup {
+			if c.Ref != hw.ConnectorRef(len(conns)) {
+				panic(fmt.Sprintf("kicad: cable connector %s out of PE order", c.Ref))
+			}
+			conns = append(conns, c)
+		}
+	}
+	var cfp *footprintDef
+	perEdge, pitch := 0, um(0)
+	if len(conns) > 0 {
+		cfp = footprintDefs[conns[0].Part.Footprint]
+		pitch = cfp.X1 - cfp.X0 + fpGap
+		perEdge = max(int(boardW/pitch), (len(conns)+1)/2)
+	}
+	width := max(boardW, um(perEdge)*pitch-fpGap)
+	left, top = boardAt, boardAt
+	y0 := top + edgeSpan // the grid's top
+	// Top edge: the connectors after the first perEdge, turned 180° (their
+	// courtyard is then -X1..-X0, -Y1..-Y0 about the origin).
+	for i, c := range conns[min(perEdge, len(conns)):] {
+		x := left + edgeSpan + um(i)*pitch
+		fps = append(fps, fpPlaced{c, cfp, x + cfp.X1, top + cfp.Edge, 180})
+		titles = append(titles, groupTitle{fmt.Sprintf("PE %d", perEdge+i), x, top + cfp.Edge - cfp.Y0 + fpGap})
+		y0 = top + cfp.Edge - cfp.Y0 + 2*fpGap
+	}
+
 	x, y, rowH := um(0), um(0), um(0)
 	for _, ar := range areas {
-		blk := layoutGroup(b, ar.group, ar.title)
+		if ar.group == edgeGroup {
+			continue
+		}
+		blk := layoutGroup(b, ar.group, ar.title, width)
 		if blk == nil {
 			continue
 		}
-		if x > 0 && x+blk.w > boardW {
+		if x > 0 && x+blk.w > width {
 			x, y, rowH = 0, y+rowH+2*fpGap, 0
 		}
-		ox, oy := boardAt+edgeSpan+x, boardAt+edgeSpan+y
+		ox, oy := left+edgeSpan+x, y0+y
 		titles = append(titles, groupTitle{blk.title.text, ox + blk.title.X, oy + blk.title.Y})
 		for _, f := range blk.fps {
 			f.X, f.Y = f.X+ox, f.Y+oy
@@ -173,7 +216,18 @@ func placeFootprints(b *hw.Board) (fps []fpPlaced, titles []groupTitle, right, b
 		x += blk.w + 3*fpGap
 		rowH = max(rowH, blk.h)
 	}
-	return fps, titles, right + edgeSpan, boardAt + edgeSpan + y + rowH + edgeSpan
+	bottom = y0 + y + rowH + edgeSpan
+	// Bottom edge: the first perEdge connectors.
+	for i, c := range conns[:min(perEdge, len(conns))] {
+		x, oy := left+edgeSpan+um(i)*pitch, y0+y+rowH+2*fpGap-cfp.Y0
+		fps = append(fps, fpPlaced{c, cfp, x - cfp.X0, oy, 0})
+		titles = append(titles, groupTitle{fmt.Sprintf("PE %d", i), x, oy + cfp.Y0 - fpGap})
+		bottom = oy + cfp.Edge
+	}
+	if len(conns) > 0 {
+		right = max(right, left+edgeSpan+um(perEdge)*pitch-fpGap)
+	}
+	return fps, titles, left, top, right + edgeSpan, bottom
 }
 
 // pcbLayers are KiCad 6's standard layers for a two-layer board.
@@ -191,7 +245,7 @@ var pcbLayers = []string{
 // to their schematic symbols, so Pcbnew's Update PCB from Schematic keeps
 // working.
 func PCB(b *hw.Board, schematicFile string) []byte {
-	fps, titles, right, bottom := placeFootprints(b)
+	fps, titles, left, top, right, bottom := placeFootprints(b)
 	paper := "A0"
 	for _, p := range papers {
 		if um(p.w)*10 >= right+boardAt && um(p.h)*10 >= bottom+boardAt {
@@ -228,13 +282,16 @@ func PCB(b *hw.Board, schematicFile string) []byte {
 		u := key + c.Ref + "/fp"
 		w.open("(footprint %s (layer \"F.Cu\")", quote(c.Part.Footprint))
 		w.line("(tstamp %s)", uuid(u))
-		w.line("(at %v %v)", f.X, f.Y)
+		w.line("(at %v %v%s)", f.X, f.Y, rot(f.Rot))
 		w.line("(descr %s)", quote(c.Part.Description))
 		w.line("(property \"Sheetfile\" %s)", quote(schematicFile))
 		w.line("(property \"Sheetname\" \"\")")
 		w.line("(path \"/%s\")", uuid(key+c.Ref)) // the schematic symbol's uuid
 		w.line("(attr through_hole)")
 		cx, cy := (f.fp.X0+f.fp.X1)/2, (f.fp.Y0+f.fp.Y1)/2
+		if f.fp.Edge != 0 {
+			cy = f.fp.Y0/2 - 400 // on the board, between the pads and the courtyard's inner side
+		}
 		w.line("(fp_text reference %s (at %v %v) (layer \"F.SilkS\") (effects (font (size 1 1) (thickness 0.15))) (tstamp %s))", quote(c.Ref), cx, cy, uuid(u+"/ref"))
 		w.line("(fp_text value %s (at %v %v) (layer \"F.Fab\") (effects (font (size 1 1) (thickness 0.15))) (tstamp %s))", quote(c.Part.Name), cx, cy+1500, uuid(u+"/value"))
 		w.line("(fp_rect (start %v %v) (end %v %v) (layer \"F.CrtYd\") (width 0.05) (fill none) (tstamp %s))", f.fp.X0, f.fp.Y0, f.fp.X1, f.fp.Y1, uuid(u+"/courtyard"))
@@ -246,17 +303,26 @@ func PCB(b *hw.Board, schematicFile string) []byte {
 					net = fmt.Sprintf(" (net %d %s) (pinfunction %s) (pintype %s)", code[n.Name], quote(netlistName(n.Name)), quote(pinName(c.Part, pin)), quote(kicadPinType(pin.Type)))
 				}
 			}
-			w.line("(pad %s thru_hole %s (at %v %v) (size %v %v) (drill %v) (layers *.Cu *.Mask)%s (tstamp %s))",
-				quote(p.Num), p.Shape, p.X, p.Y, p.Size, p.Size, p.Drill, net, uuid(fmt.Sprintf("%s/pad%d", u, i)))
+			w.line("(pad %s thru_hole %s (at %v %v%s) (size %v %v) (drill %v) (layers *.Cu *.Mask)%s (tstamp %s))",
+				quote(p.Num), p.Shape, p.X, p.Y, rot(f.Rot), p.Size, p.Size, p.Drill, net, uuid(fmt.Sprintf("%s/pad%d", u, i)))
 		}
 		w.close()
 	}
 	for _, t := range titles {
 		w.line("(gr_text %s (at %v %v) (layer \"F.SilkS\") (effects (font (size 2 2) (thickness 0.3)) (justify left)) (tstamp %s))", quote(t.text), t.X, t.Y, uuid(key+"pcb/title/"+t.text))
 	}
-	w.line("(gr_rect (start %v %v) (end %v %v) (layer \"Edge.Cuts\") (width 0.1) (fill none) (tstamp %s))", boardAt, boardAt, right, bottom, uuid(key+"pcb/edge"))
+	w.line("(gr_rect (start %v %v) (end %v %v) (layer \"Edge.Cuts\") (width 0.1) (fill none) (tstamp %s))", left, top, right, bottom, uuid(key+"pcb/edge"))
 	w.close()
 	return []byte(w.b.String())
+}
+
+// rot is the angle field of a footprint or pad position: KiCad gives pads
+// the footprint's rotation too, and leaves 0 out.
+func rot(deg int) string {
+	if deg == 0 {
+		return ""
+	}
+	return " " + strconv.Itoa(deg)
 }
 
 // ReadPCB parses a KiCad board file into nets by name (the sheet path

@@ -3,15 +3,17 @@ package kicad_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/ttlpapers/ttlpapers/hw"
 	"github.com/ttlpapers/ttlpapers/hw/kicad"
+	"github.com/ttlpapers/ttlpapers/internal/testenv"
 )
 
 // footprintRefs is every component's footprint by reference, from hw.
@@ -130,20 +132,30 @@ func TestFootprintPadsMatchKiCadLibrary(t *testing.T) {
 }
 
 // pcbnewScript loads each board file given with Debian KiCad's pcbnew
-// module and prints, per file, the footprints and the pads on each net.
+// module and prints, per file, the footprints and the pads on each net, and
+// in KiCad's own coordinates (nm) the board outline, each footprint's
+// courtyard and its pads' box.
 const pcbnewScript = `
 import json, sys
 import pcbnew
+def box(r):
+    return [r.GetX(), r.GetY(), r.GetRight(), r.GetBottom()]
 out = {}
 for path in sys.argv[1:]:
     b = pcbnew.LoadBoard(path)
-    fps, nets = [], {}
+    fps, nets, places = [], {}, {}
     for fp in b.GetFootprints():
-        fps.append([fp.GetReference(), fp.GetFPIDAsString()])
+        ref = fp.GetReference()
+        fps.append([ref, fp.GetFPIDAsString()])
+        crt = [box(g.GetBoundingBox()) for g in fp.GraphicalItems() if g.GetLayer() == pcbnew.F_CrtYd]
+        pads = [box(p.GetBoundingBox()) for p in fp.Pads()]
+        rows = sorted(set(p.GetPosition().y for p in fp.Pads() if p.GetNumber() == "1"))
+        places[ref] = {"courtyard": crt[0] if crt else None, "pads": [min(p[0] for p in pads), min(p[1] for p in pads), max(p[2] for p in pads), max(p[3] for p in pads)], "pin1y": rows[0] if rows else 0}
         for p in fp.Pads():
             if p.GetNetname():
-                nets.setdefault(p.GetNetname(), []).append([fp.GetReference(), p.GetNumber()])
-    out[path] = {"version": pcbnew.Version(), "footprints": fps, "nets": nets, "netcount": b.GetNetCount()}
+                nets.setdefault(p.GetNetname(), []).append([ref, p.GetNumber()])
+    e = b.GetBoardEdgesBoundingBox()
+    out[path] = {"version": pcbnew.Version(), "footprints": fps, "nets": nets, "netcount": b.GetNetCount(), "edge": box(e), "places": places}
 json.dump(out, sys.stdout)
 `
 
@@ -170,6 +182,12 @@ func TestPcbnewLoadsTheBoards(t *testing.T) {
 		Footprints [][2]string
 		Nets       map[string][][2]string
 		NetCount   int
+		Edge       box
+		Places     map[string]struct {
+			Courtyard *box
+			Pads      box
+			Pin1Y     int `json:"pin1y"`
+		}
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("pcbnew output: %v\n%s", err, out)
@@ -199,5 +217,55 @@ func TestPcbnewLoadsTheBoards(t *testing.T) {
 		if g.NetCount != len(b.Nets)+1 { // net 0 is "no net"
 			t.Errorf("%s: %d nets, want %d and the empty net", what, g.NetCount, len(b.Nets))
 		}
+
+		// Placement, as KiCad sees it. The outline's box includes half of
+		// its 0.1 mm line.
+		edge := box{g.Edge[0] + 50000, g.Edge[1] + 50000, g.Edge[2] - 50000, g.Edge[3] - 50000}
+		var refs []string
+		for ref, pl := range g.Places {
+			refs = append(refs, ref)
+			if pl.Courtyard == nil {
+				t.Errorf("%s: %s has no courtyard", what, ref)
+				continue
+			}
+			if !edge.holds(pl.Pads) {
+				t.Errorf("%s: %s's pads %v are not all on the board %v", what, ref, pl.Pads, edge)
+			}
+			m := edgePinOffset.FindStringSubmatch(fps[ref])
+			if m == nil {
+				if !edge.holds(*pl.Courtyard) {
+					t.Errorf("%s: %s's courtyard %v leaves the board %v", what, ref, *pl.Courtyard, edge)
+				}
+				continue
+			}
+			// An edge connector: pin row 1 at the footprint's edge offset
+			// from the top or bottom edge, the housing out over that edge.
+			mm, _ := strconv.ParseFloat(m[1], 64)
+			off := int(mm * 1e6)
+			c := *pl.Courtyard
+			atTop := pl.Pin1Y-edge[1] == off && c[1] < edge[1]
+			atBottom := edge[3]-pl.Pin1Y == off && c[3] > edge[3]
+			if !atTop && !atBottom {
+				t.Errorf("%s: %s (pin row 1 at y %d, courtyard %v) is not mounted on the top or bottom edge of %v with its pins %v mm in", what, ref, pl.Pin1Y, c, edge, m[1])
+			}
+		}
+		for i, a := range refs {
+			for _, r := range refs[i+1:] {
+				if ca, cb := g.Places[a].Courtyard, g.Places[r].Courtyard; ca != nil && cb != nil && ca.overlaps(*cb) {
+					t.Errorf("%s: the courtyards of %s %v and %s %v overlap", what, a, *ca, r, *cb)
+				}
+			}
+		}
 	}
 }
+
+// edgePinOffset finds an edge connector's pin-to-edge distance in its
+// KiCad library name.
+var edgePinOffset = regexp.MustCompile(`EdgePinOffset([0-9.]+)mm`)
+
+// box is x0, y0, x1, y1 in KiCad's nanometres.
+type box [4]int
+
+func (b box) holds(c box) bool { return c[0] >= b[0] && c[1] >= b[1] && c[2] <= b[2] && c[3] <= b[3] }
+
+func (b box) overlaps(c box) bool { return b[0] < c[2] && c[0] < b[2] && b[1] < c[3] && c[1] < b[3] }
