@@ -100,9 +100,9 @@ func Env() (Options, error) {
 }
 
 // RegisterFlags adds -papers.pe, -papers.pes, -papers.board,
-// -papers.timeout and -papers.checkin to fs, with the environment (Env) as their defaults; the
-// returned options hold the values once fs is parsed. An unreadable
-// environment variable is reported by Open.
+// -papers.timeout and -papers.checkin to fs, with the environment (Env) as
+// their defaults; the returned options hold the values once fs is parsed.
+// An unreadable environment variable is reported by Open.
 func RegisterFlags(fs *flag.FlagSet) *Options {
 	o, _ := Env()
 	opts := &o
