@@ -25,6 +25,9 @@ type Component struct {
 	// Group is the functional area ("barrier", "interrupt", "mux", "data",
 	// "led", "cable", "power"): one schematic area per group.
 	Group string
+	// Decouples, for a decoupling capacitor, is the chip whose supply pins
+	// it serves (the board places it beside that chip).
+	Decouples *Component
 }
 
 // Node is one pin of one component.
@@ -248,6 +251,7 @@ func (b *Board) passives() {
 	}
 	for i, c := range chips {
 		dc := b.add(fmt.Sprintf("C%d", i+1), Cap100n, "power", "decoupling for "+c.Ref)
+		dc.Decouples = c
 		b.connect(VCC, Node{dc.Ref, 1})
 		b.connect(GND, Node{dc.Ref, 2})
 	}

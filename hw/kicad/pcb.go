@@ -128,22 +128,31 @@ type fpBlock struct {
 	w, h  um
 }
 
-func layoutGroup(b *hw.Board, group, title string, width um) *fpBlock {
+// layoutGroup lays out one group's footprints in rows, each chip with its
+// decoupling capacitor (caps) just above it.
+func layoutGroup(b *hw.Board, group, title string, width um, caps map[*hw.Component]*hw.Component) *fpBlock {
 	blk := &fpBlock{title: groupTitle{title, 0, titleH / 2}}
 	x, y, rowH := um(0), titleH, um(0)
 	for _, c := range b.Components {
-		if c.Group != group {
+		if c.Group != group || c.Decouples != nil {
 			continue
 		}
-		fp := footprintDefs[c.Part.Footprint]
-		if fp == nil {
-			panic(fmt.Sprintf("kicad: no pads known for footprint %s of %s: add it to footprintDefs", c.Part.Footprint, c.Ref))
-		}
+		fp := footprintOf(c)
 		w, h := fp.X1-fp.X0, fp.Y1-fp.Y0
+		var capFp *footprintDef
+		capH := um(0)
+		if dc := caps[c]; dc != nil {
+			capFp = footprintOf(dc)
+			capH = capFp.Y1 - capFp.Y0 + capGap
+			w, h = max(w, capFp.X1-capFp.X0), h+capH
+		}
 		if x > 0 && x+w > width {
 			x, y, rowH = 0, y+rowH+fpGap, 0
 		}
-		blk.fps = append(blk.fps, fpPlaced{c, fp, x - fp.X0, y - fp.Y0, 0})
+		if capFp != nil {
+			blk.fps = append(blk.fps, fpPlaced{caps[c], capFp, x - capFp.X0, y - capFp.Y0, 0})
+		}
+		blk.fps = append(blk.fps, fpPlaced{c, fp, x - fp.X0, y + capH - fp.Y0, 0})
 		blk.w = max(blk.w, x+w)
 		x += w + fpGap
 		rowH = max(rowH, h)
@@ -159,6 +168,17 @@ func layoutGroup(b *hw.Board, group, title string, width um) *fpBlock {
 // edgeGroup is the group whose footprints go on the board's edges.
 const edgeGroup = "cable"
 
+// capGap separates a decoupling capacitor's courtyard from its chip's.
+const capGap um = 500
+
+func footprintOf(c *hw.Component) *footprintDef {
+	fp := footprintDefs[c.Part.Footprint]
+	if fp == nil {
+		panic(fmt.Sprintf("kicad: no pads known for footprint %s of %s: add it to footprintDefs", c.Part.Footprint, c.Ref))
+	}
+	return fp
+}
+
 // placeFootprints puts the cable connectors on the board's edges, mating
 // side out, and every other component on a grid by functional group (the
 // groups flowing left to right in rows, like the schematic's areas)
@@ -167,7 +187,11 @@ const edgeGroup = "cable"
 // widens to hold them. It returns the board's outline.
 func placeFootprints(b *hw.Board) (fps []fpPlaced, titles []groupTitle, left, top, right, bottom um) {
 	var conns []*hw.Component // PE k's is conns[k]
+	caps := map[*hw.Component]*hw.Component{}
 	for _, c := range b.Components {
+		if c.Decouples != nil {
+			caps[c.Decouples] = c
+		}
 		if c.Group == edgeGroup {
 			if c.Ref != hw.ConnectorRef(len(conns)) {
 				panic(fmt.Sprintf("kicad: cable connector %s out of PE order", c.Ref))
@@ -178,7 +202,7 @@ func placeFootprints(b *hw.Board) (fps []fpPlaced, titles []groupTitle, left, to
 	var cfp *footprintDef
 	perEdge, pitch := 0, um(0)
 	if len(conns) > 0 {
-		cfp = footprintDefs[conns[0].Part.Footprint]
+		cfp = footprintOf(conns[0])
 		pitch = cfp.X1 - cfp.X0 + fpGap
 		perEdge = max(int(boardW/pitch), (len(conns)+1)/2)
 	}
@@ -199,7 +223,7 @@ func placeFootprints(b *hw.Board) (fps []fpPlaced, titles []groupTitle, left, to
 		if ar.group == edgeGroup {
 			continue
 		}
-		blk := layoutGroup(b, ar.group, ar.title, width)
+		blk := layoutGroup(b, ar.group, ar.title, width, caps)
 		if blk == nil {
 			continue
 		}

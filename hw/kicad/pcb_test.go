@@ -249,6 +249,15 @@ func TestPcbnewLoadsTheBoards(t *testing.T) {
 				t.Errorf("%s: %s (pin row 1 at y %d, courtyard %v) is not mounted on the top or bottom edge of %v with its pins %v mm in", what, ref, pl.Pin1Y, c, edge, m[1])
 			}
 		}
+		for _, c := range b.Components {
+			if c.Decouples == nil {
+				continue
+			}
+			cc, chip := g.Places[c.Ref].Courtyard, g.Places[c.Decouples.Ref].Courtyard
+			if cc == nil || chip == nil || cc.gap(*chip) > 1000000 {
+				t.Errorf("%s: decoupling capacitor %s is not beside %s (courtyards %v, %v)", what, c.Ref, c.Decouples.Ref, cc, chip)
+			}
+		}
 		for i, a := range refs {
 			for _, r := range refs[i+1:] {
 				if ca, cb := g.Places[a].Courtyard, g.Places[r].Courtyard; ca != nil && cb != nil && ca.overlaps(*cb) {
@@ -269,3 +278,9 @@ type box [4]int
 func (b box) holds(c box) bool { return c[0] >= b[0] && c[1] >= b[1] && c[2] <= b[2] && c[3] <= b[3] }
 
 func (b box) overlaps(c box) bool { return b[0] < c[2] && c[0] < b[2] && b[1] < c[3] && c[1] < b[3] }
+
+// gap is the distance between two boxes along the axis where they are
+// furthest apart (0 when they touch or overlap).
+func (b box) gap(c box) int {
+	return max(c[0]-b[2], b[0]-c[2], c[1]-b[3], b[1]-c[3], 0)
+}
