@@ -143,8 +143,11 @@ func (b *Board) Close() error {
 func (b *Board) Owner() int { return int(b.st[hOwner]) }
 
 // alive reports whether process pid exists and has not exited: a process
-// killed but not yet reaped by its parent (a zombie) is dead.
-func alive(pid int) bool {
+// killed but not yet reaped by its parent (a zombie) is dead. A variable, so
+// that tests can stage a death at a chosen moment.
+var alive = processAlive
+
+func processAlive(pid int) bool {
 	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
 		return false
 	}

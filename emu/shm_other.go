@@ -18,7 +18,7 @@ func (b *Board) Close() error { return nil }
 // Owner returns this process's pid: every board is in-process here.
 func (b *Board) Owner() int { return int(b.st[hOwner]) }
 
-func alive(pid int) bool { return true }
+var alive = func(pid int) bool { return true }
 
 // Shared boards do not exist here, so the cross-process lock is never taken.
 func (s state) xlock(i int, me uint32) bool { return false }

@@ -251,7 +251,11 @@ func (e *AbortError) Error() string { return "emu: board aborted: " + e.Reason }
 // check (a signal and a /proc read) flat as boards grow.
 func (b *Board) deadPartner(turn int) (int, string) {
 	k := turn % len(b.ports)
-	if holder := b.st.load(b.ports[k].base + portClaim); holder != 0 && holder != pid && !alive(int(holder)) {
+	w := b.ports[k].base + portClaim
+	// Read the claim again once its holder is found dead: a PE that closed
+	// its port and exited between the first read and the check did not die
+	// holding it, and a dead process can no longer release it.
+	if holder := b.st.load(w); holder != 0 && holder != pid && !alive(int(holder)) && b.st.load(w) == holder {
 		return k, fmt.Sprintf("PE %d's process (pid %d) died without closing its PE", k, holder)
 	}
 	return -1, ""

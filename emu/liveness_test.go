@@ -1,0 +1,29 @@
+package emu
+
+import "testing"
+
+// TestDeadPartnerClosedThenExited stages the race a liveness check can
+// meet: the partner closes its port and exits between the check's read of
+// the claim and its look at the process. That PE finished cleanly and must
+// not be blamed; one that died still holding its port must be.
+func TestDeadPartnerClosedThenExited(t *testing.T) {
+	b, err := New(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1 := b.ports[1]
+	const other = 1<<22 + 7 // not this process
+	defer func(f func(int) bool) { alive = f }(alive)
+
+	b.st.store(p1.base+portClaim, other)
+	alive = func(int) bool { b.release(p1); return false } // closes, then exits
+	if pe, why := b.deadPartner(1); pe >= 0 {
+		t.Errorf("a PE that closed its port before exiting was blamed: %s", why)
+	}
+
+	b.st.store(p1.base+portClaim, other)
+	alive = func(int) bool { return false } // died holding it
+	if pe, why := b.deadPartner(1); pe != 1 {
+		t.Errorf("a PE that died holding its port: deadPartner = %d %q, want PE 1", pe, why)
+	}
+}
