@@ -36,7 +36,10 @@ func mount(t testing.TB, pes int, logw io.Writer) (*ppdevfs.Server, *emu.Board) 
 	if logw == nil {
 		logw = io.Discard
 	}
-	s, err := ppdevfs.Mount(t.TempDir(), b, ppdevfs.Options{PEs: pes, ClaimWait: 50 * time.Millisecond, Log: log.New(logw, "", 0)})
+	// ClaimWait: long enough for a release to come through FUSE on a
+	// loaded machine (50 ms was not, once, under the race detector); the
+	// EBUSY check waits it out once.
+	s, err := ppdevfs.Mount(t.TempDir(), b, ppdevfs.Options{PEs: pes, ClaimWait: time.Second, Log: log.New(logw, "", 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
