@@ -29,7 +29,7 @@ func runEmu(args []string) int {
 	fl := flag.NewFlagSet("emu serve", flag.ContinueOnError)
 	dir := fl.String("fuse", "", "directory to mount the board's ppdev files on (DIR/parport0 ... parport<N-1>; created if missing)")
 	pes := fl.Int("pes", 4, "PEs on the board (1 to 32)")
-	var faults stringList
+	var faults faultList
 	fl.Var(&faults, "inject", "fault to inject, e.g. PE2.D6=stuck0 or PE1=unplugged (repeatable)")
 	debug := fl.Bool("debug", false, "log every FUSE request")
 	fl.Usage = func() {
@@ -51,12 +51,8 @@ func runEmu(args []string) int {
 		fmt.Fprintln(os.Stderr, "papersctl emu serve:", err)
 		return 2
 	}
-	for _, s := range faults {
-		f, err := emu.ParseFault(s)
-		if err == nil {
-			err = board.Inject(f)
-		}
-		if err != nil {
+	for _, f := range faults {
+		if err := board.Inject(f); err != nil {
 			fmt.Fprintln(os.Stderr, "papersctl emu serve:", err)
 			return 2
 		}
