@@ -1,6 +1,6 @@
 module github.com/ttlpapers/ttlpapers
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/hanwen/go-fuse/v2 v2.8.0
@@ -10,5 +10,5 @@ require (
 
 require (
 	github.com/jonboulle/clockwork v0.5.0 // indirect
-	golang.org/x/sys v0.28.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
 )

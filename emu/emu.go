@@ -12,8 +12,8 @@
 //
 // Faults can be injected on the cable between a PE's port and the board:
 // unplugged cables, and any line held at 0 or 1. Port operations are counted
-// per PE. A Cluster runs one function per PE concurrently, which is how tests
-// and newcomers run a PAPERS program without hardware.
+// per PE. Package emulate runs a PAPERS program on a board, one goroutine per
+// PE; package launch runs one process per PE on a shared board.
 package emu
 
 import (

@@ -7,9 +7,10 @@ import (
 	"os"
 	"strconv"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ttlpapers/ttlpapers/hw"
 )
@@ -116,7 +117,7 @@ func (b *Board) mapFile(f *os.File) error {
 	if fi.Size() < int64(4*b.lay.words) {
 		return fmt.Errorf("emu: shared board %s is truncated (%d bytes, want %d)", f.Name(), fi.Size(), 4*b.lay.words)
 	}
-	m, err := syscall.Mmap(int(f.Fd()), 0, 4*b.lay.words, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	m, err := unix.Mmap(int(f.Fd()), 0, 4*b.lay.words, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
 		return fmt.Errorf("emu: map shared board: %w", err)
 	}
@@ -135,7 +136,7 @@ func (b *Board) Close() error {
 	m := b.shared
 	b.shared = nil
 	b.setState(nil)
-	return syscall.Munmap(m)
+	return unix.Munmap(m)
 }
 
 // Owner returns the pid of the process that created a shared board (for an
@@ -148,7 +149,7 @@ func (b *Board) Owner() int { return int(b.st[hOwner]) }
 var alive = processAlive
 
 func processAlive(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+	if err := unix.Kill(pid, 0); err != nil && !errors.Is(err, unix.EPERM) {
 		return false
 	}
 	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
@@ -183,7 +184,7 @@ func (s state) xlock(i int, me uint32) (tookOver bool) {
 		}
 	}
 	var start time.Time
-	timeout := syscall.Timespec{Nsec: int64(time.Millisecond)}
+	timeout := unix.NsecToTimespec(int64(time.Millisecond))
 	for n := 0; ; n++ {
 		v := atomic.LoadUint32(w)
 		if v == 0 {
@@ -195,13 +196,13 @@ func (s state) xlock(i int, me uint32) (tookOver bool) {
 		}
 		if n < lockYields {
 			// The holder may be descheduled: let it run.
-			syscall.Syscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
+			unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 			continue
 		}
 		if v&lockWaiters == 0 && !atomic.CompareAndSwapUint32(w, v, v|lockWaiters) {
 			continue
 		}
-		syscall.Syscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(w)), futexWait, uintptr(v|lockWaiters), uintptr(unsafe.Pointer(&timeout)), 0, 0)
+		unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(w)), futexWait, uintptr(v|lockWaiters), uintptr(unsafe.Pointer(&timeout)), 0, 0)
 		if start.IsZero() {
 			start = time.Now()
 		} else if time.Since(start) > lockStale && !alive(int(v&^lockWaiters)) &&
@@ -213,6 +214,6 @@ func (s state) xlock(i int, me uint32) (tookOver bool) {
 
 func (s state) xunlock(i int) {
 	if atomic.SwapUint32(&s[i], 0)&lockWaiters != 0 {
-		syscall.Syscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(&s[i])), futexWake, 1, 0, 0, 0)
+		unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(&s[i])), futexWake, 1, 0, 0, 0)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 
 	"github.com/ttlpapers/ttlpapers/internal/qemu"
 )
@@ -60,3 +61,7 @@ func guestRun(pe, pes int) (int, error) {
 	}
 	return 0, nil
 }
+
+// exitDetail is the result detail that carries the exit status (parseExit
+// reads it on the host).
+func exitDetail(code int) string { return "status=" + strconv.Itoa(code) }

@@ -353,9 +353,6 @@ func (l *lineWatcher) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// exitDetail is the result detail that carries the exit status.
-func exitDetail(code int) string { return "status=" + strconv.Itoa(code) }
-
 func parseExit(detail string) int {
 	for _, f := range strings.Fields(detail) {
 		if v, ok := strings.CutPrefix(f, "status="); ok {

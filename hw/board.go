@@ -65,8 +65,8 @@ type Board struct {
 	uCount  int
 }
 
-// Sizes lists the PE counts a board can be built for.
-var Sizes = []int{4, 8, 16, 32}
+// Sizes lists the PE counts a board can be built for, up to lpt.MaxPEs.
+var Sizes = []int{4, 8, 16, lpt.MaxPEs}
 
 // SizeFor returns the smallest board that holds pes PEs.
 func SizeFor(pes int) (int, error) {
@@ -75,7 +75,7 @@ func SizeFor(pes int) (int, error) {
 			return s, nil
 		}
 	}
-	return 0, fmt.Errorf("hw: no TTL_PAPERS board holds %d PEs: boards are built for 1 to 32 PEs (sizes %v; beyond 32 the seed recommends programmable logic)", pes, Sizes)
+	return 0, fmt.Errorf("hw: no TTL_PAPERS board holds %d PEs: boards are built for 1 to %d PEs (sizes %v; beyond %[2]d the seed recommends programmable logic)", pes, lpt.MaxPEs, Sizes)
 }
 
 // Revision of the board design.
@@ -84,7 +84,7 @@ const Revision = "1"
 // New builds the board for exactly pes PEs (4, 8, 16 or 32).
 func New(pes int) (*Board, error) {
 	if s, err := SizeFor(pes); err != nil || s != pes {
-		return nil, fmt.Errorf("hw: a board is built for 4, 8, 16 or 32 PEs, not %d (use hw.SizeFor to pick one and leave the extra cables unplugged)", pes)
+		return nil, fmt.Errorf("hw: a board is built for %v PEs, not %d (use hw.SizeFor to pick one and leave the extra cables unplugged)", Sizes, pes)
 	}
 	b := &Board{
 		PEs: pes, Name: fmt.Sprintf("TTL_PAPERS %d-PE", pes), Revision: Revision,

@@ -6,7 +6,8 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // ErrNoPort is wrapped by open errors when nothing that behaves like a
@@ -23,7 +24,7 @@ type AccessError struct {
 	Method string // "ioperm", "ppdev" or "/dev/port"
 	Port   string // "0x378", "/dev/parport0"
 	Op     string // the step that failed: "ioperm", "open", "PPCLAIM", "probe", ...
-	Err    error  // the cause: a syscall.Errno, or an error wrapping ErrNoPort
+	Err    error  // the cause: a unix.Errno, or an error wrapping ErrNoPort
 	Fix    string // what the user can do; empty when there is no advice
 }
 
@@ -56,12 +57,12 @@ func advice(method, port, op string, err error) string {
 		return "check the address (papersctl probe lists the ports this machine has; /proc/ioports names them parport0, ...), " +
 			"that the port is enabled in the BIOS/firmware setup, and that its mode is SPP/\"Normal\" rather than EPP/ECP/bidirectional"
 	}
-	var errno syscall.Errno
+	var errno unix.Errno
 	if !errors.As(err, &errno) {
 		return ""
 	}
 	switch errno {
-	case syscall.EPERM, syscall.EACCES:
+	case unix.EPERM, unix.EACCES:
 		if mode := LockdownMode(); mode != "" && method != MethodPPDev {
 			return fmt.Sprintf("the kernel is in lockdown mode [%s], which forbids raw port I/O even to root; use ppdev (--ppdev /dev/parport0) instead", mode)
 		}
@@ -70,27 +71,27 @@ func advice(method, port, op string, err error) string {
 		}
 		return "raw port I/O needs root or CAP_SYS_RAWIO (sudo setcap cap_sys_rawio+ep ./papersctl); " +
 			"as an ordinary user in the lp group, use ppdev (--ppdev /dev/parport0) instead"
-	case syscall.ENOSYS:
+	case unix.ENOSYS:
 		return "this kernel has no ioperm (built without CONFIG_X86_IOPL_IOPERM, or not an x86 kernel); use ppdev (--ppdev /dev/parport0) or /dev/port"
-	case syscall.ENOTSUP:
+	case unix.ENOTSUP:
 		return "ioperm cannot be applied to every thread of a program linked with cgo: build with CGO_ENABLED=0"
-	case syscall.EINVAL:
+	case unix.EINVAL:
 		if method == MethodDirect || method == MethodDevPort {
 			return "the base address must leave room for its three registers (at most 0xfffd)"
 		}
-	case syscall.ENOENT:
+	case unix.ENOENT:
 		if method == MethodDevPort {
 			return "this kernel has no /dev/port (CONFIG_DEVPORT is off, or devtmpfs is not mounted); use ioperm or ppdev"
 		}
 		return fmt.Sprintf("%s does not exist: load the drivers (sudo modprobe parport_pc ppdev) and check that the port exists (papersctl probe)", port)
-	case syscall.ENXIO, syscall.ENODEV:
+	case unix.ENXIO, unix.ENODEV:
 		if op == "PPCLAIM" {
 			// ppdev cannot register an exclusive device while another
 			// driver has one on the port.
 			return busyAdvice
 		}
 		return fmt.Sprintf("no parallel port is behind %s: check papersctl probe, and that parport_pc found the port (dmesg | grep parport)", port)
-	case syscall.EBUSY:
+	case unix.EBUSY:
 		return busyAdvice
 	}
 	return ""

@@ -1,6 +1,6 @@
 package lpt
 
-import "syscall"
+import "golang.org/x/sys/unix"
 
 // DevPortPath is the kernel's byte-per-I/O-port device.
 const DevPortPath = "/dev/port"
@@ -13,9 +13,9 @@ const DevPortPath = "/dev/port"
 // after opening go to the sticky Err.
 func OpenDevPort(base uint16) (Port, error) {
 	if base > 0xffff-2 {
-		return nil, accessError(MethodDevPort, hexPort(base), "open", syscall.EINVAL)
+		return nil, accessError(MethodDevPort, hexPort(base), "open", unix.EINVAL)
 	}
-	fd, err := syscall.Open(DevPortPath, syscall.O_RDWR|syscall.O_CLOEXEC, 0)
+	fd, err := unix.Open(DevPortPath, unix.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, accessError(MethodDevPort, hexPort(base), "open "+DevPortPath, err)
 	}
@@ -39,7 +39,7 @@ func (p *devPort) read(off int64) uint8 {
 		p.err.set(ErrClosed)
 		return 0xff
 	}
-	if n, err := syscall.Pread(p.fd, p.buf[:], p.base+off); n != 1 {
+	if n, err := unix.Pread(p.fd, p.buf[:], p.base+off); n != 1 {
 		p.fail("pread", err)
 		return 0xff
 	}
@@ -52,14 +52,14 @@ func (p *devPort) write(off int64, v uint8) {
 		return
 	}
 	p.buf[0] = v
-	if n, err := syscall.Pwrite(p.fd, p.buf[:], p.base+off); n != 1 {
+	if n, err := unix.Pwrite(p.fd, p.buf[:], p.base+off); n != 1 {
 		p.fail("pwrite", err)
 	}
 }
 
 func (p *devPort) fail(op string, err error) {
 	if err == nil {
-		err = syscall.EIO // a short transfer
+		err = unix.EIO // a short transfer
 	}
 	p.err.set(accessError(MethodDevPort, hexPort(uint16(p.base)), op, err))
 }
@@ -75,7 +75,7 @@ func (p *devPort) Close() error {
 	if p.fd < 0 {
 		return nil
 	}
-	err := syscall.Close(p.fd)
+	err := unix.Close(p.fd)
 	p.fd = -1
 	if err != nil {
 		return accessError(MethodDevPort, hexPort(uint16(p.base)), "close", err)

@@ -5,6 +5,8 @@ package lpt
 import (
 	"sync/atomic"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // inb and outb are the x86 IN and OUT instructions (inout_*.s).
@@ -24,7 +26,7 @@ func outb(port uint16, v uint8)
 // *AccessError says so.
 func OpenDirect(base uint16) (Port, error) {
 	if base > 0xffff-2 {
-		return nil, accessError(MethodDirect, hexPort(base), "ioperm", syscall.EINVAL)
+		return nil, accessError(MethodDirect, hexPort(base), "ioperm", unix.EINVAL)
 	}
 	if err := ioperm(base, 1); err != nil {
 		return nil, accessError(MethodDirect, hexPort(base), "ioperm", err)
@@ -38,9 +40,11 @@ func OpenDirect(base uint16) (Port, error) {
 }
 
 // ioperm sets the I/O permission of the three registers at base on every
-// thread of the process.
+// thread of the process: the permission is per thread and Go moves
+// goroutines between threads. Only package syscall can run a system call on
+// every thread (x/sys/unix.Ioperm affects the calling thread alone).
 func ioperm(base uint16, on uintptr) error {
-	if _, _, e := syscall.AllThreadsSyscall(syscall.SYS_IOPERM, uintptr(base), 3, on); e != 0 {
+	if _, _, e := syscall.AllThreadsSyscall(unix.SYS_IOPERM, uintptr(base), 3, on); e != 0 {
 		return e
 	}
 	return nil

@@ -73,6 +73,12 @@ const (
 	SEL = ControlInit   // P_SEL: 1 = Busy shows the interrupt flag
 )
 
+// MaxPEs is the most PEs a TTL_PAPERS board connects: the seed builds its
+// trees of 74LS30s and 74LS32s up to 32 PEs and recommends programmable
+// logic beyond. The board sizes (package hw), the driver's PE ids and the
+// emulator all derive their limits from it.
+const MaxPEs = 32
+
 // Register identifies one of the three port registers.
 type Register uint8
 

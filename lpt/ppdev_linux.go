@@ -1,8 +1,9 @@
 package lpt
 
 import (
-	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // OpenPPDev opens a port through the kernel's ppdev driver (/dev/parport0,
@@ -14,7 +15,7 @@ import (
 // Each register operation is one ioctl. Errors after opening go to the
 // sticky Err; the operation then reads 0xff.
 func OpenPPDev(path string) (Port, error) {
-	fd, err := syscall.Open(path, syscall.O_RDWR|syscall.O_CLOEXEC, 0)
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, accessError(MethodPPDev, path, "open", err)
 	}
@@ -23,8 +24,8 @@ func OpenPPDev(path string) (Port, error) {
 		name string
 		req  uintptr
 	}{{"PPEXCL", PPEXCL}, {"PPCLAIM", PPCLAIM}} {
-		if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), step.req, 0); e != 0 {
-			syscall.Close(fd)
+		if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), step.req, 0); e != 0 {
+			unix.Close(fd)
 			return nil, accessError(MethodPPDev, path, step.name, e)
 		}
 	}
@@ -50,7 +51,7 @@ func (p *ppdevPort) ioctl(req uintptr, name string) bool {
 		p.err.set(ErrClosed)
 		return false
 	}
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(p.fd), req, uintptr(unsafe.Pointer(&p.buf))); e != 0 {
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(p.fd), req, uintptr(unsafe.Pointer(&p.buf))); e != 0 {
 		p.err.set(accessError(MethodPPDev, p.path, name, e))
 		return false
 	}
@@ -78,11 +79,11 @@ func (p *ppdevPort) Close() error {
 	}
 	var err error
 	if p.claimed {
-		if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(p.fd), PPRELEASE, 0); e != 0 {
+		if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(p.fd), PPRELEASE, 0); e != 0 {
 			err = accessError(MethodPPDev, p.path, "PPRELEASE", e)
 		}
 	}
-	if e := syscall.Close(p.fd); e != nil && err == nil {
+	if e := unix.Close(p.fd); e != nil && err == nil {
 		err = accessError(MethodPPDev, p.path, "close", e)
 	}
 	p.fd = -1

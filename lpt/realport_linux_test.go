@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ttlpapers/ttlpapers/internal/testenv"
 
 	"github.com/ttlpapers/ttlpapers/internal/qemu"
 )

@@ -55,9 +55,6 @@ func widthOf[T Number]() int {
 	return int(unsafe.Sizeof(z)) * 8
 }
 
-// nybbles returns ceil(w/4), the NANDs one w-bit value needs.
-func nybbles(w int) int { return (w + 3) / 4 }
-
 func maskOf(w int) uint64 { return ^uint64(0) >> (64 - w) }
 
 // toBits returns the bit pattern of v (zero-extended).

@@ -1,15 +1,18 @@
-package papers
+package papers_test
 
 import (
 	"fmt"
 	"testing"
+
+	"github.com/ttlpapers/ttlpapers/emulate"
+	"github.com/ttlpapers/ttlpapers/papers"
 )
 
 // benchCollective times f on PE 0 of an emulated n-PE board while every
 // PE runs the same loop (emulated time, on a shared machine: noisy).
-func benchCollective(b *testing.B, n int, f func(p *PE, out []int32) error) {
+func benchCollective(b *testing.B, n int, f func(p *papers.PE, out []int32) error) {
 	b.ReportAllocs()
-	err := Emulate(n, Config{}, func(p *PE) error {
+	err := emulate.Run(n, papers.Config{}, func(p *papers.PE) error {
 		out := make([]int32, n)
 		if err := p.Barrier(); err != nil {
 			return err
@@ -36,25 +39,37 @@ func BenchmarkCollectives(b *testing.B) {
 	in := []int32{1, 2, 3, 4}
 	for _, c := range []struct {
 		name string
-		f    func(p *PE, out []int32) error
+		f    func(p *papers.PE, out []int32) error
 	}{
-		{"OR32", func(p *PE, _ []int32) error { _, err := OR(p, uint32(p.Self())); return err }},
-		{"AND32", func(p *PE, _ []int32) error { _, err := AND(p, uint32(p.Self())); return err }},
-		{"BroadcastByte", func(p *PE, _ []int32) error { _, err := Broadcast(p, 0, uint8(1)); return err }},
-		{"BroadcastF64", func(p *PE, _ []int32) error { _, err := Broadcast(p, 0, 1.5); return err }},
-		{"Gather32", func(p *PE, out []int32) error { return Gather(p, int32(p.Self()), out) }},
-		{"Permutation32", func(p *PE, _ []int32) error {
-			_, err := Multicast(p, (p.Self()+1)%p.PEs(), int32(1))
+		{"OR32", func(p *papers.PE, _ []int32) error { _, err := papers.OR(p, uint32(p.Self())); return err }},
+		{"AND32", func(p *papers.PE, _ []int32) error { _, err := papers.AND(p, uint32(p.Self())); return err }},
+		{"BroadcastByte", func(p *papers.PE, _ []int32) error { _, err := papers.Broadcast(p, 0, uint8(1)); return err }},
+		{"BroadcastF64", func(p *papers.PE, _ []int32) error { _, err := papers.Broadcast(p, 0, 1.5); return err }},
+		{"Gather32", func(p *papers.PE, out []int32) error { return papers.Gather(p, int32(p.Self()), out) }},
+		{"Permutation32", func(p *papers.PE, _ []int32) error {
+			_, err := papers.Multicast(p, (p.Self()+1)%p.PEs(), int32(1))
 			return err
 		}},
-		{"Scatter32", func(p *PE, _ []int32) error { _, err := Scatter(p, 0, in[:p.PEs()]); return err }},
-		{"ReduceSum32", func(p *PE, _ []int32) error { _, err := Reduce(p, Sum, int32(1)); return err }},
-		{"ReduceMax32", func(p *PE, _ []int32) error { _, err := Reduce(p, Max, int32(p.Self())); return err }},
-		{"ReduceMinF64", func(p *PE, _ []int32) error { _, err := Reduce(p, Min, float64(p.Self())); return err }},
-		{"ScanSum32", func(p *PE, _ []int32) error { _, err := Scan(p, Sum, int32(1), Exclusive); return err }},
-		{"ScanOr32", func(p *PE, _ []int32) error { _, err := Scan(p, BitOr, uint32(1)<<p.Self(), Inclusive); return err }},
-		{"ReduceFunc32", func(p *PE, _ []int32) error {
-			_, err := ReduceFunc(p, int32(1), func(a, b int32) int32 { return a*3 + b })
+		{"Scatter32", func(p *papers.PE, _ []int32) error { _, err := papers.Scatter(p, 0, in[:p.PEs()]); return err }},
+		{"ReduceSum32", func(p *papers.PE, _ []int32) error { _, err := papers.Reduce(p, papers.Sum, int32(1)); return err }},
+		{"ReduceMax32", func(p *papers.PE, _ []int32) error {
+			_, err := papers.Reduce(p, papers.Max, int32(p.Self()))
+			return err
+		}},
+		{"ReduceMinF64", func(p *papers.PE, _ []int32) error {
+			_, err := papers.Reduce(p, papers.Min, float64(p.Self()))
+			return err
+		}},
+		{"ScanSum32", func(p *papers.PE, _ []int32) error {
+			_, err := papers.Scan(p, papers.Sum, int32(1), papers.Exclusive)
+			return err
+		}},
+		{"ScanOr32", func(p *papers.PE, _ []int32) error {
+			_, err := papers.Scan(p, papers.BitOr, uint32(1)<<p.Self(), papers.Inclusive)
+			return err
+		}},
+		{"ReduceFunc32", func(p *papers.PE, _ []int32) error {
+			_, err := papers.ReduceFunc(p, int32(1), func(a, b int32) int32 { return a*3 + b })
 			return err
 		}},
 	} {

@@ -3,13 +3,14 @@ package papers_test
 import (
 	"fmt"
 
+	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
 // Every PE contributes a value; every PE gets the sum, the maximum and its
 // exclusive prefix sum. PE 0 prints.
 func ExampleReduce() {
-	err := papers.Emulate(4, papers.Config{}, func(p *papers.PE) error {
+	err := emulate.Run(4, papers.Config{}, func(p *papers.PE) error {
 		v := int32(10 * (p.Self() + 1)) // 10, 20, 30, 40
 		sum, err := papers.Reduce(p, papers.Sum, v)
 		if err != nil {

@@ -1,5 +1,5 @@
 //go:build race
 
-package papers
+package papers_test
 
 const raceEnabled = true

@@ -1,4 +1,4 @@
-package papers
+package papers_test
 
 import (
 	"fmt"
@@ -6,6 +6,9 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/ttlpapers/ttlpapers/emulate"
+	"github.com/ttlpapers/ttlpapers/papers"
 )
 
 // testPEs are the PE counts every collective is checked with.
@@ -13,8 +16,8 @@ var testPEs = []int{2, 3, 4, 8, 16}
 
 // gen draws a random value of T: any bit pattern for integers, a finite
 // value (sometimes ±0) for floats, so reference sums stay comparable.
-func gen[T Number](r *rand.Rand) T {
-	if kindOf[T]() == floatKind {
+func gen[T papers.Number](r *rand.Rand) T {
+	if papers.IsFloat[T]() {
 		switch r.IntN(8) {
 		case 0:
 			return 0
@@ -23,14 +26,14 @@ func gen[T Number](r *rand.Rand) T {
 		}
 		return T((r.Float64() - 0.5) * math.Pow(2, float64(r.IntN(40)-20)))
 	}
-	return fromBits[T](r.Uint64())
+	return papers.FromBits[T](r.Uint64())
 }
 
 // same compares bit patterns (so -0 and +0, and NaNs, are told apart).
-func same[T Number](a, b T) bool { return toBits(a) == toBits(b) }
+func same[T papers.Number](a, b T) bool { return papers.ToBits(a) == papers.ToBits(b) }
 
 // counted runs f and checks it took want NANDs.
-func counted(p *PE, what string, want int, f func() error) error {
+func counted(p *papers.PE, what string, want int, f func() error) error {
 	before := p.Stats().NANDs
 	if err := f(); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
@@ -42,7 +45,7 @@ func counted(p *PE, what string, want int, f func() error) error {
 }
 
 // refFold is the plain-Go reference combine, in PE order.
-func refFold[T Number](vals []T, f func(a, b T) T) T {
+func refFold[T papers.Number](vals []T, f func(a, b T) T) T {
 	acc := vals[0]
 	for _, v := range vals[1:] {
 		acc = f(acc, v)
@@ -50,15 +53,15 @@ func refFold[T Number](vals []T, f func(a, b T) T) T {
 	return acc
 }
 
-func refOp[T Number](op Op) func(a, b T) T {
-	isFloat := kindOf[T]() == floatKind
+func refOp[T papers.Number](op papers.Op) func(a, b T) T {
+	isFloat := papers.IsFloat[T]()
 	return func(a, b T) T {
 		switch op {
-		case Sum:
+		case papers.Sum:
 			return a + b
-		case Product:
+		case papers.Product:
 			return a * b
-		case Min:
+		case papers.Min:
 			if isFloat && a == 0 && b == 0 { // -0 < +0
 				if math.Signbit(float64(a)) {
 					return a
@@ -66,7 +69,7 @@ func refOp[T Number](op Op) func(a, b T) T {
 				return b
 			}
 			return min(a, b)
-		case Max:
+		case papers.Max:
 			if isFloat && a == 0 && b == 0 {
 				if math.Signbit(float64(a)) {
 					return b
@@ -75,28 +78,28 @@ func refOp[T Number](op Op) func(a, b T) T {
 			}
 			return max(a, b)
 		}
-		x, y := toBits(a), toBits(b)
+		x, y := papers.ToBits(a), papers.ToBits(b)
 		switch op {
-		case BitAnd:
-			return fromBits[T](x & y)
-		case BitOr:
-			return fromBits[T](x | y)
+		case papers.BitAnd:
+			return papers.FromBits[T](x & y)
+		case papers.BitOr:
+			return papers.FromBits[T](x | y)
 		}
-		return fromBits[T](x ^ y)
+		return papers.FromBits[T](x ^ y)
 	}
 }
 
 // refScan computes PE i's scan result by the definition in ScanKind.
-func refScan[T Number](vals []T, i int, f func(a, b T) T, id T, kind ScanKind) T {
+func refScan[T papers.Number](vals []T, i int, f func(a, b T) T, id T, kind papers.ScanKind) T {
 	var seq []T
-	if kind&Backward == 0 {
+	if kind&papers.Backward == 0 {
 		seq = append(seq, vals[:i+1]...)
 	} else {
 		for j := len(vals) - 1; j >= i; j-- {
 			seq = append(seq, vals[j])
 		}
 	}
-	if kind&Exclusive != 0 {
+	if kind&papers.Exclusive != 0 {
 		seq = seq[:len(seq)-1]
 	}
 	if len(seq) == 0 {
@@ -109,9 +112,9 @@ func refScan[T Number](vals []T, i int, f func(a, b T) T, id T, kind ScanKind) T
 // inputs, checking values against refFold/refScan and NAND counts against
 // the documented formulas. Every PE draws the same random numbers, so each
 // knows every PE's input.
-func checkNumber[T Number](p *PE, seed uint64, iters int) error {
+func checkNumber[T papers.Number](p *papers.PE, seed uint64, iters int) error {
 	n, self := p.PEs(), p.Self()
-	w := widthOf[T]()
+	w := papers.WidthOf[T]()
 	q := w / 4
 	r := rand.New(rand.NewPCG(seed, uint64(n)))
 	name := fmt.Sprintf("%T", T(0))
@@ -124,11 +127,11 @@ func checkNumber[T Number](p *PE, seed uint64, iters int) error {
 
 		root := r.IntN(n)
 		var got T
-		if err := counted(p, name+" Broadcast", q, func() (err error) { got, err = Broadcast(p, root, v); return }); err != nil {
+		if err := counted(p, name+" papers.Broadcast", q, func() (err error) { got, err = papers.Broadcast(p, root, v); return }); err != nil {
 			return err
 		}
 		if !same(got, vals[root]) {
-			return fmt.Errorf("%s Broadcast from %d: got %v, want %v", name, root, got, vals[root])
+			return fmt.Errorf("%s papers.Broadcast from %d: got %v, want %v", name, root, got, vals[root])
 		}
 
 		l := r.IntN(5)
@@ -140,7 +143,7 @@ func checkNumber[T Number](p *PE, seed uint64, iters int) error {
 		if self == root {
 			copy(buf, want)
 		}
-		if err := counted(p, name+" BroadcastSlice", 9+l*q, func() error { return BroadcastSlice(p, root, buf) }); err != nil {
+		if err := counted(p, name+" papers.BroadcastSlice", 9+l*q, func() error { return papers.BroadcastSlice(p, root, buf) }); err != nil {
 			return err
 		}
 		for i := range want {
@@ -150,7 +153,7 @@ func checkNumber[T Number](p *PE, seed uint64, iters int) error {
 		}
 
 		out := make([]T, n)
-		if err := counted(p, name+" Gather", n*q, func() error { return Gather(p, v, out) }); err != nil {
+		if err := counted(p, name+" papers.Gather", n*q, func() error { return papers.Gather(p, v, out) }); err != nil {
 			return err
 		}
 		for i := range out {
@@ -175,80 +178,80 @@ func checkNumber[T Number](p *PE, seed uint64, iters int) error {
 				}
 			}
 		}
-		if err := counted(p, name+" Multicast", (n+1+3)/4+srcs*q, func() (err error) { got, err = Multicast(p, from[self], v); return }); err != nil {
+		if err := counted(p, name+" papers.Multicast", (n+1+3)/4+srcs*q, func() (err error) { got, err = papers.Multicast(p, from[self], v); return }); err != nil {
 			return err
 		}
 		if !same(got, vals[from[self]]) {
-			return fmt.Errorf("%s Multicast from %d: got %v, want %v", name, from[self], got, vals[from[self]])
+			return fmt.Errorf("%s papers.Multicast from %d: got %v, want %v", name, from[self], got, vals[from[self]])
 		}
 
 		var in []T
 		if self == root {
 			in = vals
 		}
-		if err := counted(p, name+" Scatter", 1+(n-1)*q, func() (err error) { got, err = Scatter(p, root, in); return }); err != nil {
+		if err := counted(p, name+" papers.Scatter", 1+(n-1)*q, func() (err error) { got, err = papers.Scatter(p, root, in); return }); err != nil {
 			return err
 		}
 		if !same(got, vals[self]) {
-			return fmt.Errorf("%s Scatter from %d: got %v, want %v", name, root, got, vals[self])
+			return fmt.Errorf("%s papers.Scatter from %d: got %v, want %v", name, root, got, vals[self])
 		}
 
-		ops := []Op{Sum, Product, Min, Max}
-		if kindOf[T]() != floatKind {
-			ops = append(ops, BitAnd, BitOr, BitXor)
+		ops := []papers.Op{papers.Sum, papers.Product, papers.Min, papers.Max}
+		if !papers.IsFloat[T]() {
+			ops = append(ops, papers.BitAnd, papers.BitOr, papers.BitXor)
 		}
 		scanOp := ops[r.IntN(len(ops))] // big clusters scan with one op per round
 		for oi, op := range ops {
 			f := refOp[T](op)
 			nands := n * q
-			if n > 4 && (op == Sum || op == Product || op == BitXor) && op != scanOp && op != ops[it%3] {
+			if n > 4 && (op == papers.Sum || op == papers.Product || op == papers.BitXor) && op != scanOp && op != ops[it%3] {
 				continue // big clusters: the gather-based ops take turns
 			}
 			switch op {
-			case BitAnd, BitOr:
+			case papers.BitAnd, papers.BitOr:
 				nands = q
-			case Min, Max:
+			case papers.Min, papers.Max:
 				nands = map[int]int{8: 4, 16: 7, 32: 14, 64: 28}[w]
 			}
-			if err := counted(p, name+" Reduce "+op.String(), nands, func() (err error) { got, err = Reduce(p, op, v); return }); err != nil {
+			if err := counted(p, name+" papers.Reduce "+op.String(), nands, func() (err error) { got, err = papers.Reduce(p, op, v); return }); err != nil {
 				return err
 			}
 			if want := refFold(vals, f); !same(got, want) {
-				return fmt.Errorf("%s Reduce %v: got %v, want %v", name, op, got, want)
+				return fmt.Errorf("%s papers.Reduce %v: got %v, want %v", name, op, got, want)
 			}
 			if n > 4 && op != scanOp {
 				continue
 			}
-			kind := ScanKind(it+oi) % 4
+			kind := papers.ScanKind(it+oi) % 4
 			scanNANDs := n * q
-			if op == BitAnd || op == BitOr {
+			if op == papers.BitAnd || op == papers.BitOr {
 				scanNANDs = q * bits.Len(uint(n)) // ceil(log2(n+1)) per nybble
 			}
-			if err := counted(p, name+" Scan "+op.String(), scanNANDs, func() (err error) { got, err = Scan(p, op, v, kind); return }); err != nil {
+			if err := counted(p, name+" papers.Scan "+op.String(), scanNANDs, func() (err error) { got, err = papers.Scan(p, op, v, kind); return }); err != nil {
 				return err
 			}
-			if want := refScan(vals, self, f, identity[T](op, kindOf[T]()), kind); !same(got, want) {
-				return fmt.Errorf("%s Scan %v kind %d: got %v, want %v", name, op, kind, got, want)
+			if want := refScan(vals, self, f, papers.Identity[T](op), kind); !same(got, want) {
+				return fmt.Errorf("%s papers.Scan %v kind %d: got %v, want %v", name, op, kind, got, want)
 			}
 		}
 
 		// A non-commutative combine catches any deviation from PE order.
 		user := func(a, b T) T { return a*3 + b }
-		if err := counted(p, name+" ReduceFunc", n*q, func() (err error) { got, err = ReduceFunc(p, v, user); return }); err != nil {
+		if err := counted(p, name+" papers.ReduceFunc", n*q, func() (err error) { got, err = papers.ReduceFunc(p, v, user); return }); err != nil {
 			return err
 		}
 		if want := refFold(vals, user); !same(got, want) {
 			return fmt.Errorf("%s ReduceFunc: got %v, want %v", name, got, want)
 		}
-		for kind := Inclusive; kind <= Exclusive|Backward; kind++ {
-			if n > 4 && kind != ScanKind(it)%4 {
+		for kind := papers.Inclusive; kind <= papers.Exclusive|papers.Backward; kind++ {
+			if n > 4 && kind != papers.ScanKind(it)%4 {
 				continue
 			}
-			if err := counted(p, name+" ScanFunc", n*q, func() (err error) { got, err = ScanFunc(p, v, user, 7, kind); return }); err != nil {
+			if err := counted(p, name+" papers.ScanFunc", n*q, func() (err error) { got, err = papers.ScanFunc(p, v, user, 7, kind); return }); err != nil {
 				return err
 			}
 			if want := refScan(vals, self, user, 7, kind); !same(got, want) {
-				return fmt.Errorf("%s ScanFunc kind %d: got %v, want %v", name, kind, got, want)
+				return fmt.Errorf("%s papers.ScanFunc kind %d: got %v, want %v", name, kind, got, want)
 			}
 		}
 	}
@@ -256,16 +259,16 @@ func checkNumber[T Number](p *PE, seed uint64, iters int) error {
 }
 
 // checkUnsigned runs the bitwise collectives of Unsigned types.
-func checkUnsigned[T Unsigned](p *PE, seed uint64, iters int) error {
+func checkUnsigned[T papers.Unsigned](p *papers.PE, seed uint64, iters int) error {
 	n, self := p.PEs(), p.Self()
-	q := widthOf[T]() / 4
+	q := papers.WidthOf[T]() / 4
 	r := rand.New(rand.NewPCG(seed, uint64(n)))
 	name := fmt.Sprintf("%T", T(0))
 	vals := make([]T, n)
 	for it := 0; it < iters; it++ {
 		for i := range vals {
 			// Sparse bits so that OR and AND both have something to say.
-			vals[i] = fromBits[T](r.Uint64() & r.Uint64())
+			vals[i] = papers.FromBits[T](r.Uint64() & r.Uint64())
 			if it%2 == 1 {
 				vals[i] = ^vals[i]
 			}
@@ -277,9 +280,9 @@ func checkUnsigned[T Unsigned](p *PE, seed uint64, iters int) error {
 		}
 		for _, c := range []struct {
 			name string
-			f    func(*PE, T) (T, error)
+			f    func(*papers.PE, T) (T, error)
 			want T
-		}{{"OR", OR[T], or}, {"AND", AND[T], and}, {"NANDBits", NANDBits[T], ^and}} {
+		}{{"papers.OR", papers.OR[T], or}, {"papers.AND", papers.AND[T], and}, {"papers.NANDBits", papers.NANDBits[T], ^and}} {
 			var got T
 			if err := counted(p, name+" "+c.name, q, func() (err error) { got, err = c.f(p, vals[self]); return }); err != nil {
 				return err
@@ -306,30 +309,30 @@ func TestBitScan(t *testing.T) {
 				vals[i] = make([]uint16, n)
 				for k := range vals[i] {
 					for range 2 {
-						vals[i][k] |= 1 << r.IntN(16) // two bits: most bits are held by nobody or one PE
+						vals[i][k] |= 1 << r.IntN(16) // two bits: most bits are held by nobody or one papers.PE
 					}
 				}
 			}
-			err := Emulate(n, Config{}, func(p *PE) error {
+			err := emulate.Run(n, papers.Config{}, func(p *papers.PE) error {
 				for i, vs := range vals {
-					op, kind := []Op{BitOr, BitAnd}[i%2], ScanKind(i/2)%4
+					op, kind := []papers.Op{papers.BitOr, papers.BitAnd}[i%2], papers.ScanKind(i/2)%4
 					v := vs[p.Self()]
-					if op == BitAnd {
+					if op == papers.BitAnd {
 						v = ^v
 					}
 					var got uint16
-					if err := counted(p, "Scan "+op.String(), 4*bits.Len(uint(n)), func() (err error) { got, err = Scan(p, op, v, kind); return }); err != nil {
+					if err := counted(p, "papers.Scan "+op.String(), 4*bits.Len(uint(n)), func() (err error) { got, err = papers.Scan(p, op, v, kind); return }); err != nil {
 						return err
 					}
 					in := make([]uint16, n)
 					for k := range in {
 						in[k] = vs[k]
-						if op == BitAnd {
+						if op == papers.BitAnd {
 							in[k] = ^in[k]
 						}
 					}
-					if want := refScan(in, p.Self(), refOp[uint16](op), identity[uint16](op, unsignedKind), kind); got != want {
-						return fmt.Errorf("PE %d: Scan %v kind %d of %04x: got %04x, want %04x", p.Self(), op, kind, in, got, want)
+					if want := refScan(in, p.Self(), refOp[uint16](op), papers.Identity[uint16](op), kind); got != want {
+						return fmt.Errorf("papers.PE %d: papers.Scan %v kind %d of %04x: got %04x, want %04x", p.Self(), op, kind, in, got, want)
 					}
 				}
 				return nil
@@ -350,8 +353,8 @@ func TestCollectives(t *testing.T) {
 			iters = 1
 		}
 		t.Run(fmt.Sprint(n, "PEs"), func(t *testing.T) {
-			err := Emulate(n, Config{}, func(p *PE) error {
-				checks := []func(*PE, uint64, int) error{
+			err := emulate.Run(n, papers.Config{}, func(p *papers.PE) error {
+				checks := []func(*papers.PE, uint64, int) error{
 					checkUnsigned[uint8], checkUnsigned[uint16], checkUnsigned[uint32], checkUnsigned[uint64],
 					checkNumber[uint8], checkNumber[int8], checkNumber[int16], checkNumber[uint16],
 					checkNumber[int32], checkNumber[uint32], checkNumber[int64], checkNumber[uint64],
@@ -360,9 +363,9 @@ func TestCollectives(t *testing.T) {
 				if raceEnabled && n > 2 {
 					// The race detector slows the emulation ~10-fold: the
 					// full matrix runs without it (and at 2 PEs with it).
-					checks = []func(*PE, uint64, int) error{checkUnsigned[uint16], checkNumber[int8], checkNumber[uint32], checkNumber[float64]}
+					checks = []func(*papers.PE, uint64, int) error{checkUnsigned[uint16], checkNumber[int8], checkNumber[uint32], checkNumber[float64]}
 					if n > 4 {
-						checks = []func(*PE, uint64, int) error{checkUnsigned[uint16], checkNumber[int8]}
+						checks = []func(*papers.PE, uint64, int) error{checkUnsigned[uint16], checkNumber[int8]}
 					}
 				}
 				for _, check := range checks {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+
+	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
 // Op is a built-in combining operator for Reduce and Scan.
@@ -41,9 +43,6 @@ const (
 	// (exclusive: v(n-1) op ... op v(i+1), and PE n-1 the identity).
 	Backward ScanKind = 2
 )
-
-// maxPEs bounds the PE count (hw.SizeFor): gathered values fit a stack array.
-const maxPEs = 32
 
 func (p *PE) checkOp(name string, op Op, k numKind) error {
 	if op > BitXor {
@@ -92,7 +91,7 @@ func Reduce[T Number](p *PE, op Op, v T) (T, error) {
 		key, err := p.maxKey(orderKey(toBits(v), w, k)^flip, w)
 		return fromBits[T](fromKey(key^flip, w, k)), err
 	}
-	var vals [maxPEs]T
+	var vals [lpt.MaxPEs]T
 	if err := Gather(p, v, vals[:p.n]); err != nil {
 		return 0, err
 	}
@@ -108,7 +107,7 @@ func ReduceFunc[T Number](p *PE, v T, combine func(a, b T) T) (T, error) {
 	if combine == nil {
 		return 0, p.argError("ReduceFunc", "combine is nil")
 	}
-	var vals [maxPEs]T
+	var vals [lpt.MaxPEs]T
 	if err := Gather(p, v, vals[:p.n]); err != nil {
 		return 0, err
 	}
@@ -195,7 +194,7 @@ func ScanFunc[T Number](p *PE, v T, combine func(a, b T) T, identity T, kind Sca
 	if kind > Exclusive|Backward {
 		return 0, p.argError("ScanFunc", "unknown ScanKind %d: use Inclusive, Exclusive, Backward or Exclusive|Backward", kind)
 	}
-	var vals [maxPEs]T
+	var vals [lpt.MaxPEs]T
 	if err := Gather(p, v, vals[:p.n]); err != nil {
 		return 0, err
 	}

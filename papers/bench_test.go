@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
@@ -13,7 +14,7 @@ func benchOp(b *testing.B, op func(p *papers.PE) error) {
 	for _, n := range []int{2, 4} {
 		b.Run(fmt.Sprintf("pes=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
-			err := papers.Emulate(n, papers.Config{}, func(p *papers.PE) error {
+			err := emulate.Run(n, papers.Config{}, func(p *papers.PE) error {
 				if err := p.Barrier(); err != nil {
 					return err
 				}

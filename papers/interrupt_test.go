@@ -1,8 +1,11 @@
-package papers
+package papers_test
 
 import (
 	"errors"
 	"testing"
+
+	"github.com/ttlpapers/ttlpapers/emulate"
+	"github.com/ttlpapers/ttlpapers/papers"
 )
 
 // A PE waiting in a barrier gets the interrupt another PE raises, even when
@@ -12,7 +15,7 @@ func TestInterruptReachesWaitingPE(t *testing.T) {
 	bad := 0
 	for i := 0; i < 100; i++ {
 		got := make([]error, 2)
-		Emulate(2, Config{}, func(p *PE) error {
+		emulate.Run(2, papers.Config{}, func(p *papers.PE) error {
 			if err := p.Barrier(); err != nil {
 				got[p.Self()] = err
 				return err
@@ -28,10 +31,10 @@ func TestInterruptReachesWaitingPE(t *testing.T) {
 			got[1] = p.Barrier()
 			return got[1]
 		})
-		var ie *InterruptError
+		var ie *papers.InterruptError
 		if !errors.As(got[1], &ie) {
 			bad++
-			t.Logf("run %d: PE 0 Interrupt: %v; PE 1 barrier: %v", i, got[0], got[1])
+			t.Logf("run %d: papers.PE 0 Interrupt: %v; papers.PE 1 barrier: %v", i, got[0], got[1])
 		}
 	}
 	if bad > 0 {

@@ -8,8 +8,10 @@
 // parallel interrupt. Every blocking wait is bounded by Config.Timeout and
 // Config.Context and ends in an error that says what happened, never a hang.
 //
-// The same code runs on the emulated board (package emu; see Emulate) and on
-// real printer ports.
+// The protocol stands on package lpt alone: the same code runs on real
+// printer ports (packages lpt and lpt/backend) and on the emulated board,
+// whose in-process runs live in package emulate so that a program for real
+// hardware does not link the emulator.
 package papers
 
 import (
@@ -20,7 +22,6 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/ttlpapers/ttlpapers/hw"
 	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
@@ -132,11 +133,8 @@ func (e *InterruptError) Error() string {
 // port, or an error naming the PEs that did not. The PE owns the port from
 // then on; Close releases it.
 func Open(port lpt.Port, cfg Config) (*PE, error) {
-	if cfg.PEs < 1 {
-		return nil, fmt.Errorf("papers: a program needs at least 1 PE, not %d", cfg.PEs)
-	}
-	if _, err := hw.SizeFor(cfg.PEs); err != nil {
-		return nil, fmt.Errorf("papers: %d PEs: %w", cfg.PEs, err)
+	if cfg.PEs < 1 || cfg.PEs > lpt.MaxPEs {
+		return nil, fmt.Errorf("papers: %d PEs: a TTL_PAPERS board connects 1 to %d", cfg.PEs, lpt.MaxPEs)
 	}
 	if cfg.PE < 0 || cfg.PE >= cfg.PEs {
 		return nil, fmt.Errorf("papers: PE id %d out of range: with %d PEs the ids are 0 to %d", cfg.PE, cfg.PEs, cfg.PEs-1)

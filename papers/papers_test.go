@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
@@ -39,7 +40,7 @@ func TestBarrierNeverEarly(t *testing.T) {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			iters := rounds(n, 10000)
 			entered := make([]atomic.Int64, n)
-			err := papers.Emulate(n, papers.Config{}, func(p *papers.PE) error {
+			err := emulate.Run(n, papers.Config{}, func(p *papers.PE) error {
 				rng := rand.New(rand.NewPCG(uint64(p.Self()), 1))
 				for i := int64(1); i <= int64(iters); i++ {
 					if rng.IntN(8) == 0 {
@@ -82,7 +83,7 @@ func TestNANDAndFriends(t *testing.T) {
 	for _, n := range sizes {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			iters := rounds(n, 500)
-			err := papers.Emulate(n, papers.Config{}, func(p *papers.PE) error {
+			err := emulate.Run(n, papers.Config{}, func(p *papers.PE) error {
 				for r := 0; r < iters; r++ {
 					v := contributions(r, n)
 					and, or := uint8(0xf), uint8(0)
@@ -131,7 +132,7 @@ func TestNANDAndFriends(t *testing.T) {
 }
 
 func TestDataFirstMode(t *testing.T) {
-	err := papers.Emulate(4, papers.Config{NANDMode: papers.DataFirst}, func(p *papers.PE) error {
+	err := emulate.Run(4, papers.Config{NANDMode: papers.DataFirst}, func(p *papers.PE) error {
 		for r := 0; r < 200; r++ {
 			v := contributions(r, 4)
 			got, err := p.NAND(v[p.Self()])
@@ -227,9 +228,9 @@ func portOps(p *papers.PE) uint64 {
 	panic("unknown port")
 }
 
-// runOn is EmulateOn with a hook to wrap each PE's port.
+// runOn is emulate.RunOn with a hook to wrap each PE's port.
 func runOn(b *emu.Board, n int, cfg papers.Config, wrap func(int, *emu.Port) lpt.Port, fn func(*papers.PE) error) error {
-	return b.Run(context.Background(), n, func(ctx context.Context, k int, port *emu.Port) error {
+	return emulate.RunPorts(context.Background(), b, n, func(ctx context.Context, k int, port *emu.Port) error {
 		c := cfg
 		c.PE, c.PEs, c.Context = k, n, ctx
 		p, err := papers.Open(wrap(k, port), c)
@@ -246,7 +247,7 @@ func TestInterrupt(t *testing.T) {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			raiser := n - 1
 			const code = 0xa
-			err := papers.Emulate(n, papers.Config{Timeout: 5 * time.Second}, func(p *papers.PE) error {
+			err := emulate.Run(n, papers.Config{Timeout: 5 * time.Second}, func(p *papers.PE) error {
 				if p.Self() == raiser {
 					got, err := p.Interrupt(code)
 					if err != nil {
@@ -312,7 +313,7 @@ func TestTransparentAndUnplugged(t *testing.T) {
 	}
 	var left atomic.Bool
 	var soloDone atomic.Int32
-	err = papers.EmulateOn(b, 3, papers.Config{Timeout: 5 * time.Second}, func(p *papers.PE) error {
+	err = emulate.RunOn(b, 3, papers.Config{Timeout: 5 * time.Second}, func(p *papers.PE) error {
 		if p.Self() == 2 {
 			if err := p.Leave(); err != nil {
 				return err
@@ -370,7 +371,7 @@ func TestTransparentAndUnplugged(t *testing.T) {
 // TestStalledPE: a PE holding S1=S0=0 stalls every barrier; the others get a
 // deadline error that names it.
 func TestStalledPE(t *testing.T) {
-	err := papers.Emulate(4, papers.Config{Timeout: 200 * time.Millisecond}, func(p *papers.PE) error {
+	err := emulate.Run(4, papers.Config{Timeout: 200 * time.Millisecond}, func(p *papers.PE) error {
 		if p.Self() == 3 {
 			p.Port().WriteData(0) // both strobes low
 			time.Sleep(500 * time.Millisecond)
@@ -393,7 +394,7 @@ func TestStalledPE(t *testing.T) {
 
 func TestSplitPhaseBarrier(t *testing.T) {
 	var work atomic.Int64
-	err := papers.Emulate(2, papers.Config{}, func(p *papers.PE) error {
+	err := emulate.Run(2, papers.Config{}, func(p *papers.PE) error {
 		if p.Self() == 1 {
 			time.Sleep(20 * time.Millisecond) // late: PE 0 computes meanwhile
 			return p.Barrier()
@@ -430,7 +431,7 @@ func TestLED(t *testing.T) {
 		t.Fatal(err)
 	}
 	var waiting atomic.Bool
-	err = papers.EmulateOn(b, 2, papers.Config{}, func(p *papers.PE) error {
+	err = emulate.RunOn(b, 2, papers.Config{}, func(p *papers.PE) error {
 		if p.Self() == 1 {
 			if got := b.LED(1); got != emu.Green {
 				return fmt.Errorf("LED of a running PE is %v, want green", got)
@@ -478,8 +479,8 @@ func TestBadInput(t *testing.T) {
 	}{
 		{papers.Config{PE: 4, PEs: 4}, "PE id 4 out of range"},
 		{papers.Config{PE: -1, PEs: 4}, "PE id -1 out of range"},
-		{papers.Config{PE: 0, PEs: 33}, "no TTL_PAPERS board holds 33 PEs"},
-		{papers.Config{PE: 0, PEs: 0}, "at least 1 PE"},
+		{papers.Config{PE: 0, PEs: 33}, "33 PEs: a TTL_PAPERS board connects 1 to 32"},
+		{papers.Config{PE: 0, PEs: 0}, "0 PEs: a TTL_PAPERS board connects 1 to 32"},
 		{papers.Config{PE: 0, PEs: 4, CheckInTimeout: -time.Second}, "negative timeout"},
 	}
 	for _, c := range cases {
@@ -495,7 +496,7 @@ func TestBadInput(t *testing.T) {
 		t.Error("emu.New(33) succeeded")
 	}
 
-	err = papers.Emulate(1, papers.Config{}, func(p *papers.PE) error {
+	err = emulate.Run(1, papers.Config{}, func(p *papers.PE) error {
 		if _, err := p.NAND(0x10); err == nil || !strings.Contains(err.Error(), "wider than 4 bits") {
 			return fmt.Errorf("NAND(0x10) = %v, want 'wider than 4 bits'", err)
 		}
@@ -526,7 +527,7 @@ func TestCheckInFindsMissingPE(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Inject(emu.Fault{PE: 2, Kind: emu.Unplugged})
-	err = papers.EmulateOn(b, 4, papers.Config{Timeout: time.Second}, func(p *papers.PE) error { return nil })
+	err = emulate.RunOn(b, 4, papers.Config{Timeout: time.Second}, func(p *papers.PE) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "PEs [2] did not answer") {
 		t.Fatalf("check-in with PE 2 unplugged: %v", err)
 	}
@@ -542,7 +543,7 @@ func TestCheckInTimeout(t *testing.T) {
 			t.Fatal(err)
 		}
 		errs := make([]error, 2)
-		b.Run(context.Background(), 2, func(ctx context.Context, k int, port *emu.Port) error {
+		emulate.RunPorts(context.Background(), b, 2, func(ctx context.Context, k int, port *emu.Port) error {
 			if k == 1 {
 				time.Sleep(late)
 			}
@@ -583,7 +584,7 @@ func TestNoAllocations(t *testing.T) {
 	}
 	for name, op := range ops {
 		var allocs float64
-		err := papers.Emulate(2, papers.Config{}, func(p *papers.PE) error {
+		err := emulate.Run(2, papers.Config{}, func(p *papers.PE) error {
 			var err error
 			f := func() {
 				if e := op(p); e != nil {

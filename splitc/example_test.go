@@ -3,13 +3,14 @@ package splitc_test
 import (
 	"fmt"
 
+	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/papers"
 	"github.com/ttlpapers/ttlpapers/splitc"
 )
 
 // all_scan_add and all_reduce_to_one_max on three emulated PEs.
 func Example() {
-	papers.Emulate(3, papers.Config{}, func(p *papers.PE) error {
+	emulate.Run(3, papers.Config{}, func(p *papers.PE) error {
 		mine := float64(splitc.MYPROC(p)) + 0.5
 		sum, err := splitc.AllScanAdd(p, mine)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
@@ -89,7 +90,7 @@ func TestCollectives(t *testing.T) {
 			floats[i] = float32(r.IntN(8)-3) / 2
 			doubles[i] = float64(r.IntN(8)-3) / 2
 		}
-		err := papers.Emulate(n, papers.Config{}, func(p *papers.PE) error {
+		err := emulate.Run(n, papers.Config{}, func(p *papers.PE) error {
 			if MYPROC(p) != p.Self() || PROCS(p) != n {
 				return fmt.Errorf("MYPROC %d PROCS %d", MYPROC(p), PROCS(p))
 			}

@@ -1,7 +1,7 @@
 // Package spmd runs one PAPERS program unchanged three ways: on the real
 // board (one process per PC, each with its own printer port), as N
 // processes on one machine attached to an emulated board in shared memory
-// (papersctl run, like mpirun), and in-process for tests (papers.Emulate).
+// (papersctl run, like mpirun), and in-process for tests (package emulate).
 //
 // A program's main is
 //
@@ -39,10 +39,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/internal/stop"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/lpt/backend"
 	"github.com/ttlpapers/ttlpapers/papers"
@@ -232,7 +232,7 @@ func fatal(err error, code int) {
 // run runs fn on p and returns the exit status.
 func run(p *papers.PE, fn func(*papers.PE) error) (code int) {
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(sigs, stop.Signals...)
 	defer signal.Stop(sigs)
 	go func() {
 		sig, ok := <-sigs
@@ -246,7 +246,7 @@ func run(p *papers.PE, fn func(*papers.PE) error) (code int) {
 			g.stop()
 		}
 		fmt.Fprintf(os.Stderr, "%s: PE %d: stopped by %v\n", os.Args[0], p.Self(), sig)
-		os.Exit(128 + int(sig.(syscall.Signal)))
+		os.Exit(stop.Status(sig))
 	}()
 	defer func() {
 		if r := recover(); r != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/papers"
 	"github.com/ttlpapers/ttlpapers/spmd"
 )
@@ -207,7 +208,7 @@ func TestFailRaisesInterruptAndStalls(t *testing.T) {
 	var count sync.WaitGroup
 	count.Add(2)
 	go func() { count.Wait(); close(stalled) }()
-	err := papers.Emulate(3, papers.Config{Timeout: 200 * time.Millisecond}, func(p *papers.PE) error {
+	err := emulate.Run(3, papers.Config{Timeout: 200 * time.Millisecond}, func(p *papers.PE) error {
 		if p.Self() == 1 {
 			for i := 0; i < 50; i++ {
 				if err := p.Barrier(); err != nil {

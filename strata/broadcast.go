@@ -15,7 +15,6 @@ import (
 // every PE; then the broadcaster's nybbles while the receivers are silent.
 type broadcastState struct {
 	words int // data nybbles after the header
-	value uint64
 }
 
 // header is the number of vote steps that open a broadcast.

@@ -11,7 +11,7 @@ import (
 func collect[T any](t *testing.T, n int, fn func(s *S) (T, error)) []T {
 	t.Helper()
 	out := make([]T, n)
-	err := Run(n, func(s *S) error {
+	err := run(n, func(s *S) error {
 		v, err := fn(s)
 		out[s.Self()] = v
 		return err
@@ -209,7 +209,7 @@ func TestSplitPhaseCombineVector(t *testing.T) {
 }
 
 func TestResetCurrentCycle(t *testing.T) {
-	err := Run(2, func(s *S) error {
+	err := run(2, func(s *S) error {
 		for s.CurrentCycle64() < 1e6 { // let a millisecond pass
 		}
 		if err := s.ResetCurrentCycle(); err != nil {

@@ -115,7 +115,7 @@ func TestQprintfQueueFull(t *testing.T) {
 func TestQprintfManyPEs(t *testing.T) {
 	const n, per = 8, 40
 	var out lockedBuffer
-	err := Run(n, func(s *S) error {
+	err := run(n, func(s *S) error {
 		s.SetOutput(&out, nil)
 		for i := range per {
 			s.Qprintf("PE %d message %d\n", s.Self(), i)
@@ -150,7 +150,7 @@ func TestQprintfManyPEs(t *testing.T) {
 
 func TestStateGraph(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "g.svg")
-	err := Run(3, func(s *S) error {
+	err := run(3, func(s *S) error {
 		if err := s.InitTrace(file, "test <graph>"); err != nil {
 			return err
 		}
@@ -228,7 +228,7 @@ func BenchmarkOps(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			var nands, barriers uint64
-			err := Run(4, func(s *S) error {
+			err := run(4, func(s *S) error {
 				n0, b0 := s.NANDs(), s.PE().Stats().Barriers
 				for i := 0; i < b.N; i++ {
 					if err := c.op(s); err != nil {

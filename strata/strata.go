@@ -8,7 +8,7 @@
 // barrier presents as a side effect. The parallel interrupt stops every PE
 // when one exits with a non-zero code.
 //
-// Each PE holds an *S (from Init, or from Run on the emulated board) and
+// Each PE holds an *S (from Init, or through Program) and
 // calls the collective operations in the same order as the others. Every
 // operation that waits returns an error: a timeout, an abort because
 // another PE exited, or a misuse. docs/strata.md maps every Strata name to
@@ -89,17 +89,13 @@ func Init(pe *papers.PE) (*S, error) {
 	return s, nil
 }
 
-// Run runs fn as an SPMD program of n PEs on an emulated board, each with
-// its own *S, and returns every PE's error joined. A PE that returns
-// without calling Exit exits with code 0 when fn returned nil and with a
-// non-zero code otherwise, so the others are never left waiting.
-func Run(n int, fn func(*S) error) error {
-	return Emulate(n, papers.Config{}, fn)
-}
-
-// Emulate is Run with a papers configuration (timeouts, context, NAND mode).
-func Emulate(n int, cfg papers.Config, fn func(*S) error) error {
-	return papers.Emulate(n, cfg, func(pe *papers.PE) error {
+// Program adapts a Strata program to a papers one, for emulate.Run,
+// spmd.Main or a loop over real ports: the PE is made a Strata PE (Init),
+// fn runs, and a PE that returns without calling Exit exits with code 0
+// when fn returned nil and with a non-zero code otherwise, so the others
+// are never left waiting.
+func Program(fn func(*S) error) func(*papers.PE) error {
+	return func(pe *papers.PE) error {
 		s, err := Init(pe)
 		if err != nil {
 			return err
@@ -116,7 +112,7 @@ func Emulate(n int, cfg papers.Config, fn func(*S) error) error {
 			return err
 		}
 		return s.Exit(0)
-	})
+	}
 }
 
 // SetOutput sets where Qprintf and EmptyPrintQ write (stdout) and where

@@ -10,7 +10,13 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ttlpapers/ttlpapers/emulate"
+	"github.com/ttlpapers/ttlpapers/papers"
 )
+
+// run runs a Strata program of n PEs on an emulated board.
+func run(n int, fn func(*S) error) error { return emulate.Run(n, papers.Config{}, Program(fn)) }
 
 // lockedBuffer is a writer many PEs can share.
 type lockedBuffer struct {
@@ -35,7 +41,7 @@ func (l *lockedBuffer) String() string {
 func TestSplitPhaseOverlap(t *testing.T) {
 	const n, late = 4, 1
 	polls := make([][3]int, n)
-	err := Run(n, func(s *S) error {
+	err := run(n, func(s *S) error {
 		if s.Self() == late {
 			time.Sleep(30 * time.Millisecond)
 		}
@@ -113,7 +119,7 @@ func TestSplitPhaseOverlap(t *testing.T) {
 }
 
 func TestSplitPhaseMisuse(t *testing.T) {
-	err := Run(2, func(s *S) error {
+	err := run(2, func(s *S) error {
 		if _, err := s.QueryBarrier(); err == nil || !strings.Contains(err.Error(), "without a split-phase barrier") {
 			return fmt.Errorf("QueryBarrier without StartBarrier: %v", err)
 		}
@@ -135,7 +141,7 @@ func TestSplitPhaseMisuse(t *testing.T) {
 
 func TestBroadcast(t *testing.T) {
 	const n, root = 5, 2
-	err := Run(n, func(s *S) error {
+	err := run(n, func(s *S) error {
 		vec := []Word{1, 0xdeadbeef, 3}
 		if s.Self() == root {
 			if err := s.Broadcast(0xcafef00d); err != nil {
@@ -198,7 +204,7 @@ func TestBroadcast(t *testing.T) {
 
 func TestAsyncGlobalOR(t *testing.T) {
 	const n = 4
-	err := Run(n, func(s *S) error {
+	err := run(n, func(s *S) error {
 		if v, err := s.GetAsyncGlobalOR(); err != nil || !v {
 			return fmt.Errorf("initial async OR = %v, %v; want true (Init sets every bit)", v, err)
 		}
@@ -306,7 +312,7 @@ func TestFailStopsEveryPE(t *testing.T) {
 	const n, bad = 4, 2
 	errs := make([]error, n)
 	var stderr lockedBuffer
-	Run(n, func(s *S) (ret error) {
+	run(n, func(s *S) (ret error) {
 		// whichever operation meets the interrupt, record its error
 		defer func() { errs[s.Self()] = ret }()
 		s.SetOutput(io.Discard, &stderr)
@@ -353,7 +359,7 @@ func TestFailStopsEveryPE(t *testing.T) {
 
 func TestExitZeroWaitsForAll(t *testing.T) {
 	var exited [3]time.Time
-	err := Run(3, func(s *S) error {
+	err := run(3, func(s *S) error {
 		time.Sleep(time.Duration(s.Self()) * 20 * time.Millisecond)
 		err := s.Exit(0)
 		exited[s.Self()] = time.Now()
@@ -372,7 +378,7 @@ func TestExitZeroWaitsForAll(t *testing.T) {
 
 func TestAssert(t *testing.T) {
 	errs := make([]error, 2)
-	Run(2, func(s *S) (err error) {
+	run(2, func(s *S) (err error) {
 		// whichever operation meets the interrupt, record its error
 		defer func() { errs[s.Self()] = err }()
 		s.SetOutput(nil, io.Discard)
@@ -398,7 +404,7 @@ func TestAssert(t *testing.T) {
 
 func TestStrataLogAndLogging(t *testing.T) {
 	var log lockedBuffer
-	err := Run(2, func(s *S) error {
+	err := run(2, func(s *S) error {
 		s.SetOutput(nil, &log)
 		s.SetLogging(LogBarrier | LogCombine)
 		s.StrataLog("hello %s", "there")

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package tests holds end-to-end tests that build the commands and run them
 // as processes.
 package tests
@@ -14,9 +16,10 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/ttlpapers/ttlpapers/launch"
 )
@@ -131,7 +134,7 @@ func TestRunKillRandomPE(t *testing.T) {
 						mu.Lock()
 						killedAt = time.Now()
 						mu.Unlock()
-						p.Signal(syscall.SIGKILL)
+						p.Signal(unix.SIGKILL)
 					})
 				}
 			},
@@ -142,14 +145,14 @@ func TestRunKillRandomPE(t *testing.T) {
 		mu.Lock()
 		at := killedAt
 		mu.Unlock()
-		if rep.Failed != victim || rep.Status != 128+int(syscall.SIGKILL) || !strings.Contains(rep.Reason, fmt.Sprintf("PE %d ", victim)) {
+		if rep.Failed != victim || rep.Status != 128+int(unix.SIGKILL) || !strings.Contains(rep.Reason, fmt.Sprintf("PE %d ", victim)) {
 			t.Fatalf("trial %d (kill PE %d after %v): report %+v\n%s", trial, victim, delay, rep, out.String())
 		}
 		for _, x := range rep.Exits {
 			if x.PE == victim {
 				continue
 			}
-			if x.Signal != 0 || x.Status == 0 {
+			if x.Signal != nil || x.Status == 0 {
 				t.Errorf("trial %d (kill PE %d after %v): survivor PE %d ended with status %d signal %v, want an error exit of its own\n%s", trial, victim, delay, x.PE, x.Status, x.Signal, out.String())
 			}
 			if x.Noticed.IsZero() {
@@ -204,14 +207,14 @@ func TestRunFailures(t *testing.T) {
 			t.Errorf("%s: report %+v, want PE 1 failed: %q, status %d\n%s", tc.do, rep, tc.reason, tc.status, out)
 		}
 		for _, x := range rep.Exits {
-			if x.PE != 1 && (x.Status == 0 || x.Signal != 0) {
+			if x.PE != 1 && (x.Status == 0 || x.Signal != nil) {
 				t.Errorf("%s: PE %d ended with status %d signal %v, want an error exit of its own\n%s", tc.do, x.PE, x.Status, x.Signal, out)
 			}
 		}
 	}
 	// A PE that hangs: the others time out, the launcher kills it.
 	rep, out := runprog(t, launch.Config{N: 2, Args: []string{"-pe", "1", "-do", "hang"}, Timeout: 200 * time.Millisecond, Grace: 200 * time.Millisecond})
-	if rep.Failed != 0 || !strings.Contains(out, "did not complete") || rep.Exits[1].Signal != syscall.SIGKILL {
+	if rep.Failed != 0 || !strings.Contains(out, "did not complete") || rep.Exits[1].Signal != unix.SIGKILL {
 		t.Errorf("hang: report %+v\n%s", rep, out)
 	}
 	// A clean run.
@@ -309,7 +312,7 @@ func TestRunForwardsSignals(t *testing.T) {
 			<-started
 		}
 		time.Sleep(300 * time.Millisecond)
-		sigs <- syscall.SIGTERM
+		sigs <- unix.SIGTERM
 	}()
 	rep, err := launch.Run(context.Background(), launch.Config{N: 3, Program: bin(t, "spmd"), Args: []string{"-rounds", "1000000000"}, Dir: shmDir(t),
 		Stdout: &out, Stderr: &out, Signals: sigs, Started: func(int, *os.Process) { started <- struct{}{} }})

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/internal/measure"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
@@ -213,7 +214,7 @@ type opsCounter interface{ Ops() uint64 }
 // others with an ANY outside the timed region.
 func measureOp(op benchOp, n int, maxTime time.Duration, tol float64) (benchResult, error) {
 	res := benchResult{Op: op.name, PEs: n}
-	err := papers.Emulate(n, papers.Config{}, func(p *papers.PE) error {
+	err := emulate.Run(n, papers.Config{}, func(p *papers.PE) error {
 		s := &benchScratch{gather: make([]uint8, n), slice: make([]byte, sliceBytes), in: make([]uint32, n)}
 		// Warm up, and find a repetition length of about 2 ms on PE 0.
 		const warm = 20

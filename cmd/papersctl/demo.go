@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/lpt/backend"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
@@ -35,7 +36,7 @@ func runDemo(args []string) int {
 	}
 	cfg := papers.Config{PE: *pe, PEs: *pes, Timeout: *timeout}
 	if *port == "" {
-		err := papers.Emulate(*pes, cfg, func(p *papers.PE) error { return demo(p, *bench) })
+		err := emulate.Run(*pes, cfg, func(p *papers.PE) error { return demo(p, *bench) })
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "papersctl demo:", err)
 			return 1

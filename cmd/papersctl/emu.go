@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"syscall"
 
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emu/ppdevfs"
+	"github.com/ttlpapers/ttlpapers/internal/stop"
 )
 
 func init() {
@@ -74,7 +74,7 @@ func runEmu(args []string) int {
 		return 1
 	}
 	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(sig, stop.Signals...)
 	for k := 0; k < *pes; k++ {
 		fmt.Printf("PE %d: %s\n", k, srv.Path(k))
 	}

@@ -7,10 +7,10 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/hil"
+	"github.com/ttlpapers/ttlpapers/internal/stop"
 )
 
 func init() {
@@ -49,7 +49,7 @@ func runHIL(args []string) int {
 		fl.Usage()
 		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stop.Signals...)
 	defer stop()
 	bin := *binary
 	if bin == "" {

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"syscall"
 
+	"github.com/ttlpapers/ttlpapers/internal/stop"
 	"github.com/ttlpapers/ttlpapers/launch"
 )
 
@@ -48,7 +48,7 @@ func runRun(args []string) int {
 	}
 	cfg.Program, cfg.Args = rest[0], rest[1:]
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(sigs, stop.Signals...)
 	defer signal.Stop(sigs)
 	cfg.Signals = sigs
 	rep, err := launch.Run(context.Background(), cfg)

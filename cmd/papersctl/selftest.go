@@ -12,7 +12,7 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/lpt/backend"
-	"github.com/ttlpapers/ttlpapers/papers/selftest"
+	"github.com/ttlpapers/ttlpapers/selftest"
 )
 
 func init() {

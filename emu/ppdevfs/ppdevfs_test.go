@@ -1,18 +1,21 @@
+//go:build linux
+
 package ppdevfs_test
 
 import (
 	"context"
 	"errors"
-	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"io"
 	"log"
 	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/ttlpapers/ttlpapers/internal/testenv"
+	"golang.org/x/sys/unix"
 
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emu/ppdevfs"
@@ -62,7 +65,7 @@ func open(t testing.TB, s *ppdevfs.Server, pe int) *os.File {
 }
 
 func ioctl(f *os.File, cmd uint32, p unsafe.Pointer) error {
-	_, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), uintptr(cmd), uintptr(p))
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, f.Fd(), uintptr(cmd), uintptr(p))
 	if e != 0 {
 		return e
 	}
@@ -190,14 +193,14 @@ func TestModesAndRefusals(t *testing.T) {
 	f := open(t, s, 0)
 
 	var b uint8
-	if err := ioctl(f, lpt.PPWDATA, unsafe.Pointer(&b)); !errors.Is(err, syscall.EINVAL) {
+	if err := ioctl(f, lpt.PPWDATA, unsafe.Pointer(&b)); !errors.Is(err, unix.EINVAL) {
 		t.Errorf("PPWDATA before PPCLAIM: got %v, want EINVAL", err)
 	}
 	if err := ioctl(f, lpt.PPEXCL, nil); err != nil {
 		t.Errorf("PPEXCL: %v", err)
 	}
 	claim(t, f)
-	if err := ioctl(f, lpt.PPEXCL, nil); !errors.Is(err, syscall.EINVAL) {
+	if err := ioctl(f, lpt.PPEXCL, nil); !errors.Is(err, unix.EINVAL) {
 		t.Errorf("PPEXCL after PPCLAIM: got %v, want EINVAL", err)
 	}
 	if m := ioctlInt(t, f, lpt.PPGETMODE, 0); m != ppdevfs.ModeCompat {
@@ -209,7 +212,7 @@ func TestModesAndRefusals(t *testing.T) {
 	}
 	ioctlInt(t, f, lpt.PPNEGOT, ppdevfs.ModeCompat)
 	v := int32(ppdevfs.ModeEPP)
-	if err := ioctl(f, lpt.PPNEGOT, unsafe.Pointer(&v)); !errors.Is(err, syscall.EIO) {
+	if err := ioctl(f, lpt.PPNEGOT, unsafe.Pointer(&v)); !errors.Is(err, unix.EIO) {
 		t.Errorf("PPNEGOT EPP with no 1284 peripheral: got %v, want EIO", err)
 	}
 	ioctlInt(t, f, lpt.PPSETPHASE, 3)
@@ -219,7 +222,7 @@ func TestModesAndRefusals(t *testing.T) {
 
 	// A second open file waits for the claim, then gets EBUSY.
 	g := open(t, s, 0)
-	if err := ioctl(g, lpt.PPCLAIM, nil); !errors.Is(err, syscall.EBUSY) {
+	if err := ioctl(g, lpt.PPCLAIM, nil); !errors.Is(err, unix.EBUSY) {
 		t.Errorf("second PPCLAIM while held: got %v, want EBUSY", err)
 	}
 	// Releasing while it waits hands the port over.
@@ -239,7 +242,7 @@ func TestModesAndRefusals(t *testing.T) {
 
 	// Unknown ioctls: ENOTTY and a log line naming them.
 	const ppwctlonirq = 0x40017092
-	if err := ioctl(h, ppwctlonirq, unsafe.Pointer(&b)); !errors.Is(err, syscall.ENOTTY) {
+	if err := ioctl(h, ppwctlonirq, unsafe.Pointer(&b)); !errors.Is(err, unix.ENOTTY) {
 		t.Errorf("unknown ioctl: got %v, want ENOTTY", err)
 	}
 	if st := s.Stats(0); st.Unknown != 1 {

@@ -22,6 +22,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ttlpapers/ttlpapers/emulate"
+	"github.com/ttlpapers/ttlpapers/papers"
 	"github.com/ttlpapers/ttlpapers/strata"
 )
 
@@ -79,7 +81,7 @@ func sortRun(pes, keys int, cfg Config, svg string, outputs *[2][][]uint32) (Res
 		outputs[0] = make([][]uint32, pes)
 		outputs[1] = make([][]uint32, pes)
 	}
-	err := strata.Run(pes, func(s *strata.S) error {
+	err := emulate.Run(pes, papers.Config{}, strata.Program(func(s *strata.S) error {
 		in := make([]uint32, keys)
 		for i := range in {
 			in[i] = s.Random() & uint32(uint64(1)<<cfg.KeyBits-1)
@@ -115,6 +117,6 @@ func sortRun(pes, keys int, cfg Config, svg string, outputs *[2][][]uint32) (Res
 			res = Result{Phases: phases, Time: elapsed, NANDs: used}
 		}
 		return nil
-	})
+	}))
 	return res, err
 }

@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
 // The third way to run the program: in-process, one goroutine per PE.
 func TestSumInProcess(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 5, 8, 13} {
-		err := papers.Emulate(n, papers.Config{}, func(p *papers.PE) error {
+		err := emulate.Run(n, papers.Config{}, func(p *papers.PE) error {
 			// Weights that need several bits, to exercise every vote.
 			x := 1000*p.Self() + 7
 			got, err := Sum(p, x)

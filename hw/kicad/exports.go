@@ -129,9 +129,9 @@ func ReadNetlist(src []byte) (nets map[string][]Node, comps map[string][2]string
 // with its references and quantity.
 func BOM(b *hw.Board) []byte {
 	type row struct {
-		refs               []string
-		value, footprint   string
-		description, first string
+		refs             []string
+		value, footprint string
+		description      string
 	}
 	rows := map[[2]string]*row{}
 	for _, c := range b.Components {

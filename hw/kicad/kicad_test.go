@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/hw"
 	"github.com/ttlpapers/ttlpapers/hw/kicad"
 	"github.com/ttlpapers/ttlpapers/papers"
@@ -208,7 +209,7 @@ func TestEmulatorRunsTheGeneratedBoard(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = papers.EmulateOn(b, n, papers.Config{}, func(p *papers.PE) error {
+		err = emulate.RunOn(b, n, papers.Config{}, func(p *papers.PE) error {
 			for i := 0; i < 3; i++ {
 				if err := p.Barrier(); err != nil {
 					return err

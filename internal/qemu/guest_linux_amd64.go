@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // The guest side: helpers for a static Go program running as a guest's
@@ -25,11 +26,11 @@ func Setup() error {
 		if err := os.MkdirAll(m.dir, 0o755); err != nil {
 			return err
 		}
-		if err := syscall.Mount(m.src, m.dir, m.fstype, 0, ""); err != nil && err != syscall.EBUSY {
+		if err := unix.Mount(m.src, m.dir, m.fstype, 0, ""); err != nil && err != unix.EBUSY {
 			return fmt.Errorf("qemu: mount %s on %s: %w", m.fstype, m.dir, err)
 		}
 	}
-	syscall.Mount("securityfs", "/sys/kernel/security", "securityfs", 0, "") // absent on some kernels: best effort
+	unix.Mount("securityfs", "/sys/kernel/security", "securityfs", 0, "") // absent on some kernels: best effort
 	return nil
 }
 
@@ -48,11 +49,11 @@ func LoadModule(path string, params string) error {
 	if !strings.HasSuffix(path, ".ko") {
 		flags = compressed
 	}
-	p, err := syscall.BytePtrFromString(params)
+	p, err := unix.BytePtrFromString(params)
 	if err != nil {
 		return err
 	}
-	if _, _, e := syscall.Syscall(sysFinitModule, f.Fd(), uintptr(unsafe.Pointer(p)), flags); e != 0 && e != syscall.EEXIST {
+	if _, _, e := unix.Syscall(sysFinitModule, f.Fd(), uintptr(unsafe.Pointer(p)), flags); e != 0 && e != unix.EEXIST {
 		return fmt.Errorf("qemu: finit_module %s: %w", path, e)
 	}
 	return nil
@@ -66,19 +67,19 @@ func Report(name string, err error, detail string) {
 // PowerOff syncs and powers the guest off, which ends QEMU. It does not
 // return.
 func PowerOff() {
-	syscall.Sync()
-	syscall.Reboot(syscall.LINUX_REBOOT_CMD_POWER_OFF)
+	unix.Sync()
+	unix.Reboot(unix.LINUX_REBOOT_CMD_POWER_OFF)
 	select {} // /init must not exit: that panics the kernel
 }
 
 // UnloadModule removes a loaded module by name (delete_module, without
 // waiting for users to go away).
 func UnloadModule(name string) error {
-	p, err := syscall.BytePtrFromString(name)
+	p, err := unix.BytePtrFromString(name)
 	if err != nil {
 		return err
 	}
-	if _, _, e := syscall.Syscall(syscall.SYS_DELETE_MODULE, uintptr(unsafe.Pointer(p)), syscall.O_NONBLOCK, 0); e != 0 {
+	if _, _, e := unix.Syscall(unix.SYS_DELETE_MODULE, uintptr(unsafe.Pointer(p)), unix.O_NONBLOCK, 0); e != 0 {
 		return fmt.Errorf("qemu: delete_module %s: %w", name, e)
 	}
 	return nil

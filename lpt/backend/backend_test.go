@@ -1,7 +1,6 @@
 package backend_test
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -58,29 +57,5 @@ func TestOpenGPIO(t *testing.T) {
 	p.WriteData(0x3c)
 	if ep.ReadData() != 0x3c {
 		t.Errorf("wrote 0x3c through GPIO, the board's port has %#x", ep.ReadData())
-	}
-}
-
-// TestProbe runs the probe on this machine: every method is tried on at
-// least one port, and each failure says what went wrong.
-func TestProbe(t *testing.T) {
-	r := backend.Probe()
-	kinds := map[string]bool{}
-	for _, a := range r.Attempts {
-		kind, _, _ := strings.Cut(a.Spec, ":")
-		kinds[kind] = true
-		var ae *lpt.AccessError
-		if a.Err != nil && !errors.As(a.Err, &ae) {
-			t.Errorf("%s: %v is not an *lpt.AccessError", a.Spec, a.Err)
-		}
-		t.Logf("%s: %v", a.Spec, a.Err)
-	}
-	for _, k := range []string{backend.KindDirect, backend.KindPPDev, backend.KindDevPort} {
-		if !kinds[k] {
-			t.Errorf("probe never tried %s", k)
-		}
-	}
-	if r.GPIO == "" {
-		t.Error("probe says nothing about GPIO")
 	}
 }

@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/ttlpapers/ttlpapers/internal/qemu"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/lpt/backend"
@@ -79,7 +81,7 @@ func normal() {
 		defer wg.Done()
 		runtime.LockOSThread() // kept to the end: no two workers share a thread
 		p := <-start
-		tids <- syscall.Gettid()
+		tids <- unix.Gettid()
 		ready.Done()
 		<-release
 		errs <- hammer(p)
@@ -197,7 +199,7 @@ func normal() {
 			}
 			return "", nil
 		})
-		check("ppdev-exclusive", func() (string, error) { return wantErr(lpt.OpenPPDev(ppdev0))(syscall.ENXIO, "rmmod lp") })
+		check("ppdev-exclusive", func() (string, error) { return wantErr(lpt.OpenPPDev(ppdev0))(unix.ENXIO, "rmmod lp") })
 		check("ppdev-bench", func() (string, error) { return bench(pp) })
 		check("ppdev-close", func() (string, error) {
 			if err := pp.Close(); err != nil {
@@ -215,10 +217,10 @@ func normal() {
 			return "", err
 		}
 		defer qemu.UnloadModule("lp")
-		return wantErr(lpt.OpenPPDev(ppdev0))(syscall.ENXIO, "rmmod lp")
+		return wantErr(lpt.OpenPPDev(ppdev0))(unix.ENXIO, "rmmod lp")
 	})
 	check("ppdev-missing", func() (string, error) {
-		return wantErr(lpt.OpenPPDev("/dev/parport1"))(syscall.ENOENT, "modprobe parport_pc ppdev")
+		return wantErr(lpt.OpenPPDev("/dev/parport1"))(unix.ENOENT, "modprobe parport_pc ppdev")
 	})
 
 	check("devport", func() (string, error) {
@@ -270,7 +272,7 @@ func normal() {
 	check("unprivileged", func() (string, error) {
 		cmd := exec.Command("/init", "nobody")
 		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}} // os/exec takes package syscall's type
 		if err := cmd.Start(); err != nil {
 			return "", err
 		}
@@ -288,9 +290,9 @@ func normal() {
 
 // unprivileged runs as uid 65534, without capabilities.
 func unprivileged() {
-	check("nobody-direct", func() (string, error) { return wantErr(lpt.OpenDirect(base))(syscall.EPERM, "CAP_SYS_RAWIO") })
-	check("nobody-devport", func() (string, error) { return wantErr(lpt.OpenDevPort(base))(syscall.EACCES, "CAP_SYS_RAWIO") })
-	check("nobody-ppdev", func() (string, error) { return wantErr(lpt.OpenPPDev(ppdev0))(syscall.EACCES, "usermod -aG lp") })
+	check("nobody-direct", func() (string, error) { return wantErr(lpt.OpenDirect(base))(unix.EPERM, "CAP_SYS_RAWIO") })
+	check("nobody-devport", func() (string, error) { return wantErr(lpt.OpenDevPort(base))(unix.EACCES, "CAP_SYS_RAWIO") })
+	check("nobody-ppdev", func() (string, error) { return wantErr(lpt.OpenPPDev(ppdev0))(unix.EACCES, "usermod -aG lp") })
 }
 
 func lockdown() {
@@ -301,8 +303,8 @@ func lockdown() {
 			return "mode=" + m, nil
 		}
 	})
-	check("lockdown-direct", func() (string, error) { return wantErr(lpt.OpenDirect(base))(syscall.EPERM, "lockdown") })
-	check("lockdown-devport", func() (string, error) { return wantErr(lpt.OpenDevPort(base))(syscall.EPERM, "lockdown") })
+	check("lockdown-direct", func() (string, error) { return wantErr(lpt.OpenDirect(base))(unix.EPERM, "lockdown") })
+	check("lockdown-devport", func() (string, error) { return wantErr(lpt.OpenDevPort(base))(unix.EPERM, "lockdown") })
 	check("lockdown-ppdev", func() (string, error) {
 		for _, m := range []string{"parport", "parport_pc", "ppdev"} {
 			if err := qemu.LoadModule("/lib/modules/"+m+".ko", ""); err != nil {
@@ -325,7 +327,7 @@ func hammer(p lpt.Port) error {
 	for range 2000 {
 		p.WriteData(0xa5)
 		if v := p.ReadData(); v != 0xa5 {
-			return fmt.Errorf("thread %d read data %#02x, want 0xa5", syscall.Gettid(), v)
+			return fmt.Errorf("thread %d read data %#02x, want 0xa5", unix.Gettid(), v)
 		}
 		p.ReadStatus()
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/hw"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
@@ -242,7 +243,7 @@ func runSession(ctx context.Context, rep *Report, board *emu.Board, cfg Config, 
 		if err := notStarted(board, cfg.PEs); err != nil {
 			return nil, err
 		}
-		err = board.Run(ctx, cfg.PEs, func(ctx context.Context, k int, port *emu.Port) error {
+		err = emulate.RunPorts(ctx, board, cfg.PEs, func(ctx context.Context, k int, port *emu.Port) error {
 			lp := &lockstepPort{Port: port, sh: sh, timeout: 5 * cfg.Timeout}
 			c := pcfg
 			c.PE, c.Context = k, ctx

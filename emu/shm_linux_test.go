@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
@@ -150,7 +151,7 @@ func TestAbortFailsWaitingPEs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = papers.EmulateOn(b, 2, papers.Config{}, func(p *papers.PE) error {
+	err = emulate.RunOn(b, 2, papers.Config{}, func(p *papers.PE) error {
 		if p.Self() == 1 {
 			b.Abort(1, "PE 1 died")
 			return nil
@@ -213,7 +214,7 @@ func TestAbortFailsComputingPE(t *testing.T) {
 		t.Fatal(err)
 	}
 	passed, aborted := make(chan struct{}), make(chan struct{})
-	err = papers.EmulateOn(b, 2, papers.Config{}, func(p *papers.PE) error {
+	err = emulate.RunOn(b, 2, papers.Config{}, func(p *papers.PE) error {
 		if err := p.Barrier(); err != nil {
 			return err
 		}

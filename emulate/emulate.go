@@ -1,0 +1,102 @@
+// Package emulate runs PAPERS programs in this process on emulated boards:
+// one goroutine per PE, each with its own emulated printer port (package
+// emu), as net/http/httptest sits beside net/http. It is how tests,
+// examples and newcomers run a program without hardware; the protocol
+// packages (papers, strata, splitc) never import the emulator, so a program
+// built for real ports does not link it.
+//
+// The same function runs unchanged on the real board (papers.Open on a real
+// port, or spmd.Main) and as separate processes on a shared-memory board
+// (papersctl run).
+package emulate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/papers"
+)
+
+// Run runs fn as an SPMD program of n PEs on a new in-process emulated
+// board: each PE runs fn concurrently with its own *papers.PE, opened with
+// cfg (PE and PEs are filled in) and closed when fn returns. When one PE
+// fails, the others' waits are abandoned at once. The error joins every
+// PE's error, each prefixed with its PE number.
+//
+// A Strata program runs as Run(n, cfg, strata.Program(fn)).
+func Run(n int, cfg papers.Config, fn func(*papers.PE) error) error {
+	b, err := emu.New(n)
+	if err != nil {
+		return fmt.Errorf("emulate: %w", err)
+	}
+	return RunOn(b, n, cfg, fn)
+}
+
+// RunOn is Run on a given emulated board (with faults injected, or built
+// from a particular netlist); it runs PEs 0 to n-1.
+func RunOn(b *emu.Board, n int, cfg papers.Config, fn func(*papers.PE) error) error {
+	return RunPorts(cmpCtx(cfg.Context), b, n, func(ctx context.Context, k int, port *emu.Port) error {
+		c := cfg
+		c.PE, c.PEs, c.Context = k, n, ctx
+		p, err := papers.Open(port, c)
+		if err != nil {
+			return err
+		}
+		defer p.Close()
+		return fn(p)
+	})
+}
+
+func cmpCtx(ctx context.Context) context.Context {
+	if ctx == nil {
+		return context.Background()
+	}
+	return ctx
+}
+
+// RunPorts runs fn once for each of PEs 0 to n-1 of b, concurrently, each
+// with its own port, and returns once every one has returned: no goroutine
+// outlives the call. The context passed to fn is cancelled as soon as any
+// PE returns an error or panics, so the others stop waiting instead of
+// running into their deadlines. The result joins every PE's error, prefixed
+// with its PE number.
+func RunPorts(ctx context.Context, b *emu.Board, n int, fn func(ctx context.Context, pe int, port *emu.Port) error) error {
+	if n < 1 || n > b.PEs() {
+		return fmt.Errorf("emulate: cannot run %d PEs on the %d-PE board: use 1 to %d", n, b.PEs(), b.PEs())
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	ports := make([]*emu.Port, n)
+	for k := range ports {
+		port, err := b.Port(k)
+		if err != nil {
+			for _, p := range ports[:k] {
+				p.Close()
+			}
+			return fmt.Errorf("emulate: %w", err)
+		}
+		ports[k] = port
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for k, port := range ports {
+		wg.Go(func() {
+			defer port.Close()
+			defer func() {
+				if r := recover(); r != nil {
+					errs[k] = fmt.Errorf("PE %d: panic: %v", k, r)
+					cancel(errs[k])
+				}
+			}()
+			if err := fn(ctx, k, port); err != nil {
+				errs[k] = fmt.Errorf("PE %d: %w", k, err)
+				cancel(errs[k])
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,34 @@
+package backend_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/lpt/backend"
+)
+
+// TestProbe runs the probe on this machine: every method is tried on at
+// least one port, and each failure says what went wrong.
+func TestProbe(t *testing.T) {
+	r := backend.Probe()
+	kinds := map[string]bool{}
+	for _, a := range r.Attempts {
+		kind, _, _ := strings.Cut(a.Spec, ":")
+		kinds[kind] = true
+		var ae *lpt.AccessError
+		if a.Err != nil && !errors.As(a.Err, &ae) {
+			t.Errorf("%s: %v is not an *lpt.AccessError", a.Spec, a.Err)
+		}
+		t.Logf("%s: %v", a.Spec, a.Err)
+	}
+	for _, k := range []string{backend.KindDirect, backend.KindPPDev, backend.KindDevPort} {
+		if !kinds[k] {
+			t.Errorf("probe never tried %s", k)
+		}
+	}
+	if r.GPIO == "" {
+		t.Error("probe says nothing about GPIO")
+	}
+}

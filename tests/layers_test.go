@@ -1,0 +1,70 @@
+package tests
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/ttlpapers/ttlpapers/"
+
+// layer ranks each package of the module: a package may import only packages
+// of a lower rank (the README's package map, bottom up). A package missing
+// from the table fails the test, so a new one is placed on purpose.
+var layer = map[string]int{
+	"internal/testenv": 0, "internal/measure": 0, "internal/stop": 0,
+	"lpt": 1, "lpt/periphlpt": 2, "lpt/backend": 3,
+	"hw": 4, "hw/kicad": 5,
+	"emu": 5, "emu/ppdevfs": 6,
+	"papers": 5, "strata": 6, "splitc": 6,
+	"emulate": 7, "spmd": 7, "selftest": 8, "launch": 8,
+	"internal/qemu": 8, "hil": 9,
+	"examples/spmd": 10, "examples/radixsort": 10, "cmd/papersctl": 10,
+}
+
+// protocol packages must not depend on the board (hw) or its emulator (emu),
+// even indirectly: a program for real ports must not link the emulator.
+var protocol = []string{"papers", "strata", "splitc"}
+
+func goList(t *testing.T, args ...string) []string {
+	t.Helper()
+	out, err := exec.Command("go", append([]string{"list"}, args...)...).Output()
+	if err != nil {
+		t.Fatalf("go list %v: %v", args, err)
+	}
+	return strings.Split(strings.TrimSpace(string(out)), "\n")
+}
+
+func TestLayering(t *testing.T) {
+	for _, line := range goList(t, "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "../...") {
+		fields := strings.Fields(line)
+		pkg, ok := strings.CutPrefix(fields[0], module)
+		if !ok || strings.HasPrefix(pkg, "tests") {
+			continue
+		}
+		rank, known := layer[pkg]
+		if !known {
+			t.Errorf("package %s is not in the layer table of tests/layers_test.go: place it", pkg)
+			continue
+		}
+		for _, imp := range fields[1:] {
+			dep, ok := strings.CutPrefix(imp, module)
+			if !ok {
+				continue
+			}
+			if r, known := layer[dep]; known && r >= rank {
+				t.Errorf("%s (layer %d) imports %s (layer %d): lower layers never import higher ones", pkg, rank, dep, r)
+			}
+		}
+	}
+}
+
+func TestProtocolFreeOfEmulator(t *testing.T) {
+	for _, pkg := range protocol {
+		for _, dep := range goList(t, "-deps", "../"+pkg) {
+			if d, ok := strings.CutPrefix(dep, module); ok && (d == "emu" || strings.HasPrefix(d, "emu/") || d == "hw" || strings.HasPrefix(d, "hw/")) {
+				t.Errorf("%s depends on %s: the protocol stands on lpt alone (emulated runs live in package emulate)", pkg, d)
+			}
+		}
+	}
+}
