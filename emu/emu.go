@@ -355,46 +355,24 @@ func (b *Board) settle() {
 		if i > 100000 {
 			panic("emu: the board does not settle (a combinational loop in the netlist?)")
 		}
-		g := &b.gates[b.queue[i]]
-		b.clearFlag(int(b.queue[i]))
-		switch g.fn {
-		case hw.FuncNAND:
-			all := true
-			for _, n := range g.in {
-				all = all && b.level(n)
+		gi := b.queue[i]
+		g := &b.gates[gi]
+		b.clearFlag(int(gi))
+		var in uint32
+		for k, n := range g.in {
+			if b.level(n) {
+				in |= 1 << k
 			}
-			b.setDriver(g.out, true, !all)
-		case hw.FuncOR:
-			anyHigh := false
-			for _, n := range g.in {
-				anyHigh = anyHigh || b.level(n)
-			}
-			b.setDriver(g.out, true, anyHigh)
-		case hw.FuncBuffer:
-			on := g.en < 0 || b.level(g.en) != g.enLow
-			b.setDriver(g.out, on, b.level(g.in[0]))
-		case hw.FuncDFF:
-			gi := b.queue[i]
-			d, clk, pre, clr := b.level(g.in[0]), b.level(g.in[1]), b.level(g.in[2]), b.level(g.in[3])
-			state, lastClk := b.dff(gi)
-			rising := clk && !lastClk
-			q, nq := state, !state
-			switch {
-			case !pre && !clr: // both asserted: Q and nQ both high
-				q, nq = true, true
-			case !pre:
-				state = true
-				q, nq = true, false
-			case !clr:
-				state = false
-				q, nq = false, true
-			case rising:
-				state = d
-				q, nq = d, !d
-			}
-			b.setDFF(gi, state, clk)
-			b.setDriver(g.out, true, q)
-			b.setDriver(g.outN, true, nq)
+		}
+		var st hw.DFFState
+		if g.fn == hw.FuncDFF {
+			st = b.dff(gi)
+		}
+		on, out, outN, next := g.fn.Eval(in, len(g.in), g.en < 0 || b.level(g.en) != g.enLow, st)
+		b.setDriver(g.out, on, out)
+		if g.fn == hw.FuncDFF {
+			b.setDFF(gi, next)
+			b.setDriver(g.outN, true, outN)
 		}
 	}
 	b.queue = b.queue[:0]

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/ttlpapers/ttlpapers/hw"
 	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
@@ -147,17 +148,20 @@ func (b *Board) setDriverBits(d int32, on, val bool) bool {
 
 func (b *Board) setNet(n int32, v bool) { b.bits[b.lay.nets+int(n)] = byte(bit(v)) }
 
-// dff returns a flip-flop's stored state and the clock level it last saw.
-func (b *Board) dff(g int32) (q, clk bool) {
+// dff returns a flip-flop's stored state.
+func (b *Board) dff(g int32) hw.DFFState {
 	w := b.bits[b.lay.gates+int(g)]
-	return w&1 != 0, w&2 != 0
+	return hw.DFFState{Q: w&1 != 0, Clk: w&2 != 0}
 }
 
-func (b *Board) setDFF(g int32, q, clk bool) { b.bits[b.lay.gates+int(g)] = byte(bit(q) | bit(clk)<<1) }
+func (b *Board) setDFF(g int32, s hw.DFFState) {
+	b.bits[b.lay.gates+int(g)] = byte(bit(s.Q) | bit(s.Clk)<<1)
+}
 
 func (b *Board) setClk(g int32, clk bool) {
-	q, _ := b.dff(g)
-	b.setDFF(g, q, clk)
+	s := b.dff(g)
+	s.Clk = clk
+	b.setDFF(g, s)
 }
 
 func bit(v bool) uint32 {

@@ -38,6 +38,43 @@ const (
 
 func (f Func) String() string { return [...]string{"NAND", "OR", "buffer", "D flip-flop"}[f] }
 
+// DFFState is a 74LS74 half's memory: Q, and the clock level it last saw
+// (a rising edge is a clock seen low, now high).
+type DFFState struct{ Q, Clk bool }
+
+// Eval is what a unit of function f drives, the one statement of each
+// function's logic that every simulator of the netlist uses. in holds the
+// levels of the unit's n inputs, bit i for input i in the order of Unit.In
+// (for a flip-flop: D, CLK, nPRE, nCLR); enabled is the level of a
+// buffer's enable, already compared with its polarity; st is a flip-flop's
+// state. It returns whether the output drives (a disabled tri-state buffer
+// floats), the output (Q) and nQ levels, and the flip-flop's next state.
+// With nPRE and nCLR both low a 74LS74 drives Q and nQ both high, as the
+// real part does.
+func (f Func) Eval(in uint32, n int, enabled bool, st DFFState) (drive, out, outN bool, next DFFState) {
+	switch f {
+	case FuncNAND:
+		return true, in != 1<<n-1, false, st
+	case FuncOR:
+		return true, in != 0, false, st
+	case FuncBuffer:
+		return enabled, in&1 != 0, false, st
+	}
+	d, clk, pre, clr := in&1 != 0, in&2 != 0, in&4 != 0, in&8 != 0
+	q := st.Q
+	switch {
+	case !pre && !clr:
+		return true, true, true, DFFState{q, clk}
+	case !pre:
+		q = true
+	case !clr:
+		q = false
+	case clk && !st.Clk:
+		q = d
+	}
+	return true, q, !q, DFFState{q, clk}
+}
+
 // Unit is one gate, buffer or flip-flop inside a part. Pins are datasheet
 // pin numbers.
 type Unit struct {
