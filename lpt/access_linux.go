@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -134,23 +133,6 @@ func probeData(p Port) error {
 		}
 	}
 	return p.Err()
-}
-
-// stickyErr keeps the first error a port meets.
-type stickyErr struct {
-	p atomic.Pointer[error]
-}
-
-func (s *stickyErr) set(err error) {
-	e := err // a copy, so that err itself does not escape (and allocate) on every call
-	s.p.CompareAndSwap(nil, &e)
-}
-
-func (s *stickyErr) get() error {
-	if e := s.p.Load(); e != nil {
-		return *e
-	}
-	return nil
 }
 
 func hexPort(base uint16) string { return fmt.Sprintf("%#x", base) }

@@ -31,12 +31,12 @@ type devPort struct {
 	fd   int
 	base int64
 	buf  [1]byte // ports are used by one goroutine
-	err  stickyErr
+	err  StickyError
 }
 
 func (p *devPort) read(off int64) uint8 {
 	if p.fd < 0 {
-		p.err.set(ErrClosed)
+		p.err.Set(ErrClosed)
 		return 0xff
 	}
 	if n, err := unix.Pread(p.fd, p.buf[:], p.base+off); n != 1 {
@@ -48,7 +48,7 @@ func (p *devPort) read(off int64) uint8 {
 
 func (p *devPort) write(off int64, v uint8) {
 	if p.fd < 0 {
-		p.err.set(ErrClosed)
+		p.err.Set(ErrClosed)
 		return
 	}
 	p.buf[0] = v
@@ -61,7 +61,7 @@ func (p *devPort) fail(op string, err error) {
 	if err == nil {
 		err = unix.EIO // a short transfer
 	}
-	p.err.set(accessError(MethodDevPort, hexPort(uint16(p.base)), op, err))
+	p.err.Set(accessError(MethodDevPort, hexPort(uint16(p.base)), op, err))
 }
 
 func (p *devPort) WriteData(v uint8)    { p.write(DataOffset, v) }
@@ -69,7 +69,7 @@ func (p *devPort) ReadData() uint8      { return p.read(DataOffset) }
 func (p *devPort) ReadStatus() uint8    { return p.read(StatusOffset) }
 func (p *devPort) WriteControl(v uint8) { p.write(ControlOffset, v) }
 func (p *devPort) ReadControl() uint8   { return p.read(ControlOffset) }
-func (p *devPort) Err() error           { return p.err.get() }
+func (p *devPort) Err() error           { return p.err.Err() }
 
 func (p *devPort) Close() error {
 	if p.fd < 0 {

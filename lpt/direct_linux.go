@@ -53,12 +53,12 @@ func ioperm(base uint16, on uintptr) error {
 type directPort struct {
 	base   uint16
 	closed atomic.Bool // after Close an IN/OUT would fault: refuse instead
-	err    stickyErr
+	err    StickyError
 }
 
 func (p *directPort) ok() bool {
 	if p.closed.Load() {
-		p.err.set(ErrClosed)
+		p.err.Set(ErrClosed)
 		return false
 	}
 	return true
@@ -97,7 +97,7 @@ func (p *directPort) ReadControl() uint8 {
 	return inb(p.base + ControlOffset)
 }
 
-func (p *directPort) Err() error { return p.err.get() }
+func (p *directPort) Err() error { return p.err.Err() }
 
 // Close drops the process's permission on the registers.
 func (p *directPort) Close() error {

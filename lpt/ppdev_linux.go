@@ -42,17 +42,17 @@ type ppdevPort struct {
 	path    string
 	claimed bool
 	buf     uint8 // the ioctl's one-byte argument; ports are used by one goroutine
-	err     stickyErr
+	err     StickyError
 }
 
 // ioctl runs one register request on p.buf. It does not allocate.
 func (p *ppdevPort) ioctl(req uintptr, name string) bool {
 	if p.fd < 0 {
-		p.err.set(ErrClosed)
+		p.err.Set(ErrClosed)
 		return false
 	}
 	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(p.fd), req, uintptr(unsafe.Pointer(&p.buf))); e != 0 {
-		p.err.set(accessError(MethodPPDev, p.path, name, e))
+		p.err.Set(accessError(MethodPPDev, p.path, name, e))
 		return false
 	}
 	return true
@@ -70,7 +70,7 @@ func (p *ppdevPort) ReadData() uint8      { return p.read(PPRDATA, "PPRDATA") }
 func (p *ppdevPort) ReadStatus() uint8    { return p.read(PPRSTATUS, "PPRSTATUS") }
 func (p *ppdevPort) WriteControl(v uint8) { p.buf = v; p.ioctl(PPWCONTROL, "PPWCONTROL") }
 func (p *ppdevPort) ReadControl() uint8   { return p.read(PPRCONTROL, "PPRCONTROL") }
-func (p *ppdevPort) Err() error           { return p.err.get() }
+func (p *ppdevPort) Err() error           { return p.err.Err() }
 
 // Close releases the claim (PPRELEASE) and closes the device.
 func (p *ppdevPort) Close() error {

@@ -40,7 +40,7 @@ func TestRealKernel(t *testing.T) {
 			"direct-bench", "direct-close", "direct-missing", "modules", "ppdev-open", "ppdev-data",
 			"ppdev-control", "ppdev-status", "ppdev-is-hardware", "ppdev-exclusive", "ppdev-bench",
 			"ppdev-close", "ppdev-busy-lp", "ppdev-missing", "devport", "devport-missing", "probe",
-			"nobody-direct", "nobody-devport", "nobody-ppdev", "unprivileged", "done",
+			"periph-unclaimed", "periph-claim", "nobody-direct", "nobody-devport", "nobody-ppdev", "unprivileged", "done",
 		}
 		checkResults(t, results, want)
 	})

@@ -10,6 +10,7 @@ package backend
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,11 +42,11 @@ func Open(spec string) (lpt.Port, error) {
 			return nil, err
 		}
 		if kind == KindDirect {
-			return openDirect(base)
+			return lpt.OpenDirect(base)
 		}
-		return openDevPort(base)
+		return lpt.OpenDevPort(base)
 	case KindPPDev:
-		return openPPDev(arg)
+		return lpt.OpenPPDev(arg)
 	case KindGPIO:
 		if err := hostInit(); err != nil {
 			return nil, err
@@ -80,12 +81,8 @@ var hostInit = sync.OnceValue(func() error {
 	return nil
 })
 
-// Found is a port the system knows of.
-type Found struct {
-	Name   string // "parport0"
-	Where  string // "0x378-0x37a", "/dev/parport0"
-	Source string // where it was seen: "/proc/ioports", "/dev", "/sys/class/ppdev"
-}
+// Found is a port the system knows of, as one source lists it.
+type Found = lpt.Found
 
 // Attempt is one access method tried on one port.
 type Attempt struct {
@@ -105,18 +102,15 @@ type Report struct {
 // closing each one. Opening a port writes two test patterns to its data
 // register and restores it.
 func Probe() Report {
-	r := Report{Found: findPorts()}
+	r := Report{Found: lpt.FindPorts()}
 	var bases []uint16
 	var devs []string
-	named := map[string]bool{}
-	for _, f := range r.Found {
-		// A port's first I/O range holds its SPP registers; a second is its ECP/EPP range.
-		if b, ok := baseOf(f.Where); ok && !named[f.Name] && !containsBase(bases, b) {
-			bases = append(bases, b)
-			named[f.Name] = true
+	for _, sp := range lpt.SystemPorts(r.Found) {
+		if sp.Base != 0 && !slices.Contains(bases, sp.Base) {
+			bases = append(bases, sp.Base)
 		}
-		if strings.HasPrefix(f.Where, "/dev/") && !containsDev(devs, f.Where) {
-			devs = append(devs, f.Where)
+		if sp.Dev != "" && !slices.Contains(devs, sp.Dev) {
+			devs = append(devs, sp.Dev)
 		}
 	}
 	if len(bases) == 0 {
@@ -141,32 +135,4 @@ func Probe() Report {
 	}
 	r.GPIO = gpioSummary()
 	return r
-}
-
-func containsBase(s []uint16, b uint16) bool {
-	for _, x := range s {
-		if x == b {
-			return true
-		}
-	}
-	return false
-}
-
-func containsDev(s []string, d string) bool {
-	for _, x := range s {
-		if x == d {
-			return true
-		}
-	}
-	return false
-}
-
-// baseOf reads the base of an I/O range "0378-037a".
-func baseOf(where string) (uint16, bool) {
-	lo, _, ok := strings.Cut(where, "-")
-	if !ok {
-		return 0, false
-	}
-	b, err := ParseBase(lo)
-	return b, err == nil
 }

@@ -2,11 +2,14 @@
 // ways.
 //
 // A periph driver (registered with driverreg, so host.Init() loads it)
-// exposes each accessible parallel port's 17 lines as gpio.PinIO pins in
-// gpioreg, named "LPT1_D0" … "LPT1_D7", "LPT1_NSTROBE", "LPT1_BUSY", … with
-// aliases by DB-25 pin ("LPT1_PIN11" is LPT1_BUSY). Levels are pin levels:
-// the SPP register inversions are applied, so LPT1_NSTROBE.Out(gpio.Low)
-// pulls pin 1 low.
+// exposes the 17 lines of each parallel port the kernel knows of as
+// gpio.PinIO pins in gpioreg, named "LPT1_D0" … "LPT1_D7", "LPT1_NSTROBE",
+// "LPT1_BUSY", … with aliases by DB-25 pin ("LPT1_PIN11" is LPT1_BUSY).
+// Levels are pin levels: the SPP register inversions are applied, so
+// LPT1_NSTROBE.Out(gpio.Low) pulls pin 1 low. As with periph's own GPIO
+// drivers, host.Init() opens nothing: a port is opened (through ppdev,
+// else by direct I/O) when one of its pins is first used, and released when
+// the pins used are closed.
 //
 // The other way, NewPort and Open build an lpt.Port from any 17 periph GPIO
 // pins — a Raspberry Pi's header, any Linux gpiochip — so a board can be
@@ -36,49 +39,70 @@ const DriverName = "lpt"
 
 func init() { driverreg.MustRegister(&drv) }
 
-var drv driverLPT
+var drv = driverLPT{
+	prefix: "LPT",
+	find:   func() []lpt.SystemPort { return lpt.SystemPorts(lpt.FindPorts()) },
+	open:   lpt.SystemPort.Open,
+}
 
-// driverLPT implements periph's driver.Impl.
-type driverLPT struct{}
+// driverLPT implements periph's driver.Impl. Like periph's own GPIO drivers
+// it only enumerates at Init; a port is opened (and, through ppdev,
+// claimed) when one of its pins is first used, and released when every pin
+// used has been closed, so a program that uses other GPIO pins, or only
+// LPT2, leaves the other ports to whoever else wants them.
+type driverLPT struct {
+	prefix string                                 // ports are named prefix+"1", prefix+"2", …
+	find   func() []lpt.SystemPort                // the ports the system knows of
+	open   func(lpt.SystemPort) (lpt.Port, error) // opens (claims) one
+}
 
-func (*driverLPT) String() string          { return DriverName }
+func (d *driverLPT) String() string        { return DriverName }
 func (*driverLPT) Prerequisites() []string { return nil }
 func (*driverLPT) After() []string         { return nil }
 
-// Init opens LPT1 to LPT3 — through ppdev (/dev/parport0..2) when it
-// works, else by direct I/O at 0x378, 0x278, 0x3bc — and registers the
-// pins of each port that answers. With none, the driver is skipped (false)
-// with every method's reason.
-func (*driverLPT) Init() (bool, error) {
-	var reasons []string
-	loaded := false
-	for n := 1; n <= 3; n++ {
-		port, err := openLPT(n)
-		if err != nil {
-			reasons = append(reasons, fmt.Sprintf("LPT%d: %v", n, err))
-			continue
+// Init registers the pins of every parallel port the kernel knows of
+// (parportN becomes LPT<N+1>), opening none. With none, the driver is
+// skipped (false) with the reason.
+func (d *driverLPT) Init() (bool, error) {
+	ports := d.find()
+	if len(ports) == 0 {
+		return false, errors.New("no parallel port known to the kernel (no /dev/parport*, no parport in /proc/ioports): load parport_pc and ppdev; papersctl probe shows what this machine has")
+	}
+	for i, sp := range ports {
+		n := sp.Number()
+		if n < 0 {
+			n = i
 		}
-		if _, err := RegisterPort(fmt.Sprintf("LPT%d", n), port); err != nil {
-			port.Close()
+		name := fmt.Sprintf("%s%d", d.prefix, n+1)
+		open := func() (lpt.Port, error) { return d.open(sp) }
+		if _, err := register(name, &sharedPort{name: name, open: open, owned: true}); err != nil {
 			return true, err
 		}
-		loaded = true
-	}
-	if !loaded {
-		return false, fmt.Errorf("no parallel port accessible (run papersctl probe): %s", strings.Join(reasons, "; "))
 	}
 	return true, nil
 }
 
-// RegisterPort registers the 17 lines of port in gpioreg as
+// RegisterPort registers the 17 lines of an open port in gpioreg as
 // "<prefix>_<LINE>" (upper case: LPT1_D0, LPT1_NSTROBE, LPT1_BUSY, …) with
 // aliases "<prefix>_PIN<n>" by DB-25 pin, and returns them in lpt.Lines
 // order. The pins share the port, so they may be used from any goroutine.
+// The caller keeps the port: closing the pins does not close it.
 func RegisterPort(prefix string, port lpt.Port) ([]gpio.PinIO, error) {
-	sp := &sharedPort{port: port, data: port.ReadData(), control: port.ReadControl() & lpt.ControlPins}
+	s := &sharedPort{name: prefix, open: func() (lpt.Port, error) { return port, nil }}
+	s.mu.Lock()
+	err := s.openLocked()
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return register(prefix, s)
+}
+
+// register puts the pins of s in gpioreg.
+func register(prefix string, s *sharedPort) ([]gpio.PinIO, error) {
 	pins := make([]gpio.PinIO, 0, len(lpt.Lines))
-	for _, l := range lpt.Lines {
-		p := &portPin{name: prefix + "_" + strings.ToUpper(l.Name), line: l, port: sp}
+	for i, l := range lpt.Lines {
+		p := &portPin{name: prefix + "_" + strings.ToUpper(l.Name), index: i, line: l, port: s}
 		if err := gpioreg.Register(p); err != nil {
 			return nil, fmt.Errorf("periphlpt: registering %s: %w", p.name, err)
 		}
@@ -87,21 +111,70 @@ func RegisterPort(prefix string, port lpt.Port) ([]gpio.PinIO, error) {
 		}
 		pins = append(pins, p)
 	}
-	return pins, port.Err()
+	return pins, nil
 }
 
-// sharedPort serialises the pins' register operations on one port.
+// sharedPort is one port under its 17 pins: opened when a pin is first
+// used, closed (when the driver owns it) once every pin that used it has
+// been closed. It serialises the pins' register operations.
 type sharedPort struct {
+	name  string
+	open  func() (lpt.Port, error)
+	owned bool // close the port when no pin uses it
+
 	mu            sync.Mutex
-	port          lpt.Port
-	data, control uint8 // shadows, so that one pin's Out is one write
+	port          lpt.Port // nil while closed
+	users         uint32   // bit i: the pin of lpt.Lines[i] uses the port
+	data, control uint8    // shadows, so that one pin's Out is one write
+}
+
+// openLocked opens the port unless it is open; s.mu is held.
+func (s *sharedPort) openLocked() error {
+	if s.port != nil {
+		return nil
+	}
+	port, err := s.open()
+	if err != nil {
+		return fmt.Errorf("periphlpt: opening %s: %w", s.name, err)
+	}
+	s.port, s.data, s.control = port, port.ReadData(), port.ReadControl()&lpt.ControlPins
+	return port.Err()
+}
+
+// use opens the port for pin i, records the pin as a user, and runs op on
+// the port unless op is nil.
+func (s *sharedPort) use(i int, op func(port lpt.Port) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.openLocked(); err != nil {
+		return err
+	}
+	s.users |= 1 << i
+	if op == nil {
+		return nil
+	}
+	return op(s.port)
+}
+
+// release drops pin i as a user, closing the port with the last one.
+func (s *sharedPort) release(i int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.users &^= 1 << i
+	if s.users != 0 || s.port == nil || !s.owned {
+		return nil
+	}
+	err := s.port.Close()
+	s.port = nil
+	return err
 }
 
 // portPin is one port line as a periph GPIO pin.
 type portPin struct {
-	name string
-	line lpt.Line
-	port *sharedPort
+	name  string
+	index int // in lpt.Lines
+	line  lpt.Line
+	port  *sharedPort
 }
 
 var _ gpio.PinIO = (*portPin)(nil)
@@ -111,6 +184,8 @@ func (p *portPin) Name() string   { return p.name }
 
 // Number is the DB-25 pin number.
 func (p *portPin) Number() int { return p.line.Pin }
+
+// Halt has nothing to stop: a port pin runs no operation in the background.
 func (p *portPin) Halt() error { return nil }
 
 func (p *portPin) Func() pin.Func {
@@ -150,25 +225,34 @@ func (p *portPin) In(pull gpio.Pull, edge gpio.Edge) error {
 	if pull != gpio.PullNoChange && pull != gpio.PullUp {
 		return fmt.Errorf("periphlpt: %s: a parallel port's inputs are pulled up; %s is not available", p.name, pull)
 	}
-	return nil
+	return p.port.use(p.index, nil)
 }
 
-// Read returns the pin's level: for outputs, what the port drives.
+// Read returns the pin's level: for outputs, what the port drives. When
+// the port cannot be opened it reads Low; In or Out says why.
 func (p *portPin) Read() gpio.Level {
-	s := p.port
-	s.mu.Lock()
 	var v uint8
-	switch p.line.Reg {
-	case lpt.Data:
-		v = s.port.ReadData()
-	case lpt.Control:
-		v = s.port.ReadControl()
-	default:
-		v = s.port.ReadStatus()
+	err := p.port.use(p.index, func(port lpt.Port) error {
+		switch p.line.Reg {
+		case lpt.Data:
+			v = port.ReadData()
+		case lpt.Control:
+			v = port.ReadControl()
+		default:
+			v = port.ReadStatus()
+		}
+		return nil
+	})
+	if err != nil {
+		return gpio.Low
 	}
-	s.mu.Unlock()
 	return gpio.Level((v&p.line.Mask != 0) != p.line.Inverted)
 }
+
+// Close releases the pin; the port is closed (and its ppdev claim
+// released) when every pin that used it is closed. The pins of
+// RegisterPort leave their port open.
+func (p *portPin) Close() error { return p.port.release(p.index) }
 
 // WaitForEdge always times out: there is no edge detection (see In).
 func (p *portPin) WaitForEdge(time.Duration) bool { return false }
@@ -187,24 +271,25 @@ func (p *portPin) Out(l gpio.Level) error {
 	if !p.line.Output() {
 		return p.fixed()
 	}
-	s := p.port
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	reg := &s.data
-	if p.line.Reg == lpt.Control {
-		reg = &s.control
+	high := bool(l) != p.line.Inverted // the register bit
+	return p.port.use(p.index, func(port lpt.Port) error {
+		s := p.port
+		if p.line.Reg == lpt.Control {
+			s.control = withBit(s.control, p.line.Mask, high)
+			port.WriteControl(s.control)
+		} else {
+			s.data = withBit(s.data, p.line.Mask, high)
+			port.WriteData(s.data)
+		}
+		return port.Err()
+	})
+}
+
+func withBit(v, mask uint8, set bool) uint8 {
+	if set {
+		return v | mask
 	}
-	if bool(l) != p.line.Inverted {
-		*reg |= p.line.Mask
-	} else {
-		*reg &^= p.line.Mask
-	}
-	if p.line.Reg == lpt.Control {
-		s.port.WriteControl(s.control)
-	} else {
-		s.port.WriteData(s.data)
-	}
-	return s.port.Err()
+	return v &^ mask
 }
 
 func (p *portPin) PWM(gpio.Duty, physic.Frequency) error {

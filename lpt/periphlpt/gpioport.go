@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 
 	"periph.io/x/conn/v3/gpio"
 	"periph.io/x/conn/v3/gpio/gpioreg"
@@ -199,14 +198,7 @@ type gpioPort struct {
 	inMask        gpio.GPIOValue
 	data, control uint8
 	level         lpt.Pins // the output pin levels now driven
-	err           atomic.Pointer[error]
-}
-
-func (p *gpioPort) fail(err error) {
-	if err != nil {
-		e := err // a copy, so that err itself does not escape (and allocate) on every call
-		p.err.CompareAndSwap(nil, &e)
-	}
+	err           lpt.StickyError
 }
 
 // drive sets the output pins whose level changes (all when force): with
@@ -229,7 +221,7 @@ func (p *gpioPort) drive(levels lpt.Pins, force bool) {
 				}
 				high := levels.High(l.Pin)
 				if strobeOrder(l, high) == pass {
-					p.fail(p.pins[i].Out(gpio.Level(high)))
+					p.err.Set(p.pins[i].Out(gpio.Level(high)))
 				}
 			}
 		}
@@ -245,7 +237,7 @@ func (p *gpioPort) drive(levels lpt.Pins, force bool) {
 		}
 	}
 	if mask != 0 {
-		p.fail(p.out.Out(value, mask))
+		p.err.Set(p.out.Out(value, mask))
 	}
 }
 
@@ -281,7 +273,7 @@ func (p *gpioPort) ReadStatus() uint8 {
 	levels := lpt.Pins(0)
 	if p.in != nil {
 		v, err := p.in.Read(p.inMask)
-		p.fail(err)
+		p.err.Set(err)
 		for i, b := range p.inBit {
 			if b != 0 && v&b != 0 {
 				levels |= 1 << lpt.Lines[i].Pin
@@ -297,12 +289,7 @@ func (p *gpioPort) ReadStatus() uint8 {
 	return lpt.StatusFromPins(levels)
 }
 
-func (p *gpioPort) Err() error {
-	if e := p.err.Load(); e != nil {
-		return *e
-	}
-	return nil
-}
+func (p *gpioPort) Err() error { return p.err.Err() }
 
 // Close releases the bulk groups; the pins keep their levels, as a port's
 // registers do.

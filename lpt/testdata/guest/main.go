@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+	"periph.io/x/conn/v3/gpio"
+	"periph.io/x/conn/v3/gpio/gpioreg"
 
 	"github.com/ttlpapers/ttlpapers/internal/qemu"
 	"github.com/ttlpapers/ttlpapers/lpt"
@@ -71,36 +73,37 @@ func check(name string, f func() (string, error)) {
 }
 
 func normal() {
-	// Threads that exist before ioperm: AllThreadsSyscall must reach them.
-	const early, late = 8, 8
-	start, release := make(chan lpt.Port), make(chan struct{})
-	var wg, ready sync.WaitGroup
-	errs := make(chan error, early+late)
-	tids := make(chan int, early+late)
-	worker := func() {
-		defer wg.Done()
-		runtime.LockOSThread() // kept to the end: no two workers share a thread
-		p := <-start
-		tids <- unix.Gettid()
-		ready.Done()
-		<-release
-		errs <- hammer(p)
+	status, ok := directChecks()
+	if !ok {
+		return
 	}
-	ready.Add(early + late)
-	for range early {
-		wg.Add(1)
-		go worker()
-	}
+	check("modules", func() (string, error) {
+		for _, m := range []string{"parport", "parport_pc", "ppdev"} {
+			if err := qemu.LoadModule("/lib/modules/"+m+".ko", ""); err != nil {
+				return "", err
+			}
+		}
+		return "", waitFor(ppdev0)
+	})
+	ppdevChecks(status)
+	devportChecks(status)
+	probeCheck()
+	periphChecks()
+	check("unprivileged", runUnprivileged)
+}
 
+// directChecks checks the ioperm backend and returns the steady status
+// lines it read, or false when the port could not be opened.
+func directChecks() (status uint8, ok bool) {
+	threads := startThreads() // before ioperm: AllThreadsSyscall must reach them
 	var direct lpt.Port
-	var status uint8
 	check("direct-open", func() (string, error) {
 		var err error
 		direct, err = lpt.OpenDirect(base)
 		return "", err
 	})
 	if direct == nil {
-		return
+		return 0, false
 	}
 	check("direct-data", func() (string, error) { return "", readback(direct, 0xff, direct.WriteData, direct.ReadData) })
 	check("direct-control", func() (string, error) {
@@ -120,33 +123,7 @@ func normal() {
 		}
 		return fmt.Sprintf("status=%#02x", status), direct.Err()
 	})
-	check("direct-threads", func() (string, error) {
-		direct.WriteData(0xa5)
-		for range late {
-			wg.Add(1)
-			go worker() // threads created after ioperm inherit it
-		}
-		for range early + late {
-			start <- direct
-		}
-		ready.Wait()
-		close(release)
-		wg.Wait()
-		close(errs)
-		close(tids)
-		seen := map[int]bool{}
-		for t := range tids {
-			seen[t] = true
-		}
-		var all []error
-		for e := range errs {
-			all = append(all, e)
-		}
-		if len(seen) < early+late {
-			all = append(all, fmt.Errorf("only %d distinct threads", len(seen)))
-		}
-		return fmt.Sprintf("%d goroutines on %d threads", early+late, len(seen)), errors.Join(all...)
-	})
+	check("direct-threads", func() (string, error) { return threads.run(direct) })
 	check("direct-bench", func() (string, error) { return bench(direct) })
 	check("direct-close", func() (string, error) {
 		if err := direct.Close(); err != nil {
@@ -158,15 +135,73 @@ func normal() {
 		return "", nil
 	})
 	check("direct-missing", func() (string, error) { return wantErr(lpt.OpenDirect(nowhere))(lpt.ErrNoPort, "SPP") })
+	return status, true
+}
 
-	check("modules", func() (string, error) {
-		for _, m := range []string{"parport", "parport_pc", "ppdev"} {
-			if err := qemu.LoadModule("/lib/modules/"+m+".ko", ""); err != nil {
-				return "", err
-			}
-		}
-		return "", waitFor(ppdev0)
-	})
+// threadTest is port I/O from many goroutines, each locked to its own
+// thread: early ones started before ioperm, late ones after.
+type threadTest struct {
+	wg, ready sync.WaitGroup
+	start     chan lpt.Port
+	release   chan struct{}
+	errs      chan error
+	tids      chan int
+}
+
+const earlyThreads, lateThreads = 8, 8
+
+func startThreads() *threadTest {
+	tt := &threadTest{
+		start: make(chan lpt.Port), release: make(chan struct{}),
+		errs: make(chan error, earlyThreads+lateThreads), tids: make(chan int, earlyThreads+lateThreads),
+	}
+	tt.ready.Add(earlyThreads + lateThreads)
+	for range earlyThreads {
+		tt.wg.Go(tt.worker)
+	}
+	return tt
+}
+
+func (tt *threadTest) worker() {
+	runtime.LockOSThread() // kept to the end: no two workers share a thread
+	p := <-tt.start
+	tt.tids <- unix.Gettid()
+	tt.ready.Done()
+	<-tt.release
+	tt.errs <- hammer(p)
+}
+
+// run starts the late threads (created after ioperm, they inherit it) and
+// has every thread hammer the port at once.
+func (tt *threadTest) run(p lpt.Port) (string, error) {
+	p.WriteData(0xa5)
+	for range lateThreads {
+		tt.wg.Go(tt.worker)
+	}
+	for range earlyThreads + lateThreads {
+		tt.start <- p
+	}
+	tt.ready.Wait()
+	close(tt.release)
+	tt.wg.Wait()
+	close(tt.errs)
+	close(tt.tids)
+	seen := map[int]bool{}
+	for t := range tt.tids {
+		seen[t] = true
+	}
+	var all []error
+	for e := range tt.errs {
+		all = append(all, e)
+	}
+	if len(seen) < earlyThreads+lateThreads {
+		all = append(all, fmt.Errorf("only %d distinct threads", len(seen)))
+	}
+	return fmt.Sprintf("%d goroutines on %d threads", earlyThreads+lateThreads, len(seen)), errors.Join(all...)
+}
+
+// ppdevChecks checks the ppdev backend against the status direct I/O read.
+func ppdevChecks(status uint8) {
 	var pp lpt.Port
 	check("ppdev-open", func() (string, error) {
 		var err error
@@ -205,11 +240,7 @@ func normal() {
 			if err := pp.Close(); err != nil {
 				return "", err
 			}
-			q, err := lpt.OpenPPDev(ppdev0) // released: claimable again
-			if err != nil {
-				return "", fmt.Errorf("reopening after Close: %w", err)
-			}
-			return "", q.Close()
+			return "", claimable()
 		})
 	}
 	check("ppdev-busy-lp", func() (string, error) {
@@ -222,7 +253,18 @@ func normal() {
 	check("ppdev-missing", func() (string, error) {
 		return wantErr(lpt.OpenPPDev("/dev/parport1"))(unix.ENOENT, "modprobe parport_pc ppdev")
 	})
+}
 
+// claimable checks that nobody holds the ppdev claim on LPT1.
+func claimable() error {
+	q, err := lpt.OpenPPDev(ppdev0)
+	if err != nil {
+		return fmt.Errorf("claiming %s: %w", ppdev0, err)
+	}
+	return q.Close()
+}
+
+func devportChecks(status uint8) {
 	check("devport", func() (string, error) {
 		p, err := lpt.OpenDevPort(base)
 		if err != nil {
@@ -238,8 +280,11 @@ func normal() {
 		return bench(p)
 	})
 	check("devport-missing", func() (string, error) { return wantErr(lpt.OpenDevPort(nowhere))(lpt.ErrNoPort, "SPP") })
+}
 
-	// Last: its GPIO summary runs host.Init, whose lpt driver keeps LPT1.
+// probeCheck runs papersctl probe's backend.Probe; its GPIO summary runs
+// host.Init.
+func probeCheck() {
 	check("probe", func() (string, error) {
 		r := backend.Probe()
 		var seen []string
@@ -269,23 +314,51 @@ func normal() {
 		}
 		return fmt.Sprintf("found=%q gpio=%q", seen, r.GPIO), errors.Join(errs...)
 	})
-	check("unprivileged", func() (string, error) {
-		cmd := exec.Command("/init", "nobody")
-		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}} // os/exec takes package syscall's type
-		if err := cmd.Start(); err != nil {
+}
+
+// periphChecks runs after host.Init (probeCheck): the periph lpt driver
+// registered LPT1's pins but claims the port only while a pin is in use.
+func periphChecks() {
+	check("periph-unclaimed", func() (string, error) { return "", claimable() })
+	check("periph-claim", func() (string, error) {
+		d0 := gpioreg.ByName("LPT1_D0")
+		if d0 == nil {
+			return "", errors.New("no LPT1_D0 pin")
+		}
+		if err := d0.Out(gpio.High); err != nil {
 			return "", err
 		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
+		held := claimable()
+		if err := d0.(interface{ Close() error }).Close(); err != nil {
 			return "", err
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			return "", errors.New("the unprivileged child did not finish within 30 s")
 		}
+		if held == nil {
+			return "", errors.New("LPT1 claimable while LPT1_D0 is in use")
+		}
+		if err := claimable(); err != nil {
+			return "", fmt.Errorf("after closing LPT1_D0: %w", err)
+		}
+		return "claimed while in use: " + held.Error(), nil
 	})
+}
+
+// runUnprivileged runs the unprivileged checks in a child as uid 65534.
+func runUnprivileged() (string, error) {
+	cmd := exec.Command("/init", "nobody")
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}} // os/exec takes package syscall's type
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return "", err
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		return "", errors.New("the unprivileged child did not finish within 30 s")
+	}
 }
 
 // unprivileged runs as uid 65534, without capabilities.
