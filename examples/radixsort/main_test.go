@@ -6,7 +6,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ttlpapers/ttlpapers/internal/leakcheck"
 )
+
+// TestMain fails the tests when they leave goroutines running.
+func TestMain(m *testing.M) { os.Exit(leakcheck.Run(m)) }
 
 // Sort on 4 and 8 PEs, checked directly against slices.Sort of every
 // input key (Verify's collective check runs inside sortRun as well).

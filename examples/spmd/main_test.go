@@ -2,11 +2,16 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"testing"
 
 	"github.com/ttlpapers/ttlpapers/emulate"
+	"github.com/ttlpapers/ttlpapers/internal/leakcheck"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
+
+// TestMain fails the tests when they leave goroutines running.
+func TestMain(m *testing.M) { os.Exit(leakcheck.Run(m)) }
 
 // The third way to run the program: in-process, one goroutine per PE.
 func TestSumInProcess(t *testing.T) {
