@@ -113,6 +113,13 @@ const (
 	NetINTQ   = "nINTQ"    // interrupt flip-flop nQ
 )
 
+// The LED nets of each PE, CableNet(k, LEDGreen) and CableNet(k, LEDRed):
+// the U8 buffer outputs that light the PE's bicolour LED.
+const (
+	LEDGreen = "LED_G"
+	LEDRed   = "LED_R"
+)
+
 // CableNet is the name of the net on PE k's cable line (for PC-driven lines
 // and Busy; the data inputs I0-I3 may be shared between PEs).
 func CableNet(pe int, line string) string { return fmt.Sprintf("PE%d.%s", pe, line) }
@@ -129,11 +136,40 @@ func (b *Board) InputNet(bit, pe int) string {
 // ConnectorRef is the reference designator of PE k's cable connector.
 func ConnectorRef(pe int) string { return fmt.Sprintf("J%d", pe+1) }
 
-// inputLines are the status lines carrying the NAND result bits I0..I3.
-var inputLines = [4]string{"nError", "Select", "PaperOut", "nAck"}
+// The cable lines by the TTL_PAPERS signal each carries, from package
+// lpt's table.
+var (
+	lineS0       = lineName(lpt.Data, lpt.S0)
+	lineS1       = lineName(lpt.Data, lpt.S1)
+	lineLG       = lineName(lpt.Data, lpt.LG)
+	lineLR       = lineName(lpt.Data, lpt.LR)
+	lineNAK      = lineName(lpt.Control, lpt.NAK)
+	lineIRQ      = lineName(lpt.Control, lpt.IRQ)
+	lineSEL      = lineName(lpt.Control, lpt.SEL)
+	lineRDY      = lineName(lpt.Status, lpt.RDY)
+	lineReserved = lineName(lpt.Control, lpt.ControlSelectIn)
+)
 
-// InputLine returns the name of the port line that carries NAND bit b.
-func InputLine(bit int) string { return inputLines[bit] }
+func lineName(r lpt.Register, mask uint8) string {
+	l, ok := lpt.LineFor(r, mask)
+	if !ok {
+		panic(fmt.Sprintf("hw: no port line carries %v bit %#x", r, mask))
+	}
+	return l.Name
+}
+
+// dataLine is the name of the port line driving data bit (NAND input) b.
+func dataLine(bit int) string { return lineName(lpt.Data, 1<<bit) }
+
+// inputBit is the NAND bit a status line carries, or -1 for Busy.
+func inputBit(l lpt.Line) int {
+	for bit := 0; bit < 4; bit++ {
+		if l.Reg == lpt.Status && l.Mask == 1<<(lpt.InputShift+bit) {
+			return bit
+		}
+	}
+	return -1
+}
 
 func (b *Board) build() {
 	n := b.PEs
@@ -145,11 +181,11 @@ func (b *Board) build() {
 		return nets
 	}
 	// Barrier: two NAND trees that preset and clear one flip-flop half.
-	b.tree("barrier", "S0 tree", pes("D6"), NetAllS0)
-	b.tree("barrier", "S1 tree", pes("D7"), NetAllS1)
+	b.tree("barrier", "S0 tree", pes(lineS0), NetAllS0)
+	b.tree("barrier", "S1 tree", pes(lineS1), NetAllS1)
 	// Interrupt request and acknowledge trees.
-	b.tree("interrupt", "IRQ tree", pes("nAutoFd"), NetIRQAny)
-	b.tree("interrupt", "acknowledge tree", pes("nStrobe"), NetAckAll)
+	b.tree("interrupt", "IRQ tree", pes(lineIRQ), NetIRQAny)
+	b.tree("interrupt", "acknowledge tree", pes(lineNAK), NetAckAll)
 	// The flip-flops.
 	ff := b.chip(LS74, "barrier", "ready and interrupt flip-flops")
 	b.connect(NetAllS0, Node{ff.Ref, 1})
@@ -173,16 +209,16 @@ func (b *Board) build() {
 	for k := 0; k < n; k++ {
 		c, u := b.unit("mux125", LS125, "mux", "ready buffers (P_SEL=0)")
 		b.connect(rdy(k), Node{c.Ref, u.In[0]})
-		b.connect(CableNet(k, "nInit"), Node{c.Ref, u.Enable})
-		b.connect(CableNet(k, "Busy"), Node{c.Ref, u.Out})
+		b.connect(CableNet(k, lineSEL), Node{c.Ref, u.Enable})
+		b.connect(CableNet(k, lineRDY), Node{c.Ref, u.Out})
 		c, u = b.unit("mux126", LS126, "mux", "interrupt buffers (P_SEL=1)")
 		b.connect(intq(k), Node{c.Ref, u.In[0]})
-		b.connect(CableNet(k, "nInit"), Node{c.Ref, u.Enable})
-		b.connect(CableNet(k, "Busy"), Node{c.Ref, u.Out})
+		b.connect(CableNet(k, lineSEL), Node{c.Ref, u.Enable})
+		b.connect(CableNet(k, lineRDY), Node{c.Ref, u.Out})
 	}
 	// Data: one NAND per bit, driving every PE's input line.
 	for bit := 0; bit < 4; bit++ {
-		ins := pes(fmt.Sprintf("D%d", bit))
+		ins := pes(dataLine(bit))
 		if n <= 4 {
 			c, u := b.unit("nandbuf", LS40, "data", "data NAND buffers")
 			for i, net := range ins {
@@ -197,7 +233,7 @@ func (b *Board) build() {
 	}
 	// LEDs: green and red for each PE through a line driver.
 	for k := 0; k < n; k++ {
-		for _, led := range []struct{ line, net string }{{"D4", "LED_G"}, {"D5", "LED_R"}} {
+		for _, led := range []struct{ line, net string }{{lineLG, LEDGreen}, {lineLR, LEDRed}} {
 			c, u := b.unit("led", LS244, "led", "LED drivers")
 			b.connect(CableNet(k, led.line), Node{c.Ref, u.In[0]})
 			b.connect(CableNet(k, led.net), Node{c.Ref, u.Out})
@@ -208,15 +244,9 @@ func (b *Board) build() {
 		j := b.add(ConnectorRef(k), DB25, "cable", fmt.Sprintf("PE %d printer cable", k))
 		for _, l := range lpt.Lines {
 			switch {
-			case l.Name == "nSelectIn": // reserved: not connected
-			case l.Reg == lpt.Status && l.Name != "Busy":
-				bit := 0
-				for i, name := range inputLines {
-					if name == l.Name {
-						bit = i
-					}
-				}
-				b.connect(b.InputNet(bit, k), Node{j.Ref, l.Pin})
+			case l.Name == lineReserved: // not connected
+			case inputBit(l) >= 0:
+				b.connect(b.InputNet(inputBit(l), k), Node{j.Ref, l.Pin})
 			default:
 				b.connect(CableNet(k, l.Name), Node{j.Ref, l.Pin})
 			}
@@ -236,7 +266,7 @@ const (
 )
 
 // LEDAnodeNet is the net between PE k's LED resistor and the LED's anode for
-// the given colour net ("LED_G" or "LED_R").
+// the given colour net (LEDGreen or LEDRed).
 func LEDAnodeNet(pe int, colour string) string { return CableNet(pe, colour+"_A") }
 
 // passives adds what a real board needs beyond the logic: a decoupling
@@ -257,7 +287,7 @@ func (b *Board) passives() {
 	}
 	for k := 0; k < b.PEs; k++ {
 		led := b.add(fmt.Sprintf("D%d", k+1), LEDBicolour, "led", fmt.Sprintf("PE %d status light", k))
-		for i, colour := range []string{"LED_G", "LED_R"} {
+		for i, colour := range []string{LEDGreen, LEDRed} {
 			r := b.add(fmt.Sprintf("R%d", 2*k+i+1), R220, "led", fmt.Sprintf("PE %d %s resistor", k, colour))
 			b.connect(CableNet(k, colour), Node{r.Ref, 1})
 			b.connect(LEDAnodeNet(k, colour), Node{r.Ref, 2}, Node{led.Ref, ledAnode[i]})

@@ -1,6 +1,9 @@
 package hw
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // PinType is the electrical role of a part pin.
 type PinType uint8
@@ -16,7 +19,10 @@ const (
 )
 
 func (t PinType) String() string {
-	return [...]string{"input", "output", "tri_state", "power_in", "ground", "no_connect", "passive"}[t]
+	if names := [...]string{"input", "output", "tri_state", "power_in", "ground", "no_connect", "passive"}; int(t) < len(names) {
+		return names[t]
+	}
+	return fmt.Sprintf("PinType(%d)", uint8(t))
 }
 
 // Pin is one pin of a part, numbered as on the datasheet.
@@ -36,7 +42,12 @@ const (
 	FuncDFF                // 74LS74 half: D flip-flop with async preset/clear
 )
 
-func (f Func) String() string { return [...]string{"NAND", "OR", "buffer", "D flip-flop"}[f] }
+func (f Func) String() string {
+	if names := [...]string{"NAND", "OR", "buffer", "D flip-flop"}; int(f) < len(names) {
+		return names[f]
+	}
+	return fmt.Sprintf("Func(%d)", uint8(f))
+}
 
 // DFFState is a 74LS74 half's memory: Q, and the clock level it last saw
 // (a rising edge is a clock seen low, now high).

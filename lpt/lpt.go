@@ -152,6 +152,18 @@ func LineByName(name string) (Line, error) {
 	return Line{}, fmt.Errorf("lpt: no port line named %q: use D0-D7, nStrobe, nAutoFd, nInit, nSelectIn, nError, Select, PaperOut, nAck or Busy", name)
 }
 
+// LineFor finds the line carrying bit mask of register r — LineFor(Data,
+// S0) is D6 — so that code naming lines by the signal they carry derives
+// them from the table. ok is false when the bit is not a pin.
+func LineFor(r Register, mask uint8) (l Line, ok bool) {
+	for _, l := range Lines {
+		if l.Reg == r && l.Mask == mask {
+			return l, true
+		}
+	}
+	return Line{}, false
+}
+
 // LineByPin finds the line on a DB-25 pin.
 func LineByPin(pin int) (Line, bool) {
 	for _, l := range Lines {
@@ -184,15 +196,17 @@ func equalFold(a, b string) bool {
 // Pins is a set of DB-25 pin levels: bit p is 1 when pin p is high.
 type Pins uint32
 
-// High reports whether pin p is high.
-func (p Pins) High(pin int) bool { return p&(1<<pin) != 0 }
+// High reports whether pin p is high; a pin number outside 0-31 is never
+// high.
+func (p Pins) High(pin int) bool { return p&(1<<uint(pin)) != 0 }
 
-// With returns p with pin set to level.
+// With returns p with pin set to level; a pin number outside 0-31 leaves p
+// as it is.
 func (p Pins) With(pin int, high bool) Pins {
 	if high {
-		return p | 1<<pin
+		return p | 1<<uint(pin)
 	}
-	return p &^ (1 << pin)
+	return p &^ (1 << uint(pin))
 }
 
 // OutputPins returns the levels of the 12 PC-driven pins for the given data

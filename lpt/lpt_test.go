@@ -55,6 +55,17 @@ func TestLineTable(t *testing.T) {
 			t.Errorf("LineByPin(%d) = %v", l.Pin, byPin)
 		}
 	}
+	for _, l := range Lines {
+		if got, ok := LineFor(l.Reg, l.Mask); !ok || got != l {
+			t.Errorf("LineFor(%v, %#x) = %v, %v; want %v", l.Reg, l.Mask, got, ok, l)
+		}
+	}
+	if l, ok := LineFor(Status, 0x01); ok {
+		t.Errorf("LineFor(Status, 0x01) = %v: status bit 0 is not a pin", l)
+	}
+	if l, _ := LineFor(Data, S1); l.Name != "D7" {
+		t.Errorf("LineFor(Data, S1) = %v, want D7", l)
+	}
 	if len(seen) != 17 {
 		t.Errorf("%d lines, want 17", len(seen))
 	}
@@ -68,6 +79,19 @@ func TestLineTable(t *testing.T) {
 	for name, mask := range map[string]uint8{"P_S0": S0, "P_S1": S1, "P_LG": LG, "P_LR": LR, "P_NAK": NAK, "P_IRQ": IRQ, "P_SEL": SEL} {
 		if l, _ := LineByName(name); l.Mask != mask {
 			t.Errorf("%s: table mask %#x, constant %#x", name, l.Mask, mask)
+		}
+	}
+}
+
+// Pin numbers outside a Pins word neither panic nor touch other pins.
+func TestPinsOutOfRange(t *testing.T) {
+	p := Pins(0).With(2, true)
+	for _, pin := range []int{-1, 32, 99} {
+		if p.High(pin) {
+			t.Errorf("High(%d) is true", pin)
+		}
+		if got := p.With(pin, true).With(pin, false); got != p {
+			t.Errorf("With(%d) changed %b to %b", pin, p, got)
 		}
 	}
 }
