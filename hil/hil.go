@@ -32,6 +32,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emu/ppdevfs"
 	"github.com/ttlpapers/ttlpapers/internal/qemu"
+	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
 // Placeholders in Config.Args, replaced in each machine by its PE number
@@ -43,7 +44,7 @@ const (
 
 // Config describes a run.
 type Config struct {
-	N      int      // machines, one per PE: 1 to 32
+	N      int      // machines, one per PE: 1 to lpt.MaxPEs
 	Faults []string // board faults as emu.ParseFault reads them ("PE2.D6=stuck0")
 	// Args is the papersctl command line each machine runs, without the
 	// program name, e.g. {"selftest", "--port", "0x378", "--pe", "{pe}", "--pes", "{pes}"}.
@@ -122,48 +123,14 @@ const (
 // are killed, the board unmounted). The error is about the run itself
 // (setup failed); each machine's own failure is in its Machine.Err.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
-	if cfg.N < 1 || cfg.N > 32 {
-		return nil, fmt.Errorf("hil: %d machines: use 1 to 32", cfg.N)
-	}
-	if len(cfg.Args) == 0 {
-		return nil, errors.New("hil: no papersctl command to run in the machines (e.g. selftest --port 0x378)")
-	}
-	if cfg.Binary == "" {
-		return nil, errors.New("hil: no papersctl binary: build one with BuildPapersctl")
-	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = 5 * time.Minute
-	}
-	if cfg.Memory == "" {
-		cfg.Memory = "192M"
-	}
-	if cfg.Log == nil {
-		cfg.Log = log.Default()
-	}
-	if _, err := qemu.FindQEMU(); err != nil {
+	cfg, kernel, err := prepare(cfg)
+	if err != nil {
 		return nil, err
 	}
-	kernel := cfg.Kernel
-	if kernel == nil {
-		var err error
-		if kernel, err = qemu.FindKernel(); err != nil {
-			return nil, err
-		}
-	}
-	board, err := emu.New(cfg.N)
+	board, err := faultyBoard(cfg.N, cfg.Faults)
 	if err != nil {
-		return nil, fmt.Errorf("hil: %w", err)
+		return nil, err
 	}
-	for _, s := range cfg.Faults {
-		f, err := emu.ParseFault(s)
-		if err != nil {
-			return nil, err
-		}
-		if err := board.Inject(f); err != nil {
-			return nil, err
-		}
-	}
-
 	start := time.Now()
 	tmp, err := os.MkdirTemp(cfg.WorkDir, "ttlpapers-hil-")
 	if err != nil {
@@ -182,32 +149,85 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	res, err := runMachines(ctx, cfg, kernel, initrd, srv)
+	// Every QEMU has exited (runMachine waits), so nothing holds the files.
+	if uerr := srv.Unmount(); err == nil {
+		err = uerr
+	}
+	if res != nil {
+		res.Wall = time.Since(start)
+	}
+	return res, err
+}
+
+// prepare checks cfg, fills in its defaults and finds QEMU and the kernel,
+// before any work starts.
+func prepare(cfg Config) (Config, *qemu.Kernel, error) {
+	if cfg.N < 1 || cfg.N > lpt.MaxPEs {
+		return cfg, nil, fmt.Errorf("hil: %d machines: use 1 to %d", cfg.N, lpt.MaxPEs)
+	}
+	if len(cfg.Args) == 0 {
+		return cfg, nil, errors.New("hil: no papersctl command to run in the machines (e.g. selftest --port 0x378)")
+	}
+	if cfg.Binary == "" {
+		return cfg, nil, errors.New("hil: no papersctl binary: build one with BuildPapersctl")
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 5 * time.Minute
+	}
+	if cfg.Memory == "" {
+		cfg.Memory = "192M"
+	}
+	if cfg.Log == nil {
+		cfg.Log = log.Default()
+	}
+	if _, err := qemu.FindQEMU(); err != nil {
+		return cfg, nil, err
+	}
+	if cfg.Kernel != nil {
+		return cfg, cfg.Kernel, nil
+	}
+	kernel, err := qemu.FindKernel()
+	return cfg, kernel, err
+}
+
+// faultyBoard is the emulated board for n PEs with the faults injected.
+func faultyBoard(n int, faults []string) (*emu.Board, error) {
+	board, err := emu.New(n)
+	if err != nil {
+		return nil, fmt.Errorf("hil: %w", err)
+	}
+	for _, s := range faults {
+		f, err := emu.ParseFault(s)
+		if err != nil {
+			return nil, err
+		}
+		if err := board.Inject(f); err != nil {
+			return nil, err
+		}
+	}
+	return board, nil
+}
+
+// runMachines boots one machine per PE on the board's files and waits for
+// every one to power off.
+func runMachines(ctx context.Context, cfg Config, kernel *qemu.Kernel, initrd string, srv *ppdevfs.Server) (*Result, error) {
 	gate, err := newStartGate(cfg.N)
 	if err != nil {
-		srv.Unmount()
 		return nil, err
 	}
+	defer gate.close()
 	res := &Result{Machines: make([]Machine, cfg.N)}
 	var wg sync.WaitGroup
-	for k := 0; k < cfg.N; k++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res.Machines[k] = runMachine(ctx, cfg, kernel, initrd, srv.Path(k), k, gate)
-		}()
+	for k := range cfg.N {
+		wg.Go(func() { res.Machines[k] = runMachine(ctx, cfg, kernel, initrd, srv.Path(k), k, gate) })
 	}
 	wg.Wait()
-	gate.close()
 	for k := range res.Machines {
 		st := srv.Stats(k)
 		m := &res.Machines[k]
 		m.Ioctls, m.PerOp, m.BusyTime = st.Ioctls, st.PerOp(), st.Busy
 	}
-	// Every QEMU has exited (runMachine waits), so nothing holds the files.
-	if err := srv.Unmount(); err != nil {
-		return res, err
-	}
-	res.Wall = time.Since(start)
 	return res, nil
 }
 

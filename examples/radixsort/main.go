@@ -23,12 +23,13 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/emulate"
+	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
 	"github.com/ttlpapers/ttlpapers/strata"
 )
 
 func main() {
-	pes := flag.Int("pes", 4, "number of PEs (1 to 32)")
+	pes := flag.Int("pes", 4, fmt.Sprintf("number of PEs (1 to %d)", lpt.MaxPEs))
 	keys := flag.Int("keys", 2000, "keys per PE")
 	keyBits := flag.Int("keybits", 16, "bits per key: 8, 16, 24 or 32")
 	digitBits := flag.Int("digit", 4, "bits sorted per pass")

@@ -72,109 +72,147 @@ func Sort(s *strata.S, keys []uint32, cfg Config) ([]uint32, []Phase, error) {
 	if err := cfg.check(); err != nil {
 		return nil, nil, err
 	}
-	n, me, k := s.PartitionSize(), s.Self(), len(keys)
-	ph := &phases{s: s}
-	ph.list = [3]Phase{{Name: "fill"}, {Name: "scan"}, {Name: "coalesce"}}
-	s.NameState(stateFill, "fill")
-	s.NameState(stateMove, "coalesce")
-
-	// Every PE must hold the same number of keys.
-	kmax, err := s.CompositeInt(int32(k), strata.Max)
-	if err != nil {
+	if err := sameCounts(s, len(keys)); err != nil {
 		return nil, nil, err
 	}
-	if kmin, err := s.CompositeInt(int32(k), strata.Min); err != nil {
-		return nil, nil, err
-	} else if kmin != kmax {
-		return nil, nil, fmt.Errorf("radixsort: PE %d: the PEs hold %d to %d keys: every PE must hold the same number", me, kmin, kmax)
-	}
-
-	radix := 1 << cfg.DigitBits
-	cnt := make([]int32, radix)
-	off := make([]int32, radix)
-	tot := make([]strata.Word, radix)
-	cur := append([]uint32(nil), keys...)
-	next := make([]uint32, k)
-	pos := make([]int, k)
-	perWord := 64 / cfg.KeyBits
-	keyMask := uint64(1)<<cfg.KeyBits - 1
-	total := n * k
-
+	st := newSorter(s, keys, cfg)
 	for shift := 0; shift < cfg.KeyBits; shift += cfg.DigitBits {
-		digit := func(x uint32) int { return int(x>>shift) & (radix - 1) }
-
-		ph.begin(0, stateFill)
-		clear(cnt)
-		for _, x := range cur {
-			cnt[digit(x)]++
-		}
-		ph.end()
-
-		// off[b]: how many keys with digit b the PEs before this one
-		// hold; the last PE then knows the totals and broadcasts them.
-		ph.begin(1, strata.StateBusy)
-		if err := s.CombineVector(off, cnt, strata.ScanAdd); err != nil {
+		if err := st.pass(shift); err != nil {
 			return nil, nil, err
 		}
-		if s.Rightmost() {
-			for b := range tot {
-				tot[b] = strata.Word(off[b] + cnt[b])
-			}
-			err = s.BroadcastVector(tot, tot)
-		} else {
-			err = s.ReceiveBroadcastVector(tot)
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		ph.end()
-
-		// Each key's global position: the keys with smaller digits, then
-		// those with its digit on earlier PEs, then its rank here.
-		ph.begin(2, stateMove)
-		base := 0
-		start := make([]int, radix)
-		for b := range radix {
-			start[b] = base + int(off[b])
-			base += int(tot[b])
-		}
-		for i, x := range cur {
-			d := digit(x)
-			pos[i] = start[d]
-			start[d]++
-		}
-		// Stream: word w carries positions w*perWord ... ; each PE fills
-		// the slots it holds and leaves the rest all ones, so the bitwise
-		// NAND over PEs is the complement of every slot's key.
-		have := make([]uint64, (total+perWord-1)/perWord)
-		for i := range have {
-			have[i] = ^uint64(0)
-		}
-		for i, x := range cur {
-			w, slot := pos[i]/perWord, pos[i]%perWord
-			have[w] &^= keyMask << (cfg.KeyBits * slot)
-			have[w] |= uint64(x) & keyMask << (cfg.KeyBits * slot)
-		}
-		for w := range have {
-			r, err := papers.NANDBits(s.PE(), have[w])
-			if err != nil {
-				return nil, nil, err
-			}
-			for slot := range perWord {
-				g := w*perWord + slot
-				if g >= me*k && g < (me+1)*k {
-					next[g-me*k] = uint32(^r >> (cfg.KeyBits * slot) & keyMask)
-				}
-			}
-		}
-		if err := s.RestoreAsyncGlobalOR(); err != nil {
-			return nil, nil, err
-		}
-		cur, next = next, cur
-		ph.end()
 	}
 	s.SetState(strata.StateBusy)
-	return cur, ph.list[:], nil
+	return st.cur, st.ph.list[:], nil
+}
+
+// sameCounts checks that every PE holds k keys.
+func sameCounts(s *strata.S, k int) error {
+	kmax, err := s.CompositeInt(int32(k), strata.Max)
+	if err != nil {
+		return err
+	}
+	kmin, err := s.CompositeInt(int32(k), strata.Min)
+	if err != nil {
+		return err
+	}
+	if kmin != kmax {
+		return fmt.Errorf("radixsort: PE %d: the PEs hold %d to %d keys: every PE must hold the same number", s.Self(), kmin, kmax)
+	}
+	return nil
+}
+
+// sorter is one PE's part of a sort.
+type sorter struct {
+	s         *strata.S
+	cfg       Config
+	ph        *phases
+	me, k     int
+	total     int           // keys on all PEs
+	cnt, off  []int32       // per digit: this PE's count; the count on the PEs before it
+	tot       []strata.Word // per digit: the count on all PEs
+	cur, next []uint32      // this PE's keys before and after the pass
+	pos       []int         // each key's position in the pass's global order
+}
+
+func newSorter(s *strata.S, keys []uint32, cfg Config) *sorter {
+	radix, k := 1<<cfg.DigitBits, len(keys)
+	st := &sorter{
+		s: s, cfg: cfg, ph: &phases{s: s}, me: s.Self(), k: k, total: s.PartitionSize() * k,
+		cnt: make([]int32, radix), off: make([]int32, radix), tot: make([]strata.Word, radix),
+		cur: append([]uint32(nil), keys...), next: make([]uint32, k), pos: make([]int, k),
+	}
+	st.ph.list = [3]Phase{{Name: "fill"}, {Name: "scan"}, {Name: "coalesce"}}
+	s.NameState(stateFill, "fill")
+	s.NameState(stateMove, "coalesce")
+	return st
+}
+
+// pass sorts by the digit at bit shift: fill, scan, coalesce.
+func (st *sorter) pass(shift int) error {
+	digit := func(x uint32) int { return int(x>>shift) & (len(st.cnt) - 1) }
+	st.ph.begin(0, stateFill)
+	clear(st.cnt)
+	for _, x := range st.cur {
+		st.cnt[digit(x)]++
+	}
+	st.ph.end()
+
+	st.ph.begin(1, strata.StateBusy)
+	if err := st.scan(); err != nil {
+		return err
+	}
+	st.ph.end()
+
+	st.ph.begin(2, stateMove)
+	st.place(digit)
+	if err := st.coalesce(); err != nil {
+		return err
+	}
+	st.cur, st.next = st.next, st.cur
+	st.ph.end()
+	return nil
+}
+
+// scan sets off[b], how many keys with digit b the PEs before this one
+// hold; the last PE then knows the totals and broadcasts them into tot.
+func (st *sorter) scan() error {
+	if err := st.s.CombineVector(st.off, st.cnt, strata.ScanAdd); err != nil {
+		return err
+	}
+	if !st.s.Rightmost() {
+		return st.s.ReceiveBroadcastVector(st.tot)
+	}
+	for b := range st.tot {
+		st.tot[b] = strata.Word(st.off[b] + st.cnt[b])
+	}
+	return st.s.BroadcastVector(st.tot, st.tot)
+}
+
+// place sets each key's global position: the keys with smaller digits,
+// then those with its digit on earlier PEs, then its rank here.
+func (st *sorter) place(digit func(uint32) int) {
+	base := 0
+	start := make([]int, len(st.cnt))
+	for b := range start {
+		start[b] = base + int(st.off[b])
+		base += int(st.tot[b])
+	}
+	for i, x := range st.cur {
+		d := digit(x)
+		st.pos[i] = start[d]
+		start[d]++
+	}
+}
+
+// coalesce streams every key in global order over the NAND lines: word w
+// carries positions w*perWord ...; each PE fills the slots it holds and
+// leaves the rest all ones, so the bitwise NAND over PEs is the complement
+// of every slot's key. Each PE keeps its own positions in next.
+func (st *sorter) coalesce() error {
+	bits := st.cfg.KeyBits
+	perWord, keyMask := 64/bits, uint64(1)<<bits-1
+	have := make([]uint64, (st.total+perWord-1)/perWord)
+	for i := range have {
+		have[i] = ^uint64(0)
+	}
+	for i, x := range st.cur {
+		w, slot := st.pos[i]/perWord, st.pos[i]%perWord
+		have[w] &^= keyMask << (bits * slot)
+		have[w] |= uint64(x) & keyMask << (bits * slot)
+	}
+	first := st.me * st.k // this PE's first position
+	for w := range have {
+		r, err := papers.NANDBits(st.s.PE(), have[w])
+		if err != nil {
+			return err
+		}
+		for slot := range perWord {
+			if g := w*perWord + slot; g >= first && g < first+st.k {
+				st.next[g-first] = uint32(^r >> (bits * slot) & keyMask)
+			}
+		}
+	}
+	return st.s.RestoreAsyncGlobalOR()
 }
 
 // Verify checks, collectively, that out is the sorted form of in across
@@ -206,15 +244,8 @@ func Verify(s *strata.S, in, out []uint32) error {
 			ok = false
 		}
 	}
-	var hin, hout, xin, xout uint64
-	for _, x := range in {
-		hin += mix(uint64(x))
-		xin ^= mix(uint64(x) + 0x9e3779b97f4a7c15)
-	}
-	for _, x := range out {
-		hout += mix(uint64(x))
-		xout ^= mix(uint64(x) + 0x9e3779b97f4a7c15)
-	}
+	hin, xin := keyHashes(in)
+	hout, xout := keyHashes(out)
 	var err error
 	for _, v := range []*uint64{&hin, &hout} {
 		if *v, err = papers.Reduce(p, papers.Sum, *v); err != nil {
@@ -237,6 +268,16 @@ func Verify(s *strata.S, in, out []uint32) error {
 		return fmt.Errorf("radixsort: PE %d: output is not the sorted input (this PE's share sorted and complete: %v; keys preserved: %v)", s.Self(), ok, hin == hout && xin == xout)
 	}
 	return nil
+}
+
+// keyHashes are two independent order-free hashes of keys: the sum and the
+// XOR of a 64-bit hash of each.
+func keyHashes(keys []uint32) (sum, xor uint64) {
+	for _, x := range keys {
+		sum += mix(uint64(x))
+		xor ^= mix(uint64(x) + 0x9e3779b97f4a7c15)
+	}
+	return sum, xor
 }
 
 func b2i(b bool) int32 {
