@@ -171,22 +171,42 @@ func inputBit(l lpt.Line) int {
 	return -1
 }
 
+// build wires the board. The order of the steps is the order of the
+// reference designators (U1, U2, …).
 func (b *Board) build() {
-	n := b.PEs
-	pes := func(line string) []string {
-		nets := make([]string, n)
-		for k := range nets {
-			nets[k] = CableNet(k, line)
-		}
-		return nets
+	b.trees()
+	b.flipFlops()
+	b.muxes()
+	b.dataNANDs()
+	b.ledDrivers()
+	b.connectors()
+	b.finishPools()
+	b.power()
+	b.passives()
+}
+
+// perPE is the cable net of line on every PE.
+func (b *Board) perPE(line string) []string {
+	nets := make([]string, b.PEs)
+	for k := range nets {
+		nets[k] = CableNet(k, line)
 	}
-	// Barrier: two NAND trees that preset and clear one flip-flop half.
-	b.tree("barrier", "S0 tree", pes(lineS0), NetAllS0)
-	b.tree("barrier", "S1 tree", pes(lineS1), NetAllS1)
-	// Interrupt request and acknowledge trees.
-	b.tree("interrupt", "IRQ tree", pes(lineIRQ), NetIRQAny)
-	b.tree("interrupt", "acknowledge tree", pes(lineNAK), NetAckAll)
-	// The flip-flops.
+	return nets
+}
+
+// trees builds the barrier's two NAND trees, which preset and clear one
+// flip-flop half, and the interrupt request and acknowledge trees.
+func (b *Board) trees() {
+	b.tree("barrier", "S0 tree", b.perPE(lineS0), NetAllS0)
+	b.tree("barrier", "S1 tree", b.perPE(lineS1), NetAllS1)
+	b.tree("interrupt", "IRQ tree", b.perPE(lineIRQ), NetIRQAny)
+	b.tree("interrupt", "acknowledge tree", b.perPE(lineNAK), NetAckAll)
+}
+
+// flipFlops places the 74LS74: the ready flip-flop, preset by nALL_S0 and
+// cleared by nALL_S1, and the interrupt flip-flop, clocked by IRQ_ANY and
+// cleared by every PE's acknowledge.
+func (b *Board) flipFlops() {
 	ff := b.chip(LS74, "barrier", "ready and interrupt flip-flops")
 	b.connect(NetAllS0, Node{ff.Ref, 1})
 	b.connect(VCC, Node{ff.Ref, 2}, Node{ff.Ref, 3})
@@ -196,17 +216,21 @@ func (b *Board) build() {
 	b.connect(VCC, Node{ff.Ref, 10}, Node{ff.Ref, 12})
 	b.connect(NetIRQAny, Node{ff.Ref, 11})
 	b.connect(NetAckAll, Node{ff.Ref, 13})
-	// Above 8 PEs the flip-flop outputs drive too many mux inputs: buffer them.
+}
+
+// muxes puts each PE's multiplexer onto Busy: P_SEL=0 shows RDYQ, P_SEL=1
+// shows nINTQ.
+func (b *Board) muxes() {
 	rdy, intq := func(int) string { return NetRDYQ }, func(int) string { return NetINTQ }
-	if n > 8 {
-		rdy = b.fanout("barrier", "flip-flop output drivers", NetRDYQ, n/8, func(g int) string { return fmt.Sprintf("RDYQ.G%d", g) })
-		intq = b.fanout("barrier", "flip-flop output drivers", NetINTQ, n/8, func(g int) string { return fmt.Sprintf("nINTQ.G%d", g) })
-		rdy2, int2 := rdy, intq
-		rdy = func(pe int) string { return rdy2(pe / 8) }
-		intq = func(pe int) string { return int2(pe / 8) }
+	if b.PEs > 8 {
+		// The flip-flop outputs would drive too many mux inputs: buffer them,
+		// one copy per 8 PEs.
+		rdyG := b.fanout("barrier", "flip-flop output drivers", NetRDYQ, b.PEs/8, func(g int) string { return fmt.Sprintf("RDYQ.G%d", g) })
+		intqG := b.fanout("barrier", "flip-flop output drivers", NetINTQ, b.PEs/8, func(g int) string { return fmt.Sprintf("nINTQ.G%d", g) })
+		rdy = func(pe int) string { return rdyG(pe / 8) }
+		intq = func(pe int) string { return intqG(pe / 8) }
 	}
-	// Per-PE multiplexer onto Busy: P_SEL=0 shows RDYQ, P_SEL=1 shows nINTQ.
-	for k := 0; k < n; k++ {
+	for k := 0; k < b.PEs; k++ {
 		c, u := b.unit("mux125", LS125, "mux", "ready buffers (P_SEL=0)")
 		b.connect(rdy(k), Node{c.Ref, u.In[0]})
 		b.connect(CableNet(k, lineSEL), Node{c.Ref, u.Enable})
@@ -216,10 +240,14 @@ func (b *Board) build() {
 		b.connect(CableNet(k, lineSEL), Node{c.Ref, u.Enable})
 		b.connect(CableNet(k, lineRDY), Node{c.Ref, u.Out})
 	}
-	// Data: one NAND per bit, driving every PE's input line.
+}
+
+// dataNANDs builds one NAND per data bit, driving every PE's input line:
+// a 74LS40 buffer gate up to 4 PEs, a tree and line drivers beyond.
+func (b *Board) dataNANDs() {
 	for bit := 0; bit < 4; bit++ {
-		ins := pes(dataLine(bit))
-		if n <= 4 {
+		ins := b.perPE(dataLine(bit))
+		if b.PEs <= 4 {
 			c, u := b.unit("nandbuf", LS40, "data", "data NAND buffers")
 			for i, net := range ins {
 				b.connect(net, Node{c.Ref, u.In[i]})
@@ -229,18 +257,25 @@ func (b *Board) build() {
 		}
 		all := fmt.Sprintf("I%d", bit)
 		b.tree("data", fmt.Sprintf("data bit %d NAND", bit), ins, all)
-		b.fanout("data", "data line drivers", all, n/4, func(g int) string { return b.InputNet(bit, g*4) })
+		b.fanout("data", "data line drivers", all, b.PEs/4, func(g int) string { return b.InputNet(bit, g*4) })
 	}
-	// LEDs: green and red for each PE through a line driver.
-	for k := 0; k < n; k++ {
+}
+
+// ledDrivers drives each PE's green and red LED through a line driver.
+func (b *Board) ledDrivers() {
+	for k := 0; k < b.PEs; k++ {
 		for _, led := range []struct{ line, net string }{{lineLG, LEDGreen}, {lineLR, LEDRed}} {
 			c, u := b.unit("led", LS244, "led", "LED drivers")
 			b.connect(CableNet(k, led.line), Node{c.Ref, u.In[0]})
 			b.connect(CableNet(k, led.net), Node{c.Ref, u.Out})
 		}
 	}
-	// Cable connectors.
-	for k := 0; k < n; k++ {
+}
+
+// connectors places each PE's DB-25 and puts its pins on their nets, from
+// lpt's line table.
+func (b *Board) connectors() {
+	for k := 0; k < b.PEs; k++ {
 		j := b.add(ConnectorRef(k), DB25, "cable", fmt.Sprintf("PE %d printer cable", k))
 		for _, l := range lpt.Lines {
 			switch {
@@ -255,9 +290,6 @@ func (b *Board) build() {
 			b.connect(GND, Node{j.Ref, p})
 		}
 	}
-	b.finishPools()
-	b.power()
-	b.passives()
 }
 
 // Nets that only the passives use.
