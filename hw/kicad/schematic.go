@@ -193,11 +193,36 @@ func layoutArea(b *hw.Board, syms map[string]*symbolDef, group, title string, co
 func Schematic(b *hw.Board) []byte {
 	syms := symbols(b)
 	paper, pw, ph, as := layout(b, syms)
-	w := &writer{}
-	key := b.Name + "/"
+	sc := &schematic{b: b, key: b.Name + "/"}
+	sc.header(paper, pw, ph, syms)
+	for _, a := range as {
+		sc.frame(a)
+		for _, pl := range a.cells {
+			for _, p := range pl.sym.Pins {
+				sc.pinEnd(pl, p)
+			}
+			sc.symbol(pl)
+		}
+	}
+	sc.footer()
+	return []byte(sc.w.b.String())
+}
+
+// schematic is a schematic being written.
+type schematic struct {
+	w          writer
+	b          *hw.Board
+	key        string   // prefix of every uuid's name
+	instances  []string // the symbol_instances entries
+	pwr, flags int      // power symbols and PWR_FLAGs placed
+}
+
+// header opens the file: paper, title block and the library symbols.
+func (sc *schematic) header(paper string, pw, ph coord, syms map[string]*symbolDef) {
+	w, b := &sc.w, sc.b
 	w.open("(kicad_sch (version 20211123) (generator ttlpapers)")
 	w.line("")
-	w.line("(uuid %s)", uuid(key+"sheet"))
+	w.line("(uuid %s)", uuid(sc.key+"sheet"))
 	w.line("")
 	if paper == "User" {
 		w.line("(paper \"User\" %v %v)", pw, ph)
@@ -222,89 +247,102 @@ func Schematic(b *hw.Board) []byte {
 	writeFlagSymbol(w)
 	w.close()
 	w.line("")
+}
 
-	var instances []string
-	pwr, flags := 0, 0
-	for _, a := range as {
-		// KiCad 6.0 reads a sheet-level polyline as one two-point line, so
-		// the frame is four of them.
-		corners := [5][2]coord{{a.x, a.y}, {a.x + a.w, a.y}, {a.x + a.w, a.y + a.h}, {a.x, a.y + a.h}, {a.x, a.y}}
-		for i := range 4 {
-			p, q := corners[i], corners[i+1]
-			w.line("(polyline (pts (xy %v %v) (xy %v %v)) (stroke (width 0) (type dash) (color 0 0 0 0)) (uuid %s))",
-				p[0], p[1], q[0], q[1], uuid(fmt.Sprintf("%sarea/%s/%d", key, a.title, i)))
-		}
-		w.line("(text %s (at %v %v 0) (effects (font (size 2.54 2.54) bold) (justify left bottom)) (uuid %s))",
-			quote(a.title), a.x+pin, a.y+2*pin, uuid(key+"title/"+a.title))
-		for _, pl := range a.cells {
-			c, s := pl.c, pl.sym
-			for _, p := range s.Pins {
-				px, py := pl.X+p.X, pl.Y-p.Y
-				id := key + c.Ref + "." + fmt.Sprint(p.Num)
-				net := b.NetOf(hw.Node{Ref: c.Ref, Pin: p.Num})
-				if net == nil {
-					// An unused input or output gets a no-connect flag; a
-					// pin the chip itself leaves unconnected (NC) needs
-					// none, and KiCad's rules check calls a flag on it
-					// dangling.
-					if p.Type != hw.PinNC {
-						w.line("(no_connect (at %v %v) (uuid %s))", px, py, uuid(id+"/nc"))
-					}
-					continue
-				}
-				dx, dy, length := sideDir(p.Side)
-				ex, ey := px+dx*length, py+dy*length
-				w.line("(wire (pts (xy %v %v) (xy %v %v)) (stroke (width 0) (type default) (color 0 0 0 0)) (uuid %s))",
-					px, py, ex, ey, uuid(id+"/wire"))
-				if net.Name == hw.VCC || net.Name == hw.GND {
-					pwr++
-					rot := powerRotation(net.Name, p.Side)
-					vx, vy := powerValueAt(net.Name, rot)
-					instances = append(instances, placePower(w, id+"/power", "power:"+net.Name, fmt.Sprintf("#PWR%04d", pwr), net.Name, ex, ey, rot, vx, vy))
-					if c.Part == hw.PowerIn {
-						// The supply input drives VCC and GND: a PWR_FLAG
-						// on each tells KiCad's electrical rules check so.
-						flags++
-						rot, vy := 0, -pin-grid
-						if net.Name == hw.GND {
-							rot, vy = 180, pin+grid
-						}
-						instances = append(instances, placePower(w, id+"/flag", flagLibID, fmt.Sprintf("#FLG%02d", flags), "PWR_FLAG", ex, ey, rot, 0, vy))
-					}
-					continue
-				}
-				angle, just := labelAngle(p.Side)
-				w.line("(label %s (at %v %v %d) (effects (font (size 1.27 1.27)) (justify %s bottom)) (uuid %s))",
-					quote(net.Name), ex, ey, angle, just, uuid(id+"/label"))
-			}
-			u := uuid(key + c.Ref)
-			w.open("(symbol (lib_id %s) (at %v %v 0) (unit 1) (in_bom yes) (on_board yes)", quote(s.LibID), pl.X, pl.Y)
-			w.line("(uuid %s)", u)
-			w.line("(property \"Reference\" %s (id 0) (at %v %v 0) (effects (font (size 1.27 1.27)) (justify left bottom)))", quote(c.Ref), pl.X-s.W/2, pl.Y-s.H/2-grid/2)
-			w.line("(property \"Value\" %s (id 1) (at %v %v 0) (effects (font (size 1.27 1.27)) (justify right top)))", quote(c.Part.Name), pl.X+s.W/2, pl.Y+s.H/2+grid/2)
-			w.line("(property \"Footprint\" %s (id 2) (at %v %v 0) %s)", quote(c.Part.Footprint), pl.X, pl.Y, fontHide)
-			w.line("(property \"Datasheet\" \"\" (id 3) (at %v %v 0) %s)", pl.X, pl.Y, fontHide)
-			w.line("(property \"Role\" %s (id 4) (at %v %v 0) %s)", quote(c.Role), pl.X, pl.Y, fontHide)
-			for _, p := range s.Pins {
-				w.line("(pin \"%d\" (uuid %s))", p.Num, uuid(key+c.Ref+"/pin/"+fmt.Sprint(p.Num)))
-			}
-			w.close()
-			instances = append(instances, fmt.Sprintf("(path \"/%s\" (reference %s) (unit 1) (value %s) (footprint %s))", u, quote(c.Ref), quote(c.Part.Name), quote(c.Part.Footprint)))
-		}
+// frame draws an area's dashed frame and title. KiCad 6.0 reads a
+// sheet-level polyline as one two-point line, so the frame is four of them.
+func (sc *schematic) frame(a *area) {
+	corners := [5][2]coord{{a.x, a.y}, {a.x + a.w, a.y}, {a.x + a.w, a.y + a.h}, {a.x, a.y + a.h}, {a.x, a.y}}
+	for i := range 4 {
+		p, q := corners[i], corners[i+1]
+		sc.w.line("(polyline (pts (xy %v %v) (xy %v %v)) (stroke (width 0) (type dash) (color 0 0 0 0)) (uuid %s))",
+			p[0], p[1], q[0], q[1], uuid(fmt.Sprintf("%sarea/%s/%d", sc.key, a.title, i)))
 	}
+	sc.w.line("(text %s (at %v %v 0) (effects (font (size 2.54 2.54) bold) (justify left bottom)) (uuid %s))",
+		quote(a.title), a.x+pin, a.y+2*pin, uuid(sc.key+"title/"+a.title))
+}
+
+// pinEnd ends pin p of a placed part: a short wire to a net label or a
+// power symbol, or a no-connect flag.
+func (sc *schematic) pinEnd(pl *placed, p symPin) {
+	w, c := &sc.w, pl.c
+	px, py := pl.X+p.X, pl.Y-p.Y
+	id := sc.key + c.Ref + "." + fmt.Sprint(p.Num)
+	net := sc.b.NetOf(hw.Node{Ref: c.Ref, Pin: p.Num})
+	if net == nil {
+		// An unused input or output gets a no-connect flag; a pin the chip
+		// itself leaves unconnected (NC) needs none, and KiCad's rules
+		// check calls a flag on it dangling.
+		if p.Type != hw.PinNC {
+			w.line("(no_connect (at %v %v) (uuid %s))", px, py, uuid(id+"/nc"))
+		}
+		return
+	}
+	dx, dy, length := sideDir(p.Side)
+	ex, ey := px+dx*length, py+dy*length
+	w.line("(wire (pts (xy %v %v) (xy %v %v)) (stroke (width 0) (type default) (color 0 0 0 0)) (uuid %s))",
+		px, py, ex, ey, uuid(id+"/wire"))
+	if net.Name == hw.VCC || net.Name == hw.GND {
+		sc.power(id, net.Name, c.Part == hw.PowerIn, p.Side, ex, ey)
+		return
+	}
+	angle, just := labelAngle(p.Side)
+	w.line("(label %s (at %v %v %d) (effects (font (size 1.27 1.27)) (justify %s bottom)) (uuid %s))",
+		quote(net.Name), ex, ey, angle, just, uuid(id+"/label"))
+}
+
+// power places the power symbol of net at a wire's end (x, y); on the
+// supply input, which drives VCC and GND, a PWR_FLAG tells KiCad's
+// electrical rules check so.
+func (sc *schematic) power(id, net string, supply bool, s side, x, y coord) {
+	sc.pwr++
+	rot := powerRotation(net, s)
+	vx, vy := powerValueAt(net, rot)
+	sc.instances = append(sc.instances, placePower(&sc.w, id+"/power", "power:"+net, fmt.Sprintf("#PWR%04d", sc.pwr), net, x, y, rot, vx, vy))
+	if !supply {
+		return
+	}
+	sc.flags++
+	rot, vy = 0, -pin-grid
+	if net == hw.GND {
+		rot, vy = 180, pin+grid
+	}
+	sc.instances = append(sc.instances, placePower(&sc.w, id+"/flag", flagLibID, fmt.Sprintf("#FLG%02d", sc.flags), "PWR_FLAG", x, y, rot, 0, vy))
+}
+
+// symbol places a part's symbol with its properties.
+func (sc *schematic) symbol(pl *placed) {
+	w, c, s := &sc.w, pl.c, pl.sym
+	u := uuid(sc.key + c.Ref)
+	w.open("(symbol (lib_id %s) (at %v %v 0) (unit 1) (in_bom yes) (on_board yes)", quote(s.LibID), pl.X, pl.Y)
+	w.line("(uuid %s)", u)
+	w.line("(property \"Reference\" %s (id 0) (at %v %v 0) (effects (font (size 1.27 1.27)) (justify left bottom)))", quote(c.Ref), pl.X-s.W/2, pl.Y-s.H/2-grid/2)
+	w.line("(property \"Value\" %s (id 1) (at %v %v 0) (effects (font (size 1.27 1.27)) (justify right top)))", quote(c.Part.Name), pl.X+s.W/2, pl.Y+s.H/2+grid/2)
+	w.line("(property \"Footprint\" %s (id 2) (at %v %v 0) %s)", quote(c.Part.Footprint), pl.X, pl.Y, fontHide)
+	w.line("(property \"Datasheet\" \"\" (id 3) (at %v %v 0) %s)", pl.X, pl.Y, fontHide)
+	w.line("(property \"Role\" %s (id 4) (at %v %v 0) %s)", quote(c.Role), pl.X, pl.Y, fontHide)
+	for _, p := range s.Pins {
+		w.line("(pin \"%d\" (uuid %s))", p.Num, uuid(sc.key+c.Ref+"/pin/"+fmt.Sprint(p.Num)))
+	}
+	w.close()
+	sc.instances = append(sc.instances, fmt.Sprintf("(path \"/%s\" (reference %s) (unit 1) (value %s) (footprint %s))", u, quote(c.Ref), quote(c.Part.Name), quote(c.Part.Footprint)))
+}
+
+// footer closes the file with the sheet and symbol instances.
+func (sc *schematic) footer() {
+	w := &sc.w
 	w.line("")
 	w.open("(sheet_instances")
 	w.line("(path \"/\" (page \"1\"))")
 	w.close()
 	w.line("")
 	w.open("(symbol_instances")
-	sort.Strings(instances)
-	for _, in := range instances {
+	sort.Strings(sc.instances)
+	for _, in := range sc.instances {
 		w.line("%s", in)
 	}
 	w.close()
 	w.close()
-	return []byte(w.b.String())
 }
 
 // symbols draws one symbol per library part the board uses.
