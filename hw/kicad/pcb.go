@@ -179,15 +179,51 @@ func footprintOf(c *hw.Component) *footprintDef {
 	return fp
 }
 
+// pcbLayout is where every footprint goes, and the board's outline.
+type pcbLayout struct {
+	fps                      []fpPlaced
+	titles                   []groupTitle
+	left, top, right, bottom um
+}
+
+// connectorRow is how the cable connectors sit along an edge.
+type connectorRow struct {
+	fp      *footprintDef
+	perEdge int // how many fit along the bottom edge (the rest go on top)
+	pitch   um
+}
+
 // placeFootprints puts the cable connectors on the board's edges, mating
 // side out, and every other component on a grid by functional group (the
 // groups flowing left to right in rows, like the schematic's areas)
 // between them. The connectors fill the bottom edge first; on boards with
 // more than fit there, half go on the top edge, turned round, and the board
-// widens to hold them. It returns the board's outline.
-func placeFootprints(b *hw.Board) (fps []fpPlaced, titles []groupTitle, left, top, right, bottom um) {
-	var conns []*hw.Component // PE k's is conns[k]
-	caps := map[*hw.Component]*hw.Component{}
+// widens to hold them.
+func placeFootprints(b *hw.Board) *pcbLayout {
+	conns, caps := edgeAndCaps(b)
+	var row connectorRow
+	if len(conns) > 0 {
+		row.fp = footprintOf(conns[0])
+		row.pitch = row.fp.X1 - row.fp.X0 + fpGap
+		row.perEdge = max(int(boardW/row.pitch), (len(conns)+1)/2)
+	}
+	l := &pcbLayout{left: boardAt, top: boardAt}
+	split := min(row.perEdge, len(conns))
+	gridTop := l.topConnectors(conns[split:], row)
+	gridBottom := l.groups(b, caps, max(boardW, um(row.perEdge)*row.pitch-fpGap), gridTop)
+	l.bottom = gridBottom + edgeSpan
+	l.bottomConnectors(conns[:split], row, gridBottom)
+	if len(conns) > 0 {
+		l.right = max(l.right, l.left+edgeSpan+um(row.perEdge)*row.pitch-fpGap)
+	}
+	l.right += edgeSpan
+	return l
+}
+
+// edgeAndCaps returns the cable connectors (PE k's is conns[k]) and each
+// chip's decoupling capacitor.
+func edgeAndCaps(b *hw.Board) (conns []*hw.Component, caps map[*hw.Component]*hw.Component) {
+	caps = map[*hw.Component]*hw.Component{}
 	for _, c := range b.Components {
 		if c.Decouples != nil {
 			caps[c.Decouples] = c
@@ -199,25 +235,27 @@ func placeFootprints(b *hw.Board) (fps []fpPlaced, titles []groupTitle, left, to
 			conns = append(conns, c)
 		}
 	}
-	var cfp *footprintDef
-	perEdge, pitch := 0, um(0)
-	if len(conns) > 0 {
-		cfp = footprintOf(conns[0])
-		pitch = cfp.X1 - cfp.X0 + fpGap
-		perEdge = max(int(boardW/pitch), (len(conns)+1)/2)
-	}
-	width := max(boardW, um(perEdge)*pitch-fpGap)
-	left, top = boardAt, boardAt
-	y0 := top + edgeSpan // the grid's top
-	// Top edge: the connectors after the first perEdge, turned 180° (their
-	// courtyard is then -X1..-X0, -Y1..-Y0 about the origin).
-	for i, c := range conns[min(perEdge, len(conns)):] {
-		x := left + edgeSpan + um(i)*pitch
-		fps = append(fps, fpPlaced{c, cfp, x + cfp.X1, top + cfp.Edge, 180})
-		titles = append(titles, groupTitle{fmt.Sprintf("PE %d", perEdge+i), x, top + cfp.Edge - cfp.Y0 + fpGap})
-		y0 = top + cfp.Edge - cfp.Y0 + 2*fpGap
-	}
+	return conns, caps
+}
 
+// topConnectors places the connectors after the first perEdge on the top
+// edge, turned 180° (their courtyard is then -X1..-X0, -Y1..-Y0 about the
+// origin), and returns where the grid can start below them.
+func (l *pcbLayout) topConnectors(conns []*hw.Component, row connectorRow) (gridTop um) {
+	gridTop = l.top + edgeSpan
+	first := row.perEdge // the PE of conns[0]
+	for i, c := range conns {
+		x := l.left + edgeSpan + um(i)*row.pitch
+		l.fps = append(l.fps, fpPlaced{c, row.fp, x + row.fp.X1, l.top + row.fp.Edge, 180})
+		l.titles = append(l.titles, groupTitle{fmt.Sprintf("PE %d", first+i), x, l.top + row.fp.Edge - row.fp.Y0 + fpGap})
+		gridTop = l.top + row.fp.Edge - row.fp.Y0 + 2*fpGap
+	}
+	return gridTop
+}
+
+// groups lays the functional groups out in rows of the given width from
+// gridTop, and returns the bottom of the last row.
+func (l *pcbLayout) groups(b *hw.Board, caps map[*hw.Component]*hw.Component, width, gridTop um) (gridBottom um) {
 	x, y, rowH := um(0), um(0), um(0)
 	for _, ar := range areas {
 		if ar.group == edgeGroup {
@@ -230,28 +268,28 @@ func placeFootprints(b *hw.Board) (fps []fpPlaced, titles []groupTitle, left, to
 		if x > 0 && x+blk.w > width {
 			x, y, rowH = 0, y+rowH+2*fpGap, 0
 		}
-		ox, oy := left+edgeSpan+x, y0+y
-		titles = append(titles, groupTitle{blk.title.text, ox + blk.title.X, oy + blk.title.Y})
+		ox, oy := l.left+edgeSpan+x, gridTop+y
+		l.titles = append(l.titles, groupTitle{blk.title.text, ox + blk.title.X, oy + blk.title.Y})
 		for _, f := range blk.fps {
 			f.X, f.Y = f.X+ox, f.Y+oy
-			fps = append(fps, f)
+			l.fps = append(l.fps, f)
 		}
-		right = max(right, ox+blk.w)
+		l.right = max(l.right, ox+blk.w)
 		x += blk.w + 3*fpGap
 		rowH = max(rowH, blk.h)
 	}
-	bottom = y0 + y + rowH + edgeSpan
-	// Bottom edge: the first perEdge connectors.
-	for i, c := range conns[:min(perEdge, len(conns))] {
-		x, oy := left+edgeSpan+um(i)*pitch, y0+y+rowH+2*fpGap-cfp.Y0
-		fps = append(fps, fpPlaced{c, cfp, x - cfp.X0, oy, 0})
-		titles = append(titles, groupTitle{fmt.Sprintf("PE %d", i), x, oy + cfp.Y0 - fpGap})
-		bottom = oy + cfp.Edge
+	return gridTop + y + rowH
+}
+
+// bottomConnectors places the first perEdge connectors on the bottom edge,
+// below the grid, and moves the outline's bottom to their edge.
+func (l *pcbLayout) bottomConnectors(conns []*hw.Component, row connectorRow, gridBottom um) {
+	for i, c := range conns {
+		x, oy := l.left+edgeSpan+um(i)*row.pitch, gridBottom+2*fpGap-row.fp.Y0
+		l.fps = append(l.fps, fpPlaced{c, row.fp, x - row.fp.X0, oy, 0})
+		l.titles = append(l.titles, groupTitle{fmt.Sprintf("PE %d", i), x, oy + row.fp.Y0 - fpGap})
+		l.bottom = oy + row.fp.Edge
 	}
-	if len(conns) > 0 {
-		right = max(right, left+edgeSpan+um(perEdge)*pitch-fpGap)
-	}
-	return fps, titles, left, top, right + edgeSpan, bottom
 }
 
 // pcbLayers are KiCad 6's standard layers for a two-layer board.
@@ -269,10 +307,10 @@ var pcbLayers = []string{
 // to their schematic symbols, so Pcbnew's Update PCB from Schematic keeps
 // working.
 func PCB(b *hw.Board, schematicFile string) []byte {
-	fps, titles, left, top, right, bottom := placeFootprints(b)
+	l := placeFootprints(b)
 	paper := "A0"
 	for _, p := range papers {
-		if um(p.w)*10 >= right+boardAt && um(p.h)*10 >= bottom+boardAt {
+		if um(p.w)*10 >= l.right+boardAt && um(p.h)*10 >= l.bottom+boardAt {
 			paper = p.name
 			break
 		}
@@ -285,13 +323,26 @@ func PCB(b *hw.Board, schematicFile string) []byte {
 	w.line("(title_block (title %s) (rev %s) (company \"ttlpapers\") (comment 1 %s))", quote(b.Name), quote(b.Revision),
 		quote("Generated from the hw netlist by papersctl kicad: placed by function, not routed."))
 	w.open("(layers")
-	for _, l := range pcbLayers {
-		w.line("(%s)", l)
+	for _, layer := range pcbLayers {
+		w.line("(%s)", layer)
 	}
 	w.close()
 	w.line("(setup (pad_to_mask_clearance 0))")
+	code := writeNets(w, b)
+	for _, f := range l.fps {
+		writeFootprint(w, b, key, schematicFile, f, code)
+	}
+	for _, t := range l.titles {
+		w.line("(gr_text %s (at %v %v) (layer \"F.SilkS\") (effects (font (size 2 2) (thickness 0.3)) (justify left)) (tstamp %s))", quote(t.text), t.X, t.Y, uuid(key+"pcb/title/"+t.text))
+	}
+	w.line("(gr_rect (start %v %v) (end %v %v) (layer \"Edge.Cuts\") (width 0.1) (fill none) (tstamp %s))", l.left, l.top, l.right, l.bottom, uuid(key+"pcb/edge"))
+	w.close()
+	return []byte(w.b.String())
+}
 
-	// Net codes in the netlist export's order.
+// writeNets declares the nets, numbered in the netlist export's order, and
+// returns each one's number.
+func writeNets(w *writer, b *hw.Board) map[string]int {
 	nets := append([]*hw.Net(nil), b.Nets...)
 	sort.Slice(nets, func(i, j int) bool { return netlistName(nets[i].Name) < netlistName(nets[j].Name) })
 	code := map[string]int{}
@@ -300,44 +351,40 @@ func PCB(b *hw.Board, schematicFile string) []byte {
 		code[n.Name] = i + 1
 		w.line("(net %d %s)", i+1, quote(netlistName(n.Name)))
 	}
+	return code
+}
 
-	for _, f := range fps {
-		c := f.c
-		u := key + c.Ref + "/fp"
-		w.open("(footprint %s (layer \"F.Cu\")", quote(c.Part.Footprint))
-		w.line("(tstamp %s)", uuid(u))
-		w.line("(at %v %v%s)", f.X, f.Y, rot(f.Rot))
-		w.line("(descr %s)", quote(c.Part.Description))
-		w.line("(property \"Sheetfile\" %s)", quote(schematicFile))
-		w.line("(property \"Sheetname\" \"\")")
-		w.line("(path \"/%s\")", uuid(key+c.Ref)) // the schematic symbol's uuid
-		w.line("(attr through_hole)")
-		cx, cy := (f.fp.X0+f.fp.X1)/2, (f.fp.Y0+f.fp.Y1)/2
-		if f.fp.Edge != 0 {
-			cy = f.fp.Y0/2 - 400 // on the board, between the pads and the courtyard's inner side
-		}
-		w.line("(fp_text reference %s (at %v %v) (layer \"F.SilkS\") (effects (font (size 1 1) (thickness 0.15))) (tstamp %s))", quote(c.Ref), cx, cy, uuid(u+"/ref"))
-		w.line("(fp_text value %s (at %v %v) (layer \"F.Fab\") (effects (font (size 1 1) (thickness 0.15))) (tstamp %s))", quote(c.Part.Name), cx, cy+1500, uuid(u+"/value"))
-		w.line("(fp_rect (start %v %v) (end %v %v) (layer \"F.CrtYd\") (width 0.05) (fill none) (tstamp %s))", f.fp.X0, f.fp.Y0, f.fp.X1, f.fp.Y1, uuid(u+"/courtyard"))
-		for i, p := range f.fp.Pads {
-			net := ""
-			if num, err := strconv.Atoi(p.Num); err == nil {
-				if n := b.NetOf(hw.Node{Ref: c.Ref, Pin: num}); n != nil {
-					pin, _ := c.Part.PinByNum(num)
-					net = fmt.Sprintf(" (net %d %s) (pinfunction %s) (pintype %s)", code[n.Name], quote(netlistName(n.Name)), quote(pinName(c.Part, pin)), quote(kicadPinType(pin.Type)))
-				}
+// writeFootprint writes one placed footprint, each pad on its net.
+func writeFootprint(w *writer, b *hw.Board, key, schematicFile string, f fpPlaced, code map[string]int) {
+	c := f.c
+	u := key + c.Ref + "/fp"
+	w.open("(footprint %s (layer \"F.Cu\")", quote(c.Part.Footprint))
+	w.line("(tstamp %s)", uuid(u))
+	w.line("(at %v %v%s)", f.X, f.Y, rot(f.Rot))
+	w.line("(descr %s)", quote(c.Part.Description))
+	w.line("(property \"Sheetfile\" %s)", quote(schematicFile))
+	w.line("(property \"Sheetname\" \"\")")
+	w.line("(path \"/%s\")", uuid(key+c.Ref)) // the schematic symbol's uuid
+	w.line("(attr through_hole)")
+	cx, cy := (f.fp.X0+f.fp.X1)/2, (f.fp.Y0+f.fp.Y1)/2
+	if f.fp.Edge != 0 {
+		cy = f.fp.Y0/2 - 400 // on the board, between the pads and the courtyard's inner side
+	}
+	w.line("(fp_text reference %s (at %v %v) (layer \"F.SilkS\") (effects (font (size 1 1) (thickness 0.15))) (tstamp %s))", quote(c.Ref), cx, cy, uuid(u+"/ref"))
+	w.line("(fp_text value %s (at %v %v) (layer \"F.Fab\") (effects (font (size 1 1) (thickness 0.15))) (tstamp %s))", quote(c.Part.Name), cx, cy+1500, uuid(u+"/value"))
+	w.line("(fp_rect (start %v %v) (end %v %v) (layer \"F.CrtYd\") (width 0.05) (fill none) (tstamp %s))", f.fp.X0, f.fp.Y0, f.fp.X1, f.fp.Y1, uuid(u+"/courtyard"))
+	for i, p := range f.fp.Pads {
+		net := ""
+		if num, err := strconv.Atoi(p.Num); err == nil {
+			if n := b.NetOf(hw.Node{Ref: c.Ref, Pin: num}); n != nil {
+				pin, _ := c.Part.PinByNum(num)
+				net = fmt.Sprintf(" (net %d %s) (pinfunction %s) (pintype %s)", code[n.Name], quote(netlistName(n.Name)), quote(pinName(c.Part, pin)), quote(kicadPinType(pin.Type)))
 			}
-			w.line("(pad %s thru_hole %s (at %v %v%s) (size %v %v) (drill %v) (layers *.Cu *.Mask)%s (tstamp %s))",
-				quote(p.Num), p.Shape, p.X, p.Y, rot(f.Rot), p.Size, p.Size, p.Drill, net, uuid(fmt.Sprintf("%s/pad%d", u, i)))
 		}
-		w.close()
+		w.line("(pad %s thru_hole %s (at %v %v%s) (size %v %v) (drill %v) (layers *.Cu *.Mask)%s (tstamp %s))",
+			quote(p.Num), p.Shape, p.X, p.Y, rot(f.Rot), p.Size, p.Size, p.Drill, net, uuid(fmt.Sprintf("%s/pad%d", u, i)))
 	}
-	for _, t := range titles {
-		w.line("(gr_text %s (at %v %v) (layer \"F.SilkS\") (effects (font (size 2 2) (thickness 0.3)) (justify left)) (tstamp %s))", quote(t.text), t.X, t.Y, uuid(key+"pcb/title/"+t.text))
-	}
-	w.line("(gr_rect (start %v %v) (end %v %v) (layer \"Edge.Cuts\") (width 0.1) (fill none) (tstamp %s))", left, top, right, bottom, uuid(key+"pcb/edge"))
 	w.close()
-	return []byte(w.b.String())
 }
 
 // rot is the angle field of a footprint or pad position: KiCad gives pads

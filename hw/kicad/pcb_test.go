@@ -159,39 +159,29 @@ for path in sys.argv[1:]:
 json.dump(out, sys.stdout)
 `
 
+// pcbnewBoard is what the script reports of one board file.
+type pcbnewBoard struct {
+	Version    string
+	Footprints [][2]string
+	Nets       map[string][][2]string
+	NetCount   int
+	Edge       box
+	Places     map[string]struct {
+		Courtyard *box
+		Pads      box
+		Pin1Y     int `json:"pin1y"`
+	}
+}
+
 // TestPcbnewLoadsTheBoards has KiCad itself load the committed board files
 // and checks its view of them against the hw netlist.
 func TestPcbnewLoadsTheBoards(t *testing.T) {
-	const python = "/usr/bin/python3" // pcbnew is built for Debian's Python, not others on PATH
-	if err := exec.Command(python, "-c", "import pcbnew").Run(); err != nil {
-		testenv.Missing(t, "%s cannot import pcbnew (%v): install Debian's kicad package (apt-get install -y kicad) to check the boards in KiCad", python, err)
-	}
 	var files []string
 	for _, n := range hw.Sizes {
 		base := kicad.Base(n)
 		files = append(files, filepath.Join(kicadDir, base, base+".kicad_pcb"))
 	}
-	cmd := exec.Command(python, append([]string{"-c", pcbnewScript}, files...)...)
-	cmd.Stderr = nil // pcbnew prints font warnings there
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("pcbnew: %v", err)
-	}
-	var got map[string]struct {
-		Version    string
-		Footprints [][2]string
-		Nets       map[string][][2]string
-		NetCount   int
-		Edge       box
-		Places     map[string]struct {
-			Courtyard *box
-			Pads      box
-			Pin1Y     int `json:"pin1y"`
-		}
-	}
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("pcbnew output: %v\n%s", err, out)
-	}
+	got := loadWithPcbnew(t, files)
 	for i, n := range hw.Sizes {
 		b := hw.MustNew(n)
 		g, ok := got[files[i]]
@@ -199,70 +189,105 @@ func TestPcbnewLoadsTheBoards(t *testing.T) {
 			t.Fatalf("pcbnew said nothing about %s", files[i])
 		}
 		what := fmt.Sprintf("pcbnew %s loading %s", g.Version, filepath.Base(files[i]))
-		fps := map[string]string{}
-		for _, f := range g.Footprints {
-			if _, dup := fps[f[0]]; dup {
-				t.Errorf("%s: %s placed twice", what, f[0])
-			}
-			fps[f[0]] = f[1]
-		}
-		sameFootprints(t, what, fps, footprintRefs(b))
-		nets := map[string][]kicad.Node{}
-		for name, pads := range g.Nets {
-			for _, p := range pads {
-				nets[strings.TrimPrefix(name, "/")] = append(nets[strings.TrimPrefix(name, "/")], kicad.Node{Ref: p[0], Pin: p[1]})
-			}
-		}
-		sameNets(t, what, nets, hwNets(b))
-		if g.NetCount != len(b.Nets)+1 { // net 0 is "no net"
-			t.Errorf("%s: %d nets, want %d and the empty net", what, g.NetCount, len(b.Nets))
-		}
+		fps := checkPcbnewNetlist(t, what, b, g)
+		checkPcbnewPlacement(t, what, b, g, fps)
+	}
+}
 
-		// Placement, as KiCad sees it. The outline's box includes half of
-		// its 0.1 mm line.
-		edge := box{g.Edge[0] + 50000, g.Edge[1] + 50000, g.Edge[2] - 50000, g.Edge[3] - 50000}
-		var refs []string
-		for ref, pl := range g.Places {
-			refs = append(refs, ref)
-			if pl.Courtyard == nil {
-				t.Errorf("%s: %s has no courtyard", what, ref)
-				continue
-			}
-			if !edge.holds(pl.Pads) {
-				t.Errorf("%s: %s's pads %v are not all on the board %v", what, ref, pl.Pads, edge)
-			}
-			m := edgePinOffset.FindStringSubmatch(fps[ref])
-			if m == nil {
-				if !edge.holds(*pl.Courtyard) {
-					t.Errorf("%s: %s's courtyard %v leaves the board %v", what, ref, *pl.Courtyard, edge)
-				}
-				continue
-			}
-			// An edge connector: pin row 1 at the footprint's edge offset
-			// from the top or bottom edge, the housing out over that edge.
-			mm, _ := strconv.ParseFloat(m[1], 64)
-			off := int(mm * 1e6)
-			c := *pl.Courtyard
-			atTop := pl.Pin1Y-edge[1] == off && c[1] < edge[1]
-			atBottom := edge[3]-pl.Pin1Y == off && c[3] > edge[3]
-			if !atTop && !atBottom {
-				t.Errorf("%s: %s (pin row 1 at y %d, courtyard %v) is not mounted on the top or bottom edge of %v with its pins %v mm in", what, ref, pl.Pin1Y, c, edge, m[1])
-			}
+// loadWithPcbnew runs pcbnewScript on the files, or skips without KiCad.
+func loadWithPcbnew(t *testing.T, files []string) map[string]pcbnewBoard {
+	t.Helper()
+	const python = "/usr/bin/python3" // pcbnew is built for Debian's Python, not others on PATH
+	if err := exec.Command(python, "-c", "import pcbnew").Run(); err != nil {
+		testenv.Missing(t, "%s cannot import pcbnew (%v): install Debian's kicad package (apt-get install -y kicad) to check the boards in KiCad", python, err)
+	}
+	cmd := exec.Command(python, append([]string{"-c", pcbnewScript}, files...)...)
+	cmd.Stderr = nil // pcbnew prints font warnings there
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("pcbnew: %v", err)
+	}
+	var got map[string]pcbnewBoard
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("pcbnew output: %v\n%s", err, out)
+	}
+	return got
+}
+
+// checkPcbnewNetlist compares KiCad's footprints and nets with the board's,
+// and returns the footprints' library names by reference.
+func checkPcbnewNetlist(t *testing.T, what string, b *hw.Board, g pcbnewBoard) map[string]string {
+	t.Helper()
+	fps := map[string]string{}
+	for _, f := range g.Footprints {
+		if _, dup := fps[f[0]]; dup {
+			t.Errorf("%s: %s placed twice", what, f[0])
 		}
-		for _, c := range b.Components {
-			if c.Decouples == nil {
-				continue
-			}
-			cc, chip := g.Places[c.Ref].Courtyard, g.Places[c.Decouples.Ref].Courtyard
-			if cc == nil || chip == nil || cc.gap(*chip) > 1000000 {
-				t.Errorf("%s: decoupling capacitor %s is not beside %s (courtyards %v, %v)", what, c.Ref, c.Decouples.Ref, cc, chip)
-			}
+		fps[f[0]] = f[1]
+	}
+	sameFootprints(t, what, fps, footprintRefs(b))
+	nets := map[string][]kicad.Node{}
+	for name, pads := range g.Nets {
+		for _, p := range pads {
+			nets[strings.TrimPrefix(name, "/")] = append(nets[strings.TrimPrefix(name, "/")], kicad.Node{Ref: p[0], Pin: p[1]})
 		}
-		for i, a := range refs {
-			for _, r := range refs[i+1:] {
-				if ca, cb := g.Places[a].Courtyard, g.Places[r].Courtyard; ca != nil && cb != nil && ca.overlaps(*cb) {
-					t.Errorf("%s: the courtyards of %s %v and %s %v overlap", what, a, *ca, r, *cb)
-				}
+	}
+	sameNets(t, what, nets, hwNets(b))
+	if g.NetCount != len(b.Nets)+1 { // net 0 is "no net"
+		t.Errorf("%s: %d nets, want %d and the empty net", what, g.NetCount, len(b.Nets))
+	}
+	return fps
+}
+
+// checkPcbnewPlacement checks the placement as KiCad sees it: every pad on
+// the board, courtyards inside it but for the edge connectors, which hang
+// over the top or bottom edge, decoupling capacitors beside their chips,
+// and no courtyards overlapping.
+func checkPcbnewPlacement(t *testing.T, what string, b *hw.Board, g pcbnewBoard, fps map[string]string) {
+	t.Helper()
+	// The outline's box includes half of its 0.1 mm line.
+	edge := box{g.Edge[0] + 50000, g.Edge[1] + 50000, g.Edge[2] - 50000, g.Edge[3] - 50000}
+	var refs []string
+	for ref, pl := range g.Places {
+		refs = append(refs, ref)
+		if pl.Courtyard == nil {
+			t.Errorf("%s: %s has no courtyard", what, ref)
+			continue
+		}
+		if !edge.holds(pl.Pads) {
+			t.Errorf("%s: %s's pads %v are not all on the board %v", what, ref, pl.Pads, edge)
+		}
+		m := edgePinOffset.FindStringSubmatch(fps[ref])
+		if m == nil {
+			if !edge.holds(*pl.Courtyard) {
+				t.Errorf("%s: %s's courtyard %v leaves the board %v", what, ref, *pl.Courtyard, edge)
+			}
+			continue
+		}
+		// An edge connector: pin row 1 at the footprint's edge offset from
+		// the top or bottom edge, the housing out over that edge.
+		mm, _ := strconv.ParseFloat(m[1], 64)
+		off := int(mm * 1e6)
+		c := *pl.Courtyard
+		atTop := pl.Pin1Y-edge[1] == off && c[1] < edge[1]
+		atBottom := edge[3]-pl.Pin1Y == off && c[3] > edge[3]
+		if !atTop && !atBottom {
+			t.Errorf("%s: %s (pin row 1 at y %d, courtyard %v) is not mounted on the top or bottom edge of %v with its pins %v mm in", what, ref, pl.Pin1Y, c, edge, m[1])
+		}
+	}
+	for _, c := range b.Components {
+		if c.Decouples == nil {
+			continue
+		}
+		cc, chip := g.Places[c.Ref].Courtyard, g.Places[c.Decouples.Ref].Courtyard
+		if cc == nil || chip == nil || cc.gap(*chip) > 1000000 {
+			t.Errorf("%s: decoupling capacitor %s is not beside %s (courtyards %v, %v)", what, c.Ref, c.Decouples.Ref, cc, chip)
+		}
+	}
+	for i, a := range refs {
+		for _, r := range refs[i+1:] {
+			if ca, cb := g.Places[a].Courtyard, g.Places[r].Courtyard; ca != nil && cb != nil && ca.overlaps(*cb) {
+				t.Errorf("%s: the courtyards of %s %v and %s %v overlap", what, a, *ca, r, *cb)
 			}
 		}
 	}

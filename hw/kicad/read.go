@@ -1,8 +1,10 @@
 package kicad
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 )
 
@@ -47,75 +49,101 @@ func ReadSchematic(src []byte) (*Sheet, error) {
 	}
 	s := &Sheet{Lib: map[string][]LibPin{}, LibPower: map[string]bool{}, Labels: map[point][]string{}}
 	if lib := root.Child("lib_symbols"); lib != nil {
-		for _, sym := range lib.Children("symbol") {
-			id := sym.Arg(0)
-			s.LibPower[id] = sym.Child("power") != nil
-			for _, unit := range sym.Children("symbol") {
-				for _, p := range unit.Children("pin") {
-					at, angle, err := readAt(p)
-					if err != nil {
-						return nil, err
-					}
-					s.Lib[id] = append(s.Lib[id], LibPin{
-						Num: p.Child("number").Arg(0), Name: p.Child("name").Arg(0), Type: p.Arg(0), At: at, Angle: angle,
-						Hidden: hasAtom(p, "hide"),
-					})
-				}
-			}
+		if err := s.readLib(lib); err != nil {
+			return nil, err
 		}
 	}
 	for _, e := range root.List {
-		switch e.Head() {
-		case "symbol":
-			at, rot, err := readAt(e)
-			if err != nil {
-				return nil, err
-			}
-			sym := SheetSymbol{LibID: e.Child("lib_id").Arg(0), At: at, Rotation: rot}
-			sym.Power = s.LibPower[sym.LibID]
-			if _, ok := s.Lib[sym.LibID]; !ok {
-				return nil, fmt.Errorf("kicad: symbol %q is not in lib_symbols", sym.LibID)
-			}
-			for _, p := range e.Children("property") {
-				switch p.Arg(0) {
-				case "Reference":
-					sym.Ref = p.Arg(1)
-				case "Value":
-					sym.Value = p.Arg(1)
-				case "Footprint":
-					sym.Footprint = p.Arg(1)
-				}
-			}
-			s.Symbols = append(s.Symbols, sym)
-		case "wire":
-			pts := e.Child("pts").Children("xy")
-			if len(pts) != 2 {
-				return nil, fmt.Errorf("kicad: wire with %d points", len(pts))
-			}
-			a, err := readXY(pts[0])
-			if err != nil {
-				return nil, err
-			}
-			b, err := readXY(pts[1])
-			if err != nil {
-				return nil, err
-			}
-			s.Wires = append(s.Wires, [2]point{a, b})
-		case "label", "global_label":
-			at, _, err := readAt(e)
-			if err != nil {
-				return nil, err
-			}
-			s.Labels[at] = append(s.Labels[at], e.Arg(0))
-		case "no_connect":
-			at, _, err := readAt(e)
-			if err != nil {
-				return nil, err
-			}
-			s.NoConnects = append(s.NoConnects, at)
+		if err := s.readItem(e); err != nil {
+			return nil, err
 		}
 	}
 	return s, nil
+}
+
+// readLib reads the library symbols' pins.
+func (s *Sheet) readLib(lib *Expr) error {
+	for _, sym := range lib.Children("symbol") {
+		id := sym.Arg(0)
+		s.LibPower[id] = sym.Child("power") != nil
+		for _, unit := range sym.Children("symbol") {
+			for _, p := range unit.Children("pin") {
+				at, angle, err := readAt(p)
+				if err != nil {
+					return err
+				}
+				s.Lib[id] = append(s.Lib[id], LibPin{
+					Num: p.Child("number").Arg(0), Name: p.Child("name").Arg(0), Type: p.Arg(0), At: at, Angle: angle,
+					Hidden: hasAtom(p, "hide"),
+				})
+			}
+		}
+	}
+	return nil
+}
+
+// readItem reads one item of the sheet: a placed symbol, a wire, a label
+// or a no-connect flag; anything else is ignored.
+func (s *Sheet) readItem(e *Expr) error {
+	switch e.Head() {
+	case "symbol":
+		sym, err := s.readSymbol(e)
+		if err != nil {
+			return err
+		}
+		s.Symbols = append(s.Symbols, sym)
+	case "wire":
+		pts := e.Child("pts").Children("xy")
+		if len(pts) != 2 {
+			return fmt.Errorf("kicad: wire with %d points", len(pts))
+		}
+		a, err := readXY(pts[0])
+		if err != nil {
+			return err
+		}
+		b, err := readXY(pts[1])
+		if err != nil {
+			return err
+		}
+		s.Wires = append(s.Wires, [2]point{a, b})
+	case "label", "global_label":
+		at, _, err := readAt(e)
+		if err != nil {
+			return err
+		}
+		s.Labels[at] = append(s.Labels[at], e.Arg(0))
+	case "no_connect":
+		at, _, err := readAt(e)
+		if err != nil {
+			return err
+		}
+		s.NoConnects = append(s.NoConnects, at)
+	}
+	return nil
+}
+
+// readSymbol reads a placed symbol, whose library symbol must be read.
+func (s *Sheet) readSymbol(e *Expr) (SheetSymbol, error) {
+	at, rot, err := readAt(e)
+	if err != nil {
+		return SheetSymbol{}, err
+	}
+	sym := SheetSymbol{LibID: e.Child("lib_id").Arg(0), At: at, Rotation: rot}
+	sym.Power = s.LibPower[sym.LibID]
+	if _, ok := s.Lib[sym.LibID]; !ok {
+		return SheetSymbol{}, fmt.Errorf("kicad: symbol %q is not in lib_symbols", sym.LibID)
+	}
+	for _, p := range e.Children("property") {
+		switch p.Arg(0) {
+		case "Reference":
+			sym.Ref = p.Arg(1)
+		case "Value":
+			sym.Value = p.Arg(1)
+		case "Footprint":
+			sym.Footprint = p.Arg(1)
+		}
+	}
+	return sym, nil
 }
 
 // hasAtom reports whether a list holds the bare word a ("hide").
@@ -185,98 +213,124 @@ type Connectivity struct {
 // on a connected pin. Wires join only at their ends (the generator never
 // draws T-junctions).
 func (s *Sheet) Connectivity() (*Connectivity, error) {
-	parent := map[point]point{}
-	var find func(p point) point
-	find = func(p point) point {
-		q, ok := parent[p]
-		if !ok || q == p {
-			parent[p] = p
-			return p
-		}
-		r := find(q)
-		parent[p] = r
-		return r
-	}
-	union := func(a, b point) { parent[find(a)] = find(b) }
-	names := map[string]point{}
-	name := func(n string, at point) {
-		if first, ok := names[n]; ok {
-			union(at, first)
-		} else {
-			names[n] = at
-			find(at)
-		}
-	}
-	for _, w := range s.Wires {
-		union(w[0], w[1])
-	}
-	for at, ls := range s.Labels {
-		for _, l := range ls {
-			name(l, at)
-		}
-	}
-	type pinAt struct {
-		n  Node
-		at point
-	}
-	var pins []pinAt
-	for _, sym := range s.Symbols {
-		for _, p := range s.Lib[sym.LibID] {
-			at := sym.PinAt(p)
-			if sym.Power {
-				// A hidden pin makes the symbol a global label (VCC,
-				// GND); a visible one (PWR_FLAG) only sits on its net.
-				if p.Hidden {
-					name(sym.Value, at)
-				} else {
-					find(at)
-				}
-				continue
-			}
-			pins = append(pins, pinAt{Node{sym.Ref, p.Num}, at})
-			find(at)
-		}
-	}
-	rootName := map[point]string{}
-	for n, at := range names {
-		r := find(at)
-		if old, ok := rootName[r]; ok && old != n {
-			return nil, fmt.Errorf("kicad: nets %s and %s are shorted together", min(old, n), max(old, n))
-		}
-		rootName[r] = n
+	j := &joins{parent: map[point]point{}, names: map[string]point{}}
+	pins := s.join(j)
+	rootName, err := j.rootNames()
+	if err != nil {
+		return nil, err
 	}
 	members := map[point][]Node{}
 	for _, p := range pins {
-		r := find(p.at)
+		r := j.find(p.at)
 		members[r] = append(members[r], p.n)
 	}
 	// A pin alone with nothing else at its point is unconnected.
 	touched := map[point]int{}
 	for _, w := range s.Wires {
-		touched[find(w[0])]++
+		touched[j.find(w[0])]++
 	}
 	for at := range s.Labels {
-		touched[find(at)]++
+		touched[j.find(at)]++
 	}
 	nc := map[point]bool{}
 	for _, p := range s.NoConnects {
 		nc[p] = true
 	}
 	for _, p := range pins {
-		if r := find(p.at); nc[p.at] && (len(members[r]) > 1 || touched[r] > 0) {
+		if r := j.find(p.at); nc[p.at] && (len(members[r]) > 1 || touched[r] > 0) {
 			return nil, fmt.Errorf("kicad: no-connect flag on %s pin %s, which is on a net", p.n.Ref, p.n.Pin)
 		}
 	}
-	c := &Connectivity{Nets: map[string][]Node{}}
-	unnamed := 0
-	roots := make([]point, 0, len(members))
-	for r := range members {
-		roots = append(roots, r)
+	return netsOf(members, rootName, touched), nil
+}
+
+// joins is a union-find over the sheet's points, with the net names seen
+// and a point of each.
+type joins struct {
+	parent map[point]point
+	names  map[string]point
+}
+
+func (j *joins) find(p point) point {
+	q, ok := j.parent[p]
+	if !ok || q == p {
+		j.parent[p] = p
+		return p
 	}
-	sort.Slice(roots, func(i, j int) bool {
-		a, b := roots[i], roots[j]
-		return a.X < b.X || a.X == b.X && a.Y < b.Y
+	r := j.find(q)
+	j.parent[p] = r
+	return r
+}
+
+func (j *joins) union(a, b point) { j.parent[j.find(a)] = j.find(b) }
+
+// name puts point at on the net named n.
+func (j *joins) name(n string, at point) {
+	if first, ok := j.names[n]; ok {
+		j.union(at, first)
+	} else {
+		j.names[n] = at
+		j.find(at)
+	}
+}
+
+// rootNames names each named net's root point; two names on one net are a
+// short.
+func (j *joins) rootNames() (map[point]string, error) {
+	rootName := map[point]string{}
+	for n, at := range j.names {
+		r := j.find(at)
+		if old, ok := rootName[r]; ok && old != n {
+			return nil, fmt.Errorf("kicad: nets %s and %s are shorted together", min(old, n), max(old, n))
+		}
+		rootName[r] = n
+	}
+	return rootName, nil
+}
+
+type pinAt struct {
+	n  Node
+	at point
+}
+
+// join joins wire ends, labels and power symbols, and returns the parts'
+// pins with their points.
+func (s *Sheet) join(j *joins) []pinAt {
+	for _, w := range s.Wires {
+		j.union(w[0], w[1])
+	}
+	for at, ls := range s.Labels {
+		for _, l := range ls {
+			j.name(l, at)
+		}
+	}
+	var pins []pinAt
+	for _, sym := range s.Symbols {
+		for _, p := range s.Lib[sym.LibID] {
+			at := sym.PinAt(p)
+			switch {
+			case !sym.Power:
+				pins = append(pins, pinAt{Node{sym.Ref, p.Num}, at})
+				j.find(at)
+			case p.Hidden:
+				// A hidden pin makes the symbol a global label (VCC, GND).
+				j.name(sym.Value, at)
+			default:
+				j.find(at) // a visible one (PWR_FLAG) only sits on its net
+			}
+		}
+	}
+	return pins
+}
+
+// netsOf collects the nets, in the order of their root points; unnamed
+// nets get "?" and a number, and a lone untouched pin is unconnected.
+func netsOf(members map[point][]Node, rootName map[point]string, touched map[point]int) *Connectivity {
+	c := &Connectivity{Nets: map[string][]Node{}}
+	roots := slices.SortedFunc(maps.Keys(members), func(a, b point) int {
+		return cmp.Or(cmp.Compare(a.X, b.X), cmp.Compare(a.Y, b.Y))
 	})
+	unnamed := 0
 	for _, r := range roots {
 		nodes := members[r]
 		n, named := rootName[r]
@@ -290,5 +344,5 @@ func (s *Sheet) Connectivity() (*Connectivity, error) {
 		}
 		c.Nets[n] = append(c.Nets[n], nodes...)
 	}
-	return c, nil
+	return c
 }
