@@ -1,11 +1,34 @@
 package launch_test
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
 	"github.com/ttlpapers/ttlpapers/internal/leakcheck"
+	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/spmd"
 )
 
-// TestMain fails the tests when they leave goroutines running.
-func TestMain(m *testing.M) { os.Exit(leakcheck.Run(m)) }
+// examplePE in the environment makes this test binary a PE of the
+// launched program of ExampleRun_vote.
+const examplePE = "LAUNCH_EXAMPLE_PE"
+
+// TestMain fails the tests when they leave goroutines running; started by
+// launch as a PE, it runs the example's PE program instead.
+func TestMain(m *testing.M) {
+	if os.Getenv(examplePE) != "" {
+		spmd.Main(votePE)
+	}
+	os.Exit(leakcheck.Run(m))
+}
+
+// votePE is the example's PAPERS program: the even PEs vote yes.
+func votePE(p *papers.PE) error {
+	mask, err := p.Vote(p.Self()%2 == 0)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("PE %d of %d: votes %04b\n", p.Self(), p.PEs(), mask)
+	return nil
+}

@@ -10,7 +10,10 @@
 // diagnoses — derives pin numbers and masks from the table here.
 package lpt
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Register offsets from the port's base address.
 const (
@@ -141,12 +144,17 @@ var Lines = [...]Line{
 var GroundPins = [...]int{18, 19, 20, 21, 22, 23, 24, 25}
 
 // LineByName finds a line by its standard name (case-insensitive), its
-// TTL_PAPERS signal name with or without the P_ prefix, or "pin<N>".
+// TTL_PAPERS signal name with or without the P_ prefix (Busy carries both
+// P_RDY and P_INT), or "pin<N>".
 func LineByName(name string) (Line, error) {
 	for _, l := range Lines {
-		if equalFold(l.Name, name) || equalFold(l.Signal, name) || equalFold(l.Signal, "P_"+name) ||
-			equalFold(fmt.Sprintf("pin%d", l.Pin), name) {
+		if equalFold(l.Name, name) || equalFold(l.Signal, name) || equalFold(fmt.Sprintf("pin%d", l.Pin), name) {
 			return l, nil
+		}
+		for sig := range strings.SplitSeq(l.Signal, "/") {
+			if equalFold(sig, name) || equalFold(sig, "P_"+name) {
+				return l, nil
+			}
 		}
 	}
 	return Line{}, fmt.Errorf("lpt: no port line named %q: use D0-D7, nStrobe, nAutoFd, nInit, nSelectIn, nError, Select, PaperOut, nAck or Busy", name)

@@ -72,6 +72,11 @@ func TestLineTable(t *testing.T) {
 	if l, err := LineByName("p_s0"); err != nil || l.Name != "D6" {
 		t.Errorf("LineByName(p_s0) = %v, %v", l, err)
 	}
+	for _, name := range []string{"RDY", "P_INT", "int", "P_RDY/P_INT"} {
+		if l, err := LineByName(name); err != nil || l.Name != "Busy" {
+			t.Errorf("LineByName(%q) = %v, %v; want Busy", name, l, err)
+		}
+	}
 	if _, err := LineByName("D9"); err == nil {
 		t.Error("LineByName(D9) succeeded")
 	}
