@@ -88,14 +88,13 @@ func (d *driverLPT) Init() (bool, error) {
 // order. The pins share the port, so they may be used from any goroutine.
 // The caller keeps the port: closing the pins does not close it.
 func RegisterPort(prefix string, port lpt.Port) ([]gpio.PinIO, error) {
-	s := &sharedPort{name: prefix, open: func() (lpt.Port, error) { return port, nil }}
-	s.mu.Lock()
-	err := s.openLocked()
-	s.mu.Unlock()
+	s := &sharedPort{name: prefix}
+	s.attach(port)
+	pins, err := register(prefix, s)
 	if err != nil {
 		return nil, err
 	}
-	return register(prefix, s)
+	return pins, port.Err()
 }
 
 // register puts the pins of s in gpioreg.
@@ -119,8 +118,8 @@ func register(prefix string, s *sharedPort) ([]gpio.PinIO, error) {
 // been closed. It serialises the pins' register operations.
 type sharedPort struct {
 	name  string
-	open  func() (lpt.Port, error)
-	owned bool // close the port when no pin uses it
+	open  func() (lpt.Port, error) // nil for RegisterPort's, always open
+	owned bool                     // close the port when no pin uses it
 
 	mu            sync.Mutex
 	port          lpt.Port // nil while closed
@@ -137,8 +136,13 @@ func (s *sharedPort) openLocked() error {
 	if err != nil {
 		return fmt.Errorf("periphlpt: opening %s: %w", s.name, err)
 	}
-	s.port, s.data, s.control = port, port.ReadData(), port.ReadControl()&lpt.ControlPins
+	s.attach(port)
 	return port.Err()
+}
+
+// attach makes port the open port, its register shadows read from it.
+func (s *sharedPort) attach(port lpt.Port) {
+	s.port, s.data, s.control = port, port.ReadData(), port.ReadControl()&lpt.ControlPins
 }
 
 // use opens the port for pin i, records the pin as a user, and runs op on
