@@ -63,4 +63,3 @@ func TestSelftestCommand(t *testing.T) {
 		}
 	}
 }
-
