@@ -178,16 +178,7 @@ func runCommand(c *command, path string, args []string, e *env) int {
 	if c.subs != nil {
 		return runSub(c, path, args, e)
 	}
-	r := c.new()
-	f := newFlagSet(path)
-	r.define(f)
-	rest, err := f.parse(args)
-	if err == nil {
-		err = checkArgs(c, rest)
-	}
-	if err == nil {
-		err = r.check(f, rest)
-	}
+	r, f, rest, err := prepare(c, path, args)
 	switch {
 	case errors.Is(err, errHelp):
 		printHelp(e.stdout, c, path, f)
@@ -212,6 +203,22 @@ func runCommand(c *command, path string, args []string, e *env) int {
 	}
 	err = r.run(e, rest)
 	return report(e, path, c, err, caught())
+}
+
+// prepare parses and checks a command line of c: everything that happens
+// before the work, which must not start when this fails.
+func prepare(c *command, path string, args []string) (runner, *flagSet, []string, error) {
+	r := c.new()
+	f := newFlagSet(path)
+	r.define(f)
+	rest, err := f.parse(args)
+	if err == nil {
+		err = checkArgs(c, rest)
+	}
+	if err == nil {
+		err = r.check(f, rest)
+	}
+	return r, f, rest, err
 }
 
 // catchStop cancels the command on the first stop signal and records it;

@@ -78,26 +78,28 @@ func (c *hilCmd) check(f *flagSet, args []string) error {
 	case !sub.guest:
 		p.addf("%s: the machines run %s", name, strings.Join(guestCommands(), ", "))
 	default:
-		r := sub.new()
-		gf := newFlagSet("papersctl " + name)
-		r.define(gf)
-		rest, err := gf.parse(hil.Substitute(args[1:], 0, c.n))
-		if err == nil {
-			err = checkArgs(sub, rest)
-		}
-		if err == nil {
-			err = r.check(gf, rest)
-		}
-		if errors.Is(err, errHelp) {
-			err = usagef("-h: the machines would print %s's help and stop: drop -h", name)
-		}
-		if err != nil {
-			for _, line := range strings.Split(err.Error(), "\n") {
-				p.addf("in the machines' 'papersctl %s': %s", name, line)
+		// Each machine's command line, as it will run: the first one
+		// that is wrong shows the problem.
+		for pe := range c.n {
+			if err := checkGuest(sub, hil.Substitute(args[1:], pe, c.n)); err != nil {
+				line := strings.Join(append([]string{"papersctl", name}, hil.Substitute(args[1:], pe, c.n)...), " ")
+				for _, prob := range strings.Split(err.Error(), "\n") {
+					p.addf("in machine %d's '%s': %s", pe, line, prob)
+				}
+				break
 			}
 		}
 	}
 	return p.err()
+}
+
+// checkGuest checks a command line of sub as a machine will run it.
+func checkGuest(sub *command, args []string) error {
+	_, _, _, err := prepare(sub, "papersctl "+sub.name, args)
+	if errors.Is(err, errHelp) {
+		err = usagef("-h: the machines would print the help and stop: drop -h")
+	}
+	return err
 }
 
 func (c *hilCmd) run(e *env, args []string) error {
