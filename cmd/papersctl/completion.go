@@ -152,7 +152,7 @@ _papersctl() {
 		if c.subs == nil {
 			var fl []string
 			for _, f := range c.flags {
-				fl = append(fl, "--"+f.name)
+				fl = append(fl, dashed(f.name))
 			}
 			fmt.Fprintf(w, "            %q) COMPREPLY=($(compgen -W %q -- \"$cur\")) ;;\n", c.path, strings.Join(fl, " "))
 		}
@@ -180,15 +180,16 @@ _papersctl() {
 	fmt.Fprint(w, `    esac
 }
 
-# _papersctl_valued CMD FLAG: does FLAG take a value?
+# _papersctl_valued CMD FLAG: does FLAG (-name or --name) take a value?
 _papersctl_valued() {
-    case "$1:${2#-}" in
+    local f=${2#-}
+    case "$1:${f#-}" in
 `)
 	var valued []string
 	for _, c := range m {
 		for _, f := range c.flags {
 			if f.valued {
-				valued = append(valued, fmt.Sprintf("%q", c.path+":-"+f.name))
+				valued = append(valued, fmt.Sprintf("%q", c.path+":"+f.name))
 			}
 		}
 	}
@@ -199,11 +200,12 @@ _papersctl_valued() {
 
 # _papersctl_value CMD FLAG: complete FLAG's value.
 _papersctl_value() {
-    case "$1:${2#-}" in
+    local f=${2#-}
+    case "$1:${f#-}" in
 `)
 	for _, c := range m {
 		for _, f := range c.flags {
-			key := fmt.Sprintf("%q", c.path+":-"+f.name)
+			key := fmt.Sprintf("%q", c.path+":"+f.name)
 			switch {
 			case f.choices != nil:
 				fmt.Fprintf(w, "    %s) COMPREPLY=($(compgen -W %q -- \"$cur\")) ;;\n", key, strings.Join(f.choices, " "))
@@ -251,7 +253,11 @@ func writeFish(w io.Writer, m []compCommand) {
 			in = "__fish_seen_subcommand_from " + parts[0] + "; and __fish_seen_subcommand_from " + parts[1]
 		}
 		for _, f := range c.flags {
-			fmt.Fprintf(w, "complete -c papersctl -n %s -l %s", fishQuote(in), f.name)
+			opt := "-l" // --name
+			if !strings.HasPrefix(dashed(f.name), "--") {
+				opt = "-o" // -n, -np: fish's old-style option
+			}
+			fmt.Fprintf(w, "complete -c papersctl -n %s %s %s", fishQuote(in), opt, f.name)
 			switch {
 			case f.choices != nil:
 				fmt.Fprintf(w, " -x -a %s", fishQuote(strings.Join(f.choices, " ")))
