@@ -157,7 +157,7 @@ func (c *benchCmd) run(e *env, _ []string) error {
 	start := time.Now()
 	var results []benchResult
 	for i, op := range c.ops {
-		line.Show("bench: %d of %d operations, measuring %s on %d PEs (%v so far; ^C prints what is done)", i+1, len(c.ops), op.name, c.pes, time.Since(start).Round(time.Second))
+		line.Show("bench: %d/%d %s on %d PEs, %v (^C prints what is measured)", i+1, len(c.ops), op.name, c.pes, time.Since(start).Round(time.Second))
 		r, err := measureOp(e.ctx, op, c.pes, c.maxTime, c.tol)
 		if err != nil && e.ctx.Err() == nil {
 			line.Clear()
