@@ -307,7 +307,7 @@ func checkArgs(c *command, args []string) error {
 	case len(args) < a.min:
 		return usagef("missing %s", a.synopsis)
 	case a.max >= 0 && len(args) > a.max:
-		return usagef("unexpected argument %q after %s", args[a.max], strings.Join(args[:a.max], " "))
+		return usagef("unexpected argument %q after %s", args[a.max], words(args[:a.max]))
 	}
 	for _, w := range args {
 		if a.choices != nil && !slices.Contains(a.choices, w) {
@@ -315,6 +315,15 @@ func checkArgs(c *command, args []string) error {
 		}
 	}
 	return nil
+}
+
+// words shows a command line, each word as shown does.
+func words(args []string) string {
+	s := make([]string, len(args))
+	for i, a := range args {
+		s[i] = shown(a)
+	}
+	return strings.Join(s, " ")
 }
 
 func printUsage(w io.Writer) {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // flagSet is one command's flags. Each helper defines a flag whose value is
@@ -81,19 +82,25 @@ func valueMessage(name, s string, err error) string {
 	if strings.Contains(err.Error(), strconv.Quote(s)) {
 		return fmt.Sprintf("%s: %v", dashed(name), err)
 	}
-	if s == "" {
-		s = `""`
+	return fmt.Sprintf("%s %s: %v", dashed(name), shown(s), err)
+}
+
+// shown is s as a message shows it: quoted when it is empty or has spaces
+// or characters that would break the line.
+func shown(s string) string {
+	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) || unicode.IsSpace(r) }) {
+		return strconv.Quote(s)
 	}
-	return fmt.Sprintf("%s %s: %v", dashed(name), s, err)
+	return s
 }
 
 // dashed writes a flag as users type it: one-letter flags and mpirun's -np
 // with one dash, the long names with two.
 func dashed(name string) string {
 	if len(name) == 1 || name == "np" {
-		return "-" + name
+		return shown("-" + name)
 	}
-	return "--" + name
+	return shown("--" + name)
 }
 
 // Int defines an integer flag that must lie in lo..hi.
@@ -298,9 +305,9 @@ func (f *flagSet) parse(args []string) ([]string, error) {
 		return nil, usagef("%s: needs a value (%s %s)", dashed(name), dashed(name), f.lookup(name).typ)
 	}
 	if s, ok := strings.CutPrefix(msg, "bad flag syntax: "); ok {
-		return nil, usagef("%s: bad flag syntax: write --name or --name=value", s)
+		return nil, usagef("%s: bad flag syntax: write --name or --name=value", shown(s))
 	}
-	return nil, usagef("%s", msg)
+	return nil, usagef("%s", strconv.Quote(msg))
 }
 
 // printDefaults lists the flags for -h.
@@ -328,11 +335,12 @@ func suggest(s string, known []string, prefix string) string {
 	return didYouMean(closest(s, known), func(w string) string { return prefix + w })
 }
 
-// closest returns the word of known within two edits of s, or "".
+// closest returns the word of known within two edits of s (and fewer than
+// s has letters), or "".
 func closest(s string, known []string) string {
 	best, bestD := "", 3
 	for _, k := range known {
-		if d := distance(strings.ToLower(s), strings.ToLower(k)); d < bestD {
+		if d := distance(strings.ToLower(s), strings.ToLower(k)); d < bestD && d < len(s) {
 			best, bestD = k, d
 		}
 	}

@@ -82,7 +82,7 @@ func (c *hilCmd) check(f *flagSet, args []string) error {
 		// that is wrong shows the problem.
 		for pe := range c.n {
 			if err := checkGuest(sub, hil.Substitute(args[1:], pe, c.n)); err != nil {
-				line := strings.Join(append([]string{"papersctl", name}, hil.Substitute(args[1:], pe, c.n)...), " ")
+				line := words(append([]string{"papersctl", name}, hil.Substitute(args[1:], pe, c.n)...))
 				for _, prob := range strings.Split(err.Error(), "\n") {
 					p.addf("in machine %d's '%s': %s", pe, line, prob)
 				}

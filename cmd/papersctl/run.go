@@ -77,7 +77,7 @@ func checkProgram(prog string) error {
 		return nil
 	}
 	if !strings.Contains(prog, "/") {
-		return fmt.Errorf("program %q: not found on $PATH (give a path, e.g. ./%s)", prog, prog)
+		return fmt.Errorf("program %q: not found on $PATH (give a path, e.g. %s)", prog, shown("./"+prog))
 	}
 	st, err := os.Stat(prog)
 	switch {
@@ -86,7 +86,7 @@ func checkProgram(prog string) error {
 	case st.IsDir():
 		return fmt.Errorf("program %q: a directory", prog)
 	}
-	return fmt.Errorf("program %q: not executable (chmod +x %s)", prog, prog)
+	return fmt.Errorf("program %q: not executable (chmod +x %s)", prog, shown(prog))
 }
 
 func (c *runCmd) run(e *env, args []string) error {
