@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -135,7 +134,7 @@ func (c *hilCmd) run(e *env, args []string) error {
 	}
 	res, err := hil.Run(e.ctx, hil.Config{
 		N: c.n, Faults: c.faults.strings(), Args: args, Binary: bin,
-		Timeout: c.timeout, Memory: c.memory, Output: &clearing{line, consoles},
+		Timeout: c.timeout, Memory: c.memory, Output: line.Above(consoles),
 		Progress: func(s string) { line.Show("hil: %s (%v)", s, time.Since(start).Round(time.Second)) },
 	})
 	line.Clear()
@@ -167,17 +166,6 @@ func buildStatic(e *env, bin string) error {
 		return fmt.Errorf("%w\n(run from the ttlpapers source tree, or pass --binary)", err)
 	}
 	return nil
-}
-
-// clearing erases the progress line before output goes to the terminal.
-type clearing struct {
-	line *progress.Line
-	w    io.Writer
-}
-
-func (c *clearing) Write(b []byte) (int, error) {
-	c.line.Clear()
-	return c.w.Write(b)
 }
 
 // hilMachine is one machine in hil --json.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/ttlpapers/ttlpapers/hw/kicad"
 )
@@ -28,9 +29,12 @@ func (c *kicadCmd) define(f *flagSet) {
 func (c *kicadCmd) check(*flagSet, []string) error { return nil }
 
 func (c *kicadCmd) run(e *env, _ []string) error {
-	paths, err := kicad.Generate(c.out)
+	paths, err := kicad.Generate(c.out) // relative to c.out
 	if err != nil {
 		return err
+	}
+	for i, p := range paths {
+		paths[i] = filepath.Join(c.out, p)
 	}
 	if c.json {
 		return writeJSON(e.stdout, struct {

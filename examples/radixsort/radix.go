@@ -12,6 +12,8 @@ import (
 type Config struct {
 	KeyBits   int // significant bits per key: 8, 16, 24 or 32
 	DigitBits int // bits sorted per pass (radix 2^DigitBits), dividing KeyBits
+	// Progress, when set, is called on PE 0 as each pass starts.
+	Progress func(pass, passes int)
 }
 
 func (c Config) check() error {
@@ -102,6 +104,9 @@ func Sort(s *strata.S, keys []uint32, cfg Config) ([]uint32, []Phase, error) {
 
 	for shift := 0; shift < cfg.KeyBits; shift += cfg.DigitBits {
 		digit := func(x uint32) int { return int(x>>shift) & (radix - 1) }
+		if cfg.Progress != nil && me == 0 {
+			cfg.Progress(shift/cfg.DigitBits+1, cfg.KeyBits/cfg.DigitBits)
+		}
 
 		ph.begin(0, stateFill)
 		clear(cnt)

@@ -63,3 +63,23 @@ func (l *Line) Clear() {
 		l.shown = false
 	}
 }
+
+// Above returns a writer that erases the line before each write to w, so
+// that output to the same terminal (stdout, say) starts on a clean line.
+// A nil Line returns w itself.
+func (l *Line) Above(w io.Writer) io.Writer {
+	if l == nil {
+		return w
+	}
+	return above{l, w}
+}
+
+type above struct {
+	l *Line
+	w io.Writer
+}
+
+func (a above) Write(b []byte) (int, error) {
+	a.l.Clear()
+	return a.w.Write(b)
+}

@@ -25,6 +25,9 @@ func TestSilentOffTerminal(t *testing.T) {
 	var l *Line
 	l.Show("step %d", 1) // a nil Line shows nothing and does not panic
 	l.Clear()
+	if l.Above(&buf) != io.Writer(&buf) {
+		t.Error("a nil Line's Above is not the writer itself")
+	}
 }
 
 func TestRewritesInPlaceOnTerminal(t *testing.T) {
@@ -35,11 +38,11 @@ func TestRewritesInPlaceOnTerminal(t *testing.T) {
 	}
 	l.Show("op %d of %d", 1, 3)
 	l.Show("%s", strings.Repeat("x", 200))
-	l.Clear()
-	l.Clear() // nothing shown: writes nothing
+	io.WriteString(l.Above(tty), "result\n") // erases the line first
+	l.Clear()                                 // nothing shown: writes nothing
 	tty.Close()
 	got, _ := io.ReadAll(master) // ends with EIO once the terminal side is closed
-	want := "\r\x1b[Kop 1 of 3" + "\r\x1b[K" + strings.Repeat("x", Width-1) + "…" + "\r\x1b[K"
+	want := "\r\x1b[Kop 1 of 3" + "\r\x1b[K" + strings.Repeat("x", Width-1) + "…" + "\r\x1b[K" + "result\r\n"
 	if string(got) != want {
 		t.Errorf("terminal received %q,\nwant %q", got, want)
 	}
