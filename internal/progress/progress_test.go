@@ -39,7 +39,7 @@ func TestRewritesInPlaceOnTerminal(t *testing.T) {
 	l.Show("op %d of %d", 1, 3)
 	l.Show("%s", strings.Repeat("x", 200))
 	io.WriteString(l.Above(tty), "result\n") // erases the line first
-	l.Clear()                                 // nothing shown: writes nothing
+	l.Clear()                                // nothing shown: writes nothing
 	tty.Close()
 	got, _ := io.ReadAll(master) // ends with EIO once the terminal side is closed
 	want := "\r\x1b[Kop 1 of 3" + "\r\x1b[K" + strings.Repeat("x", Width-1) + "…" + "\r\x1b[K" + "result\r\n"
