@@ -27,15 +27,7 @@ func (s *strobeWatch) WriteData(v uint8) {
 // barriers (the old 0x55/0xaa readback raised both). Every start state a
 // port can be in is tried: power-on 0x00, a BIOS's 0xaa, a parked 0xcf.
 func TestPortChecksKeepStrobes(t *testing.T) {
-	b, err := emu.New(2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := b.Port(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := emulatedPort(t)
 	for _, start := range []uint8{0x00, lpt.S0, lpt.S1, 0xaa, 0x55, lpt.Transparent} {
 		p.WriteData(start)
 		w := &strobeWatch{Port: p}
@@ -50,12 +42,10 @@ func TestPortChecksKeepStrobes(t *testing.T) {
 	}
 }
 
-// deadPort reads 0xff whatever is written, as no port at an address does.
-type deadPort struct{ lpt.Port }
-
-func (deadPort) ReadData() uint8 { return 0xff }
-
-func TestReadbackFindsNoPort(t *testing.T) {
+// emulatedPort returns PE 0's port of a 2-PE emulated board, closed when
+// the test ends.
+func emulatedPort(t *testing.T) lpt.Port {
+	t.Helper()
 	b, err := emu.New(2)
 	if err != nil {
 		t.Fatal(err)
@@ -64,9 +54,18 @@ func TestReadbackFindsNoPort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// deadPort reads 0xff whatever is written, as no port at an address does.
+type deadPort struct{ lpt.Port }
+
+func (deadPort) ReadData() uint8 { return 0xff }
+
+func TestReadbackFindsNoPort(t *testing.T) {
 	rep := &Report{}
-	readback(rep, deadPort{p})
+	readback(rep, deadPort{emulatedPort(t)})
 	if len(rep.Checks) != 1 || rep.Checks[0].Pass || rep.Checks[0].Line != "D0-D7" {
 		t.Errorf("a port that reads 0xff must fail the readback on D0-D7: %+v", rep.Checks)
 	}

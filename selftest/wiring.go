@@ -77,21 +77,16 @@ func (p *prober) n() int                    { return len(p.ports) }
 func (p *prober) setData(i int, v uint8)    { p.ports[i].WriteData(v) }
 func (p *prober) setControl(i int, v uint8) { p.ports[i].WriteControl(v) }
 
-// setAll writes data v to every port, or to every port but except (-1:
-// none).
-func (p *prober) setAll(v uint8, except int) {
-	for j := range p.n() {
-		if j != except {
-			p.setData(j, v)
-		}
-	}
-}
+// setAll writes data v to every port but except (-1: none).
+func (p *prober) setAll(v uint8, except int) { p.each(except, func(i int) { p.setData(i, v) }) }
 
 // controlAll writes control v to every port but except (-1: none).
-func (p *prober) controlAll(v uint8, except int) {
-	for j := range p.n() {
-		if j != except {
-			p.setControl(j, v)
+func (p *prober) controlAll(v uint8, except int) { p.each(except, func(i int) { p.setControl(i, v) }) }
+
+func (p *prober) each(except int, fn func(i int)) {
+	for i := range p.n() {
+		if i != except {
+			fn(i)
 		}
 	}
 }
