@@ -4,7 +4,7 @@ package ppdevfs
 
 import "errors"
 
+var errNotLinux = errors.New("ppdevfs: boards are served as ppdev files over FUSE on Linux only")
+
 // Available reports that FUSE boards are served on Linux only.
-func Available() error {
-	return errors.New("ppdevfs: boards are served as ppdev files over FUSE on Linux only")
-}
+func Available() error { return errNotLinux }
