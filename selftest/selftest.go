@@ -303,7 +303,13 @@ func wiring(rep *Report, h *hw.Board, board *emu.Board, cfg Config) ([]Check, er
 	var findings []Check
 	if distance(got, sigs.healthy) != 0 {
 		hs, exact := sigs.diagnose(got)
-		findings = append(findings, finding(h, hs, exact))
+		f := finding(h, hs, exact)
+		if !exact {
+			if pairs := sigs.diagnosePairs(h, pes, leds, got); len(pairs) > 0 {
+				f = pairFinding(h, pairs)
+			}
+		}
+		findings = append(findings, f)
 	}
 	// One check per group of readings, carrying the diagnosis when it fails.
 	var groups []string

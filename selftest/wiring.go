@@ -551,6 +551,9 @@ func finding(h *hw.Board, hs []hypothesis, exact bool) Check {
 		c.Name = fmt.Sprintf("diagnosis: %s (DB-25 pin %d, %s) stuck at %s on %s", l.Name, l.Pin, l.Signal, first.kind[len(first.kind)-1:], who)
 	}
 	c.Detail = "these readings match " + strings.Join(names, ", ")
+	if !exact {
+		c.Detail = "no single fault or pair of faults gives these readings; the closest single faults: " + strings.Join(names, ", ")
+	}
 	return c
 }
 
