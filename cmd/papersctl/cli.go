@@ -273,12 +273,23 @@ func report(e *env, path string, c *command, err error, sig os.Signal) int {
 		return int(status)
 	case errors.Is(err, errFailed):
 	default:
-		fmt.Fprintf(e.stderr, "%s: %s\n", path, strings.TrimPrefix(err.Error(), c.name+": "))
+		fmt.Fprintf(e.stderr, "%s: %s\n", path, unprefixed(err, path))
 	}
 	if sig != nil {
 		return stop.Status(sig)
 	}
 	return exitFailure
+}
+
+// unprefixed is err's message without a leading package prefix that the
+// command's path already says ("papersctl hil: hil: …", "papersctl emu
+// serve: emu: …"): one prefix per layer.
+func unprefixed(err error, path string) string {
+	msg := err.Error()
+	for _, w := range strings.Fields(path)[1:] {
+		msg = strings.TrimPrefix(msg, w+": ")
+	}
+	return msg
 }
 
 func runSub(c *command, path string, args []string, e *env) int {

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
+	"testing"
 )
 
 // runCLI runs a papersctl command line in-process and returns its stdout,
@@ -17,4 +19,17 @@ func runCLI(args ...string) (stdout, stderr string, status int) {
 	defer null.Close()
 	status = dispatch(args, &env{ctx: context.Background(), stdin: null, stdout: &out, stderr: &errOut})
 	return out.String(), errOut.String(), status
+}
+
+func TestOnePrefixPerLayer(t *testing.T) {
+	for _, c := range []struct{ path, msg, want string }{
+		{"papersctl hil", "hil: 0 machines", "0 machines"},
+		{"papersctl emu serve", "emu: fault x", "fault x"},
+		{"papersctl selftest", "selftest: unknown mode", "unknown mode"},
+		{"papersctl run", "launch: board in use", "launch: board in use"}, // another layer: kept
+	} {
+		if got := unprefixed(errors.New(c.msg), c.path); got != c.want {
+			t.Errorf("%s: %q shown as %q, want %q", c.path, c.msg, got, c.want)
+		}
+	}
 }
