@@ -68,6 +68,7 @@ type command struct {
 type positional struct {
 	synopsis string   // e.g. "-- PROGRAM [ARGS]"; "" when none are taken
 	min      int      // at least this many
+	missing  string   // the message when there are fewer (default: "missing " + synopsis)
 	max      int      // at most this many; -1: any number
 	choices  []string // the words allowed, when fixed (completion bash|zsh|fish)
 	// complete says how the shell completes them: "files", "commands"
@@ -315,6 +316,8 @@ func checkArgs(c *command, args []string) error {
 	switch {
 	case len(args) > 0 && a.synopsis == "":
 		return usagef("unexpected argument %q: this command takes flags only (flags start with --)", args[0])
+	case len(args) < a.min && a.missing != "":
+		return usagef("%s", a.missing)
 	case len(args) < a.min:
 		return usagef("missing %s", a.synopsis)
 	case a.max >= 0 && len(args) > a.max:

@@ -33,3 +33,12 @@ func TestOnePrefixPerLayer(t *testing.T) {
 		}
 	}
 }
+
+// TestHilGuestParses: the command line the hil machines' kernel gives
+// papersctl as init (hil.Run's rdinit arguments) passes the checks: it
+// takes no command, the machine reads it from the initramfs.
+func TestHilGuestParses(t *testing.T) {
+	if _, _, _, err := prepare(lookup(commands, "hil"), "papersctl hil", []string{"--guest", "--pe", "3", "--pes", "4"}); err != nil {
+		t.Errorf("hil --guest --pe 3 --pes 4: %v", err)
+	}
+}

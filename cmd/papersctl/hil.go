@@ -22,7 +22,7 @@ func init() {
 			"machine's PE and N), prints each console prefixed with pe<k>| and exits 0 when all commands do.\n" +
 			"COMMAND's flags are checked here before anything boots. Example:\n" +
 			"  papersctl hil -n 4 -- selftest --port 0x378 --pe {pe} --pes {pes}",
-		args: positional{synopsis: "COMMAND [ARGS ...]", min: 1, max: -1, complete: "guest"},
+		args: positional{synopsis: "COMMAND [ARGS ...]", max: -1, complete: "guest"}, // required unless --guest
 		new:  func() runner { return &hilCmd{} }})
 }
 
@@ -66,6 +66,9 @@ func checkMemory(s string) error {
 func (c *hilCmd) check(f *flagSet, args []string) error {
 	if c.guest {
 		return nil // inside a machine: the host checked everything
+	}
+	if len(args) == 0 {
+		return usagef("missing COMMAND [ARGS ...]: what papersctl runs in the machines, e.g. -- selftest --port 0x378")
 	}
 	var p problems
 	c.faults.check(&p, c.n)

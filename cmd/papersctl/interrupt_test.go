@@ -20,11 +20,12 @@ import (
 // terminalLog collects what a program writes to a terminal and tells when
 // a text has appeared.
 type terminalLog struct {
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	seen chan struct{} // closed when want appears
-	want string
-	done chan struct{} // closed when the terminal is closed on every side
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	seen   chan struct{} // closed when want appears
+	closed bool          // seen is closed
+	want   string
+	done   chan struct{} // closed when the terminal is closed on every side
 }
 
 func watchTerminal(r io.Reader, want string) *terminalLog {
@@ -36,9 +37,9 @@ func watchTerminal(r io.Reader, want string) *terminalLog {
 			n, err := r.Read(b)
 			l.mu.Lock()
 			l.buf.Write(b[:n])
-			if l.seen != nil && strings.Contains(l.buf.String(), l.want) {
+			if !l.closed && strings.Contains(l.buf.String(), l.want) {
 				close(l.seen)
-				l.seen = nil
+				l.closed = true
 			}
 			l.mu.Unlock()
 			if err != nil {
@@ -68,9 +69,8 @@ func TestBenchProgressAndInterrupt(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	seen := term.seen
 	select {
-	case <-seen: // two operations measured
+	case <-term.seen: // two operations measured
 	case <-time.After(time.Minute):
 		cmd.Process.Kill()
 		t.Fatalf("no progress line after a minute; terminal:\n%q", term.String())

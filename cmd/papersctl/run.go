@@ -20,7 +20,8 @@ func init() {
 			"(PAPERS_PE, PAPERS_PES and PAPERS_BOARD are set for each; see docs/spmd.md), like mpirun\n" +
 			"(-np N is accepted for -n N). Forwards ^C, SIGTERM and SIGHUP to every PE. Exits with the\n" +
 			"status of the first PE that failed.",
-		args: positional{synopsis: "PROGRAM [ARGS]", min: 1, max: -1, complete: "files"},
+		args: positional{synopsis: "PROGRAM [ARGS]", min: 1, max: -1, complete: "files",
+			missing: "no program: write papersctl run -n N -- PROGRAM [ARGS]"},
 		new:  func() runner { return &runCmd{} }})
 }
 

@@ -65,7 +65,7 @@ var badInputs = map[string][]badInput{
 		{[]string{"-n", "0", "--", "true"}, []string{"-n 0: need 1 to 32"}},
 		{[]string{"-np", "33", "--", "true"}, []string{"-np 33: need 1 to 32"}},
 		{[]string{"-n", "2", "-np", "3", "--", "true"}, []string{"-n 2 and -np 3 disagree"}},
-		{[]string{"-n", "2"}, []string{"missing PROGRAM [ARGS]"}},
+		{[]string{"-n", "2"}, []string{"no program: write papersctl run -n N -- PROGRAM [ARGS]"}},
 		{[]string{"-n", "2", "-board", "../../escape", "--", "sh", "-c", "touch {marker}"}, []string{"--board ../../escape: starts with '.'"}},
 		{[]string{"-n", "2", "-board", "a/b", "--", "true"}, []string{`--board a/b: '/' is not allowed`}},
 		{[]string{"-n", "2", "--first", "3", "--", "sh", "-c", "touch {marker}"}, []string{"--first 3 -n 2 --pes 5 starts only some of the board's PEs: name the board with --board"}},
@@ -90,7 +90,7 @@ var badInputs = map[string][]badInput{
 	},
 	"hil": {
 		{[]string{"-n", "0", "--", "selftest"}, []string{"-n 0: need 1 to 32"}},
-		{[]string{"-n", "2"}, []string{"missing COMMAND [ARGS ...]"}},
+		{[]string{"-n", "2"}, []string{"missing COMMAND [ARGS ...]: what papersctl runs in the machines"}},
 		{[]string{"-n", "2", "--", "selftets"}, []string{`"selftets" is not a papersctl command the machines can run`}},
 		{[]string{"-n", "2", "--", "run", "-n", "2", "--", "true"}, []string{"run: the machines run bench, demo, probe, selftest, version"}},
 		{[]string{"-n", "2", "--", "selftest", "--pes", "0"}, []string{"in machine 0's 'papersctl selftest --pes 0': --pes 0: need 1 to 32"}},
