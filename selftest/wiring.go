@@ -149,18 +149,17 @@ func (p *prober) dataLines() {
 func (p *prober) readyFlag() {
 	for i := range p.n() {
 		g := barrierGroup(p.pes[i])
-		p.setData(i, lpt.DataMask)
-		p.snap(g, p.name(i)+" holds S1=S0=0")
-		p.setAll(phaseS0, i)
-		p.snap(g, p.others()+" at S0, "+p.name(i)+" late")
-		p.setData(i, phaseS0)
-		p.snap(g, p.name(i)+" arrives at S0")
-		p.setData(i, lpt.DataMask)
-		p.snap(g, p.name(i)+" holds S1=S0=0 after S0")
-		p.setAll(phaseS1, i)
-		p.snap(g, p.others()+" at S1, "+p.name(i)+" late")
-		p.setData(i, phaseS1)
-		p.snap(g, p.name(i)+" arrives at S1")
+		for _, ph := range []struct {
+			data        uint8
+			name, after string
+		}{{phaseS0, "S0", ""}, {phaseS1, "S1", " after S0"}} {
+			p.setData(i, lpt.DataMask)
+			p.snap(g, p.name(i)+" holds S1=S0=0"+ph.after)
+			p.setAll(ph.data, i)
+			p.snap(g, p.others()+" at "+ph.name+", "+p.name(i)+" late")
+			p.setData(i, ph.data)
+			p.snap(g, p.name(i)+" arrives at "+ph.name)
+		}
 	}
 }
 

@@ -22,7 +22,7 @@ func init() {
 			"status of the first PE that failed.",
 		args: positional{synopsis: "PROGRAM [ARGS]", min: 1, max: -1, complete: "files",
 			missing: "no program: write papersctl run -n N -- PROGRAM [ARGS]"},
-		new:  func() runner { return &runCmd{} }})
+		new: func() runner { return &runCmd{} }})
 }
 
 type runCmd struct {
