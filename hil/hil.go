@@ -67,6 +67,10 @@ type Config struct {
 	// Log receives the board server's complaints (unknown ioctls). Nil
 	// means the standard logger.
 	Log *log.Logger
+	// Progress, when set, receives a one-line status whenever a machine
+	// boots or powers off ("4 machines: 3 booted, 1 finished"), for a
+	// progress line on a terminal.
+	Progress func(status string)
 }
 
 // Machine is what one machine did.
@@ -117,6 +121,20 @@ const (
 	exitResult  = "hil-exit"
 	readyResult = "hil-ready"
 )
+
+// Preflight checks that this host can run machines — QEMU, the guest
+// kernel, FUSE for the board — without doing anything, so that a command
+// can refuse before slow preparations such as building the binary. Run
+// checks the same.
+func Preflight() error {
+	if _, err := qemu.FindQEMU(); err != nil {
+		return err
+	}
+	if _, err := qemu.FindKernel(); err != nil {
+		return err
+	}
+	return ppdevfs.Available()
+}
 
 // Run boots the machines, runs the command in each against one emulated
 // board, and tears everything down. Cancelling ctx stops the run (machines
@@ -218,9 +236,14 @@ func runMachines(ctx context.Context, cfg Config, kernel *qemu.Kernel, initrd st
 	}
 	defer gate.close()
 	res := &Result{Machines: make([]Machine, cfg.N)}
+	st := &status{report: cfg.Progress, n: cfg.N}
+	st.show()
 	var wg sync.WaitGroup
 	for k := range cfg.N {
-		wg.Go(func() { res.Machines[k] = runMachine(ctx, cfg, kernel, initrd, srv.Path(k), k, gate) })
+		wg.Go(func() {
+			res.Machines[k] = runMachine(ctx, cfg, kernel, initrd, srv.Path(k), k, gate, st)
+			st.add(&st.finished)
+		})
 	}
 	wg.Wait()
 	for k := range res.Machines {
@@ -249,14 +272,19 @@ func writeInitramfs(path, binary string, args []string) error {
 	return os.WriteFile(path, buf.Bytes(), 0o644)
 }
 
-func runMachine(ctx context.Context, cfg Config, kernel *qemu.Kernel, initrd, port string, pe int, gate *startGate) Machine {
+func runMachine(ctx context.Context, cfg Config, kernel *qemu.Kernel, initrd, port string, pe int, gate *startGate, st *status) Machine {
 	m := Machine{PE: pe, Exit: -1}
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	var once sync.Once
-	arrived := func() { once.Do(gate.arrive) }
-	defer arrived() // a machine that dies before it is ready must not hold the others
+	arrived := func() {
+		once.Do(func() {
+			st.add(&st.booted)
+			gate.arrive()
+		})
+	}
+	defer once.Do(gate.arrive) // a machine that dies before it is ready must not hold the others
 	console := io.Writer(&lineWatcher{marker: readyMarker, fn: arrived})
 	if cfg.Output != nil {
 		pw := &prefixWriter{w: cfg.Output, prefix: fmt.Sprintf("pe%d| ", pe)}
@@ -292,6 +320,34 @@ func runMachine(ctx context.Context, cfg Config, kernel *qemu.Kernel, initrd, po
 		m.Err = fmt.Errorf("hil: machine %d powered off without reporting the command's exit status (see its console)", pe)
 	}
 	return m
+}
+
+// status counts machines booted and finished for Config.Progress.
+type status struct {
+	mu               sync.Mutex
+	report           func(string)
+	n                int
+	booted, finished int
+}
+
+// add counts one more (booted or finished) and reports.
+func (s *status) add(counter *int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	*counter++
+	s.showLocked()
+}
+
+func (s *status) show() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.showLocked()
+}
+
+func (s *status) showLocked() {
+	if s.report != nil {
+		s.report(fmt.Sprintf("%d machines: %d booted, %d finished", s.n, s.booted, s.finished))
+	}
 }
 
 // readyMarker is the console line a guest prints when it waits to start.

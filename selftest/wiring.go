@@ -1,6 +1,7 @@
 package selftest
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -35,157 +36,187 @@ type reading struct {
 // fixed sequence (it never branches on what it reads), so the same sequence
 // run on an emulated board with a hypothetical fault predicts exactly what
 // that fault would make the rig read: diagnosis compares signatures.
+//
+// When nobody answers the LED questions (the rig's led function returns
+// ErrNoAnswer), probe returns the readings before the LED step, which are
+// those of the same probe without LEDs, and an error wrapping ErrNoAnswer.
 func probe(r rig) ([]reading, error) {
-	n := len(r.ports)
-	data := make([]uint8, n)
-	var out []reading
-	setData := func(i int, v uint8) { data[i] = v; r.ports[i].WriteData(v) }
-	setCtl := func(i int, v uint8) { r.ports[i].WriteControl(v) }
-	snap := func(group, what string) {
-		for i, p := range r.ports {
-			out = append(out, reading{group, what, r.pes[i], false, p.ReadStatus() & lpt.StatusPins})
-		}
-	}
-	name := func(i int) string {
-		if n == 1 {
-			return "this PE"
-		}
-		return fmt.Sprintf("PE %d", r.pes[i])
-	}
-	others := func(i int) string {
-		if n == 1 {
-			return "(no other PE plugged in)"
-		}
-		return "every other PE"
-	}
-	const phaseS1, phaseS0 = lpt.S1 | lpt.DataMask, lpt.S0 | lpt.DataMask
-
-	// Reset: strobes at S1 presets the ready flip-flop; every PE
-	// acknowledging (P_NAK=0) clears the interrupt flip-flop.
-	for i := range n {
-		setCtl(i, lpt.NAK)
-		setData(i, phaseS1)
-	}
-	for i := range n {
-		setCtl(i, 0)
-	}
-	for i := range n {
-		setCtl(i, lpt.NAK)
-	}
-
-	// Data lines: one PE drives one line low at a time, so a line stuck
-	// high names its PE; all-ones and all-zeros catch stuck NAND outputs
-	// and stuck inputs at each PC.
-	nandGroup := "NAND output lines (every PE drives 1111, then 0000)"
-	snap(nandGroup, "every PE drives 1111")
-	for i := range n {
-		for b := range 4 {
-			setData(i, phaseS1&^(1<<b))
-			snap(dataGroup(r.pes[i], b), fmt.Sprintf("%s drives D%d low alone", name(i), b))
-			setData(i, phaseS1)
-		}
-	}
-	for i := range n {
-		setData(i, lpt.S1)
-	}
-	snap(nandGroup, "every PE drives 0000")
-	for i := range n {
-		setData(i, phaseS1)
-	}
-
-	// Ready flip-flop: each PE in turn holds both strobes low (late) while
-	// the others arrive, in both phases; the flag must change only when it
-	// arrives.
-	for i := range n {
-		g := barrierGroup(r.pes[i])
-		setData(i, lpt.DataMask)
-		snap(g, name(i)+" holds S1=S0=0")
-		for j := range n {
-			if j != i {
-				setData(j, phaseS0)
-			}
-		}
-		snap(g, others(i)+" at S0, "+name(i)+" late")
-		setData(i, phaseS0)
-		snap(g, name(i)+" arrives at S0")
-		setData(i, lpt.DataMask)
-		snap(g, name(i)+" holds S1=S0=0 after S0")
-		for j := range n {
-			if j != i {
-				setData(j, phaseS1)
-			}
-		}
-		snap(g, others(i)+" at S1, "+name(i)+" late")
-		setData(i, phaseS1)
-		snap(g, name(i)+" arrives at S1")
-	}
-
-	// Interrupt flag: each PE in turn raises it; it stays latched, P_SEL
-	// switches Busy between it and the ready flag, and it clears only when
-	// every PE acknowledges.
-	// In phase S0 the ready flag reads 1, unlike an idle interrupt flag, so
-	// a PE whose P_SEL is stuck shows it.
-	for i := range n {
-		setData(i, phaseS0)
-	}
-	for i := range n {
-		setCtl(i, lpt.SEL|lpt.NAK)
-	}
-	snap("interrupt flag idle (P_SEL=1)", "no interrupt raised")
-	for i := range n {
-		g := interruptGroup(r.pes[i])
-		setCtl(i, lpt.SEL|lpt.NAK|lpt.IRQ)
-		snap(g, name(i)+" raises P_IRQ")
-		setCtl(i, lpt.SEL|lpt.NAK)
-		snap(g, name(i)+" drops P_IRQ (the flag stays latched)")
-		for j := range n {
-			setCtl(j, lpt.NAK)
-		}
-		snap(g, "P_SEL=0: Busy shows the ready flag, not the interrupt")
-		for j := range n {
-			setCtl(j, lpt.SEL|lpt.NAK)
-		}
-		for j := range n {
-			if j != i {
-				setCtl(j, lpt.SEL)
-			}
-		}
-		snap(g, others(i)+" acknowledges (P_NAK=0)")
-		setCtl(i, lpt.SEL)
-		snap(g, name(i)+" acknowledges too: the flag clears")
-		for j := range n {
-			setCtl(j, lpt.SEL|lpt.NAK)
-		}
-		snap(g, "acknowledge released")
-	}
-	for i := range n {
-		setCtl(i, lpt.NAK)
-	}
-
-	// LEDs: every colour on each PE, read by whoever can see them.
+	p := &prober{rig: r}
+	p.reset()
+	p.dataLines()
+	p.readyFlag()
+	p.interruptFlag()
+	var ledErr error
 	if r.led != nil {
-		for i := range n {
-			for _, v := range []uint8{0, lpt.LG, lpt.LR, lpt.LG | lpt.LR} {
-				setData(i, phaseS1|v)
-				c, err := r.led(i)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, reading{ledGroup(r.pes[i]), fmt.Sprintf("%s drives D4=%d D5=%d", name(i), v>>4&1, v>>5&1), r.pes[i], true, uint8(c)})
-			}
-			setData(i, phaseS1)
-		}
+		ledErr = p.leds()
 	}
-	for i := range n {
-		setData(i, lpt.Transparent)
-		setCtl(i, 0)
-	}
-	for _, p := range r.ports {
-		if err := p.Err(); err != nil {
+	p.park()
+	for _, port := range r.ports {
+		if err := port.Err(); err != nil {
 			return nil, err
 		}
 	}
-	return out, nil
+	if ledErr != nil && !errors.Is(ledErr, ErrNoAnswer) {
+		return nil, ledErr
+	}
+	return p.out, ledErr
+}
+
+// prober runs the steps of the wiring probe on a rig and collects what
+// they read.
+type prober struct {
+	rig
+	out []reading
+}
+
+// The two barrier phases with every data line high: S1 (the phase the
+// probe starts and ends in) and S0.
+const phaseS1, phaseS0 = lpt.S1 | lpt.DataMask, lpt.S0 | lpt.DataMask
+
+func (p *prober) n() int                    { return len(p.ports) }
+func (p *prober) setData(i int, v uint8)    { p.ports[i].WriteData(v) }
+func (p *prober) setControl(i int, v uint8) { p.ports[i].WriteControl(v) }
+
+// setAll writes data v to every port but except (-1: none).
+func (p *prober) setAll(v uint8, except int) { p.each(except, func(i int) { p.setData(i, v) }) }
+
+// controlAll writes control v to every port but except (-1: none).
+func (p *prober) controlAll(v uint8, except int) { p.each(except, func(i int) { p.setControl(i, v) }) }
+
+func (p *prober) each(except int, fn func(i int)) {
+	for i := range p.n() {
+		if i != except {
+			fn(i)
+		}
+	}
+}
+
+// snap reads every port's status register: one reading each.
+func (p *prober) snap(group, what string) {
+	for i, port := range p.ports {
+		p.out = append(p.out, reading{group, what, p.pes[i], false, port.ReadStatus() & lpt.StatusPins})
+	}
+}
+
+// name and others say who acts, for the readings' descriptions.
+func (p *prober) name(i int) string {
+	if p.n() == 1 {
+		return "this PE"
+	}
+	return fmt.Sprintf("PE %d", p.pes[i])
+}
+
+func (p *prober) others() string {
+	if p.n() == 1 {
+		return "(no other PE plugged in)"
+	}
+	return "every other PE"
+}
+
+// reset puts the board in a known state: strobes at S1 preset the ready
+// flip-flop; every PE acknowledging (P_NAK=0) clears the interrupt
+// flip-flop.
+func (p *prober) reset() {
+	for i := range p.n() {
+		p.setControl(i, lpt.NAK)
+		p.setData(i, phaseS1)
+	}
+	p.controlAll(0, -1)
+	p.controlAll(lpt.NAK, -1)
+}
+
+// dataLines drives one data line low at a time on one PE, so a line stuck
+// high names its PE; all-ones and all-zeros catch stuck NAND outputs and
+// stuck inputs at each PC.
+func (p *prober) dataLines() {
+	nandGroup := "NAND output lines (every PE drives 1111, then 0000)"
+	p.snap(nandGroup, "every PE drives 1111")
+	for i := range p.n() {
+		for b := range 4 {
+			p.setData(i, phaseS1&^(1<<b))
+			p.snap(dataGroup(p.pes[i], b), fmt.Sprintf("%s drives D%d low alone", p.name(i), b))
+			p.setData(i, phaseS1)
+		}
+	}
+	p.setAll(lpt.S1, -1)
+	p.snap(nandGroup, "every PE drives 0000")
+	p.setAll(phaseS1, -1)
+}
+
+// readyFlag has each PE in turn hold both strobes low (late) while the
+// others arrive, in both phases: the flag must change only when it
+// arrives.
+func (p *prober) readyFlag() {
+	for i := range p.n() {
+		g := barrierGroup(p.pes[i])
+		for _, ph := range []struct {
+			data        uint8
+			name, after string
+		}{{phaseS0, "S0", ""}, {phaseS1, "S1", " after S0"}} {
+			p.setData(i, lpt.DataMask)
+			p.snap(g, p.name(i)+" holds S1=S0=0"+ph.after)
+			p.setAll(ph.data, i)
+			p.snap(g, p.others()+" at "+ph.name+", "+p.name(i)+" late")
+			p.setData(i, ph.data)
+			p.snap(g, p.name(i)+" arrives at "+ph.name)
+		}
+	}
+}
+
+// interruptFlag has each PE in turn raise the interrupt: the flag stays
+// latched, P_SEL switches Busy between it and the ready flag, and it
+// clears only when every PE acknowledges. It runs in phase S0, where the
+// ready flag reads 1, unlike an idle interrupt flag, so that a PE whose
+// P_SEL is stuck shows it.
+func (p *prober) interruptFlag() {
+	p.setAll(phaseS0, -1)
+	p.controlAll(lpt.SEL|lpt.NAK, -1)
+	p.snap("interrupt flag idle (P_SEL=1)", "no interrupt raised")
+	for i := range p.n() {
+		g := interruptGroup(p.pes[i])
+		p.setControl(i, lpt.SEL|lpt.NAK|lpt.IRQ)
+		p.snap(g, p.name(i)+" raises P_IRQ")
+		p.setControl(i, lpt.SEL|lpt.NAK)
+		p.snap(g, p.name(i)+" drops P_IRQ (the flag stays latched)")
+		p.controlAll(lpt.NAK, -1)
+		p.snap(g, "P_SEL=0: Busy shows the ready flag, not the interrupt")
+		p.controlAll(lpt.SEL|lpt.NAK, -1)
+		p.controlAll(lpt.SEL, i)
+		p.snap(g, p.others()+" acknowledges (P_NAK=0)")
+		p.setControl(i, lpt.SEL)
+		p.snap(g, p.name(i)+" acknowledges too: the flag clears")
+		p.controlAll(lpt.SEL|lpt.NAK, -1)
+		p.snap(g, "acknowledge released")
+	}
+	p.controlAll(lpt.NAK, -1)
+}
+
+// leds shows every colour on each PE's LED and reads it through the rig's
+// led function (the emulator's LED driver, or a person asked).
+func (p *prober) leds() error {
+	before := len(p.out)
+	for i := range p.n() {
+		for _, v := range []uint8{0, lpt.LG, lpt.LR, lpt.LG | lpt.LR} {
+			p.setData(i, phaseS1|v)
+			c, err := p.led(i)
+			if err != nil {
+				p.setData(i, phaseS1)
+				p.out = p.out[:before]
+				return err
+			}
+			p.out = append(p.out, reading{ledGroup(p.pes[i]), fmt.Sprintf("%s drives D4=%d D5=%d", p.name(i), v>>4&1, v>>5&1), p.pes[i], true, uint8(c)})
+		}
+		p.setData(i, phaseS1)
+	}
+	return nil
+}
+
+// park leaves every port transparent with control 0.
+func (p *prober) park() {
+	for i := range p.n() {
+		p.setData(i, lpt.Transparent)
+		p.setControl(i, 0)
+	}
 }
 
 func dataGroup(pe, bit int) string {
@@ -519,6 +550,9 @@ func finding(h *hw.Board, hs []hypothesis, exact bool) Check {
 		c.Name = fmt.Sprintf("diagnosis: %s (DB-25 pin %d, %s) stuck at %s on %s", l.Name, l.Pin, l.Signal, first.kind[len(first.kind)-1:], who)
 	}
 	c.Detail = "these readings match " + strings.Join(names, ", ")
+	if !exact {
+		c.Detail = "no single fault or pair of faults gives these readings; the closest single faults: " + strings.Join(names, ", ")
+	}
 	return c
 }
 

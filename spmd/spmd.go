@@ -34,6 +34,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strconv"
@@ -73,30 +74,71 @@ type Options struct {
 }
 
 // Env reads the options from the environment.
-func Env() (Options, error) {
-	o := Options{PE: -1, Board: os.Getenv(EnvBoard)}
-	var err error
-	if s := os.Getenv(EnvPE); s != "" {
-		if o.PE, err = strconv.Atoi(s); err != nil {
-			return o, fmt.Errorf("spmd: %s=%q is not a number", EnvPE, s)
-		}
-	}
-	if s := os.Getenv(EnvPEs); s != "" {
-		if o.PEs, err = strconv.Atoi(s); err != nil {
-			return o, fmt.Errorf("spmd: %s=%q is not a number", EnvPEs, s)
+func Env() (Options, error) { return envFrom(os.Getenv) }
+
+// envFrom reads the options from an environment's getenv: each variable
+// that is set must parse; Check judges the values.
+func envFrom(getenv func(string) string) (Options, error) {
+	o := Options{PE: -1, Board: getenv(EnvBoard)}
+	for _, n := range []struct {
+		env  string
+		v    *int
+		what string
+	}{{EnvPE, &o.PE, "this PE's id, 0 to " + EnvPEs + "-1"}, {EnvPEs, &o.PEs, "the number of PEs, 1 to " + strconv.Itoa(lpt.MaxPEs)}} {
+		if s := getenv(n.env); s != "" {
+			v, err := strconv.Atoi(s)
+			if err != nil {
+				return o, fmt.Errorf("spmd: %s=%q is not a whole number: set it to %s", n.env, s, n.what)
+			}
+			*n.v = v
 		}
 	}
 	for _, d := range []struct {
 		env string
 		v   *time.Duration
 	}{{EnvTimeout, &o.Timeout}, {EnvCheckIn, &o.CheckIn}} {
-		if s := os.Getenv(d.env); s != "" {
-			if *d.v, err = time.ParseDuration(s); err != nil {
+		if s := getenv(d.env); s != "" {
+			v, err := time.ParseDuration(s)
+			if err != nil {
 				return o, fmt.Errorf("spmd: %s=%q is not a duration (write e.g. 10s)", d.env, s)
 			}
+			*d.v = v
 		}
 	}
 	return o, nil
+}
+
+// Check reports the first value out of range — a PE count beyond the
+// board, a PE id beyond the count, a board that is not shm:PATH or a port
+// spec lpt/backend accepts, a negative timeout — naming the variable and
+// its flag. Values not given are left to Open, which says how to give them.
+func (o Options) Check() error {
+	bad := func(env, flag string, v any, want string) error {
+		return fmt.Errorf("spmd: %s (-%s) %v: %s", env, flag, v, want)
+	}
+	switch {
+	case o.PEs != 0 && (o.PEs < 1 || o.PEs > lpt.MaxPEs):
+		return bad(EnvPEs, "papers.pes", o.PEs, fmt.Sprintf("need 1 to %d", lpt.MaxPEs))
+	case o.PE < -1 || o.PEs > 0 && o.PE >= o.PEs:
+		return bad(EnvPE, "papers.pe", o.PE, fmt.Sprintf("need 0 to %d (%s-1)", max(o.PEs-1, 0), EnvPEs))
+	case o.Timeout < 0:
+		return bad(EnvTimeout, "papers.timeout", o.Timeout, "need 0 (the default) or more")
+	case o.CheckIn < 0:
+		return bad(EnvCheckIn, "papers.checkin", o.CheckIn, "need 0 (the timeout) or more")
+	}
+	if o.Board == "" {
+		return nil
+	}
+	if path, ok := strings.CutPrefix(o.Board, SharedPrefix); ok {
+		if path == "" {
+			return bad(EnvBoard, "papers.board", strconv.Quote(o.Board), "no path: write shm:/dev/shm/papers-NAME (papersctl run sets it)")
+		}
+		return nil
+	}
+	if err := backend.Check(o.Board); err != nil {
+		return fmt.Errorf("spmd: %s (-papers.board): %w", EnvBoard, err)
+	}
+	return nil
 }
 
 // RegisterFlags adds -papers.pe, -papers.pes, -papers.board,
@@ -196,32 +238,54 @@ func Close(p *papers.PE) error {
 
 // Main is a PAPERS program's main: it parses the command line (adding the
 // -papers.* flags unless RegisterFlags did; call Main before flag.Parse, or
-// register them first), opens the PE, runs fn and exits — 0 when fn
-// returns nil, 1 when it returns an error or the PE cannot open, 2 on a
-// panic, 128+n on signal n. On every failure the PE fails visibly (Fail)
-// before the process exits. Main does not return.
+// register them first), checks the options, opens the PE, runs fn and
+// exits — 0 when fn returns nil, 1 when it returns an error or the PE
+// cannot open, 2 on a wrong command line or environment (as package flag
+// does) or a panic, 128+n on signal n. On every failure the PE fails
+// visibly (Fail) before the process exits. Main does not return.
+//
+// Under papersctl run every PE gets the same command line, so only PE 0
+// prints the usage or a flag's error; the others exit 2 quietly.
 func Main(fn func(*papers.PE) error) {
+	env, envErr := Env()
 	opts := commandLine
 	if opts == nil {
 		if flag.Parsed() {
 			// Too late for flags: the environment alone.
-			o, _ := Env()
-			opts = &o
+			opts = &env
 		} else {
 			opts = RegisterFlags(flag.CommandLine)
 		}
 	}
+	quiet := quietUsage(env)
 	if !flag.Parsed() {
-		flag.Parse()
+		if quiet {
+			flag.CommandLine.SetOutput(io.Discard)
+		}
+		flag.Parse() // exits 2 on a bad flag, 0 on -h
 	}
-	if _, err := Env(); err != nil {
-		fatal(err, 1)
+	err := envErr
+	if err == nil {
+		err = opts.Check()
+	}
+	switch {
+	case err != nil && quiet:
+		os.Exit(2)
+	case err != nil:
+		fatal(err, 2)
 	}
 	p, err := opts.Open()
 	if err != nil {
 		fatal(err, 1)
 	}
 	os.Exit(run(p, fn))
+}
+
+// quietUsage reports whether this process is one of several PEs started
+// on one machine with one terminal (papersctl run: a shared-memory board)
+// and not PE 0, which speaks for them.
+func quietUsage(env Options) bool {
+	return env.PE > 0 && strings.HasPrefix(env.Board, SharedPrefix)
 }
 
 func fatal(err error, code int) {

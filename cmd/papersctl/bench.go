@@ -1,22 +1,31 @@
 package main
 
 import (
-	"encoding/json"
-	"flag"
+	"context"
 	"fmt"
 	"io"
-	"os"
+	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/internal/measure"
+	"github.com/ttlpapers/ttlpapers/internal/progress"
+	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
 func init() {
-	register(&command{name: "bench", summary: "measure the aggregate operations and predict their cost with the seed's port timing", run: runBench})
+	register(&command{name: "bench", summary: "measure the aggregate operations and predict their cost with the seed's port timing",
+		synopsis: "[flags]", catchSignals: true, guest: true,
+		about: "Measures each aggregate operation on the embedded emulator (SPEC §10: warm-up, loop overhead\n" +
+			"subtracted, outliers dropped, repeated until the 90% confidence interval is within --tolerance\n" +
+			"or --max-time) and predicts its time on the seed's hardware from its port-operation count.\n" +
+			"Shows progress on a terminal; ^C prints the operations measured so far and exits 130.\n" +
+			"Columns: docs/aggregates.md.",
+		new: func() runner { return &benchCmd{} }})
 }
 
 // benchOp is one operation papersctl bench measures.
@@ -109,6 +118,8 @@ type benchResult struct {
 	Reps        int     `json:"reps"`
 	Dropped     int     `json:"dropped"`
 	Converged   bool    `json:"converged"`
+	// Stopped: ^C ended this operation's measurement early.
+	Stopped bool `json:"stopped,omitempty"`
 	// Bandwidth, for operations that move data: bytes each PE receives
 	// per second, in kB/s (1000 bytes).
 	Bytes         int     `json:"bytes,omitempty"`
@@ -116,64 +127,74 @@ type benchResult struct {
 	MeasuredKBps  float64 `json:"measured_kBps,omitempty"`
 }
 
-func runBench(args []string) int { return bench(args, os.Stdout, os.Stderr) }
+type benchCmd struct {
+	pes           int
+	json          bool
+	portOpUs, tol float64
+	maxTime       time.Duration
+	ops           []benchOp
+}
 
-func bench(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	pes := fs.Int("pes", 4, "number of PEs on the emulated board (1 to 32)")
-	asJSON := fs.Bool("json", false, "print a JSON list instead of a table")
-	portOpUs := fs.Float64("port-op-us", 1.26, "time of one port operation for the prediction, µs (the seed's 486 ISA port: 1.26)")
-	maxTime := fs.Duration("max-time", 3*time.Second, "time cap per operation for the measurement")
-	tol := fs.Float64("tolerance", 0.1, "stop when the 90% confidence interval is within this fraction of the mean")
-	only := fs.String("ops", "", "comma-separated operations to run (default all: "+opNames()+")")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: papersctl bench [flags]\n\nMeasures each aggregate operation on the embedded emulator and predicts its time on the seed's hardware.\n\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 || *pes < 1 || *pes > 32 || *portOpUs <= 0 || *tol <= 0 || *maxTime <= 0 {
-		fmt.Fprintf(stderr, "papersctl bench: need --pes 1..32, positive --port-op-us, --tolerance and --max-time, and no arguments\n")
-		return 2
-	}
-	ops, err := selectOps(*only)
-	if err != nil {
-		fmt.Fprintf(stderr, "papersctl bench: %v\n", err)
-		return 2
-	}
+func (c *benchCmd) define(f *flagSet) {
+	f.Int(&c.pes, "pes", 4, 1, lpt.MaxPEs, "number of PEs on the emulated board")
+	f.Bool(&c.json, "json", "print a JSON list instead of a table")
+	f.Float(&c.portOpUs, "port-op-us", 1.26, math.Inf(1), "time of one port operation for the prediction, µs (the seed's 486 ISA port: 1.26)")
+	f.Duration(&c.maxTime, "max-time", 3*time.Second, false, "time cap per operation for the measurement")
+	f.Float(&c.tol, "tolerance", 0.1, 1, "stop when the 90% confidence interval is within this fraction of the mean")
+	c.ops = benchOps()
+	f.String(new(string), "ops", "", "LIST", func(s string) (err error) {
+		c.ops, err = selectOps(s)
+		return err
+	}, "comma-separated operations to run (default all: "+opNames()+")")
+}
+
+func (c *benchCmd) check(*flagSet, []string) error { return nil }
+
+// run measures each operation in turn. ^C stops it: the operations measured
+// so far are printed, the one under way with what it had (not converged).
+func (c *benchCmd) run(e *env, _ []string) error {
+	line := progress.New(e.stderr)
+	start := time.Now()
 	var results []benchResult
-	for _, op := range ops {
-		r, err := measureOp(op, *pes, *maxTime, *tol)
-		if err != nil {
-			fmt.Fprintf(stderr, "papersctl bench: %s: %v\n", op.name, err)
-			return 1
+	for i, op := range c.ops {
+		line.Show("bench: %d/%d %s on %d PEs, %v (^C prints what is measured)", i+1, len(c.ops), op.name, c.pes, time.Since(start).Round(time.Second))
+		r, err := measureOp(e.ctx, op, c.pes, c.maxTime, c.tol)
+		if err != nil && e.ctx.Err() == nil {
+			line.Clear()
+			return fmt.Errorf("%s: %w", op.name, err)
 		}
-		r.PredictedUs = r.MinPortOps * *portOpUs
-		if op.bytes > 0 {
-			r.Bytes = op.bytes
-			r.PredictedKBps = float64(op.bytes) / r.PredictedUs * 1e3
-			if r.MeasuredNs > 0 {
-				r.MeasuredKBps = float64(op.bytes) / r.MeasuredNs * 1e6
-			}
+		r.Stopped = e.ctx.Err() != nil
+		if r.Reps > 0 {
+			results = append(results, c.finish(op, r))
 		}
-		results = append(results, r)
-	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(results); err != nil {
-			fmt.Fprintf(stderr, "papersctl bench: %v\n", err)
-			return 1
+		if e.ctx.Err() != nil {
+			break
 		}
-		return 0
 	}
-	if err := printBenchTable(stdout, results, *portOpUs); err != nil {
-		fmt.Fprintf(stderr, "papersctl bench: %v\n", err)
-		return 1
+	line.Clear()
+	var err error
+	if c.json {
+		err = writeJSON(e.stdout, results)
+	} else {
+		err = printBenchTable(e.stdout, results, c.portOpUs)
 	}
-	return 0
+	if err == nil {
+		err = e.ctx.Err()
+	}
+	return err
+}
+
+// finish adds the prediction and the bandwidths to a measured result.
+func (c *benchCmd) finish(op benchOp, r benchResult) benchResult {
+	r.PredictedUs = r.MinPortOps * c.portOpUs
+	if op.bytes > 0 {
+		r.Bytes = op.bytes
+		r.PredictedKBps = float64(op.bytes) / r.PredictedUs * 1e3
+		if r.MeasuredNs > 0 {
+			r.MeasuredKBps = float64(op.bytes) / r.MeasuredNs * 1e6
+		}
+	}
+	return r
 }
 
 func opNames() string {
@@ -184,19 +205,21 @@ func opNames() string {
 	return strings.Join(names, ",")
 }
 
+// selectOps reads --ops: known names, each once.
 func selectOps(list string) ([]benchOp, error) {
 	all := benchOps()
-	if list == "" {
-		return all, nil
-	}
 	var ops []benchOp
 	for _, name := range strings.Split(list, ",") {
-		i := 0
-		for i < len(all) && all[i].name != name {
-			i++
+		i := slices.IndexFunc(all, func(op benchOp) bool { return op.name == name })
+		var known []string
+		for _, op := range all {
+			known = append(known, op.name)
 		}
-		if i == len(all) {
-			return nil, fmt.Errorf("unknown operation %q (known: %s)", name, opNames())
+		switch {
+		case i < 0:
+			return nil, fmt.Errorf("unknown operation %q%s (known: %s)", name, suggest(name, known, ""), opNames())
+		case slices.ContainsFunc(ops, func(op benchOp) bool { return op.name == name }):
+			return nil, fmt.Errorf("operation %q given twice", name)
 		}
 		ops = append(ops, all[i])
 	}
@@ -212,7 +235,7 @@ type opsCounter interface{ Ops() uint64 }
 // dropped, until the 90% CI is within tol of the mean or maxTime is up).
 // Every PE runs the same loop; PE 0 decides when to stop and tells the
 // others with an ANY outside the timed region.
-func measureOp(op benchOp, n int, maxTime time.Duration, tol float64) (benchResult, error) {
+func measureOp(ctx context.Context, op benchOp, n int, maxTime time.Duration, tol float64) (benchResult, error) {
 	res := benchResult{Op: op.name, PEs: n}
 	err := emulate.Run(n, papers.Config{}, func(p *papers.PE) error {
 		s := &benchScratch{gather: make([]uint8, n), slice: make([]byte, sliceBytes), in: make([]uint32, n)}
@@ -259,7 +282,7 @@ func measureOp(op benchOp, n int, maxTime time.Duration, tol float64) (benchResu
 			done := false
 			if smp != nil {
 				smp.Add(d)
-				done = smp.Done()
+				done = smp.Done() || ctx.Err() != nil // stopped: keep what is measured
 			}
 			if done, err = p.Any(done); err != nil || done {
 				if smp != nil {
@@ -287,7 +310,10 @@ func printBenchTable(w io.Writer, results []benchResult, portOpUs float64) error
 	fmt.Fprintf(tw, "\t\t\t(no wait)\t(PE 0)\tµs @ %.2f µs/op\tµs\t\tkB/s per PE\tkB/s per PE\t\n", portOpUs)
 	for _, r := range results {
 		ci := fmt.Sprintf("±%.0f%%", 100*r.CI90Ns/r.MeasuredNs)
-		if !r.Converged {
+		switch {
+		case r.Stopped:
+			ci += " (stopped)"
+		case !r.Converged:
 			ci += " (cap)"
 		}
 		bw, mbw := "", ""

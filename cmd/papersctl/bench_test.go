@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"strings"
@@ -11,14 +10,14 @@ import (
 // runBenchJSON runs papersctl bench with a short time cap and parses --json.
 func runBenchJSON(t *testing.T, args ...string) map[string]benchResult {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	args = append([]string{"--json", "--max-time", "20ms"}, args...)
-	if st := bench(args, &out, &errOut); st != 0 {
-		t.Fatalf("bench %v: status %d: %s", args, st, errOut.String())
+	args = append([]string{"bench", "--json", "--max-time", "20ms"}, args...)
+	out, errOut, st := runCLI(args...)
+	if st != 0 {
+		t.Fatalf("%v: status %d: %s", args, st, errOut)
 	}
 	var rs []benchResult
-	if err := json.Unmarshal(out.Bytes(), &rs); err != nil {
-		t.Fatalf("--json output does not parse: %v\n%s", err, out.String())
+	if err := json.Unmarshal([]byte(out), &rs); err != nil {
+		t.Fatalf("--json output does not parse: %v\n%s", err, out)
 	}
 	m := map[string]benchResult{}
 	for _, r := range rs {
@@ -68,18 +67,12 @@ func TestBenchReproducesSeedTable(t *testing.T) {
 	}
 }
 
-func TestBenchTableAndBadFlags(t *testing.T) {
-	var out, errOut bytes.Buffer
-	if st := bench([]string{"--pes", "2", "--max-time", "10ms", "--ops", "barrier", "--port-op-us", "1"}, &out, &errOut); st != 0 {
-		t.Fatalf("status %d: %s", st, errOut.String())
+func TestBenchTable(t *testing.T) {
+	out, errOut, st := runCLI("bench", "--pes", "2", "--max-time", "10ms", "--ops", "barrier", "--port-op-us", "1")
+	if st != 0 {
+		t.Fatalf("status %d: %s", st, errOut)
 	}
-	if !strings.Contains(out.String(), "barrier") || !strings.Contains(out.String(), "2.0") {
-		t.Errorf("table lacks the barrier row predicted at 2 µs:\n%s", out.String())
-	}
-	for _, args := range [][]string{{"--pes", "0"}, {"--ops", "nosuch"}, {"--port-op-us", "-1"}, {"extra"}} {
-		errOut.Reset()
-		if st := bench(args, &out, &errOut); st != 2 || errOut.Len() == 0 {
-			t.Errorf("bench %v: status %d, stderr %q; want 2 and a message", args, st, errOut.String())
-		}
+	if !strings.Contains(out, "barrier") || !strings.Contains(out, "2.0") {
+		t.Errorf("table lacks the barrier row predicted at 2 µs:\n%s", out)
 	}
 }

@@ -1,110 +1,193 @@
 package main
 
 import (
-	"context"
-	"flag"
 	"fmt"
 	"math/bits"
-	"os"
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/emulate"
+	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/lpt/backend"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
 func init() {
-	register(&command{name: "demo", summary: "a small SPMD program: barrier, NAND, broadcast, vote, reductions, checked", run: runDemo})
+	register(&command{name: "demo", summary: "a small SPMD program: barrier, NAND, broadcast, vote, reductions, checked",
+		synopsis: "[--port 0x378 --pe K] [--pes N] [--bench B] [--json]", catchSignals: true, guest: true,
+		about: "Every PE computes values it can also predict for every other PE, combines them on the\n" +
+			"board — 4-bit NAND, 8-bit broadcast from each PE in turn, vote, global max and sum — and\n" +
+			"checks each result against the prediction. Without --port all PEs run on the built-in\n" +
+			"emulator; with --port this PC runs PE --pe. Exits 1 on a wrong result.",
+		new: func() runner { return &demoCmd{} }})
 }
 
-func runDemo(args []string) int {
-	fl := flag.NewFlagSet("demo", flag.ContinueOnError)
-	port := fl.String("port", "", "printer port base address (e.g. 0x378, or lpt1) to run as one PE; empty: all PEs on the built-in emulator")
-	pe := fl.Int("pe", 0, "this PE's number (with --port)")
-	pes := fl.Int("pes", 4, "number of PEs")
-	bench := fl.Int("bench", 1000, "barriers to time after the checks (0: none)")
-	timeout := fl.Duration("timeout", 30*time.Second, "limit for each wait on the other PEs")
-	fl.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: papersctl demo [--port 0x378 --pe K] [--pes N] [--bench B]\n\n"+
-			"Every PE computes values it can also predict for every other PE, combines them on the\n"+
-			"board — 4-bit NAND, 8-bit broadcast from each PE in turn, vote, global max and sum — and\n"+
-			"checks each result against the prediction. Exits 1 on a wrong result.\n\nflags:")
-		fl.PrintDefaults()
+type demoCmd struct {
+	port    string
+	pe, pes int
+	bench   int
+	timeout time.Duration
+	json    bool
+}
+
+func (c *demoCmd) define(f *flagSet) {
+	f.String(&c.port, "port", "", "ADDR", checkBase, "printer port base address (e.g. 0x378, or lpt1) to run as one PE; empty: all PEs on the built-in emulator")
+	f.Int(&c.pe, "pe", 0, 0, lpt.MaxPEs-1, "this PE's number (with --port)")
+	f.Int(&c.pes, "pes", 4, 1, lpt.MaxPEs, "number of PEs")
+	f.Int(&c.bench, "bench", 1000, 0, 1e9, "barriers to time after the checks (0: none)")
+	f.Duration(&c.timeout, "timeout", 30*time.Second, false, "limit for each wait on the other PEs")
+	f.Bool(&c.json, "json", "print each PE's results as JSON")
+}
+
+func (c *demoCmd) check(f *flagSet, _ []string) error {
+	var p problems
+	switch {
+	case f.isSet("pe") && c.port == "":
+		p.addf("--pe %d: picks this PC's PE on a real board: give --port too (without it every PE runs on the emulator)", c.pe)
+	case c.pe >= c.pes:
+		p.addf("--pe %d: with --pes %d the PE ids are 0 to %d", c.pe, c.pes, c.pes-1)
 	}
-	if err := fl.Parse(args); err != nil {
-		return 2
+	return p.err()
+}
+
+// demoResult is what one PE found, and its line of --json.
+type demoResult struct {
+	PE        int     `json:"pe"`
+	PEs       int     `json:"pes"`
+	NAND      uint8   `json:"nand"`
+	Vote      uint64  `json:"vote"`
+	Max       uint64  `json:"max"`
+	Sum       uint64  `json:"sum"`
+	Barriers  int     `json:"barriers,omitempty"`
+	BarrierNs float64 `json:"barrier_ns,omitempty"`
+}
+
+func (r demoResult) String() string {
+	s := fmt.Sprintf("PE %d of %d: NAND %#x, broadcasts ok, vote %#x, max %d, sum %d: all correct", r.PE, r.PEs, r.NAND, r.Vote, r.Max, r.Sum)
+	if r.Barriers > 0 {
+		s += fmt.Sprintf("\nPE %d: %d barriers: %v per barrier", r.PE, r.Barriers, time.Duration(r.BarrierNs).Round(10*time.Nanosecond))
 	}
-	cfg := papers.Config{PE: *pe, PEs: *pes, Timeout: *timeout}
-	if *port == "" {
-		err := emulate.Run(*pes, cfg, func(p *papers.PE) error { return demo(p, *bench) })
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "papersctl demo:", err)
-			return 1
-		}
-		return 0
+	return s
+}
+
+func (c *demoCmd) run(e *env, _ []string) error {
+	cfg := papers.Config{PE: c.pe, PEs: c.pes, Timeout: c.timeout, Context: e.ctx}
+	results := make([]demoResult, c.pes)
+	var err error
+	if c.port == "" {
+		err = emulate.Run(c.pes, cfg, func(p *papers.PE) (err error) {
+			results[p.Self()], err = demo(p, c.bench)
+			return err
+		})
+	} else {
+		results = results[c.pe : c.pe+1]
+		results[0], err = c.onPort(cfg)
 	}
-	lp, err := backend.Open("port:" + *port)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "papersctl demo:", err)
-		return 1
+		return err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cfg.Context = ctx
+	if c.json {
+		return writeJSON(e.stdout, results)
+	}
+	for _, r := range results {
+		fmt.Fprintln(e.stdout, r)
+	}
+	return nil
+}
+
+// onPort runs the demo as one PE on a real port.
+func (c *demoCmd) onPort(cfg papers.Config) (demoResult, error) {
+	lp, err := backend.Open(backend.KindDirect + ":" + c.port)
+	if err != nil {
+		return demoResult{}, err
+	}
 	p, err := papers.Open(lp, cfg)
 	if err != nil {
 		lp.Close() // on success the PE owns the port and closes it
-		fmt.Fprintln(os.Stderr, "papersctl demo:", err)
-		return 1
+		return demoResult{}, err
 	}
-	err = demo(p, *bench)
+	r, err := demo(p, c.bench)
 	if cerr := p.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "papersctl demo: PE %d: %v\n", *pe, err)
-		return 1
+		return r, fmt.Errorf("PE %d: %w", c.pe, err)
 	}
-	return 0
+	return r, nil
 }
 
 // demoValue is PE k's 8-bit input: every PE can compute everyone's.
 func demoValue(k int) uint8 { return uint8((k*73 + 11) % 251) }
 
 // demo is the SPMD program each PE runs.
-func demo(p *papers.PE, bench int) error {
-	me, n := p.Self(), p.PEs()
-	check := func(what string, got, want uint64) error {
-		if got != want {
-			return fmt.Errorf("%s = %#x, want %#x", what, got, want)
+func demo(p *papers.PE, bench int) (demoResult, error) {
+	r, err := demoChecks(p)
+	if err != nil || bench == 0 {
+		return r, err
+	}
+	start := time.Now()
+	for i := 0; i < bench; i++ {
+		if err := p.Barrier(); err != nil {
+			return r, err
 		}
-		return nil
 	}
-	if err := p.Barrier(); err != nil {
-		return err
-	}
+	r.Barriers, r.BarrierNs = bench, float64(time.Since(start).Nanoseconds())/float64(bench)
+	return r, nil
+}
 
-	// 4-bit NAND (bits 0-1 set everywhere, so the result is not trivially 0xf).
+// demoChecks computes and checks every collective of the demo.
+func demoChecks(p *papers.PE) (demoResult, error) {
+	r := demoResult{PE: p.Self(), PEs: p.PEs()}
+	err := p.Barrier()
+	if err == nil {
+		r.NAND, err = demoNAND(p)
+	}
+	if err == nil {
+		err = demoBroadcasts(p)
+	}
+	if err == nil {
+		r.Vote, err = demoVote(p)
+	}
+	if err == nil {
+		r.Max, err = demoMax(p)
+	}
+	if err == nil {
+		r.Sum, err = demoSum(p)
+	}
+	return r, err
+}
+
+// expect is nil when got is want, else an error saying what differs.
+func expect(what string, got, want uint64) error {
+	if got != want {
+		return fmt.Errorf("%s = %#x, want %#x", what, got, want)
+	}
+	return nil
+}
+
+// demoNAND: a 4-bit NAND (bits 0-1 set everywhere, so the result is not
+// trivially 0xf).
+func demoNAND(p *papers.PE) (uint8, error) {
 	nybble := func(k int) uint8 { return demoValue(k)&0xc | 0x3 }
 	all := uint8(0xf)
-	for k := 0; k < n; k++ {
+	for k := range p.PEs() {
 		all &= nybble(k)
 	}
-	nand, err := p.NAND(nybble(me))
-	if err != nil {
-		return err
+	nand, err := p.NAND(nybble(p.Self()))
+	if err == nil {
+		err = expect("NAND", uint64(nand), uint64(^all&0xf))
 	}
-	if err := check("NAND", uint64(nand), uint64(^all&0xf)); err != nil {
-		return err
-	}
+	return nand, err
+}
 
-	// 8-bit broadcast from each PE in turn: the root drives its nybble,
-	// the others 0xf, and the NAND is the root's nybble complemented.
-	for root := 0; root < n; root++ {
+// demoBroadcasts: an 8-bit broadcast from each PE in turn. The root drives
+// its nybble, the others 0xf, and the NAND is the root's nybble
+// complemented.
+func demoBroadcasts(p *papers.PE) error {
+	for root := range p.PEs() {
 		var got uint8
 		for shift := 0; shift < 8; shift += 4 {
 			x := uint8(0xf)
-			if me == root {
+			if p.Self() == root {
 				x = demoValue(root) >> shift & 0xf
 			}
 			r, err := p.NAND(x)
@@ -113,76 +196,62 @@ func demo(p *papers.PE, bench int) error {
 			}
 			got |= (^r & 0xf) << shift
 		}
-		if err := check(fmt.Sprintf("broadcast from PE %d", root), uint64(got), uint64(demoValue(root))); err != nil {
+		if err := expect(fmt.Sprintf("broadcast from PE %d", root), uint64(got), uint64(demoValue(root))); err != nil {
 			return err
 		}
-	}
-
-	// Vote: one bit from every PE.
-	var wantVote uint64
-	for k := 0; k < n; k++ {
-		if demoValue(k)&1 != 0 {
-			wantVote |= 1 << k
-		}
-	}
-	vote, err := p.Vote(demoValue(me)&1 != 0)
-	if err != nil {
-		return err
-	}
-	if err := check("vote", vote, wantVote); err != nil {
-		return err
-	}
-
-	// Reductions: the maximum bit-serially with ANY (contenders without the
-	// bit drop out), the sum from one vote per bit.
-	var max, wantMax, sum, wantSum uint64
-	for k := 0; k < n; k++ {
-		wantMax = uint64(bigger(uint8(wantMax), demoValue(k)))
-		wantSum += uint64(demoValue(k))
-	}
-	contender := true
-	for b := 7; b >= 0; b-- {
-		mine := contender && demoValue(me)>>b&1 != 0
-		any, err := p.Any(mine)
-		if err != nil {
-			return err
-		}
-		if any {
-			max |= 1 << b
-			contender = mine
-		}
-	}
-	for b := 0; b < 8; b++ {
-		m, err := p.Vote(demoValue(me)>>b&1 != 0)
-		if err != nil {
-			return err
-		}
-		sum += uint64(bits.OnesCount64(m)) << b
-	}
-	if err := check("max", max, wantMax); err != nil {
-		return err
-	}
-	if err := check("sum", sum, wantSum); err != nil {
-		return err
-	}
-	fmt.Printf("PE %d of %d: NAND %#x, broadcasts ok, vote %#x, max %d, sum %d: all correct\n", me, n, nand, vote, max, sum)
-
-	if bench > 0 {
-		start := time.Now()
-		for i := 0; i < bench; i++ {
-			if err := p.Barrier(); err != nil {
-				return err
-			}
-		}
-		el := time.Since(start)
-		fmt.Printf("PE %d: %d barriers in %v: %v per barrier\n", me, bench, el.Round(time.Microsecond), (el / time.Duration(bench)).Round(10*time.Nanosecond))
 	}
 	return nil
 }
 
-func bigger(a, b uint8) uint8 {
-	if a > b {
-		return a
+// demoVote: one bit from every PE.
+func demoVote(p *papers.PE) (uint64, error) {
+	var want uint64
+	for k := range p.PEs() {
+		if demoValue(k)&1 != 0 {
+			want |= 1 << k
+		}
 	}
-	return b
+	vote, err := p.Vote(demoValue(p.Self())&1 != 0)
+	if err == nil {
+		err = expect("vote", vote, want)
+	}
+	return vote, err
+}
+
+// demoMax: the maximum, bit-serially with ANY (contenders without the bit
+// drop out).
+func demoMax(p *papers.PE) (uint64, error) {
+	var got, want uint64
+	for k := range p.PEs() {
+		want = max(want, uint64(demoValue(k)))
+	}
+	contender := true
+	for b := 7; b >= 0; b-- {
+		mine := contender && demoValue(p.Self())>>b&1 != 0
+		any, err := p.Any(mine)
+		if err != nil {
+			return got, err
+		}
+		if any {
+			got |= 1 << b
+			contender = mine
+		}
+	}
+	return got, expect("max", got, want)
+}
+
+// demoSum: the sum, from one vote per bit.
+func demoSum(p *papers.PE) (uint64, error) {
+	var got, want uint64
+	for k := range p.PEs() {
+		want += uint64(demoValue(k))
+	}
+	for b := 0; b < 8; b++ {
+		m, err := p.Vote(demoValue(p.Self())>>b&1 != 0)
+		if err != nil {
+			return got, err
+		}
+		got += uint64(bits.OnesCount64(m)) << b
+	}
+	return got, expect("sum", got, want)
 }

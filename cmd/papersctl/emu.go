@@ -1,98 +1,83 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emu/ppdevfs"
-	"github.com/ttlpapers/ttlpapers/internal/stop"
+	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
 func init() {
-	register(&command{name: "emu", summary: "serve an emulated board to other programs (emu serve --fuse DIR)", run: runEmu})
+	register(&command{name: "emu", summary: "serve an emulated board to other programs (emu serve --fuse DIR)",
+		about: "Serves emulated boards to programs outside papersctl.",
+		subs: []*command{{name: "serve", summary: "serve one emulated board as Linux ppdev files over FUSE",
+			synopsis: "--fuse DIR [--pes N] [--inject FAULT ...]", catchSignals: true, stopsOnSignal: true,
+			about: "Serves one emulated board as Linux ppdev files (DIR/parport0 … parport<N-1>) until\n" +
+				"interrupted, then prints each PE's port operations and exits 0. Point QEMU at them with\n" +
+				"  -chardev parallel,id=p,path=DIR/parport<k> -device isa-parallel,chardev=p\n" +
+				"so that a guest's port 0x378 is PE k's port.",
+			new: func() runner { return &serveCmd{} }}}})
 }
 
-// stringList is a repeatable string flag.
-type stringList []string
+type serveCmd struct {
+	dir    string
+	pes    int
+	faults faultFlag
+	debug  bool
+}
 
-func (s *stringList) String() string     { return fmt.Sprint(*s) }
-func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+func (c *serveCmd) define(f *flagSet) {
+	f.Path(&c.dir, "fuse", "", "dir", false, "directory to mount the board's ppdev files on (created if missing)")
+	f.Int(&c.pes, "pes", 4, 1, lpt.MaxPEs, "PEs on the board")
+	c.faults.define(f, "fault to inject into the board")
+	f.Bool(&c.debug, "debug", "log every FUSE request")
+}
 
-func runEmu(args []string) int {
-	if len(args) == 0 || args[0] != "serve" {
-		fmt.Fprintln(os.Stderr, "usage: papersctl emu serve --fuse DIR [--pes N] [--inject FAULT ...]")
-		return 2
+func (c *serveCmd) check(f *flagSet, _ []string) error {
+	var p problems
+	if !f.isSet("fuse") {
+		p.addf("--fuse: give the directory to serve the board's ppdev files in, e.g. --fuse /tmp/board")
 	}
-	fl := flag.NewFlagSet("emu serve", flag.ContinueOnError)
-	dir := fl.String("fuse", "", "directory to mount the board's ppdev files on (DIR/parport0 ... parport<N-1>; created if missing)")
-	pes := fl.Int("pes", 4, "PEs on the board (1 to 32)")
-	var faults faultList
-	fl.Var(&faults, "inject", "fault to inject, e.g. PE2.D6=stuck0 or PE1=unplugged (repeatable)")
-	debug := fl.Bool("debug", false, "log every FUSE request")
-	fl.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: papersctl emu serve --fuse DIR [--pes N] [--inject FAULT ...]\n\n"+
-			"Serves one emulated board as Linux ppdev files until interrupted. Point QEMU at them with\n"+
-			"  -chardev parallel,id=p,path=DIR/parport<k> -device isa-parallel,chardev=p\n"+
-			"so that a guest's port 0x378 is PE k's port.\n\nflags:")
-		fl.PrintDefaults()
-	}
-	if err := fl.Parse(args[1:]); err != nil {
-		return 2
-	}
-	if *dir == "" || fl.NArg() != 0 {
-		fl.Usage()
-		return 2
-	}
-	board, err := emu.New(*pes)
+	c.faults.check(&p, c.pes)
+	return p.err()
+}
+
+func (c *serveCmd) run(e *env, _ []string) error {
+	board, err := emu.New(c.pes)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "papersctl emu serve:", err)
-		return 2
+		return err
 	}
-	for _, f := range faults {
+	for _, f := range c.faults.list {
 		if err := board.Inject(f); err != nil {
-			fmt.Fprintln(os.Stderr, "papersctl emu serve:", err)
-			return 2
+			return err
 		}
 	}
 	created := false
-	if _, err := os.Stat(*dir); os.IsNotExist(err) {
-		if err := os.MkdirAll(*dir, 0o755); err != nil {
-			fmt.Fprintln(os.Stderr, "papersctl emu serve:", err)
-			return 1
+	if _, err := os.Stat(c.dir); os.IsNotExist(err) {
+		if err := os.MkdirAll(c.dir, 0o755); err != nil {
+			return err
 		}
 		created = true
 	}
-	srv, err := ppdevfs.Mount(*dir, board, ppdevfs.Options{PEs: *pes, Debug: *debug})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "papersctl emu serve:", err)
-		if created {
-			os.Remove(*dir)
-		}
-		return 1
-	}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, stop.Signals...)
-	for k := 0; k < *pes; k++ {
-		fmt.Printf("PE %d: %s\n", k, srv.Path(k))
-	}
-	fmt.Printf("serving a %d-PE board (faults: %v); interrupt to stop\n", *pes, faults)
-	s := <-sig
-	signal.Stop(sig)
-	status := 0
-	if err := srv.Unmount(); err != nil {
-		fmt.Fprintln(os.Stderr, "papersctl emu serve:", err)
-		status = 1
-	}
 	if created {
-		os.Remove(*dir)
+		defer os.Remove(c.dir)
 	}
-	for k := 0; k < *pes; k++ {
+	srv, err := ppdevfs.Mount(c.dir, board, ppdevfs.Options{PEs: c.pes, Debug: c.debug})
+	if err != nil {
+		return err
+	}
+	for k := 0; k < c.pes; k++ {
+		fmt.Fprintf(e.stdout, "PE %d: %s\n", k, srv.Path(k))
+	}
+	fmt.Fprintf(e.stdout, "serving a %d-PE board (faults: %v); interrupt to stop\n", c.pes, c.faults.list)
+	<-e.ctx.Done()
+	err = srv.Unmount()
+	for k := 0; k < c.pes; k++ {
 		st := srv.Stats(k)
-		fmt.Printf("PE %d: %d port operations (%d unsupported)\n", k, st.Ioctls, st.Unknown)
+		fmt.Fprintf(e.stdout, "PE %d: %d port operations (%d unsupported)\n", k, st.Ioctls, st.Unknown)
 	}
-	fmt.Printf("stopped on %v\n", s)
-	return status
+	fmt.Fprintln(e.stdout, "stopped")
+	return err
 }

@@ -1,88 +1,198 @@
 package main
 
 import (
-	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/hil"
-	"github.com/ttlpapers/ttlpapers/internal/stop"
+	"github.com/ttlpapers/ttlpapers/internal/progress"
+	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
 func init() {
-	register(&command{name: "hil", summary: "run papersctl in N QEMU machines wired to one emulated board", run: runHIL})
+	register(&command{name: "hil", summary: "run papersctl in N QEMU machines wired to one emulated board",
+		synopsis: "[-n N] [--inject FAULT ...] [--timeout D] -- COMMAND [ARGS ...]", catchSignals: true,
+		about: "Boots N QEMU machines (Debian kernel, TCG) whose parallel ports at 0x378 are PEs 0..N-1 of one\n" +
+			"emulated board, runs 'papersctl COMMAND ARGS' in each ({pe} and {pes} in ARGS become the\n" +
+			"machine's PE and N), prints each console prefixed with pe<k>| and exits 0 when all commands do.\n" +
+			"COMMAND's flags are checked here before anything boots. Example:\n" +
+			"  papersctl hil -n 4 -- selftest --port 0x378 --pe {pe} --pes {pes}",
+		args: positional{synopsis: "COMMAND [ARGS ...]", max: -1, complete: "guest"}, // required unless --guest
+		new:  func() runner { return &hilCmd{} }})
 }
 
-func runHIL(args []string) int {
-	fl := flag.NewFlagSet("hil", flag.ContinueOnError)
-	n := fl.Int("n", 1, "machines (PEs), 1 to 32")
-	var faults stringList
-	fl.Var(&faults, "inject", "board fault, e.g. PE2.D6=stuck0 or PE1=unplugged (repeatable)")
-	timeout := fl.Duration("timeout", 5*time.Minute, "per-machine limit from boot to power-off")
-	memory := fl.String("memory", "192M", "RAM per machine")
-	binary := fl.String("binary", "", "static papersctl for the machines (default: this one if built with CGO_ENABLED=0, else build ./cmd/papersctl)")
-	guest := fl.Bool("guest", false, "internal: act as init inside a machine")
-	pe := fl.Int("pe", 0, "internal (with --guest): this machine's PE")
-	pes := fl.Int("pes", 1, "internal (with --guest): number of machines")
-	fl.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: papersctl hil [-n N] [--inject FAULT ...] [--timeout D] -- COMMAND [ARGS ...]\n\n"+
-			"Boots N QEMU machines (Debian kernel, TCG) whose parallel ports at 0x378 are PEs 0..N-1 of one\n"+
-			"emulated board, runs 'papersctl COMMAND ARGS' in each ({pe} and {pes} in ARGS become the\n"+
-			"machine's PE and N), prints each console prefixed with pe<k>| and exits 0 when all commands do.\n"+
-			"Example: papersctl hil -n 4 -- selftest --port 0x378 --pe {pe} --pes {pes}\n\nflags:")
-		fl.PrintDefaults()
+type hilCmd struct {
+	n       int
+	faults  faultFlag
+	timeout time.Duration
+	memory  string
+	binary  string
+	json    bool
+	guest   bool
+	pe, pes int
+}
+
+func (c *hilCmd) define(f *flagSet) {
+	f.Int(&c.n, "n", 1, 1, lpt.MaxPEs, "machines (PEs)")
+	c.faults.define(f, "board fault")
+	f.Duration(&c.timeout, "timeout", 5*time.Minute, false, "per-machine limit from boot to power-off")
+	f.String(&c.memory, "memory", "192M", "SIZE", checkMemory, "RAM per machine, as QEMU's -m takes it (e.g. 192M, 1G)")
+	f.Path(&c.binary, "binary", "", "file", true, "static papersctl for the machines (default: this one if built with CGO_ENABLED=0, else build ./cmd/papersctl)")
+	f.Bool(&c.json, "json", "print each machine's result as JSON on stdout (the consoles then go to stderr)")
+	f.Bool(&c.guest, "guest", "internal: act as init inside a machine")
+	f.Int(&c.pe, "pe", 0, 0, lpt.MaxPEs-1, "internal (with --guest): this machine's PE")
+	f.Int(&c.pes, "pes", 1, 1, lpt.MaxPEs, "internal (with --guest): number of machines")
+	for _, name := range []string{"guest", "pe", "pes"} {
+		f.Hide(name)
 	}
-	if err := fl.Parse(args); err != nil {
-		return 2
+}
+
+var memorySize = regexp.MustCompile(`^[1-9][0-9]*[KMGT]?$`)
+
+func checkMemory(s string) error {
+	if !memorySize.MatchString(s) {
+		return errors.New("want a size such as 192M or 1G")
 	}
-	if *guest {
-		if err := hil.Guest(*pe, *pes); err != nil {
-			fmt.Fprintln(os.Stderr, "papersctl hil:", err)
+	return nil
+}
+
+// check checks hil's flags and, with the placeholders replaced for PE 0,
+// the command the machines will run.
+func (c *hilCmd) check(f *flagSet, args []string) error {
+	if c.guest {
+		return nil // inside a machine: the host checked everything
+	}
+	if len(args) == 0 {
+		return usagef("missing COMMAND [ARGS ...]: what papersctl runs in the machines, e.g. -- selftest --port 0x378")
+	}
+	var p problems
+	c.faults.check(&p, c.n)
+	name := args[0]
+	sub := lookup(commands, name)
+	switch {
+	case sub == nil || sub.subs != nil:
+		p.addf("%q is not a papersctl command the machines can run: use one of %s%s", name, strings.Join(guestCommands(), ", "), suggest(name, guestCommands(), ""))
+	case !sub.guest:
+		p.addf("%s: the machines run %s", name, strings.Join(guestCommands(), ", "))
+	default:
+		// Each machine's command line, as it will run: the first one
+		// that is wrong shows the problem.
+		for pe := range c.n {
+			if err := checkGuest(sub, hil.Substitute(args[1:], pe, c.n)); err != nil {
+				line := words(append([]string{"papersctl", name}, hil.Substitute(args[1:], pe, c.n)...))
+				for _, prob := range strings.Split(err.Error(), "\n") {
+					p.addf("in machine %d's '%s': %s", pe, line, prob)
+				}
+				break
+			}
 		}
-		return 1
 	}
-	if fl.NArg() == 0 {
-		fl.Usage()
-		return 2
+	return p.err()
+}
+
+// checkGuest checks a command line of sub as a machine will run it.
+func checkGuest(sub *command, args []string) error {
+	_, _, _, err := prepare(sub, "papersctl "+sub.name, args)
+	if errors.Is(err, errHelp) {
+		err = usagef("-h: the machines would print the help and stop: drop -h")
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), stop.Signals...)
-	defer stop()
-	bin := *binary
+	return err
+}
+
+func (c *hilCmd) run(e *env, args []string) error {
+	if c.guest {
+		if err := hil.Guest(c.pe, c.pes); err != nil {
+			return err
+		}
+		return errFailed
+	}
+	if err := hil.Preflight(); err != nil {
+		return err
+	}
+	bin := c.binary
 	if bin == "" {
 		bin = hil.StaticSelf()
 	}
 	if bin == "" {
 		dir, err := os.MkdirTemp("", "ttlpapers-hil-build-")
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "papersctl hil:", err)
-			return 1
+			return err
 		}
 		defer os.RemoveAll(dir)
 		bin = filepath.Join(dir, "papersctl")
-		fmt.Fprintln(os.Stderr, "papersctl hil: building a static papersctl (CGO_ENABLED=0) from the module in the current directory")
-		if err := hil.BuildPapersctl(ctx, ".", bin); err != nil {
-			fmt.Fprintln(os.Stderr, "papersctl hil:", err, "\n(run from the ttlpapers source tree, or pass --binary)")
-			return 1
+		if err := buildStatic(e, bin); err != nil {
+			return err
 		}
 	}
-	res, err := hil.Run(ctx, hil.Config{
-		N: *n, Faults: faults, Args: fl.Args(), Binary: bin,
-		Timeout: *timeout, Memory: *memory, Output: os.Stdout,
+	line := progress.New(e.stderr)
+	start := time.Now()
+	consoles := e.stdout
+	if c.json {
+		consoles = e.stderr
+	}
+	res, err := hil.Run(e.ctx, hil.Config{
+		N: c.n, Faults: c.faults.strings(), Args: args, Binary: bin,
+		Timeout: c.timeout, Memory: c.memory, Output: line.Above(consoles),
+		Progress: func(s string) { line.Show("hil: %s (%v)", s, time.Since(start).Round(time.Second)) },
 	})
+	line.Clear()
 	if res != nil {
-		fmt.Fprint(os.Stderr, res.Summary())
-		fmt.Fprintf(os.Stderr, "total %v\n", res.Wall.Round(time.Millisecond))
+		fmt.Fprint(e.stderr, res.Summary())
+		fmt.Fprintf(e.stderr, "total %v\n", res.Wall.Round(time.Millisecond))
+		if c.json {
+			if jerr := writeJSON(e.stdout, hilJSON(res)); jerr != nil && err == nil {
+				err = jerr
+			}
+		}
 	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "papersctl hil:", err)
-		return 1
+	switch {
+	case err != nil:
+		return err
+	case e.ctx.Err() != nil:
+		return e.ctx.Err()
+	case !res.OK():
+		return errFailed
 	}
-	if !res.OK() {
-		return 1
+	return nil
+}
+
+// buildStatic builds the machines' papersctl from the module in the
+// current directory.
+func buildStatic(e *env, bin string) error {
+	fmt.Fprintln(e.stderr, "papersctl hil: building a static papersctl (CGO_ENABLED=0) from the module in the current directory")
+	if err := hil.BuildPapersctl(e.ctx, ".", bin); err != nil {
+		return fmt.Errorf("%w\n(run from the ttlpapers source tree, or pass --binary)", err)
 	}
-	return 0
+	return nil
+}
+
+// hilMachine is one machine in hil --json.
+type hilMachine struct {
+	PE      int     `json:"pe"`
+	Exit    int     `json:"exit"` // -1: no exit status reported
+	WallMs  float64 `json:"wall_ms"`
+	PortOps uint64  `json:"port_ops"`
+	PerOpUs float64 `json:"per_op_us"`
+	Error   string  `json:"error,omitempty"`
+}
+
+func hilJSON(r *hil.Result) any {
+	var ms []hilMachine
+	for _, m := range r.Machines {
+		h := hilMachine{PE: m.PE, Exit: m.Exit, WallMs: float64(m.Wall.Microseconds()) / 1e3, PortOps: m.Ioctls, PerOpUs: float64(m.PerOp.Nanoseconds()) / 1e3}
+		if m.Err != nil {
+			h.Error = m.Err.Error()
+		}
+		ms = append(ms, h)
+	}
+	return struct {
+		OK       bool         `json:"ok"`
+		WallMs   float64      `json:"wall_ms"`
+		Machines []hilMachine `json:"machines"`
+	}{r.OK(), float64(r.Wall.Microseconds()) / 1e3, ms}
 }

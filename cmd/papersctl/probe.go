@@ -1,43 +1,44 @@
 package main
 
 import (
-	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/ttlpapers/ttlpapers/lpt/backend"
 )
 
 func init() {
-	register(&command{name: "probe", summary: "list the printer ports here and which access methods work", run: runProbe})
+	register(&command{name: "probe", summary: "list the printer ports here and which access methods work",
+		synopsis: "[--json]", guest: true,
+		about: "Lists the parallel ports the kernel knows (/proc/ioports, /dev/parport*, /sys/class/ppdev)\n" +
+			"and tries every access method on each: ppdev, direct I/O (ioperm), /dev/port. Opening a\n" +
+			"port writes two test patterns to its data register (never to the strobes) and restores it.\n" +
+			"Exits 1 when no method works on any port.",
+		new: func() runner { return &probeCmd{} }})
 }
 
-func runProbe(args []string) int {
-	fs := flag.NewFlagSet("probe", flag.ContinueOnError)
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: papersctl probe [--json]\n\n"+
-			"Lists the parallel ports the kernel knows (/proc/ioports, /dev/parport*, /sys/class/ppdev)\n"+
-			"and tries every access method on each: ppdev, direct I/O (ioperm), /dev/port. Opening a\n"+
-			"port writes two test patterns to its data register and restores it.\n\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
+type probeCmd struct{ json bool }
+
+func (c *probeCmd) define(f *flagSet)              { f.Bool(&c.json, "json", "print the report as JSON") }
+func (c *probeCmd) check(*flagSet, []string) error { return nil }
+
+func (c *probeCmd) run(e *env, _ []string) error {
 	r := backend.Probe()
-	if *asJSON {
-		return printProbeJSON(os.Stdout, r)
+	var err error
+	if c.json {
+		err = printProbeJSON(e.stdout, r)
+	} else {
+		printProbe(e.stdout, r)
 	}
-	printProbe(os.Stdout, r)
+	if err != nil {
+		return err
+	}
 	for _, a := range r.Attempts {
 		if a.Err == nil {
-			return 0
+			return nil
 		}
 	}
-	return 1
+	return errFailed
 }
 
 func printProbe(w io.Writer, r backend.Report) {
@@ -59,7 +60,7 @@ func printProbe(w io.Writer, r backend.Report) {
 	fmt.Fprintf(w, "GPIO: %s\n", r.GPIO)
 }
 
-func printProbeJSON(w io.Writer, r backend.Report) int {
+func printProbeJSON(w io.Writer, r backend.Report) error {
 	type attempt struct {
 		Spec  string `json:"spec"`
 		Works bool   `json:"works"`
@@ -70,21 +71,12 @@ func printProbeJSON(w io.Writer, r backend.Report) int {
 		Attempts []attempt       `json:"attempts"`
 		GPIO     string          `json:"gpio"`
 	}{Found: r.Found, GPIO: r.GPIO}
-	status := 1
 	for _, a := range r.Attempts {
 		at := attempt{Spec: a.Spec, Works: a.Err == nil}
 		if a.Err != nil {
 			at.Error = a.Err.Error()
-		} else {
-			status = 0
 		}
 		out.Attempts = append(out.Attempts, at)
 	}
-	e := json.NewEncoder(w)
-	e.SetIndent("", "  ")
-	if err := e.Encode(out); err != nil {
-		fmt.Fprintln(os.Stderr, "papersctl probe:", err)
-		return 1
-	}
-	return status
+	return writeJSON(w, out)
 }

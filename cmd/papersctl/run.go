@@ -1,63 +1,139 @@
 package main
 
 import (
-	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
+	"strings"
 
 	"github.com/ttlpapers/ttlpapers/internal/stop"
 	"github.com/ttlpapers/ttlpapers/launch"
+	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
 func init() {
-	register(&command{name: "run", summary: "run an SPMD program as N processes on a shared-memory emulated board", run: runRun})
+	register(&command{name: "run", summary: "run an SPMD program as N processes on a shared-memory emulated board",
+		synopsis: "-n N [flags] [--] PROGRAM [ARGS]",
+		about: "Starts N processes of PROGRAM as PEs 0..N-1 of an emulated board in shared memory\n" +
+			"(PAPERS_PE, PAPERS_PES and PAPERS_BOARD are set for each; see docs/spmd.md), like mpirun\n" +
+			"(-np N is accepted for -n N). Forwards ^C, SIGTERM and SIGHUP to every PE. Exits with the\n" +
+			"status of the first PE that failed.",
+		args: positional{synopsis: "PROGRAM [ARGS]", min: 1, max: -1, complete: "files",
+			missing: "no program: write papersctl run -n N -- PROGRAM [ARGS]"},
+		new: func() runner { return &runCmd{} }})
 }
 
-func runRun(args []string) int {
-	fs := flag.NewFlagSet("papersctl run", flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: papersctl run -n N [flags] -- PROGRAM [ARGS]\n\n"+
-			"Starts N processes of PROGRAM as PEs 0..N-1 of an emulated board in shared memory\n"+
-			"(PAPERS_PE, PAPERS_PES and PAPERS_BOARD are set for each; see docs/spmd.md).\n"+
-			"Exits with the status of the first PE that failed.\n\nflags:\n")
-		fs.PrintDefaults()
+type runCmd struct {
+	cfg launch.Config
+	np  int // mpirun's spelling of -n
+}
+
+func (c *runCmd) define(f *flagSet) {
+	f.Int(&c.cfg.N, "n", 0, 1, lpt.MaxPEs, "number of processes (PEs) to start")
+	f.Int(&c.np, "np", 0, 1, lpt.MaxPEs, "same as -n, as mpirun spells it")
+	f.String(&c.cfg.Board, "board", "", "NAME", checkBoardName, "name of the board to create or share (default: a fresh, unique board)")
+	f.Path(&c.cfg.Dir, "dir", launch.DefaultDir, "dir", true, "directory for board files")
+	f.Int(&c.cfg.PEs, "pes", 0, 1, lpt.MaxPEs, "PEs on the board when this run creates it (default: first+n); with --first and --board, lets several runs share a board")
+	f.Int(&c.cfg.First, "first", 0, 0, lpt.MaxPEs-1, "id of the first PE this run starts (with --board)")
+	f.Duration(&c.cfg.OpenTimeout, "open-timeout", launch.DefaultOpenTimeout, false, "how long a PE may take to open the board")
+	f.Duration(&c.cfg.Grace, "grace", launch.DefaultGrace, false, "after a PE fails, how long the others get to exit before they are killed")
+	f.Duration(&c.cfg.Timeout, "timeout", 0, true, "passed to every PE as PAPERS_TIMEOUT, the bound on each wait (0: the PEs' default)")
+}
+
+func (c *runCmd) check(f *flagSet, args []string) error {
+	var p problems
+	cfg := &c.cfg
+	switch {
+	case f.isSet("n") && f.isSet("np") && cfg.N != c.np:
+		p.addf("-n %d and -np %d disagree: give one of them", cfg.N, c.np)
+	case f.isSet("np"):
+		cfg.N = c.np
+	case !f.isSet("n"):
+		p.addf("give the number of PEs with -n N (1 to %d)", lpt.MaxPEs)
 	}
-	var cfg launch.Config
-	fs.IntVar(&cfg.N, "n", 0, "number of processes (PEs) to start, 1 to 32")
-	fs.StringVar(&cfg.Board, "board", "", "name of the board to create or share (default: a fresh, unique board)")
-	fs.StringVar(&cfg.Dir, "dir", launch.DefaultDir, "directory for board files")
-	fs.IntVar(&cfg.PEs, "pes", 0, "PEs on the board when this run creates it (default: n); with -first, lets several runs share a -board")
-	fs.IntVar(&cfg.First, "first", 0, "id of the first PE this run starts")
-	fs.DurationVar(&cfg.OpenTimeout, "open-timeout", launch.DefaultOpenTimeout, "how long a PE may take to open the board")
-	fs.DurationVar(&cfg.Grace, "grace", launch.DefaultGrace, "after a PE fails, how long the others get to exit before they are killed")
-	fs.DurationVar(&cfg.Timeout, "timeout", 0, "passed to every PE as PAPERS_TIMEOUT (bound on each wait)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	pes := cfg.PEs
+	if pes == 0 {
+		pes = cfg.First + cfg.N
 	}
-	if cfg.N == 0 {
-		fmt.Fprintln(os.Stderr, "papersctl run: give the number of PEs with -n (1 to 32)")
-		fs.Usage()
-		return 2
+	switch {
+	case cfg.First+cfg.N > pes:
+		p.addf("--first %d -n %d: PEs %d to %d do not fit the %d-PE board (--pes)", cfg.First, cfg.N, cfg.First, cfg.First+cfg.N-1, pes)
+	case pes > lpt.MaxPEs:
+		p.addf("--first %d -n %d: PE %d is beyond the largest board (%d PEs)", cfg.First, cfg.N, pes-1, lpt.MaxPEs)
+	case cfg.Board == "" && (cfg.First > 0 || pes > cfg.First+cfg.N):
+		// Nobody could start the other PEs: the run would wait for
+		// them until the check-in timeout.
+		p.addf("--first %d -n %d --pes %d starts only some of the board's PEs: name the board with --board, and start the others with another papersctl run --board (see docs/spmd.md)", cfg.First, cfg.N, pes)
 	}
-	rest := fs.Args()
-	if len(rest) == 0 {
-		fmt.Fprintln(os.Stderr, "papersctl run: no program: write papersctl run -n N -- PROGRAM [ARGS]")
-		return 2
+	p.add(checkProgram(args[0]))
+	return p.err()
+}
+
+// checkProgram checks that prog names an executable file, as a path or on
+// $PATH.
+func checkProgram(prog string) error {
+	if _, err := exec.LookPath(prog); err == nil {
+		return nil
 	}
-	cfg.Program, cfg.Args = rest[0], rest[1:]
+	if !strings.Contains(prog, "/") {
+		return fmt.Errorf("program %q: not found on $PATH (give a path, e.g. %s)", prog, shown("./"+prog))
+	}
+	st, err := os.Stat(prog)
+	switch {
+	case err != nil:
+		return fmt.Errorf("program %q: no such file", prog)
+	case st.IsDir():
+		return fmt.Errorf("program %q: a directory", prog)
+	}
+	return fmt.Errorf("program %q: not executable (chmod +x %s)", prog, shown(prog))
+}
+
+func (c *runCmd) run(e *env, args []string) error {
+	cfg := c.cfg
+	cfg.Program, cfg.Args = args[0], args[1:]
+	cfg.Stdout, cfg.Stderr = e.stdout, e.stderr
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, stop.Signals...)
 	defer signal.Stop(sigs)
 	cfg.Signals = sigs
-	rep, err := launch.Run(context.Background(), cfg)
+	rep, err := launch.Run(e.ctx, cfg)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "papersctl run: %v\n", err)
-		return 2
+		return err
 	}
 	if rep.Failed >= 0 {
-		fmt.Fprintf(os.Stderr, "papersctl run: %s\n", rep.Reason)
+		fmt.Fprintf(e.stderr, "papersctl run: %s\n", rep.Reason)
 	}
-	return rep.Status
+	if rep.Status != 0 {
+		return exitStatus(rep.Status)
+	}
+	return nil
+}
+
+// exitStatus is an error that ends papersctl with that status, already
+// explained.
+type exitStatus int
+
+func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
+
+// checkBoardName checks a --board name: a plain file name, so that a board
+// never lands outside --dir. The launcher checks names too (board files of
+// the shared-memory board); this is the command line's early check.
+func checkBoardName(s string) error {
+	const max = 64
+	switch {
+	case s == "":
+		return errors.New("empty: give a name such as job1, or leave --board out for a fresh board")
+	case len(s) > max:
+		return fmt.Errorf("%d characters: use at most %d", len(s), max)
+	case s[0] == '.' || s[0] == '-':
+		return errors.New("starts with '.' or '-': use a plain name such as job1")
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return fmt.Errorf("%q is not allowed: use letters, digits, '-', '_' and '.' (a plain name, no path)", r)
+		}
+	}
+	return nil
 }

@@ -1,150 +1,171 @@
 package main
 
 import (
-	"bufio"
 	"cmp"
-	"context"
-	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
 	"strings"
+	"time"
 
-	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/hw"
+	"github.com/ttlpapers/ttlpapers/internal/term"
+	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/lpt/backend"
 	"github.com/ttlpapers/ttlpapers/selftest"
 )
 
 func init() {
-	register(&command{name: "selftest", summary: "test the board and driver line by line, and diagnose faults", run: runSelftest})
+	register(&command{name: "selftest", summary: "test the board and driver line by line, and diagnose faults",
+		synopsis: "[flags]", catchSignals: true, guest: true,
+		about: "Runs on the embedded emulator unless a real port is given (--port, --ppdev or --gpio).\n" +
+			"Exits 1 when a check fails. Modes: cluster (the emulator's default: every PE in-process),\n" +
+			"single (one port alone on the board: the default on a real port), multi-pc (every PC runs\n" +
+			"selftest at once with --pe i --pes n). See docs/selftest.md.",
+		new: func() runner { return &selftestCmd{} }})
 }
 
-// faultList collects repeated --inject flags.
-type faultList []emu.Fault
+type selftestCmd struct {
+	pes, pe               int
+	json, single, noAsk   bool
+	port, ppdev, gpio     string
+	mode                  string
+	timeout, checkIn, ask time.Duration
+	faults                faultFlag
+	chosen                selftest.Mode // the mode the flags select (check sets it)
+}
 
-func (f *faultList) String() string { return fmt.Sprint(*f) }
-func (f *faultList) Set(s string) error {
-	x, err := emu.ParseFault(s)
-	if err == nil {
-		*f = append(*f, x)
-	}
+func (c *selftestCmd) define(f *flagSet) {
+	f.Int(&c.pes, "pes", 4, 1, lpt.MaxPEs, "number of PEs in the cluster")
+	f.Int(&c.pe, "pe", 0, 0, lpt.MaxPEs-1, "this PC's PE id (multi-PC mode), or the connector its cable is on (single-PC mode)")
+	f.Bool(&c.json, "json", "print the report as JSON")
+	f.String(&c.port, "port", "", "ADDR", checkBase, "test a real port by direct I/O at this base address, e.g. 0x378")
+	f.Path(&c.ppdev, "ppdev", "", "file", false, "test a real port through ppdev, e.g. /dev/parport0")
+	f.String(&c.gpio, "gpio", "", "MAPPING", prefixed("gpio:"), "test a board wired to GPIO pins, e.g. D0=GPIO17,D1=GPIO18,… (docs/hardware.md)")
+	f.Bool(&c.single, "single", "single-PC mode: this port alone on the board (the default on real ports)")
+	f.Choice(&c.mode, "mode", "", []string{string(selftest.Cluster), string(selftest.Single), string(selftest.MultiPC)},
+		"cluster (emulator default), single, or multi-pc (real ports: run on every PC at once with --pe i --pes n)")
+	f.Bool(&c.noAsk, "no-prompt", "do not ask a person to confirm LED colours (LED lines are then not checkable)")
+	f.Duration(&c.ask, "prompt-timeout", selftest.DefaultPromptWait, false, "how long to wait for each answer about an LED before skipping the LED lines")
+	f.Duration(&c.timeout, "timeout", 0, true, "per-wait timeout (0: 200ms on the emulator, 2s on real ports)")
+	f.Duration(&c.checkIn, "checkin-timeout", 0, true, "how long each PC waits for the others to start selftest (0: 1m in multi-PC mode, else the per-wait timeout)")
+	c.faults.define(f, "inject a fault into the emulator")
+}
+
+// checkBase checks a port base address (0x378, lpt1).
+func checkBase(s string) error {
+	_, err := backend.ParseBase(s)
 	return err
 }
 
-func runSelftest(args []string) int {
-	fs := flag.NewFlagSet("selftest", flag.ContinueOnError)
-	pes := fs.Int("pes", 4, "number of PEs in the cluster (1 to 32)")
-	pe := fs.Int("pe", 0, "this PC's PE id (multi-PC mode), or the connector its cable is on (single-PC mode)")
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	port := fs.String("port", "", "test a real port by direct I/O at this base address, e.g. 0x378")
-	ppdev := fs.String("ppdev", "", "test a real port through ppdev, e.g. /dev/parport0")
-	gpio := fs.String("gpio", "", "test a board wired to GPIO pins (mapping as for papersctl's gpio backend)")
-	single := fs.Bool("single", false, "single-PC mode: this port alone on the board (the default on real ports)")
-	mode := fs.String("mode", "", "cluster (emulator default), single, or multi-pc (real ports: run on every PC at once with --pe i --pes n)")
-	noPrompt := fs.Bool("no-prompt", false, "do not ask a person to confirm LED colours (LED lines are then not checkable)")
-	timeout := fs.Duration("timeout", 0, "per-wait timeout (default 200ms on the emulator, 2s on real ports)")
-	checkIn := fs.Duration("checkin-timeout", 0, "how long each PC waits for the others to start selftest (default 1m in multi-PC mode, else the per-wait timeout)")
-	var faults faultList
-	fs.Var(&faults, "inject", "inject a fault into the emulator: PE<k>.<LINE>=stuck0|stuck1 or PE<k>=unplugged (repeatable)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: papersctl selftest [flags]\n\nRuns on the embedded emulator unless a real port is given. Exits 1 when a check fails.\n\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "papersctl selftest: unexpected arguments %q\n", fs.Args())
-		return 2
-	}
-	cfg := selftest.Config{PEs: *pes, PE: *pe, Faults: faults, Timeout: *timeout, CheckInTimeout: *checkIn, Mode: selftest.Mode(*mode)}
-	if *single {
-		if *mode != "" && *mode != string(selftest.Single) {
-			fmt.Fprintf(os.Stderr, "papersctl selftest: --single and --mode %s disagree: give one of them\n", *mode)
-			return 2
-		}
-		cfg.Mode = selftest.Single
-	}
-	var specs []string
-	for _, s := range []struct{ kind, v string }{{"port", *port}, {"ppdev", *ppdev}, {"gpio", *gpio}} {
+// prefixed checks a flag's value as the port spec kind+value.
+func prefixed(kind string) func(string) error {
+	return func(s string) error { return backend.Check(kind + s) }
+}
+
+// spec is the real port the flags name, "" for the emulator.
+func (c *selftestCmd) spec() string {
+	for _, s := range []struct{ kind, v string }{{backend.KindDirect, c.port}, {backend.KindPPDev, c.ppdev}, {backend.KindGPIO, c.gpio}} {
 		if s.v != "" {
-			specs = append(specs, s.kind+":"+s.v)
+			return s.kind + ":" + s.v
 		}
 	}
+	return ""
+}
+
+// resolveMode is the mode the flags select.
+func (c *selftestCmd) resolveMode(f *flagSet) selftest.Mode {
+	switch {
+	case c.mode != "":
+		return selftest.Mode(c.mode)
+	case c.single:
+		return selftest.Single
+	case c.spec() == "":
+		return selftest.Cluster
+	case f.isSet("pe") && f.isSet("pes"):
+		return selftest.MultiPC // --pe i --pes n on a real port
+	}
+	return selftest.Single
+}
+
+func (c *selftestCmd) check(f *flagSet, _ []string) error {
+	var p problems
+	var ports []string
+	for _, name := range []string{"port", "ppdev", "gpio"} {
+		if f.isSet(name) {
+			ports = append(ports, "--"+name)
+		}
+	}
+	if len(ports) > 1 {
+		p.addf("%s: give one real port at most", strings.Join(ports, " and "))
+	}
+	real := c.spec() != ""
+	mode := c.resolveMode(f)
+	c.chosen = mode
+	if c.single && c.mode != "" && c.mode != string(selftest.Single) {
+		p.addf("--single and --mode %s disagree: give one of them", c.mode)
+	}
+	switch {
+	case real && mode == selftest.Cluster:
+		p.addf("--mode cluster drives every PE's port and needs the emulator: drop %s, or use --mode single or multi-pc", ports[0])
+	case !real && mode == selftest.MultiPC:
+		p.addf("--mode multi-pc runs on real ports, one PC per PE: give --port, --ppdev or --gpio (on the emulator, cluster mode runs every PE)")
+	case real && len(c.faults.list) > 0:
+		p.addf("--inject %v: faults go into the emulator only: drop --inject, or drop %s", c.faults.list[0], ports[0])
+	}
+	if !real && f.isSet("no-prompt") {
+		p.addf("--no-prompt: the emulator reads its own LEDs and asks nobody: drop --no-prompt")
+	}
+	if size, err := hw.SizeFor(c.pes); err == nil {
+		switch {
+		case mode == selftest.Cluster && f.isSet("pe"):
+			p.addf("--pe %d: cluster mode tests every PE; --pe picks one PC with --single or a real port", c.pe)
+		case mode == selftest.MultiPC && c.pe >= c.pes:
+			p.addf("--pe %d: with --pes %d the PE ids are 0 to %d", c.pe, c.pes, c.pes-1)
+		case mode == selftest.Single && c.pe >= size:
+			p.addf("--pe %d: the board for %d PEs has connectors 0 to %d", c.pe, c.pes, size-1)
+		}
+	}
+	c.faults.check(&p, c.pes)
+	return p.err()
+}
+
+func (c *selftestCmd) run(e *env, _ []string) error {
+	cfg := selftest.Config{PEs: c.pes, PE: c.pe, Faults: c.faults.list, Timeout: c.timeout, CheckInTimeout: c.checkIn, Mode: c.chosen}
 	var notes []string
-	switch len(specs) {
-	case 0:
-	case 1:
-		p, err := backend.Open(specs[0])
+	if spec := c.spec(); spec != "" {
+		port, err := backend.Open(spec)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "papersctl selftest: %v\n", err)
-			return 1
+			return err
 		}
-		defer p.Close()
-		cfg.Port, cfg.Backend = p, specs[0]
-		if *mode == "" && !*single && isSet(fs, "pe") && isSet(fs, "pes") {
-			cfg.Mode = selftest.MultiPC // --pe i --pes n on a real port
-		}
-		if st, err := os.Stdin.Stat(); !*noPrompt && err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			cfg.AskLED = askLED
-		} else if !*noPrompt {
+		defer port.Close()
+		cfg.Port, cfg.Backend = port, spec
+		switch {
+		case c.noAsk:
+		case term.IsTerminal(e.stdin):
+			cfg.AskLED = selftest.Prompt(e.stdin, e.stderr, c.ask)
+		default:
 			notes = append(notes, "stdin is not a terminal: not asking about LED colours (as with --no-prompt)")
 		}
-	default:
-		fmt.Fprintf(os.Stderr, "papersctl selftest: give at most one of --port, --ppdev and --gpio (got %s)\n", strings.Join(specs, ", "))
-		return 2
 	}
 	if cfg.Mode == selftest.MultiPC {
-		fmt.Fprintf(os.Stderr, "papersctl selftest: PE %d of %d: waiting up to %v for the other PCs to start selftest with --pes %d\n", cfg.PE, cfg.PEs, cmp.Or(cfg.CheckInTimeout, selftest.MultiPCCheckIn), cfg.PEs)
+		fmt.Fprintf(e.stderr, "papersctl selftest: PE %d of %d: waiting up to %v for the other PCs to start selftest with --pes %d\n", cfg.PE, cfg.PEs, cmp.Or(cfg.CheckInTimeout, selftest.MultiPCCheckIn), cfg.PEs)
 	}
-	rep, err := selftest.Run(context.Background(), cfg)
+	rep, err := selftest.Run(e.ctx, cfg)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "papersctl selftest: %v\n", err)
-		return 2
+		return err
 	}
 	rep.Notes = append(rep.Notes, notes...)
-	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(rep)
+	if c.json {
+		err = writeJSON(e.stdout, rep)
 	} else {
-		err = rep.WriteTable(os.Stdout)
+		err = rep.WriteTable(e.stdout)
 	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "papersctl selftest: %v\n", err)
-		return 1
+	switch {
+	case err != nil:
+		return err
+	case e.ctx.Err() != nil:
+		return e.ctx.Err() // stopped: the report shows how far it got
+	case !rep.Pass:
+		return errFailed
 	}
-	if !rep.Pass {
-		return 1
-	}
-	return 0
-}
-
-func isSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
-}
-
-var stdin = bufio.NewReader(os.Stdin)
-
-// askLED asks the person at the board which colour an LED shows.
-func askLED(pe int, question string) (emu.LED, error) {
-	for {
-		fmt.Fprintf(os.Stderr, "%s [g]reen, [r]ed, [o]range (both), [d]ark: ", question)
-		line, err := stdin.ReadString('\n')
-		if err != nil {
-			return 0, fmt.Errorf("reading the answer about PE %d's LED: %w", pe, err)
-		}
-		switch strings.ToLower(strings.TrimSpace(line)) {
-		case "g", "green":
-			return emu.Green, nil
-		case "r", "red":
-			return emu.Red, nil
-		case "o", "orange", "both":
-			return emu.Orange, nil
-		case "d", "dark", "off", "none":
-			return emu.Dark, nil
-		}
-	}
+	return nil
 }

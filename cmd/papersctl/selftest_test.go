@@ -63,16 +63,3 @@ func TestSelftestCommand(t *testing.T) {
 		}
 	}
 }
-
-func TestSelftestBadFlags(t *testing.T) {
-	for _, args := range [][]string{
-		{"--inject", "PE1.D9=stuck0"},
-		{"--pes", "40"},
-		{"--port", "0x378", "--ppdev", "/dev/parport0"},
-		{"--single", "--mode", "cluster"},
-	} {
-		if code := runSelftest(args); code != 2 {
-			t.Errorf("%v: exit %d, want 2", args, code)
-		}
-	}
-}

@@ -18,11 +18,13 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/emulate"
+	"github.com/ttlpapers/ttlpapers/internal/progress"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
 	"github.com/ttlpapers/ttlpapers/strata"
@@ -35,7 +37,14 @@ func main() {
 	digitBits := flag.Int("digit", 4, "bits sorted per pass")
 	svg := flag.String("svg", "", "write the Strata state graph to this SVG file")
 	flag.Parse()
-	if err := run(os.Stdout, *pes, *keys, Config{KeyBits: *keyBits, DigitBits: *digitBits}, *svg); err != nil {
+	// On a terminal, one line of progress on stderr: a sort takes seconds.
+	line, start := progress.New(os.Stderr), time.Now()
+	show := func(pass, passes int) {
+		line.Show("radixsort: pass %d of %d, %v", pass, passes, time.Since(start).Round(time.Second))
+	}
+	err := run(line.Above(os.Stdout), *pes, *keys, Config{KeyBits: *keyBits, DigitBits: *digitBits, Progress: show}, *svg)
+	line.Clear()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -48,7 +57,7 @@ type Result struct {
 	NANDs  uint64
 }
 
-func run(w *os.File, pes, keys int, cfg Config, svg string) error {
+func run(w io.Writer, pes, keys int, cfg Config, svg string) error {
 	res, err := sortRun(pes, keys, cfg, svg, nil)
 	if err != nil {
 		return err

@@ -12,6 +12,8 @@ import (
 type Config struct {
 	KeyBits   int // significant bits per key: 8, 16, 24 or 32
 	DigitBits int // bits sorted per pass (radix 2^DigitBits), dividing KeyBits
+	// Progress, when set, is called on PE 0 as each pass starts.
+	Progress func(pass, passes int)
 }
 
 func (c Config) check() error {
@@ -77,6 +79,9 @@ func Sort(s *strata.S, keys []uint32, cfg Config) ([]uint32, []Phase, error) {
 	}
 	st := newSorter(s, keys, cfg)
 	for shift := 0; shift < cfg.KeyBits; shift += cfg.DigitBits {
+		if cfg.Progress != nil && s.Self() == 0 {
+			cfg.Progress(shift/cfg.DigitBits+1, cfg.KeyBits/cfg.DigitBits)
+		}
 		if err := st.pass(shift); err != nil {
 			return nil, nil, err
 		}

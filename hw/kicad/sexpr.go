@@ -15,9 +15,11 @@ type Expr struct {
 	IsList bool
 }
 
-// Head is the first atom of a list: its keyword.
+// Head is the first atom of a list: its keyword. The methods of Expr
+// accept a nil *Expr (a Child that is not there) and return nothing, so a
+// reader of a damaged file gets empty values, never a panic.
 func (e *Expr) Head() string {
-	if !e.IsList || len(e.List) == 0 {
+	if e == nil || !e.IsList || len(e.List) == 0 {
 		return ""
 	}
 	return e.List[0].Atom
@@ -25,7 +27,7 @@ func (e *Expr) Head() string {
 
 // Arg returns the i-th atom after the keyword, or "".
 func (e *Expr) Arg(i int) string {
-	if !e.IsList || i+1 >= len(e.List) {
+	if e == nil || !e.IsList || i < 0 || i+1 >= len(e.List) {
 		return ""
 	}
 	return e.List[i+1].Atom
@@ -33,6 +35,9 @@ func (e *Expr) Arg(i int) string {
 
 // Child returns the first sub-list with the given keyword, or nil.
 func (e *Expr) Child(head string) *Expr {
+	if e == nil {
+		return nil
+	}
 	for _, c := range e.List {
 		if c.Head() == head {
 			return c
@@ -43,6 +48,9 @@ func (e *Expr) Child(head string) *Expr {
 
 // Children returns every sub-list with the given keyword.
 func (e *Expr) Children(head string) []*Expr {
+	if e == nil {
+		return nil
+	}
 	var out []*Expr
 	for _, c := range e.List {
 		if c.Head() == head {
@@ -68,9 +76,14 @@ func ParseExpr(src string) (*Expr, error) {
 }
 
 type parser struct {
-	src string
-	pos int
+	src   string
+	pos   int
+	depth int // lists open
 }
+
+// maxDepth bounds the nesting of lists: KiCad's files nest about ten deep,
+// and a file nested without end must not exhaust the stack.
+const maxDepth = 1000
 
 func (p *parser) errorf(format string, args ...any) error {
 	line := 1 + strings.Count(p.src[:p.pos], "\n")
@@ -89,6 +102,10 @@ func (p *parser) expr() (*Expr, error) {
 	}
 	switch c := p.src[p.pos]; c {
 	case '(':
+		if p.depth++; p.depth > maxDepth {
+			return nil, p.errorf("lists nested deeper than %d", maxDepth)
+		}
+		defer func() { p.depth-- }()
 		p.pos++
 		e := &Expr{IsList: true}
 		for {

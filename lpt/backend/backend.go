@@ -31,29 +31,46 @@ const (
 
 // Open opens the port a spec names (see the package comment).
 func Open(spec string) (lpt.Port, error) {
-	kind, arg, ok := strings.Cut(spec, ":")
-	if !ok || arg == "" {
-		return nil, fmt.Errorf("backend: port %q: want port:0x378, ppdev:/dev/parport0, devport:0x378 or gpio:<mapping>", spec)
+	if err := Check(spec); err != nil {
+		return nil, err
 	}
+	kind, arg, _ := strings.Cut(spec, ":")
 	switch kind {
 	case KindDirect, KindDevPort:
-		base, err := ParseBase(arg)
-		if err != nil {
-			return nil, err
-		}
+		base, _ := ParseBase(arg)
 		if kind == KindDirect {
 			return lpt.OpenDirect(base)
 		}
 		return lpt.OpenDevPort(base)
 	case KindPPDev:
 		return lpt.OpenPPDev(arg)
-	case KindGPIO:
+	default: // KindGPIO (Check refused any other kind)
 		if err := hostInit(); err != nil {
 			return nil, err
 		}
 		return periphlpt.Open(arg)
 	}
-	return nil, fmt.Errorf("backend: unknown port kind %q in %q: use port, ppdev, devport or gpio", kind, spec)
+}
+
+// Check reports whether Open accepts spec's form — a known kind, a valid
+// base address, a complete GPIO mapping — without opening or touching
+// anything, so that a command can refuse a mistyped port before it starts.
+func Check(spec string) error {
+	kind, arg, ok := strings.Cut(spec, ":")
+	if !ok || arg == "" {
+		return fmt.Errorf("backend: port %q: want port:0x378, ppdev:/dev/parport0, devport:0x378 or gpio:<mapping>", spec)
+	}
+	switch kind {
+	case KindDirect, KindDevPort:
+		_, err := ParseBase(arg)
+		return err
+	case KindPPDev:
+		return nil
+	case KindGPIO:
+		_, err := periphlpt.ParseMapping(arg)
+		return err
+	}
+	return fmt.Errorf("backend: unknown port kind %q in %q: use port, ppdev, devport or gpio", kind, spec)
 }
 
 // ParseBase parses a port base address: "0x378", "378" (hex, as ports are

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ttlpapers/ttlpapers/emu"
+)
+
+// faultFlag is the repeatable --inject of selftest, emu serve and hil:
+// each fault is parsed as the flag is read, and a second fault on a line
+// (or cable) that already has one is refused rather than silently winning.
+type faultFlag struct{ list []emu.Fault }
+
+func (ff *faultFlag) define(f *flagSet, usage string) {
+	f.Func("inject", "FAULT", ff.add, usage+": PE<k>.<LINE>=stuck0|stuck1 or PE<k>=unplugged, e.g. PE2.D6=stuck0 (repeatable)")
+}
+
+func (ff *faultFlag) add(s string) error {
+	x, err := emu.ParseFault(s)
+	if err != nil {
+		return err
+	}
+	for _, g := range ff.list {
+		switch {
+		case g == x:
+			return errors.New("given twice")
+		case g.PE == x.PE && g.Kind != emu.Unplugged && x.Kind != emu.Unplugged && g.Line.Pin == x.Line.Pin:
+			return fmt.Errorf("PE%d.%s already has a fault (%v): give one fault per line", x.PE, x.Line.Name, g)
+		}
+	}
+	ff.list = append(ff.list, x)
+	return nil
+}
+
+// check adds a problem for every fault on a PE the board lacks.
+func (ff *faultFlag) check(p *problems, pes int) {
+	for _, x := range ff.list {
+		if x.PE >= pes {
+			p.addf("--inject %v: PE %d is not on the %d-PE board (PEs 0 to %d)", x, x.PE, pes, pes-1)
+		}
+	}
+}
+
+// strings returns the faults as ParseFault reads them.
+func (ff *faultFlag) strings() []string {
+	var s []string
+	for _, x := range ff.list {
+		s = append(s, x.String())
+	}
+	return s
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// leaves lists every runnable command with its path ("emu serve").
+func leaves() (cs []*command, paths []string) {
+	for _, c := range commands {
+		if c.subs == nil {
+			cs, paths = append(cs, c), append(paths, "papersctl "+c.name)
+		}
+		for _, s := range c.subs {
+			cs, paths = append(cs, s), append(paths, "papersctl "+c.name+" "+s.name)
+		}
+	}
+	return cs, paths
+}
+
+// FuzzCommandLine parses and checks command lines of every command — every
+// flag parser, range and combination check — without running them:
+// nothing panics, and every refusal is -h or a usage error of non-empty
+// one-line problems. Words are separated by NUL, so empty words occur.
+func FuzzCommandLine(f *testing.F) {
+	cs, paths := leaves()
+	for i, p := range paths {
+		name := strings.Fields(p)[1]
+		for _, bc := range badInputs[name] {
+			args := bc.args
+			if len(p) > len("papersctl ")+len(name) && len(args) > 0 { // emu serve: drop "serve"
+				args = args[1:]
+			}
+			f.Add(uint8(i), strings.Join(args, "\x00"))
+		}
+		f.Add(uint8(i), "")
+		f.Add(uint8(i), "-h")
+	}
+	for _, good := range []string{"--pes\x008\x00--inject\x00PE2.D6=stuck0\x00--inject\x00PE5=unplugged", "--port\x000x378\x00--pe\x002\x00--pes\x004", "--json"} {
+		f.Add(uint8(0), good)
+	}
+	f.Fuzz(func(t *testing.T, which uint8, line string) {
+		i := int(which) % len(cs)
+		var args []string
+		if line != "" {
+			args = strings.Split(line, "\x00")
+		}
+		_, _, _, err := prepare(cs[i], paths[i], args)
+		var u *usageError
+		switch {
+		case err == nil, errors.Is(err, errHelp):
+		case errors.As(err, &u):
+			for _, p := range u.problems {
+				if p == "" || strings.Contains(p, "\n") {
+					t.Fatalf("%s %q: problem %q is not one line", paths[i], args, p)
+				}
+			}
+		default:
+			t.Fatalf("%s %q: %T %v is not a usage error", paths[i], args, err, err)
+		}
+	})
+}
+
+// FuzzBoardName: a --board name the command line accepts never leads out
+// of the board directory.
+func FuzzBoardName(f *testing.F) {
+	for _, s := range []string{"job1", "../../escape", "a/b", ".", "..", "", "-x", "x.y_z-1", strings.Repeat("a", 65)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if checkBoardName(s) != nil {
+			return
+		}
+		if s == "" || s == "." || s == ".." || strings.ContainsAny(s, "/\\\x00") || strings.HasPrefix(s, "-") || len(s) > 64 {
+			t.Fatalf("board name %q accepted", s)
+		}
+	})
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+	"strings"
+)
+
+func init() {
+	register(&command{name: "version", summary: "print papersctl's version, source revision and Go version",
+		synopsis: "[--json]", guest: true,
+		about: "Prints the module version and, when built from a git checkout, the revision, its time and\n" +
+			"whether the tree had uncommitted changes (from the build info Go records). Same as --version.",
+		new: func() runner { return &versionCmd{} }})
+}
+
+type versionCmd struct{ json bool }
+
+func (c *versionCmd) define(f *flagSet) { f.Bool(&c.json, "json", "print the version as JSON") }
+
+func (c *versionCmd) check(*flagSet, []string) error { return nil }
+
+func (c *versionCmd) run(e *env, _ []string) error {
+	bi, _ := debug.ReadBuildInfo()
+	v := buildVersion(bi)
+	if c.json {
+		return writeJSON(e.stdout, v)
+	}
+	_, err := fmt.Fprintln(e.stdout, v)
+	return err
+}
+
+// version is what papersctl version reports.
+type version struct {
+	Module   string `json:"module"`
+	Version  string `json:"version"`            // "v1.2.0", or "(devel)" for a build from a checkout
+	Revision string `json:"revision,omitempty"` // VCS revision
+	Time     string `json:"time,omitempty"`     // revision's commit time
+	Modified bool   `json:"modified,omitempty"` // built from a tree with uncommitted changes
+	Go       string `json:"go"`
+	Platform string `json:"platform"`
+}
+
+func buildVersion(bi *debug.BuildInfo) version {
+	v := version{Module: "github.com/ttlpapers/ttlpapers", Version: "(unknown)", Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	if bi == nil {
+		return v
+	}
+	if bi.Main.Path != "" {
+		v.Module, v.Version = bi.Main.Path, bi.Main.Version
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v.Revision = s.Value
+		case "vcs.time":
+			v.Time = s.Value
+		case "vcs.modified":
+			v.Modified = s.Value == "true"
+		}
+	}
+	return v
+}
+
+func (v version) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "papersctl %s (%s)", v.Version, v.Module)
+	if v.Revision != "" {
+		fmt.Fprintf(&b, " revision %s", v.Revision)
+		if v.Time != "" {
+			fmt.Fprintf(&b, " of %s", v.Time)
+		}
+		if v.Modified {
+			b.WriteString(", with uncommitted changes")
+		}
+	}
+	fmt.Fprintf(&b, ", %s %s", v.Go, v.Platform)
+	return b.String()
+}
+
+// writeJSON writes v indented, as every command's --json does.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
