@@ -301,8 +301,9 @@ func barriersUntilInterrupt(p *papers.PE, code uint8) error {
 	return errors.New("interrupt never arrived")
 }
 
-// TestTransparentAndUnplugged: a PE that leaves (0xcf) and a PE whose cable
-// is unplugged take no part; a PE that rejoins takes part again.
+// TestTransparentAndUnplugged: a PE that leaves (0xcf, announced by an
+// interrupt naming it) and a PE whose cable is unplugged take no part; a PE
+// that rejoins takes part again, announced the same way.
 func TestTransparentAndUnplugged(t *testing.T) {
 	b, err := emu.New(4)
 	if err != nil {
@@ -311,52 +312,40 @@ func TestTransparentAndUnplugged(t *testing.T) {
 	if err := b.Inject(emu.Fault{PE: 3, Kind: emu.Unplugged}); err != nil {
 		t.Fatal(err)
 	}
-	var left atomic.Bool
-	var soloDone atomic.Int32
+	soloDone := make(chan struct{}, 2)
 	err = emulate.RunOn(b, 3, papers.Config{Timeout: 5 * time.Second}, func(p *papers.PE) error {
 		if p.Self() == 2 {
-			if err := p.Leave(); err != nil {
-				return err
-			}
-			left.Store(true)
-			if err := p.Barrier(); !errors.Is(err, papers.ErrLeft) {
-				return fmt.Errorf("barrier after Leave: %v, want ErrLeft", err)
-			}
-			for soloDone.Load() < 2 { // the others run without us
-				runtime.Gosched()
-			}
-			if code, err := p.Rejoin(5); err != nil || code != 5 {
-				return fmt.Errorf("Rejoin = %#x, %v", code, err)
-			}
-		} else {
-			for !left.Load() {
-				runtime.Gosched()
-			}
-			for i := 0; i < 100; i++ {
-				if err := p.Barrier(); err != nil {
-					return err
-				}
-			}
-			got, err := p.NAND(uint8(p.Self()) + 1) // 1 and 2
-			if err != nil {
-				return err
-			}
-			if got != ^uint8(1&2)&0xf {
-				return fmt.Errorf("NAND without PEs 2 and 3 = %#x, want %#x", got, ^uint8(1&2)&0xf)
-			}
-			if m, err := p.Vote(true); err != nil || m != 0b011 {
-				return fmt.Errorf("vote without PEs 2 and 3 = %b (%v), want 11", m, err)
-			}
-			soloDone.Add(1)
+			return leaveAndRejoin(p, soloDone)
 		}
-		if p.Self() != 2 {
-			// PE 2's rejoin reaches the others as an interrupt.
-			if err := barriersUntilInterrupt(p, 5); err != nil {
+		ie, err := untilInterrupt(p)
+		if err != nil {
+			return err
+		}
+		if ie.Left != 1<<2 || p.Participants() != 0b011 {
+			return fmt.Errorf("Leave seen as %+v, participants %b", ie, p.Participants())
+		}
+		for i := 0; i < 100; i++ {
+			if err := p.Barrier(); err != nil {
 				return err
 			}
 		}
-		if m, err := p.Vote(true); err != nil || m != 0b111 {
-			return fmt.Errorf("vote after rejoin = %b (%v), want 111", m, err)
+		got, err := p.NAND(uint8(p.Self()) + 1) // 1 and 2
+		if err != nil {
+			return err
+		}
+		if got != ^uint8(1&2)&0xf {
+			return fmt.Errorf("NAND without PEs 2 and 3 = %#x, want %#x", got, ^uint8(1&2)&0xf)
+		}
+		if m, err := p.Vote(true); err != nil || m != 0b011 {
+			return fmt.Errorf("vote without PEs 2 and 3 = %b (%v), want 11", m, err)
+		}
+		soloDone <- struct{}{}
+		// PE 2's rejoin reaches the others as an interrupt too.
+		if ie, err = untilInterrupt(p); err != nil || ie.Code != 5 || ie.Joined != 1<<2 {
+			return fmt.Errorf("Rejoin seen as %+v, %v; want code 5 and PE 2 joined", ie, err)
+		}
+		if m, err := p.Vote(true); err != nil || m != 0b111 || p.Participants() != 0b111 {
+			return fmt.Errorf("vote after rejoin = %b (%v), participants %b, want 111", m, err, p.Participants())
 		}
 		return nil
 	})
@@ -366,6 +355,25 @@ func TestTransparentAndUnplugged(t *testing.T) {
 	if c := b.Contention(); c != 0 {
 		t.Fatalf("%d tri-state contentions on the board", c)
 	}
+}
+
+// leaveAndRejoin is PE 2 of TestTransparentAndUnplugged.
+func leaveAndRejoin(p *papers.PE, soloDone chan struct{}) error {
+	if err := p.Leave(); err != nil {
+		return err
+	}
+	if err := p.Barrier(); !errors.Is(err, papers.ErrLeft) {
+		return fmt.Errorf("barrier after Leave: %v, want ErrLeft", err)
+	}
+	<-soloDone // the others run without us
+	<-soloDone
+	if code, err := p.Rejoin(5); err != nil || code != 5 {
+		return fmt.Errorf("Rejoin = %#x, %v", code, err)
+	}
+	if m, err := p.Vote(true); err != nil || m != 0b111 || p.Participants() != 0b111 {
+		return fmt.Errorf("vote after rejoin = %b (%v), participants %b, want 111", m, err, p.Participants())
+	}
+	return nil
 }
 
 // TestStalledPE: a PE holding S1=S0=0 stalls every barrier; the others get a
