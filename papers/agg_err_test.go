@@ -42,6 +42,19 @@ func TestCollectiveArgumentErrors(t *testing.T) {
 			return err
 		}},
 		{"nil combine", true, func(p *papers.PE) error { _, err := papers.ReduceFunc[int64](p, 1, nil); return err }},
+		{"ReduceFunc over a type with a pointer", true, func(p *papers.PE) error {
+			type withName struct {
+				id   int32
+				name string
+			}
+			_, err := papers.ReduceFunc(p, withName{}, func(a, b withName) withName { return a })
+			return err
+		}},
+		{"ScanFuncCount over a slice", true, func(p *papers.PE) error {
+			_, _, err := papers.ScanFuncCount(p, []byte{1}, func(a, b []byte) []byte { return a }, nil, papers.Inclusive)
+			return err
+		}},
+		{"ReduceCount bitwise op on float", true, func(p *papers.PE) error { _, _, err := papers.ReduceCount(p, papers.BitOr, 1.0); return err }},
 		{"papers.Scatter input wrong length on root", true, func(p *papers.PE) error {
 			_, err := papers.Scatter(p, 1, make([]int16, 2)) // only the root's counts
 			return err
@@ -91,6 +104,7 @@ func TestCollectivesAllocateNothing(t *testing.T) {
 		o := make([]int32, 2)
 		in := []int32{5, 6}
 		buf := make([]byte, 8)
+		block := [5]byte{1, 2, 3, 4, 5}
 		for _, c := range []struct {
 			name string
 			f    func()
@@ -106,6 +120,11 @@ func TestCollectivesAllocateNothing(t *testing.T) {
 			{"papers.Scan", func() { papers.Scan(p, papers.Product, int32(3), papers.Exclusive|papers.Backward) }},
 			{"papers.Scan papers.BitAnd", func() { papers.Scan(p, papers.BitAnd, uint64(3), papers.Backward) }},
 			{"papers.ReduceFunc", func() { papers.ReduceFunc(p, uint8(1), func(a, b uint8) uint8 { return a - b }) }},
+			{"papers.ReduceFunc on a block", func() { papers.ReduceFunc(p, block, orBlocks) }},
+			{"papers.ScanFunc on a struct", func() { papers.ScanFunc(p, pair{1, 2}, addPairs, pair{}, papers.Exclusive) }},
+			{"papers.ReduceCount", func() { papers.ReduceCount(p, papers.Sum, int16(2)) }},
+			{"papers.ScanFuncCount", func() { papers.ScanFuncCount(p, block, orBlocks, [5]byte{}, papers.Backward) }},
+			{"SetLED", func() { p.SetLED(papers.LED(1 + len(o)%3)) }},
 		} {
 			if a := testing.AllocsPerRun(20, c.f); a != 0 {
 				return fmt.Errorf("%s: %v allocations per run, want 0", c.name, a)
@@ -117,3 +136,20 @@ func TestCollectivesAllocateNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// orBlocks merges two byte blocks byte by byte, as SPIDER's tree-combine
+// agent does.
+func orBlocks(a, b [5]byte) [5]byte {
+	for i := range a {
+		a[i] |= b[i]
+	}
+	return a
+}
+
+// pair is a small struct for the programmable combines.
+type pair struct {
+	n   int32
+	sum int64
+}
+
+func addPairs(a, b pair) pair { return pair{a.n + b.n, a.sum + b.sum} }
