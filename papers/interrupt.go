@@ -69,10 +69,12 @@ func (p *PE) interruptPending() bool {
 //     change while any PE still holds both strobes low.
 //  4. Take that phase and run one barrier. It completes only when every PE
 //     has done step 3, so no PE changes its data before all have read it.
-//  5. A PE departing with this interrupt (Leave, Abort) goes transparent
-//     now; every other PE votes "I take part". The vote's mask is the new
-//     set of participants, the same on every PE: departed PEs (transparent)
-//     and unplugged cables read as absent, a PE that rejoined as present.
+//  5. A vote of "I take part": the new set of participants, the same on
+//     every PE. A PE departing with this interrupt (Leave, Abort) votes
+//     false and then goes transparent; PEs that left earlier and unplugged
+//     cables read as absent, a PE that rejoined as present. (Abandon does
+//     not know the PE count: it goes transparent at once, which reads as
+//     absent too.)
 func (p *PE) acknowledge(raise bool, code uint8) (uint8, error) {
 	const op = "interrupt acknowledge"
 	p.change = change{}
@@ -100,11 +102,11 @@ func (p *PE) acknowledge(raise bool, code uint8) (uint8, error) {
 	if err := p.barrier(op); err != nil {
 		return code, err
 	}
+	mask, err := p.vote(op, !p.depart)
 	if p.depart {
-		p.goTransparent()
+		p.goTransparent() // voted absent, now is: whatever the vote's fate
 		return code, nil
 	}
-	mask, err := p.vote(op, true)
 	if err != nil {
 		return code, err
 	}
@@ -125,8 +127,9 @@ func (p *PE) goTransparent() {
 }
 
 // Leave takes this PE out of the group, announced: it raises a parallel
-// interrupt (code 0), takes part in the acknowledge and goes transparent
-// (0xcf, the seed's partition) before the vote that ends it, so every other
+// interrupt (code 0), takes part in the acknowledge, votes itself absent in
+// the vote that ends it and goes transparent (0xcf, the seed's partition),
+// so every other
 // PE's current or next operation returns an *InterruptError whose Left
 // names this PE, and every PE's Participants drops it at the same point of
 // the program. The others' collectives then combine the participants only.
