@@ -289,14 +289,6 @@ func TestComposite(t *testing.T) {
 			t.Errorf("PE %d: int %v uint %v float %v; want %v %v %v", pe, r.i, r.u, r.f, wantI, wantU, wantF)
 		}
 	}
-	one := collect(t, 1, func(s *S) (float32, error) { return s.CompositeFloat(3, Variance) })
-	if one[0] != 0 {
-		t.Errorf("Variance on one PE = %v, want 0", one[0])
-	}
-	odd := collect(t, 3, func(s *S) (int32, error) { return s.CompositeInt([]int32{5, 1, 3}[s.Self()], Median) })
-	if odd[0] != 3 {
-		t.Errorf("Median of 5 1 3 = %d, want 3", odd[0])
-	}
 }
 
 // A PE that fails brings every other PE down through the parallel
