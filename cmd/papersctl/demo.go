@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"math/bits"
 	"os"
+	"runtime"
 	"time"
 
+	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/lpt/backend"
 	"github.com/ttlpapers/ttlpapers/papers"
@@ -36,11 +38,15 @@ func runDemo(args []string) int {
 	}
 	cfg := papers.Config{PE: *pe, PEs: *pes, Timeout: *timeout}
 	if *port == "" {
-		err := emulate.Run(*pes, cfg, func(p *papers.PE) error { return demo(p, *bench) })
+		board, err := emu.New(*pes)
+		if err == nil {
+			err = emulate.RunOn(board, *pes, cfg, func(p *papers.PE) error { return demo(p, *bench, board) })
+		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "papersctl demo:", err)
 			return 1
 		}
+		fmt.Println("front panel after the run:", frontPanel(board, *pes))
 		return 0
 	}
 	lp, err := backend.Open("port:" + *port)
@@ -57,7 +63,7 @@ func runDemo(args []string) int {
 		fmt.Fprintln(os.Stderr, "papersctl demo:", err)
 		return 1
 	}
-	err = demo(p, *bench)
+	err = demo(p, *bench, nil)
 	if cerr := p.Close(); err == nil {
 		err = cerr
 	}
@@ -71,8 +77,9 @@ func runDemo(args []string) int {
 // demoValue is PE k's 8-bit input: every PE can compute everyone's.
 func demoValue(k int) uint8 { return uint8((k*73 + 11) % 251) }
 
-// demo is the SPMD program each PE runs.
-func demo(p *papers.PE, bench int) error {
+// demo is the SPMD program each PE runs; board is the emulated board, nil
+// on a real port.
+func demo(p *papers.PE, bench int, board *emu.Board) error {
 	me, n := p.Self(), p.PEs()
 	check := func(what string, got, want uint64) error {
 		if got != want {
@@ -80,7 +87,12 @@ func demo(p *papers.PE, bench int) error {
 		}
 		return nil
 	}
-	if err := p.Barrier(); err != nil {
+	// The LED shows the seed's "special" status (orange) while the checks
+	// run; the driver still turns it red while a barrier waits.
+	if err := p.SetLED(papers.Orange); err != nil {
+		return err
+	}
+	if err := showLEDs(p, board); err != nil {
 		return err
 	}
 
@@ -166,6 +178,9 @@ func demo(p *papers.PE, bench int) error {
 		return err
 	}
 	fmt.Printf("PE %d of %d: NAND %#x, broadcasts ok, vote %#x, max %d, sum %d: all correct\n", me, n, nand, vote, max, sum)
+	if err := p.SetLED(papers.Green); err != nil {
+		return err
+	}
 
 	if bench > 0 {
 		start := time.Now()
@@ -178,6 +193,21 @@ func demo(p *papers.PE, bench int) error {
 		fmt.Printf("PE %d: %d barriers in %v: %v per barrier\n", me, bench, el.Round(time.Microsecond), (el / time.Duration(bench)).Round(10*time.Nanosecond))
 	}
 	return nil
+}
+
+// showLEDs has PE 0 print the emulated board's front panel while the others
+// wait for it in a barrier (red) and it shows orange, then joins them.
+func showLEDs(p *papers.PE, board *emu.Board) error {
+	if board != nil && p.Self() == 0 {
+		deadline := time.Now().Add(5 * time.Second)
+		for k := 1; k < p.PEs(); k++ {
+			for board.LED(k) != emu.Red && time.Now().Before(deadline) {
+				runtime.Gosched()
+			}
+		}
+		fmt.Println("front panel during the checks:", frontPanel(board, p.PEs()))
+	}
+	return p.Barrier()
 }
 
 func bigger(a, b uint8) uint8 {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
+	"time"
 
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emu/ppdevfs"
@@ -79,7 +81,7 @@ func runEmu(args []string) int {
 		fmt.Printf("PE %d: %s\n", k, srv.Path(k))
 	}
 	fmt.Printf("serving a %d-PE board (faults: %v); interrupt to stop\n", *pes, faults)
-	s := <-sig
+	s := showPanel(sig, board, *pes)
 	signal.Stop(sig)
 	status := 0
 	if err := srv.Unmount(); err != nil {
@@ -95,4 +97,33 @@ func runEmu(args []string) int {
 	}
 	fmt.Printf("stopped on %v\n", s)
 	return status
+}
+
+// showPanel prints the board's front panel — every PE's LED, as the seed's
+// software sets it — whenever it changes (sampled every 100 ms, as an eye
+// would), until a signal comes, and returns the signal.
+func showPanel(sig <-chan os.Signal, board *emu.Board, pes int) os.Signal {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	last := ""
+	for {
+		if p := frontPanel(board, pes); p != last {
+			fmt.Println("front panel:", p)
+			last = p
+		}
+		select {
+		case s := <-sig:
+			return s
+		case <-tick.C:
+		}
+	}
+}
+
+// frontPanel names every PE's LED colour: "PE 0 green, PE 1 red, …".
+func frontPanel(board *emu.Board, pes int) string {
+	leds := make([]string, pes)
+	for k := range leds {
+		leds[k] = fmt.Sprintf("PE %d %v", k, board.LED(k))
+	}
+	return strings.Join(leds, ", ")
 }
