@@ -44,10 +44,10 @@ func TestCollectiveArgumentErrors(t *testing.T) {
 		{"nil combine", true, func(p *papers.PE) error { _, err := papers.ReduceFunc[int64](p, 1, nil); return err }},
 		{"ReduceFunc over a type with a pointer", true, func(p *papers.PE) error {
 			type withName struct {
-				id   int32
-				name string
+				ID   int32
+				Name string
 			}
-			_, err := papers.ReduceFunc(p, withName{}, func(a, b withName) withName { return a })
+			_, err := papers.ReduceFunc(p, withName{ID: 1, Name: "x"}, func(a, b withName) withName { return a })
 			return err
 		}},
 		{"ScanFuncCount over a slice", true, func(p *papers.PE) error {
