@@ -9,16 +9,16 @@ import (
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
-// TestCollectiveArgumentErrors checks that inputs no PE count can satisfy
-// fail with ErrArgument on every PE that must know, and that the cluster is
-// still in step afterwards (the Broadcast that follows each case pairs up).
-func TestCollectiveArgumentErrors(t *testing.T) {
-	const n = 3
-	cases := []struct {
-		name    string
-		everyPE bool // else only papers.PE 1 (the one given the bad argument) fails
-		f       func(p *papers.PE) error
-	}{
+// argCase is a collective call with a bad argument on some PEs.
+type argCase struct {
+	name    string
+	everyPE bool // else only PE 1 (the one given the bad argument) fails
+	f       func(p *papers.PE) error
+}
+
+// argumentCases are TestCollectiveArgumentErrors' calls, on n PEs.
+func argumentCases(n int) []argCase {
+	return []argCase{
 		{"papers.Broadcast root out of range", true, func(p *papers.PE) error { _, err := papers.Broadcast(p, n, uint32(1)); return err }},
 		{"papers.Broadcast negative root", true, func(p *papers.PE) error { _, err := papers.Broadcast(p, -1, 1.5); return err }},
 		{"BroadcastBytes lengths differ", true, func(p *papers.PE) error {
@@ -75,6 +75,14 @@ func TestCollectiveArgumentErrors(t *testing.T) {
 			return papers.Gather(p, uint64(p.Self()), out)
 		}},
 	}
+}
+
+// TestCollectiveArgumentErrors checks that inputs no PE count can satisfy
+// fail with ErrArgument on every PE that must know, and that the cluster is
+// still in step afterwards (the Broadcast that follows each case pairs up).
+func TestCollectiveArgumentErrors(t *testing.T) {
+	const n = 3
+	cases := argumentCases(n)
 	err := emulate.Run(n, papers.Config{}, func(p *papers.PE) error {
 		for i, c := range cases {
 			err := c.f(p)

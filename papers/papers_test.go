@@ -424,49 +424,8 @@ func TestSplitPhaseBarrier(t *testing.T) {
 			}
 			return nil
 		}
-		// With no split-phase barrier begun, the last barrier has completed.
-		if ok, err := p.QueryBarrier(); !ok || err != nil {
-			return fmt.Errorf("QueryBarrier before any StartBarrier = %v, %v; want true", ok, err)
-		}
-		if err := p.CompleteBarrier(); err != nil {
-			return fmt.Errorf("CompleteBarrier before any StartBarrier: %v", err)
-		}
-		// Start, Query until true, Query again, Complete.
-		if err := p.StartBarrier(); err != nil {
+		if err := splitSequences(p, queried, &work); err != nil {
 			return err
-		}
-		if ok, err := p.QueryBarrier(); ok || err != nil {
-			return fmt.Errorf("first QueryBarrier with PE 1 not arrived = %v, %v; want false", ok, err)
-		}
-		if err := p.Barrier(); !errors.Is(err, papers.ErrSplit) {
-			return fmt.Errorf("Barrier during a split-phase barrier: %v, want ErrSplit", err)
-		}
-		close(queried)
-		for {
-			done, err := p.QueryBarrier()
-			if err != nil {
-				return err
-			}
-			if done {
-				break
-			}
-			work.Add(1)
-		}
-		if ok, err := p.QueryBarrier(); !ok || err != nil {
-			return fmt.Errorf("QueryBarrier after it was true = %v, %v; want true", ok, err)
-		}
-		if err := p.CompleteBarrier(); err != nil {
-			return fmt.Errorf("CompleteBarrier after QueryBarrier saw the barrier complete: %v", err)
-		}
-		// Start, Complete (blocking) without Query; then Query is true.
-		if err := p.StartBarrier(); err != nil {
-			return err
-		}
-		if err := p.CompleteBarrier(); err != nil {
-			return err
-		}
-		if ok, err := p.QueryBarrier(); !ok || err != nil {
-			return fmt.Errorf("QueryBarrier after CompleteBarrier = %v, %v; want true", ok, err)
 		}
 		return p.Barrier() // in step: PE 1's third barrier
 	})
@@ -476,6 +435,55 @@ func TestSplitPhaseBarrier(t *testing.T) {
 	if work.Load() == 0 {
 		t.Fatal("PE 0 did no work between StartBarrier and completion")
 	}
+}
+
+// splitSequences is PE 0's part of TestSplitPhaseBarrier.
+func splitSequences(p *papers.PE, queried chan struct{}, work *atomic.Int64) error {
+	// With no split-phase barrier begun, the last barrier has completed.
+	if ok, err := p.QueryBarrier(); !ok || err != nil {
+		return fmt.Errorf("QueryBarrier before any StartBarrier = %v, %v; want true", ok, err)
+	}
+	if err := p.CompleteBarrier(); err != nil {
+		return fmt.Errorf("CompleteBarrier before any StartBarrier: %v", err)
+	}
+	// Start, Query until true, Query again, Complete.
+	if err := p.StartBarrier(); err != nil {
+		return err
+	}
+	if ok, err := p.QueryBarrier(); ok || err != nil {
+		return fmt.Errorf("first QueryBarrier with PE 1 not arrived = %v, %v; want false", ok, err)
+	}
+	if err := p.Barrier(); !errors.Is(err, papers.ErrSplit) {
+		return fmt.Errorf("Barrier during a split-phase barrier: %v, want ErrSplit", err)
+	}
+	close(queried)
+	for {
+		done, err := p.QueryBarrier()
+		if err != nil {
+			return err
+		}
+		if done {
+			break
+		}
+		work.Add(1)
+	}
+	if ok, err := p.QueryBarrier(); !ok || err != nil {
+		return fmt.Errorf("QueryBarrier after it was true = %v, %v; want true", ok, err)
+	}
+	if err := p.CompleteBarrier(); err != nil {
+		return fmt.Errorf("CompleteBarrier after QueryBarrier saw the barrier complete: %v", err)
+	}
+	// Start, Complete (blocking) without Query; then Query is true.
+	if err := p.StartBarrier(); err != nil {
+		return err
+	}
+	if err := p.CompleteBarrier(); err != nil {
+		return err
+	}
+	if ok, err := p.QueryBarrier(); !ok || err != nil {
+		return fmt.Errorf("QueryBarrier after CompleteBarrier = %v, %v; want true", ok, err)
+	}
+	return nil
 }
 
 // TestLED: the seed's colours. Green while running (Open), red while a

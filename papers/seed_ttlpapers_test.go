@@ -50,57 +50,64 @@ func costOf(t *testing.T, n int, op func(p *papers.PE) error) (nands, ports uint
 
 // TestSeedOperationCounts: the paper's operation counts, at several PE
 // counts.
+// countRow is one operation count the paper states.
+type countRow struct {
+	seed  string
+	op    func(p *papers.PE) error
+	nands func(n int) uint64
+	ports func(n int) uint64 // 0: not asserted
+}
+
+func ceil4(n int) uint64 { return uint64((n + 3) / 4) }
+
+// seedCounts are the paper's operation counts.
+var seedCounts = []countRow{
+	{`§2.2 "TTL_PAPERS can perform barrier synchronizations using just two port operations."`,
+		func(p *papers.PE) error { return p.Barrier() },
+		func(int) uint64 { return 0 }, func(int) uint64 { return 2 }},
+	{`§4.4 "this operation typically requires 5 port accesses rather than just the 2 port accesses used to implement a barrier synchronization without data communication."`,
+		func(p *papers.PE) error { _, err := p.NAND(0x5); return err },
+		func(int) uint64 { return 1 }, func(int) uint64 { return 5 }},
+	{`§1.2 "computing a four-bit global NAND takes only one operation. Likewise, NAND can implement AND and OR functions by simply complementing the output or by complementing the inputs." (AND)`,
+		func(p *papers.PE) error { _, err := p.AND4(0x5); return err },
+		func(int) uint64 { return 1 }, func(int) uint64 { return 5 }},
+	{`§5 table: "4-bit Global OR 6.3 6.3" (one NAND: 5 port operations at 1.26 µs)`,
+		func(p *papers.PE) error { _, err := p.OR4(0x5); return err },
+		func(int) uint64 { return 1 }, func(int) uint64 { return 5 }},
+	{`§4.4 "ANY, ALL, and voting operations require just one such operation, or 5 port accesses." (ANY)`,
+		func(p *papers.PE) error { _, err := p.Any(true); return err },
+		func(int) uint64 { return 1 }, func(int) uint64 { return 5 }},
+	{`§4.4 (ALL)`,
+		func(p *papers.PE) error { _, err := p.All(true); return err },
+		func(int) uint64 { return 1 }, func(int) uint64 { return 5 }},
+	{`§5 table: "1-bit Multicast 6.3 6.3 * ceil(n / 4)" (vote: ceil(n/4) NANDs)`,
+		func(p *papers.PE) error { _, err := p.Vote(true); return err },
+		ceil4, func(n int) uint64 { return 5 * ceil4(n) }},
+	{`§4.4 "Larger operations, such as an 8-bit global OR, 8-bit global AND, or broadcast require 2 of the above transmission sequences, or 10 port accesses." (OR)`,
+		func(p *papers.PE) error { _, err := papers.OR(p, uint8(0x5a)); return err },
+		func(int) uint64 { return 2 }, func(int) uint64 { return 10 }},
+	{`§4.4 (8-bit AND)`,
+		func(p *papers.PE) error { _, err := papers.AND(p, uint8(0x5a)); return err },
+		func(int) uint64 { return 2 }, func(int) uint64 { return 10 }},
+	{`§4.4 (8-bit broadcast); §5 table: "Broadcast 78K 78K": a byte per 2 NANDs, whatever n`,
+		func(p *papers.PE) error { _, err := papers.Broadcast(p, p.PEs()-1, uint8(0x5a)); return err },
+		func(int) uint64 { return 2 }, func(int) uint64 { return 10 }},
+	{`§5 table: "Global OR 78K 78K": 2 NANDs per byte, whatever n`,
+		func(p *papers.PE) error { _, err := papers.OR(p, uint64(0x5a)); return err },
+		func(int) uint64 { return 16 }, func(int) uint64 { return 80 }},
+	{`§5 table: "Permutation 20K 78K / n": every PE's byte crosses once, 2n NANDs. Ours adds the source mask (ceil((n+1)/4) NANDs), which lets a bad source fail on every PE`,
+		func(p *papers.PE) error {
+			_, err := papers.Multicast(p, (p.Self()+1)%p.PEs(), uint8(p.Self()))
+			return err
+		},
+		func(n int) uint64 { return uint64(2*n) + ceil4(n+1) }, func(int) uint64 { return 0 }},
+	{`§5 table: "Arbitrary Multicast 20K-78K 78K / (number of sources)": every PE receives from PE 0, one source: 2 NANDs, plus our source mask`,
+		func(p *papers.PE) error { _, err := papers.Multicast(p, 0, uint8(p.Self())); return err },
+		func(n int) uint64 { return 2 + ceil4(n+1) }, func(int) uint64 { return 0 }},
+}
+
 func TestSeedOperationCounts(t *testing.T) {
-	ceil4 := func(n int) uint64 { return uint64((n + 3) / 4) }
-	rows := []struct {
-		seed  string
-		op    func(p *papers.PE) error
-		nands func(n int) uint64
-		ports func(n int) uint64 // 0: not asserted
-	}{
-		{`§2.2 "TTL_PAPERS can perform barrier synchronizations using just two port operations."`,
-			func(p *papers.PE) error { return p.Barrier() },
-			func(int) uint64 { return 0 }, func(int) uint64 { return 2 }},
-		{`§4.4 "this operation typically requires 5 port accesses rather than just the 2 port accesses used to implement a barrier synchronization without data communication."`,
-			func(p *papers.PE) error { _, err := p.NAND(0x5); return err },
-			func(int) uint64 { return 1 }, func(int) uint64 { return 5 }},
-		{`§1.2 "computing a four-bit global NAND takes only one operation. Likewise, NAND can implement AND and OR functions by simply complementing the output or by complementing the inputs." (AND)`,
-			func(p *papers.PE) error { _, err := p.AND4(0x5); return err },
-			func(int) uint64 { return 1 }, func(int) uint64 { return 5 }},
-		{`§5 table: "4-bit Global OR 6.3 6.3" (one NAND: 5 port operations at 1.26 µs)`,
-			func(p *papers.PE) error { _, err := p.OR4(0x5); return err },
-			func(int) uint64 { return 1 }, func(int) uint64 { return 5 }},
-		{`§4.4 "ANY, ALL, and voting operations require just one such operation, or 5 port accesses." (ANY)`,
-			func(p *papers.PE) error { _, err := p.Any(true); return err },
-			func(int) uint64 { return 1 }, func(int) uint64 { return 5 }},
-		{`§4.4 (ALL)`,
-			func(p *papers.PE) error { _, err := p.All(true); return err },
-			func(int) uint64 { return 1 }, func(int) uint64 { return 5 }},
-		{`§5 table: "1-bit Multicast 6.3 6.3 * ceil(n / 4)" (vote: ceil(n/4) NANDs)`,
-			func(p *papers.PE) error { _, err := p.Vote(true); return err },
-			ceil4, func(n int) uint64 { return 5 * ceil4(n) }},
-		{`§4.4 "Larger operations, such as an 8-bit global OR, 8-bit global AND, or broadcast require 2 of the above transmission sequences, or 10 port accesses." (OR)`,
-			func(p *papers.PE) error { _, err := papers.OR(p, uint8(0x5a)); return err },
-			func(int) uint64 { return 2 }, func(int) uint64 { return 10 }},
-		{`§4.4 (8-bit AND)`,
-			func(p *papers.PE) error { _, err := papers.AND(p, uint8(0x5a)); return err },
-			func(int) uint64 { return 2 }, func(int) uint64 { return 10 }},
-		{`§4.4 (8-bit broadcast); §5 table: "Broadcast 78K 78K": a byte per 2 NANDs, whatever n`,
-			func(p *papers.PE) error { _, err := papers.Broadcast(p, p.PEs()-1, uint8(0x5a)); return err },
-			func(int) uint64 { return 2 }, func(int) uint64 { return 10 }},
-		{`§5 table: "Global OR 78K 78K": 2 NANDs per byte, whatever n`,
-			func(p *papers.PE) error { _, err := papers.OR(p, uint64(0x5a)); return err },
-			func(int) uint64 { return 16 }, func(int) uint64 { return 80 }},
-		{`§5 table: "Permutation 20K 78K / n": every PE's byte crosses once, 2n NANDs. Ours adds the source mask (ceil((n+1)/4) NANDs), which lets a bad source fail on every PE`,
-			func(p *papers.PE) error {
-				_, err := papers.Multicast(p, (p.Self()+1)%p.PEs(), uint8(p.Self()))
-				return err
-			},
-			func(n int) uint64 { return uint64(2*n) + ceil4(n+1) }, func(int) uint64 { return 0 }},
-		{`§5 table: "Arbitrary Multicast 20K-78K 78K / (number of sources)": every PE receives from PE 0, one source: 2 NANDs, plus our source mask`,
-			func(p *papers.PE) error { _, err := papers.Multicast(p, 0, uint8(p.Self())); return err },
-			func(n int) uint64 { return 2 + ceil4(n+1) }, func(int) uint64 { return 0 }},
-	}
+	rows := seedCounts
 	for _, n := range []int{2, 4, 5, 8} {
 		for _, r := range rows {
 			nands, ports := costOf(t, n, r.op)
@@ -189,8 +196,18 @@ func TestSeedParticipation(t *testing.T) {
 			t.Errorf("PE 3 %s: %v", how, err)
 		}
 	}
-	// "In contrast, setting both P_S1 and P_S0 to 0 will ensure that all
-	// barrier operations halt." (TestStalledPE names the staller too.)
+	// §5 table: "Partition 0.1 0.1". Our difference: the bare 0xcf write is
+	// the seed's partition, but Leave also writes control 0 (P_NAK low:
+	// the acknowledge barrier needs every P_NAK low —
+	// TestLeaveAcknowledgesForever) and announces itself through the
+	// interrupt, so that the others learn it (Participants) instead of
+	// combining without it unawares (TestCollectivesWithDepartedPE).
+}
+
+// TestSeedHalt: §2.2 "In contrast, setting both P_S1 and P_S0 to 0 will
+// ensure that all barrier operations halt." (TestStalledPE names the
+// staller too.)
+func TestSeedHalt(t *testing.T) {
 	err := emulate.Run(2, papers.Config{Timeout: 50 * time.Millisecond}, func(p *papers.PE) error {
 		if p.Self() == 1 {
 			p.Port().WriteData(lpt.DataMask) // S1 = S0 = 0
@@ -205,12 +222,6 @@ func TestSeedParticipation(t *testing.T) {
 	if err != nil {
 		t.Error(err)
 	}
-	// §5 table: "Partition 0.1 0.1". Our difference: the bare 0xcf write is
-	// the seed's partition, but Leave also writes control 0 (P_NAK low:
-	// the acknowledge barrier needs every P_NAK low —
-	// TestLeaveAcknowledgesForever) and announces itself through the
-	// interrupt, so that the others learn it (Participants) instead of
-	// combining without it unawares (TestCollectivesWithDepartedPE).
 }
 
 // TestSeedLEDs: §2.2's colour code, and §3.3 "the LEDs are explicitly set

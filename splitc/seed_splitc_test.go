@@ -15,6 +15,32 @@ import (
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
+// definitions are the seed's functions on the values 2, 1, 0, 3.
+var definitions = []struct {
+	seed string
+	f    func(*papers.PE, int32) (int32, error)
+	want []int32 // per PE
+}{
+	{`all_reduce_to_one_add: a_0 + … + a_n`, AllReduceToOneAdd[int32], []int32{6, 6, 6, 6}},
+	{`all_reduce_to_one_mult: a_0 * … * a_n`, AllReduceToOneMult[int32], []int32{0, 0, 0, 0}},
+	{`all_reduce_to_one_max`, AllReduceToOneMax[int32], []int32{3, 3, 3, 3}},
+	{`all_reduce_to_one_min`, AllReduceToOneMin[int32], []int32{0, 0, 0, 0}},
+	// "logical or": C's || of 2, 1, 0, 3 is 1. Ours is bitwise: 2|1|0|3.
+	{`all_reduce_to_one_or ("logical or"; bitwise here: 2|1|0|3 = 3, where C's || gives 1)`, AllReduceToOneOr[int32], []int32{3, 3, 3, 3}},
+	// "logical xor" of 2, 1, 0, 3 (three true values) is 1; bitwise 0.
+	{`all_reduce_to_one_xor ("logical xor"; bitwise here: 2^1^0^3 = 0, where the logical xor of three trues is 1)`, AllReduceToOneXor[int32], []int32{0, 0, 0, 0}},
+	// "logical and": 2 && 1 is 1; bitwise 2&1 = 0. (The 0 makes both 0.)
+	{`all_reduce_to_one_and ("logical and"; bitwise here)`, AllReduceToOneAnd[int32], []int32{0, 0, 0, 0}},
+	{`all_scan_add: processor i gets a_0 + … + a_i (inclusive)`, AllScanAdd[int32], []int32{2, 3, 3, 6}},
+	{`all_scan_mult`, AllScanMult[int32], []int32{2, 2, 0, 0}},
+	{`all_scan_max`, AllScanMax[int32], []int32{2, 2, 2, 3}},
+	{`all_scan_min`, AllScanMin[int32], []int32{2, 1, 0, 0}},
+	{`all_scan_or (bitwise)`, AllScanOr[int32], []int32{2, 3, 3, 3}},
+	{`all_scan_xor (bitwise)`, AllScanXor[int32], []int32{2, 3, 3, 0}},
+	{`all_scan_and (bitwise: 2&1 = 0, where 2 && 1 is 1)`, AllScanAnd[int32], []int32{2, 0, 0, 0}},
+	{`all_bcast: "Broadcast sends a message from processor 0 to all other processors."`, AllBcast[int32], []int32{2, 2, 2, 2}},
+}
+
 // TestSeedDefinitions: "Reduce computes the following function for the
 // operations: add, multiply, max, min, logical or, logical xor, and
 // logical and. a_0 ⊕ … ⊕ a_i ⊕ … ⊕ a_n, where a_i is the argument from
@@ -22,31 +48,7 @@ import (
 // "Broadcast sends a message from processor 0 to all other processors."
 // Four PEs contribute 2, 1, 0, 3.
 func TestSeedDefinitions(t *testing.T) {
-	vals := []int32{2, 1, 0, 3}
-	rows := []struct {
-		seed string
-		f    func(*papers.PE, int32) (int32, error)
-		want []int32 // per PE
-	}{
-		{`all_reduce_to_one_add: a_0 + … + a_n`, AllReduceToOneAdd[int32], []int32{6, 6, 6, 6}},
-		{`all_reduce_to_one_mult: a_0 * … * a_n`, AllReduceToOneMult[int32], []int32{0, 0, 0, 0}},
-		{`all_reduce_to_one_max`, AllReduceToOneMax[int32], []int32{3, 3, 3, 3}},
-		{`all_reduce_to_one_min`, AllReduceToOneMin[int32], []int32{0, 0, 0, 0}},
-		// "logical or": C's || of 2, 1, 0, 3 is 1. Ours is bitwise: 2|1|0|3.
-		{`all_reduce_to_one_or ("logical or"; bitwise here: 2|1|0|3 = 3, where C's || gives 1)`, AllReduceToOneOr[int32], []int32{3, 3, 3, 3}},
-		// "logical xor" of 2, 1, 0, 3 (three true values) is 1; bitwise 0.
-		{`all_reduce_to_one_xor ("logical xor"; bitwise here: 2^1^0^3 = 0, where the logical xor of three trues is 1)`, AllReduceToOneXor[int32], []int32{0, 0, 0, 0}},
-		// "logical and": 2 && 1 is 1; bitwise 2&1 = 0. (The 0 makes both 0.)
-		{`all_reduce_to_one_and ("logical and"; bitwise here)`, AllReduceToOneAnd[int32], []int32{0, 0, 0, 0}},
-		{`all_scan_add: processor i gets a_0 + … + a_i (inclusive)`, AllScanAdd[int32], []int32{2, 3, 3, 6}},
-		{`all_scan_mult`, AllScanMult[int32], []int32{2, 2, 0, 0}},
-		{`all_scan_max`, AllScanMax[int32], []int32{2, 2, 2, 3}},
-		{`all_scan_min`, AllScanMin[int32], []int32{2, 1, 0, 0}},
-		{`all_scan_or (bitwise)`, AllScanOr[int32], []int32{2, 3, 3, 3}},
-		{`all_scan_xor (bitwise)`, AllScanXor[int32], []int32{2, 3, 3, 0}},
-		{`all_scan_and (bitwise: 2&1 = 0, where 2 && 1 is 1)`, AllScanAnd[int32], []int32{2, 0, 0, 0}},
-		{`all_bcast: "Broadcast sends a message from processor 0 to all other processors."`, AllBcast[int32], []int32{2, 2, 2, 2}},
-	}
+	vals, rows := []int32{2, 1, 0, 3}, definitions
 	got := make([][]int32, len(rows))
 	for i := range got {
 		got[i] = make([]int32, len(vals))

@@ -46,6 +46,31 @@ func TestSignalNamesDyingPE(t *testing.T) {
 	defer srv.Unmount()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	cmds, stderrs := startPEs(ctx, t, srv, n)
+	if err := cmds[dying].Process.Signal(unix.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for k, cmd := range cmds {
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		code := -1
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		}
+		msg := stderrs[k].String()
+		switch {
+		case k == dying && !strings.Contains(msg, "stopped by terminated"):
+			t.Errorf("PE %d (SIGTERM): exit %d, stderr %q", k, code, msg)
+		case k != dying && (code != 1 || !strings.Contains(msg, fmt.Sprintf("code %#x; PE %d left the group", spmd.AbortCode, dying))):
+			t.Errorf("survivor PE %d: exit %d, stderr %q; want an interrupt naming PE %d", k, code, msg, dying)
+		}
+	}
+}
+
+// startPEs starts n PE processes running barriersForever, one on each of
+// srv's ports, and returns once every one has checked in.
+func startPEs(ctx context.Context, t *testing.T, srv *ppdevfs.Server, n int) ([]*exec.Cmd, []strings.Builder) {
+	t.Helper()
 	cmds, stderrs := make([]*exec.Cmd, n), make([]strings.Builder, n)
 	ready := make(chan int, n)
 	for k := range n {
@@ -76,22 +101,5 @@ func TestSignalNamesDyingPE(t *testing.T) {
 			t.Fatal("the PE processes did not all check in")
 		}
 	}
-	if err := cmds[dying].Process.Signal(unix.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	for k, cmd := range cmds {
-		err := cmd.Wait()
-		var ee *exec.ExitError
-		code := -1
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		}
-		msg := stderrs[k].String()
-		switch {
-		case k == dying && !strings.Contains(msg, "stopped by terminated"):
-			t.Errorf("PE %d (SIGTERM): exit %d, stderr %q", k, code, msg)
-		case k != dying && (code != 1 || !strings.Contains(msg, fmt.Sprintf("code %#x; PE %d left the group", spmd.AbortCode, dying))):
-			t.Errorf("survivor PE %d: exit %d, stderr %q; want an interrupt naming PE %d", k, code, msg, dying)
-		}
-	}
+	return cmds, stderrs
 }
