@@ -128,11 +128,11 @@ func (p *PE) goTransparent() {
 
 // Leave takes this PE out of the group, announced: it raises a parallel
 // interrupt (code 0), takes part in the acknowledge, votes itself absent in
-// the vote that ends it and goes transparent (0xcf, the seed's partition),
-// so every other
-// PE's current or next operation returns an *InterruptError whose Left
-// names this PE, and every PE's Participants drops it at the same point of
-// the program. The others' collectives then combine the participants only.
+// the vote that ends it and goes transparent (0xcf, the seed's partition).
+// Every other PE's current or next operation returns an *InterruptError
+// whose Left names this PE, and every PE's Participants drops it at the
+// same point of the program; the others' collectives then combine the
+// participants only.
 //
 // The seed's partition is the bare 0xcf write. It cannot be the whole of
 // Leave here: the port needs a second write (control: P_NAK low, so this PE
