@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/ttlpapers/ttlpapers/emu"
@@ -24,7 +25,7 @@ import (
 // board: each PE runs fn concurrently with its own *papers.PE, opened with
 // cfg (PE and PEs are filled in) and closed when fn returns. When one PE
 // fails, the others' waits are abandoned at once. The error joins every
-// PE's error, each prefixed with its PE number.
+// PE's error, each naming its PE once (see RunPorts).
 //
 // A Strata program runs as Run(n, cfg, strata.Program(fn)).
 func Run(n int, cfg papers.Config, fn func(*papers.PE) error) error {
@@ -61,8 +62,10 @@ func cmpCtx(ctx context.Context) context.Context {
 // with its own port, and returns once every one has returned: no goroutine
 // outlives the call. The context passed to fn is cancelled as soon as any
 // PE returns an error or panics, so the others stop waiting instead of
-// running into their deadlines. The result joins every PE's error, prefixed
-// with its PE number.
+// running into their deadlines. The result joins every PE's error, each
+// naming its PE once: the errors of papers, strata and splitc name it
+// already ("papers: PE 3: …"); any other gets "PE 3: " in front. Each
+// keeps its chain, so errors.Is and errors.As see through the join.
 func RunPorts(ctx context.Context, b *emu.Board, n int, fn func(ctx context.Context, pe int, port *emu.Port) error) error {
 	if n < 1 || n > b.PEs() {
 		return fmt.Errorf("emulate: cannot run %d PEs on the %d-PE board: use 1 to %d", n, b.PEs(), b.PEs())
@@ -92,11 +95,21 @@ func RunPorts(ctx context.Context, b *emu.Board, n int, fn func(ctx context.Cont
 				}
 			}()
 			if err := fn(ctx, k, port); err != nil {
-				errs[k] = fmt.Errorf("PE %d: %w", k, err)
+				errs[k] = namePE(k, err)
 				cancel(errs[k])
 			}
 		})
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// namePE makes err name PE k, unless it does already: the protocol
+// packages start their messages "papers: PE k: " (or strata's, splitc's),
+// and repeating it reads badly ("PE 3: papers: PE 3: ...").
+func namePE(k int, err error) error {
+	if strings.Contains(err.Error(), fmt.Sprintf("PE %d: ", k)) {
+		return err
+	}
+	return fmt.Errorf("PE %d: %w", k, err)
 }

@@ -14,9 +14,16 @@ package papers
 // cluster stays in step. Arguments that legitimately differ between PEs
 // (slice lengths, Multicast's source, Scatter's input on the root) are
 // checked collectively, so that every PE returns the error.
+//
+// Participation (docs/aggregates.md): every collective combines the
+// participants (PE.Participants) only. The bitwise ones, Min, Max and Vote
+// get that from the board itself — a PE that does not take part drives all
+// ones, the NAND's identity; the gathers skip departed PEs, which also saves
+// their NANDs (n below counts participants). A collective that needs a
+// departed PE's value (a root, a source) fails on every PE with an
+// *AbsentError naming it, before any NAND.
 
 import (
-	"errors"
 	"fmt"
 	"math/bits"
 	"reflect"
@@ -41,12 +48,13 @@ type Number interface {
 	Integer | ~float32 | ~float64
 }
 
-// ErrArgument is wrapped by every error that reports an argument no PE count
-// can satisfy (test for it with errors.Is).
-var ErrArgument = errors.New("invalid argument")
-
 func (p *PE) argError(op, format string, a ...any) error {
-	return fmt.Errorf("papers: PE %d: %s: %s: %w", p.self, op, fmt.Sprintf(format, a...), ErrArgument)
+	return p.errorf("%s: %s: %w", op, fmt.Sprintf(format, a...), ErrArgument)
+}
+
+// absent reports PEs that do not take part whose values op needed as why.
+func (p *PE) absent(op string, missing uint64, why string) error {
+	return &AbsentError{PE: p.self, Op: op, Missing: missing, Why: why}
 }
 
 // widthOf returns the width of T in bits.
@@ -150,22 +158,28 @@ func AND[T Unsigned](p *PE, x T) (T, error) {
 	return ^T(r), err
 }
 
+// checkRoot checks a root every PE passed: in range, and taking part.
 func (p *PE) checkRoot(op string, root int) error {
 	if root < 0 || root >= p.n {
 		return p.argError(op, "root %d out of range: with %d PEs the root is 0 to %d", root, p.n, p.n-1)
 	}
+	if p.members&(1<<root) == 0 {
+		return p.absent(op, 1<<root, "root")
+	}
 	return nil
 }
 
-// Broadcast returns root's v on every PE; the other PEs' v is ignored.
+// Broadcast returns root's v on every PE; the other PEs' v is ignored. A
+// root that does not take part is an *AbsentError on every PE.
 // NANDs: ceil(w/4) (a byte: 2 NANDs, 10 port operations); lower bound
 // ceil(w/4); naive gather n*ceil(w/4).
 func Broadcast[T Number](p *PE, root int, v T) (T, error) {
 	if err := p.checkRoot("Broadcast", root); err != nil {
 		return 0, err
 	}
-	r, err := p.broadcastBits(root, toBits(v), widthOf[T]())
-	return fromBits[T](r), err
+	var r T
+	err := broadcastValue(p, root, &v, &r)
+	return r, err
 }
 
 // BroadcastBytes copies root's buf into every other PE's buf, a nybble per
@@ -191,13 +205,10 @@ func BroadcastSlice[T Number](p *PE, root int, buf []T) error {
 	if err := p.sameLength(op, root, len(buf)); err != nil {
 		return err
 	}
-	w := widthOf[T]()
 	for i := range buf {
-		r, err := p.broadcastBits(root, toBits(buf[i]), w)
-		if err != nil {
+		if err := broadcastValue(p, root, &buf[i], &buf[i]); err != nil {
 			return err
 		}
-		buf[i] = fromBits[T](r)
 	}
 	return nil
 }
@@ -220,25 +231,32 @@ func (p *PE) sameLength(op string, root, l int) error {
 	return nil
 }
 
-// Gather fills out on every PE with every PE's v: out[i] is PE i's v. Each
-// PE broadcasts in turn. A PE whose out does not have PEs() elements still
-// takes part (so the others are not held up) and returns an error.
+// Gather fills out on every PE with every participant's v: out[i] is PE i's
+// v. Each participant broadcasts in turn. When some PEs do not take part,
+// their slots are set to zero and every PE returns an *AbsentError naming
+// them (the participants' slots are filled). A PE whose out does not have
+// PEs() elements still takes part (so the others are not held up) and
+// returns an error.
 // NANDs: n*ceil(w/4); lower bound ceil((n-1)*w/4) (every PE must receive
 // the other n-1 values); naive n*ceil(w/4).
 func Gather[T Number](p *PE, v T, out []T) error {
-	w := widthOf[T]()
 	ok := len(out) == p.n
-	for j := 0; j < p.n; j++ {
-		r, err := p.broadcastBits(j, toBits(v), w)
-		if err != nil {
-			return err
-		}
+	err := eachMember(p, p.members, &v, false, func(j int, x T) {
 		if ok {
-			out[j] = fromBits[T](r)
+			out[j] = x
 		}
+	})
+	if err != nil {
+		return err
 	}
 	if !ok {
 		return p.argError("Gather", "out has %d elements, want one per PE (%d)", len(out), p.n)
+	}
+	if missing := p.all() &^ p.members; missing != 0 {
+		for _, k := range Members(missing) {
+			out[k] = 0
+		}
+		return p.absent("Gather", missing, "value")
 	}
 	return nil
 }
@@ -248,12 +266,14 @@ func Gather[T Number](p *PE, v T, out []T) error {
 // source). First an OR of an (n+1)-bit mask tells every PE which PEs are
 // sources (bit s: some other PE receives from s; bit n: some PE passed a
 // from out of range, which fails on every PE); then each source broadcasts
-// its v, in PE order. A PE that receives from itself needs no broadcast.
+// its v, in PE order. A PE that receives from itself needs no broadcast. A
+// source that does not take part is an *AbsentError on every PE, naming it.
 // NANDs: ceil((n+1)/4) + s*ceil(w/4) for s sources (a permutation without
 // fixed points: s = n); lower bound ceil(s*w/4) (each source's value must
 // reach its receivers); naive gather n*ceil(w/4), which cannot tell a bad
 // source.
 func Multicast[T Number](p *PE, from int, v T) (T, error) {
+	const op = "Multicast"
 	var mask uint64
 	switch {
 	case from < 0 || from >= p.n:
@@ -267,22 +287,24 @@ func Multicast[T Number](p *PE, from int, v T) (T, error) {
 	}
 	if srcs>>p.n != 0 {
 		if from < 0 || from >= p.n {
-			return 0, p.argError("Multicast", "source PE %d out of range: with %d PEs sources are 0 to %d", from, p.n, p.n-1)
+			return 0, p.argError(op, "source PE %d out of range: with %d PEs sources are 0 to %d", from, p.n, p.n-1)
 		}
-		return 0, p.argError("Multicast", "another PE named a source out of range")
+		return 0, p.argError(op, "another PE named a source out of range")
 	}
-	w := widthOf[T]()
+	if gone := srcs &^ p.members; gone != 0 {
+		return 0, p.absent(op, gone, "source")
+	}
 	got := v
+	var buf T
 	for s := range bits.Len64(srcs) {
 		if srcs&(1<<s) == 0 {
 			continue
 		}
-		r, err := p.broadcastBits(s, toBits(v), w)
-		if err != nil {
+		if err := broadcastValue(p, s, &v, &buf); err != nil {
 			return 0, err
 		}
 		if s == from {
-			got = fromBits[T](r)
+			got = buf
 		}
 	}
 	return got, nil
@@ -296,8 +318,9 @@ func (p *PE) orWide(x uint64, w int) (uint64, error) {
 
 // Scatter returns, on PE i, root's in[i]; only the root's in is read. The
 // root first says (one NAND) whether its in has one element per PE; if not,
-// every PE returns an error. Then the root broadcasts each element except
-// its own.
+// every PE returns an error. Then the root broadcasts each participant's
+// element except its own. A root that does not take part is an
+// *AbsentError on every PE.
 // NANDs: 1 + (n-1)*ceil(w/4); lower bound ceil((n-1)*w/4) (the n-1 values
 // only the root knows must all cross the board); naive 1 + n*ceil(w/4).
 func Scatter[T Number](p *PE, root int, in []T) (T, error) {
@@ -312,25 +335,23 @@ func Scatter[T Number](p *PE, root int, in []T) (T, error) {
 	if bad {
 		return 0, p.argError(op, "root PE %d's input has %d elements, want one per PE (%d)", root, len(in), p.n)
 	}
-	w := widthOf[T]()
-	var got T
+	var got, x T
 	if p.self == root {
 		got = in[root]
 	}
-	for j := 0; j < p.n; j++ {
-		if j == root {
+	for j := range p.n {
+		if j == root || p.members&(1<<j) == 0 {
 			continue
 		}
-		var x uint64
 		if p.self == root {
-			x = toBits(in[j])
+			x = in[j]
 		}
-		r, err := p.broadcastBits(root, x, w)
-		if err != nil {
+		var r T
+		if err := broadcastValue(p, root, &x, &r); err != nil {
 			return 0, err
 		}
 		if j == p.self {
-			got = fromBits[T](r)
+			got = r
 		}
 	}
 	return got, nil

@@ -1,10 +1,12 @@
 package papers_test
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/ttlpapers/ttlpapers/emulate"
@@ -108,151 +110,213 @@ func refScan[T papers.Number](vals []T, i int, f func(a, b T) T, id T, kind pape
 	return refFold(seq, f)
 }
 
+// world is what every PE knows of one round: every PE's value, and who
+// takes part. Each PE draws the same random numbers, so each knows every
+// PE's input and can compute every reference result itself.
+type world[T papers.Number] struct {
+	name    string
+	vals    []T   // every PE's value, by PE id
+	members []int // the participants, in PE order
+	q       int   // nybbles per value
+}
+
+// part returns the participants' values in PE order.
+func (w world[T]) part() []T {
+	out := make([]T, len(w.members))
+	for i, k := range w.members {
+		out[i] = w.vals[k]
+	}
+	return out
+}
+
+// rank returns PE k's place among the participants.
+func (w world[T]) rank(k int) int { return slices.Index(w.members, k) }
+
+// memberOf maps a random draw to a participant.
+func (w world[T]) memberOf(r *rand.Rand) int { return w.members[r.IntN(len(w.members))] }
+
 // checkNumber runs every collective that takes any Number on random
-// inputs, checking values against refFold/refScan and NAND counts against
-// the documented formulas. Every PE draws the same random numbers, so each
-// knows every PE's input.
+// inputs, checking values against refFold/refScan over the participants and
+// NAND counts against the documented formulas (n counting participants).
 func checkNumber[T papers.Number](p *papers.PE, seed uint64, iters int) error {
-	n, self := p.PEs(), p.Self()
-	w := papers.WidthOf[T]()
-	q := w / 4
-	r := rand.New(rand.NewPCG(seed, uint64(n)))
-	name := fmt.Sprintf("%T", T(0))
-	vals := make([]T, n)
+	r := rand.New(rand.NewPCG(seed, uint64(p.PEs())))
+	w := world[T]{name: fmt.Sprintf("%T", T(0)), vals: make([]T, p.PEs()), members: papers.Members(p.Participants()), q: papers.WidthOf[T]() / 4}
 	for it := 0; it < iters; it++ {
-		for i := range vals {
-			vals[i] = gen[T](r)
+		for i := range w.vals {
+			w.vals[i] = gen[T](r)
 		}
-		v := vals[self]
+		for _, check := range []func(*papers.PE, world[T], *rand.Rand, int) error{checkBroadcasts[T], checkGather[T], checkReductions[T], checkFuncs[T]} {
+			if err := check(p, w, r, it); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
 
-		root := r.IntN(n)
+// checkBroadcasts checks Broadcast and BroadcastSlice from a participant.
+func checkBroadcasts[T papers.Number](p *papers.PE, w world[T], r *rand.Rand, _ int) error {
+	root, v := w.memberOf(r), w.vals[p.Self()]
+	var got T
+	if err := counted(p, w.name+" papers.Broadcast", w.q, func() (err error) { got, err = papers.Broadcast(p, root, v); return }); err != nil {
+		return err
+	}
+	if !same(got, w.vals[root]) {
+		return fmt.Errorf("%s papers.Broadcast from %d: got %v, want %v", w.name, root, got, w.vals[root])
+	}
+	l := r.IntN(5)
+	buf := make([]T, l)
+	want := make([]T, l)
+	for i := range want {
+		want[i] = gen[T](r)
+	}
+	if p.Self() == root {
+		copy(buf, want)
+	}
+	if err := counted(p, w.name+" papers.BroadcastSlice", 9+l*w.q, func() error { return papers.BroadcastSlice(p, root, buf) }); err != nil {
+		return err
+	}
+	for i := range want {
+		if !same(buf[i], want[i]) {
+			return fmt.Errorf("%s BroadcastSlice: element %d is %v, want %v", w.name, i, buf[i], want[i])
+		}
+	}
+	return nil
+}
+
+// checkGather checks Gather, Multicast (a permutation or arbitrary sources
+// among the participants) and Scatter.
+func checkGather[T papers.Number](p *papers.PE, w world[T], r *rand.Rand, it int) error {
+	n, self, m := p.PEs(), p.Self(), len(w.members)
+	out := make([]T, n)
+	before := p.Stats().NANDs
+	err := papers.Gather(p, w.vals[self], out)
+	if absent := (uint64(1)<<n - 1) &^ p.Participants(); absent != 0 {
+		var ae *papers.AbsentError
+		if !errors.As(err, &ae) || ae.Missing != absent {
+			return fmt.Errorf("%s Gather with PEs %v absent: %v, want an AbsentError naming them", w.name, papers.Members(absent), err)
+		}
+	} else if err != nil {
+		return fmt.Errorf("%s Gather: %w", w.name, err)
+	}
+	if got := p.Stats().NANDs - before; got != uint64(m*w.q) {
+		return fmt.Errorf("%s Gather: %d NANDs, documented %d", w.name, got, m*w.q)
+	}
+	for i := range out {
+		if want := w.valueOf(i); !same(out[i], want) {
+			return fmt.Errorf("%s Gather: out[%d] = %v, want %v", w.name, i, out[i], want)
+		}
+	}
+	from := make([]int, n) // a permutation of the participants, or arbitrary ones
+	for i, k := range r.Perm(m) {
+		from[w.members[i]] = w.members[k]
+	}
+	if it%2 == 1 {
+		for _, k := range w.members {
+			from[k] = w.memberOf(r)
+		}
+	}
+	srcs := 0
+	for _, s := range w.members {
+		for _, k := range w.members {
+			if from[k] == s && k != s {
+				srcs++
+				break
+			}
+		}
+	}
+	var got T
+	if err := counted(p, w.name+" papers.Multicast", (n+1+3)/4+srcs*w.q, func() (err error) { got, err = papers.Multicast(p, from[self], w.vals[self]); return }); err != nil {
+		return err
+	}
+	if !same(got, w.vals[from[self]]) {
+		return fmt.Errorf("%s papers.Multicast from %d: got %v, want %v", w.name, from[self], got, w.vals[from[self]])
+	}
+	root := w.memberOf(r)
+	var in []T
+	if self == root {
+		in = w.vals
+	}
+	if err := counted(p, w.name+" papers.Scatter", 1+(m-1)*w.q, func() (err error) { got, err = papers.Scatter(p, root, in); return }); err != nil {
+		return err
+	}
+	if !same(got, w.vals[self]) {
+		return fmt.Errorf("%s papers.Scatter from %d: got %v, want %v", w.name, root, got, w.vals[self])
+	}
+	return nil
+}
+
+// valueOf is what Gather leaves in PE k's slot: its value, or zero when it
+// does not take part.
+func (w world[T]) valueOf(k int) T {
+	if w.rank(k) < 0 {
+		return 0
+	}
+	return w.vals[k]
+}
+
+// checkReductions checks Reduce and Scan with every op.
+func checkReductions[T papers.Number](p *papers.PE, w world[T], r *rand.Rand, it int) error {
+	n, m := p.PEs(), len(w.members)
+	ops := []papers.Op{papers.Sum, papers.Product, papers.Min, papers.Max}
+	if !papers.IsFloat[T]() {
+		ops = append(ops, papers.BitAnd, papers.BitOr, papers.BitXor)
+	}
+	scanOp := ops[r.IntN(len(ops))] // big clusters scan with one op per round
+	for oi, op := range ops {
+		if n > 4 && (op == papers.Sum || op == papers.Product || op == papers.BitXor) && op != scanOp && op != ops[it%3] {
+			continue // big clusters: the gather-based ops take turns
+		}
+		nands, scanNANDs := m*w.q, m*w.q
+		switch op {
+		case papers.BitAnd, papers.BitOr:
+			nands, scanNANDs = w.q, w.q*bits.Len(uint(n)) // ceil(log2(n+1)) per nybble
+		case papers.Min, papers.Max:
+			nands = map[int]int{8: 4, 16: 7, 32: 14, 64: 28}[4*w.q]
+		}
 		var got T
-		if err := counted(p, name+" papers.Broadcast", q, func() (err error) { got, err = papers.Broadcast(p, root, v); return }); err != nil {
+		v, f := w.vals[p.Self()], refOp[T](op)
+		if err := counted(p, w.name+" papers.Reduce "+op.String(), nands, func() (err error) { got, err = papers.Reduce(p, op, v); return }); err != nil {
 			return err
 		}
-		if !same(got, vals[root]) {
-			return fmt.Errorf("%s papers.Broadcast from %d: got %v, want %v", name, root, got, vals[root])
+		if want := refFold(w.part(), f); !same(got, want) {
+			return fmt.Errorf("%s papers.Reduce %v: got %v, want %v", w.name, op, got, want)
 		}
-
-		l := r.IntN(5)
-		buf := make([]T, l)
-		want := make([]T, l)
-		for i := range want {
-			want[i] = gen[T](r)
+		if n > 4 && op != scanOp {
+			continue
 		}
-		if self == root {
-			copy(buf, want)
-		}
-		if err := counted(p, name+" papers.BroadcastSlice", 9+l*q, func() error { return papers.BroadcastSlice(p, root, buf) }); err != nil {
+		kind := papers.ScanKind(it+oi) % 4
+		if err := counted(p, w.name+" papers.Scan "+op.String(), scanNANDs, func() (err error) { got, err = papers.Scan(p, op, v, kind); return }); err != nil {
 			return err
 		}
-		for i := range want {
-			if !same(buf[i], want[i]) {
-				return fmt.Errorf("%s BroadcastSlice: element %d is %v, want %v", name, i, buf[i], want[i])
-			}
+		if want := refScan(w.part(), w.rank(p.Self()), f, papers.Identity[T](op), kind); !same(got, want) {
+			return fmt.Errorf("%s papers.Scan %v kind %d: got %v, want %v", w.name, op, kind, got, want)
 		}
+	}
+	return nil
+}
 
-		out := make([]T, n)
-		if err := counted(p, name+" papers.Gather", n*q, func() error { return papers.Gather(p, v, out) }); err != nil {
+// checkFuncs checks ReduceFunc and ScanFunc with a non-commutative combine,
+// which catches any deviation from PE order.
+func checkFuncs[T papers.Number](p *papers.PE, w world[T], _ *rand.Rand, it int) error {
+	n, m, v := p.PEs(), len(w.members), w.vals[p.Self()]
+	user := func(a, b T) T { return a*3 + b }
+	var got T
+	if err := counted(p, w.name+" papers.ReduceFunc", m*w.q, func() (err error) { got, err = papers.ReduceFunc(p, v, user); return }); err != nil {
+		return err
+	}
+	if want := refFold(w.part(), user); !same(got, want) {
+		return fmt.Errorf("%s ReduceFunc: got %v, want %v", w.name, got, want)
+	}
+	for kind := papers.Inclusive; kind <= papers.Exclusive|papers.Backward; kind++ {
+		if n > 4 && kind != papers.ScanKind(it)%4 {
+			continue
+		}
+		if err := counted(p, w.name+" papers.ScanFunc", m*w.q, func() (err error) { got, err = papers.ScanFunc(p, v, user, 7, kind); return }); err != nil {
 			return err
 		}
-		for i := range out {
-			if !same(out[i], vals[i]) {
-				return fmt.Errorf("%s Gather: out[%d] = %v, want %v", name, i, out[i], vals[i])
-			}
-		}
-
-		// Multicast: alternately a random permutation and arbitrary sources.
-		from := r.Perm(n)
-		if it%2 == 1 {
-			for i := range from {
-				from[i] = r.IntN(n)
-			}
-		}
-		srcs := 0
-		for s := 0; s < n; s++ {
-			for i, f := range from {
-				if f == s && i != s {
-					srcs++
-					break
-				}
-			}
-		}
-		if err := counted(p, name+" papers.Multicast", (n+1+3)/4+srcs*q, func() (err error) { got, err = papers.Multicast(p, from[self], v); return }); err != nil {
-			return err
-		}
-		if !same(got, vals[from[self]]) {
-			return fmt.Errorf("%s papers.Multicast from %d: got %v, want %v", name, from[self], got, vals[from[self]])
-		}
-
-		var in []T
-		if self == root {
-			in = vals
-		}
-		if err := counted(p, name+" papers.Scatter", 1+(n-1)*q, func() (err error) { got, err = papers.Scatter(p, root, in); return }); err != nil {
-			return err
-		}
-		if !same(got, vals[self]) {
-			return fmt.Errorf("%s papers.Scatter from %d: got %v, want %v", name, root, got, vals[self])
-		}
-
-		ops := []papers.Op{papers.Sum, papers.Product, papers.Min, papers.Max}
-		if !papers.IsFloat[T]() {
-			ops = append(ops, papers.BitAnd, papers.BitOr, papers.BitXor)
-		}
-		scanOp := ops[r.IntN(len(ops))] // big clusters scan with one op per round
-		for oi, op := range ops {
-			f := refOp[T](op)
-			nands := n * q
-			if n > 4 && (op == papers.Sum || op == papers.Product || op == papers.BitXor) && op != scanOp && op != ops[it%3] {
-				continue // big clusters: the gather-based ops take turns
-			}
-			switch op {
-			case papers.BitAnd, papers.BitOr:
-				nands = q
-			case papers.Min, papers.Max:
-				nands = map[int]int{8: 4, 16: 7, 32: 14, 64: 28}[w]
-			}
-			if err := counted(p, name+" papers.Reduce "+op.String(), nands, func() (err error) { got, err = papers.Reduce(p, op, v); return }); err != nil {
-				return err
-			}
-			if want := refFold(vals, f); !same(got, want) {
-				return fmt.Errorf("%s papers.Reduce %v: got %v, want %v", name, op, got, want)
-			}
-			if n > 4 && op != scanOp {
-				continue
-			}
-			kind := papers.ScanKind(it+oi) % 4
-			scanNANDs := n * q
-			if op == papers.BitAnd || op == papers.BitOr {
-				scanNANDs = q * bits.Len(uint(n)) // ceil(log2(n+1)) per nybble
-			}
-			if err := counted(p, name+" papers.Scan "+op.String(), scanNANDs, func() (err error) { got, err = papers.Scan(p, op, v, kind); return }); err != nil {
-				return err
-			}
-			if want := refScan(vals, self, f, papers.Identity[T](op), kind); !same(got, want) {
-				return fmt.Errorf("%s papers.Scan %v kind %d: got %v, want %v", name, op, kind, got, want)
-			}
-		}
-
-		// A non-commutative combine catches any deviation from PE order.
-		user := func(a, b T) T { return a*3 + b }
-		if err := counted(p, name+" papers.ReduceFunc", n*q, func() (err error) { got, err = papers.ReduceFunc(p, v, user); return }); err != nil {
-			return err
-		}
-		if want := refFold(vals, user); !same(got, want) {
-			return fmt.Errorf("%s ReduceFunc: got %v, want %v", name, got, want)
-		}
-		for kind := papers.Inclusive; kind <= papers.Exclusive|papers.Backward; kind++ {
-			if n > 4 && kind != papers.ScanKind(it)%4 {
-				continue
-			}
-			if err := counted(p, name+" papers.ScanFunc", n*q, func() (err error) { got, err = papers.ScanFunc(p, v, user, 7, kind); return }); err != nil {
-				return err
-			}
-			if want := refScan(vals, self, user, 7, kind); !same(got, want) {
-				return fmt.Errorf("%s papers.ScanFunc kind %d: got %v, want %v", name, kind, got, want)
-			}
+		if want := refScan(w.part(), w.rank(p.Self()), user, 7, kind); !same(got, want) {
+			return fmt.Errorf("%s papers.ScanFunc kind %d: got %v, want %v", w.name, kind, got, want)
 		}
 	}
 	return nil
@@ -265,6 +329,7 @@ func checkUnsigned[T papers.Unsigned](p *papers.PE, seed uint64, iters int) erro
 	r := rand.New(rand.NewPCG(seed, uint64(n)))
 	name := fmt.Sprintf("%T", T(0))
 	vals := make([]T, n)
+	members := papers.Members(p.Participants())
 	for it := 0; it < iters; it++ {
 		for i := range vals {
 			// Sparse bits so that OR and AND both have something to say.
@@ -273,10 +338,10 @@ func checkUnsigned[T papers.Unsigned](p *papers.PE, seed uint64, iters int) erro
 				vals[i] = ^vals[i]
 			}
 		}
-		or, and := vals[0], vals[0]
-		for _, v := range vals[1:] {
-			or |= v
-			and &= v
+		or, and := T(0), ^T(0) // a PE that does not take part drives all ones: ignored
+		for _, k := range members {
+			or |= vals[k]
+			and &= vals[k]
 		}
 		for _, c := range []struct {
 			name string

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-
-	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
 // Op is a built-in combining operator for Reduce and Scan.
@@ -54,9 +52,9 @@ func (p *PE) checkOp(name string, op Op, k numKind) error {
 	return nil
 }
 
-// Reduce returns, on every PE, v0 op v1 op ... op v(n-1), combined in PE
-// order (so float results are bit-identical on every PE, independent of
-// timing). The algorithm depends on op:
+// Reduce returns, on every PE, v0 op v1 op ... op v(n-1) over the
+// participants, combined in PE order (so float results are bit-identical on
+// every PE, independent of timing). The algorithm depends on op:
 //
 //   - BitOr, BitAnd: one bitwise OR/AND; NANDs ceil(w/4) (the lower bound).
 //   - Min, Max: a radix-5 search for the extreme value on an order-preserving
@@ -69,7 +67,8 @@ func (p *PE) checkOp(name string, op Op, k numKind) error {
 //     ceil(w/4).
 //
 // Floats: Min and Max use the IEEE total order (-0 < +0; NaNs with the sign
-// bit clear are above +Inf, with it set below -Inf).
+// bit clear are above +Inf, with it set below -Inf). ReduceCount also says
+// how many PEs contributed.
 func Reduce[T Number](p *PE, op Op, v T) (T, error) {
 	k := kindOf[T]()
 	if err := p.checkOp("Reduce", op, k); err != nil {
@@ -91,36 +90,70 @@ func Reduce[T Number](p *PE, op Op, v T) (T, error) {
 		key, err := p.maxKey(orderKey(toBits(v), w, k)^flip, w)
 		return fromBits[T](fromKey(key^flip, w, k)), err
 	}
-	var vals [lpt.MaxPEs]T
-	if err := Gather(p, v, vals[:p.n]); err != nil {
-		return 0, err
-	}
-	return fold(vals[:p.n], func(a, b T) T { return apply(op, a, b) }), nil
+	return reduce(p, v, func(a, b T) T { return apply(op, a, b) })
 }
 
-// ReduceFunc returns, on every PE, the combination of every PE's v with the
-// user's associative combine, applied in PE order:
+// ReduceFunc returns, on every PE, the combination of every participant's v
+// with the user's associative combine, applied in PE order:
 // combine(...combine(combine(v0, v1), v2)..., v(n-1)). combine must be
 // deterministic; it need not be commutative.
-// NANDs: n*ceil(w/4) (a gather).
-func ReduceFunc[T Number](p *PE, v T, combine func(a, b T) T) (T, error) {
-	if combine == nil {
-		return 0, p.argError("ReduceFunc", "combine is nil")
+//
+// T is any fixed-size type without pointers: a number, a byte array such
+// as [16]byte, or a struct of those — SPIDER's programmable combine over
+// blocks. Values cross the board as their memory image (a naturally aligned
+// 1-, 2-, 4- or 8-byte value as a number), so for structs every PE must
+// share the type's layout (one architecture). A type with pointers (strings,
+// slices, maps…) is an ErrArgument on every PE, before any NAND.
+// NANDs: n*2*size (a gather of size bytes per PE); no allocation.
+func ReduceFunc[T any](p *PE, v T, combine func(a, b T) T) (T, error) {
+	if err := p.checkFunc("ReduceFunc", checkPlain[T](), combine == nil); err != nil {
+		var z T
+		return z, err
 	}
-	var vals [lpt.MaxPEs]T
-	if err := Gather(p, v, vals[:p.n]); err != nil {
-		return 0, err
-	}
-	return fold(vals[:p.n], combine), nil
+	return reduce(p, v, combine)
 }
 
-// Scan returns this PE's prefix (see ScanKind) of every PE's v under op,
-// combined in PE order; the identity (0 for Sum, BitOr and BitXor, 1 for
-// Product, all ones for BitAnd, the type's largest value or +Inf for Min,
-// smallest or -Inf for Max) goes to the first PE of an exclusive scan.
+// reduce folds every participant's v in PE order.
+func reduce[T any](p *PE, v T, combine func(a, b T) T) (T, error) {
+	var acc T
+	first := true
+	err := eachMember(p, p.members, &v, false, func(_ int, x T) {
+		if first {
+			acc, first = x, false
+		} else {
+			acc = combine(acc, x)
+		}
+	})
+	return acc, err
+}
+
+// checkKind checks a ScanKind.
+func (p *PE) checkKind(op string, kind ScanKind) error {
+	if kind > Exclusive|Backward {
+		return p.argError(op, "unknown ScanKind %d: use Inclusive, Exclusive, Backward or Exclusive|Backward", kind)
+	}
+	return nil
+}
+
+// checkFunc checks ReduceFunc's and ScanFunc's arguments: plain says why T
+// cannot cross the board ("" when it can).
+func (p *PE) checkFunc(op, plain string, nilCombine bool) error {
+	if plain != "" {
+		return p.argError(op, "%s: only fixed-size values without pointers cross the board (numbers, and arrays and structs of them)", plain)
+	}
+	if nilCombine {
+		return p.argError(op, "combine is nil")
+	}
+	return nil
+}
+
+// Scan returns this PE's prefix (see ScanKind) of every participant's v
+// under op, combined in PE order; the identity (0 for Sum, BitOr and BitXor,
+// 1 for Product, all ones for BitAnd, the type's largest value or +Inf for
+// Min, smallest or -Inf for Max) goes to the first PE of an exclusive scan.
 // NANDs: ceil(w/4)*ceil(log2(n+1)) for BitOr and BitAnd (bitScan); for the
 // others n*ceil(w/4) (a gather; each PE then combines locally). Lower bound
-// ceil(w/4).
+// ceil(w/4). ScanCount also says how many PEs contributed.
 func Scan[T Number](p *PE, op Op, v T, kind ScanKind) (T, error) {
 	k := kindOf[T]()
 	if err := p.checkOp("Scan", op, k); err != nil {
@@ -185,49 +218,36 @@ func bitScan[T Number](p *PE, op Op, v T, kind ScanKind) (T, error) {
 
 // ScanFunc is Scan with the user's associative combine (applied in the
 // order the scan runs, as in Scan) and identity (what the first PE of an
-// exclusive scan gets; it is never combined).
-// NANDs: n*ceil(w/4) (a gather).
-func ScanFunc[T Number](p *PE, v T, combine func(a, b T) T, identity T, kind ScanKind) (T, error) {
-	if combine == nil {
-		return 0, p.argError("ScanFunc", "combine is nil")
+// exclusive scan gets; it is never combined). T is any fixed-size type
+// without pointers, as for ReduceFunc.
+// NANDs: n*2*size (a gather); no allocation.
+func ScanFunc[T any](p *PE, v T, combine func(a, b T) T, identity T, kind ScanKind) (T, error) {
+	const op = "ScanFunc"
+	if err := p.checkFunc(op, checkPlain[T](), combine == nil); err != nil {
+		var z T
+		return z, err
 	}
-	if kind > Exclusive|Backward {
-		return 0, p.argError("ScanFunc", "unknown ScanKind %d: use Inclusive, Exclusive, Backward or Exclusive|Backward", kind)
+	if err := p.checkKind(op, kind); err != nil {
+		var z T
+		return z, err
 	}
-	var vals [lpt.MaxPEs]T
-	if err := Gather(p, v, vals[:p.n]); err != nil {
-		return 0, err
-	}
-	return scanAt(vals[:p.n], p.self, combine, identity, kind), nil
-}
-
-// fold combines vals left to right.
-func fold[T Number](vals []T, combine func(a, b T) T) T {
-	acc := vals[0]
-	for _, v := range vals[1:] {
-		acc = combine(acc, v)
-	}
-	return acc
-}
-
-// scanAt returns PE i's result of the scan of vals.
-func scanAt[T Number](vals []T, i int, combine func(a, b T) T, identity T, kind ScanKind) T {
-	n := len(vals)
-	first, last, step := 0, i, 1 // inclusive forward: vals[0..i]
-	if kind&Backward != 0 {
-		first, step = n-1, -1
-	}
-	if kind&Exclusive != 0 {
-		last -= step
-		if i == first {
-			return identity
+	// Values arrive in scan order; this PE's result combines those before
+	// it, and its own unless the scan is exclusive.
+	exclusive, self := kind&Exclusive != 0, p.self
+	acc, have, done := identity, false, false
+	err := eachMember(p, p.members, &v, kind&Backward != 0, func(j int, x T) {
+		if done || j == self && exclusive {
+			done = true
+			return
 		}
-	}
-	acc := vals[first]
-	for j := first + step; j != last+step; j += step {
-		acc = combine(acc, vals[j])
-	}
-	return acc
+		if have {
+			acc = combine(acc, x)
+		} else {
+			acc, have = x, true
+		}
+		done = j == self
+	})
+	return acc, err
 }
 
 // apply is one built-in combining step.

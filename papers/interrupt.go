@@ -1,8 +1,8 @@
 package papers
 
 import (
-	"errors"
-	"fmt"
+	"cmp"
+	"time"
 
 	"github.com/ttlpapers/ttlpapers/lpt"
 )
@@ -13,12 +13,13 @@ import (
 // PEs raise at once). The other PEs notice the interrupt while they wait in
 // their next barrier — the raiser holds both strobes low so that every
 // barrier stalls until they do — and their operation returns an
-// *InterruptError with the code.
+// *InterruptError with the code. Like every acknowledge it ends with a vote
+// of the PEs that stay, which refreshes Participants on every PE.
 func (p *PE) Interrupt(code uint8) (uint8, error) {
 	if code > lpt.DataMask {
-		return 0, fmt.Errorf("papers: PE %d: interrupt code %#x is wider than 4 bits (use 0 to 0xf)", p.self, code)
+		return 0, p.errorf("Interrupt: %w: code %#x is wider than 4 bits (use 0 to 0xf)", ErrArgument, code)
 	}
-	if err := p.usable(); err != nil {
+	if err := p.usable("Interrupt"); err != nil {
 		return 0, err
 	}
 	// Raise P_IRQ first: its rising edge latches the board's interrupt flag.
@@ -30,7 +31,7 @@ func (p *PE) Interrupt(code uint8) (uint8, error) {
 // port operations) and, if there is one, acknowledges it and returns an
 // *InterruptError carrying its code. It returns nil when none is pending.
 func (p *PE) CheckInterrupt() error {
-	if err := p.usable(); err != nil {
+	if err := p.usable("CheckInterrupt"); err != nil {
 		return err
 	}
 	if !p.interruptPending() {
@@ -40,7 +41,7 @@ func (p *PE) CheckInterrupt() error {
 	if err != nil {
 		return err
 	}
-	return &InterruptError{PE: p.self, Op: "CheckInterrupt", Code: code}
+	return p.interruptError("CheckInterrupt", code)
 }
 
 // interruptPending makes P_INT visible on Busy and reads it. When none is
@@ -54,28 +55,37 @@ func (p *PE) interruptPending() bool {
 	return false
 }
 
-// acknowledge runs the interrupt acknowledge barrier, then puts this PE back
-// in step with the others:
+// acknowledge runs the interrupt acknowledge barrier, puts this PE back in
+// step with the others, and learns who takes part from now on:
 //
 //  1. Hold both strobes low (stalling every barrier) with the data nybble
 //     set: the raiser drives the complement of its code, the others 0xf, so
 //     the NAND the board presents is the code.
 //  2. P_NAK=0 (acknowledge) with P_SEL=1, and wait until the flag clears:
 //     it clears only when every PE acknowledges, so every PE has done step 1.
+//     A PE that has left acknowledges forever (its P_NAK stays 0).
 //  3. P_NAK=1, P_SEL=0 and one read: the NAND lines give the code, and the
 //     ready flag gives the phase of the last completed barrier, which cannot
 //     change while any PE still holds both strobes low.
 //  4. Take that phase and run one barrier. It completes only when every PE
 //     has done step 3, so no PE changes its data before all have read it.
+//  5. A vote of "I take part": the new set of participants, the same on
+//     every PE. A PE departing with this interrupt (Leave, Abort) votes
+//     false and then goes transparent; PEs that left earlier and unplugged
+//     cables read as absent, a PE that rejoined as present. (Abandon does
+//     not know the PE count: it goes transparent at once, which reads as
+//     absent too.)
 func (p *PE) acknowledge(raise bool, code uint8) (uint8, error) {
+	const op = "interrupt acknowledge"
+	p.change = change{}
 	nybble, ctrl := uint8(lpt.DataMask), uint8(lpt.SEL)
 	if raise {
 		nybble, ctrl = ^code&lpt.DataMask, lpt.SEL|lpt.IRQ
 	}
-	p.last = p.last&(lpt.LG|lpt.LR) | nybble
+	p.last = p.last&ledBits | nybble
 	p.port.WriteData(p.last)
 	p.port.WriteControl(ctrl)
-	if err := p.slowWait("interrupt acknowledge", true); err != nil {
+	if err := p.slowWait(op, true); err != nil {
 		p.port.WriteControl(lpt.NAK)
 		return 0, err
 	}
@@ -88,20 +98,94 @@ func (p *PE) acknowledge(raise bool, code uint8) (uint8, error) {
 	}
 	p.port.WriteData(p.last)
 	p.stats.Interrupts++
-	return s >> lpt.InputShift & lpt.DataMask, p.Barrier()
+	code = s >> lpt.InputShift & lpt.DataMask
+	if err := p.barrier(op); err != nil {
+		return code, err
+	}
+	mask, err := p.vote(op, !p.depart)
+	if p.depart {
+		p.goTransparent() // voted absent, now is: whatever the vote's fate
+		return code, nil
+	}
+	if err != nil {
+		return code, err
+	}
+	p.change = change{left: p.members &^ mask, joined: mask &^ p.members}
+	p.members = mask
+	return code, nil
 }
 
-// Leave takes this PE out of the barrier group: its port goes transparent
-// (0xcf) and the others carry on without it. This costs one port write (the
-// seed's "partition" operation).
-func (p *PE) Leave() error {
-	if err := p.usable(); err != nil {
-		return err
-	}
+// goTransparent takes this PE out of every barrier and NAND: data 0xcf
+// (both strobes and every data line high, LED dark), as the seed's
+// partition; and control 0, because the interrupt acknowledge barrier
+// clears the flag only when every PE has P_NAK low, so a departed PE must
+// acknowledge forever. Two registers, hence two port writes.
+func (p *PE) goTransparent() {
 	p.port.WriteData(lpt.Transparent)
 	p.port.WriteControl(0)
 	p.state = left
-	return nil
+}
+
+// Leave takes this PE out of the group, announced: it raises a parallel
+// interrupt (code 0), takes part in the acknowledge, votes itself absent in
+// the vote that ends it and goes transparent (0xcf, the seed's partition).
+// Every other PE's current or next operation returns an *InterruptError
+// whose Left names this PE, and every PE's Participants drops it at the
+// same point of the program; the others' collectives then combine the
+// participants only.
+//
+// The seed's partition is the bare 0xcf write. It cannot be the whole of
+// Leave here: the port needs a second write (control: P_NAK low, so this PE
+// does not block the others' interrupt acknowledge — a different register),
+// and a transparent PE is invisible on the board — the others would combine
+// without it and never know, and a Broadcast from it would read as zero.
+// The interrupt is the one event every PE sees at the same point of its
+// program.
+//
+// If the others do not all acknowledge within the timeout, Leave returns
+// the error and leaves the port stalling every barrier (both strobes low,
+// acknowledging), so that they stop when they come, rather than go on
+// without knowing. Either way the PE has left: Rejoin, or Close.
+func (p *PE) Leave() error { return p.leave("Leave", 0) }
+
+// Abort ends this PE's part in the program because it cannot go on: it
+// announces its departure like Leave, with code, so that every other PE's
+// current or next operation returns an *InterruptError that carries code
+// and names this PE in Left. spmd.Fail uses it.
+func (p *PE) Abort(code uint8) error { return p.leave("Abort", code) }
+
+// Abandon does what Abort does for a program that can no longer use its
+// *PE — a signal handler while another goroutine owns it — on the raw port,
+// which the caller must have taken from that goroutine (no write of the old
+// owner may follow). It bounds its waits by timeout (0: DefaultTimeout) and
+// returns whether the others acknowledged.
+func Abandon(port lpt.Port, code uint8, timeout time.Duration) error {
+	p := &PE{port: port, self: -1, timeout: cmp.Or(timeout, DefaultTimeout), last: lpt.LR}
+	return p.leave("Abandon", code)
+}
+
+func (p *PE) leave(op string, code uint8) error {
+	if code > lpt.DataMask {
+		return p.errorf("%s: %w: code %#x is wider than 4 bits (use 0 to 0xf)", op, ErrArgument, code)
+	}
+	if err := p.usable(op); err != nil {
+		return err
+	}
+	p.depart = true
+	defer func() { p.depart = false }()
+	p.port.WriteControl(lpt.NAK | lpt.IRQ)
+	_, err := p.acknowledge(true, code)
+	if p.state == left {
+		// Departed — in this acknowledge or in one nested in its barrier.
+		return nil
+	}
+	// Stall every barrier and acknowledge forever: the others stop when
+	// they come, and can still acknowledge the interrupt.
+	p.last &^= lpt.Strobes
+	p.port.WriteData(p.last)
+	p.port.WriteControl(0)
+	p.state = left
+	return err
 }
 
 // Rejoin brings a PE that left back into the group. The others cannot wait
@@ -109,13 +193,18 @@ func (p *PE) Leave() error {
 // are in a multi-barrier operation, so Rejoin raises a parallel interrupt
 // carrying code: the others acknowledge it in their next barrier (which the
 // rejoining PE stalls until they do) and their operation returns an
-// *InterruptError with the code — the program's cue that the group has
-// changed. Every PE is in step afterwards. Rejoin returns the delivered code.
+// *InterruptError with the code whose Joined names this PE — the program's
+// cue that the group has changed. Every PE is in step afterwards, and
+// Participants includes this PE again. Rejoin returns the delivered code.
 func (p *PE) Rejoin(code uint8) (uint8, error) {
 	if p.state != left {
-		return 0, errors.New("papers: Rejoin without Leave")
+		return 0, p.errorf("Rejoin: %w: this PE has not left (Leave)", ErrArgument)
 	}
-	p.port.WriteData(lpt.LG | lpt.DataMask) // both strobes low: hold every barrier
+	if code > lpt.DataMask {
+		return 0, p.errorf("Rejoin: %w: code %#x is wider than 4 bits (use 0 to 0xf)", ErrArgument, code)
+	}
+	p.last = p.last&ledBits | lpt.DataMask // both strobes low: hold every barrier
+	p.port.WriteData(p.last)
 	p.state = running
 	return p.Interrupt(code)
 }

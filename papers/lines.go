@@ -1,8 +1,6 @@
 package papers
 
 import (
-	"fmt"
-
 	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
@@ -15,16 +13,19 @@ import (
 // order), and it lets a program park a value on a line between operations.
 func (p *PE) SetData(x uint8) error {
 	if x > lpt.DataMask {
-		return fmt.Errorf("papers: PE %d: data %#x is wider than 4 bits: the board has 4 data lines (use 0 to 0xf)", p.self, x)
+		return p.errorf("SetData: %w: data %#x is wider than 4 bits: the board has 4 data lines (use 0 to 0xf)", ErrArgument, x)
 	}
-	if err := p.usable(); err != nil {
+	if err := p.usable("SetData"); err != nil {
 		return err
 	}
 	if p.last&lpt.DataMask != x {
 		p.last = p.last&^lpt.DataMask | x
 		p.port.WriteData(p.last)
 	}
-	return p.port.Err()
+	if err := p.port.Err(); err != nil {
+		return p.errorf("SetData: port failed: %w", err)
+	}
+	return nil
 }
 
 // SenseNAND reads the NAND of every PE's data lines as they are now (one
@@ -34,7 +35,11 @@ func (p *PE) SetData(x uint8) error {
 // called during a split-phase barrier.
 func (p *PE) SenseNAND() (uint8, error) {
 	if p.state == closed {
-		return 0, ErrClosed
+		return 0, p.errorf("SenseNAND: %w", ErrClosed)
 	}
-	return p.port.ReadStatus() >> lpt.InputShift & lpt.DataMask, p.port.Err()
+	r := p.port.ReadStatus() >> lpt.InputShift & lpt.DataMask
+	if err := p.port.Err(); err != nil {
+		return 0, p.errorf("SenseNAND: port failed: %w", err)
+	}
+	return r, nil
 }

@@ -4,21 +4,47 @@
 // A PE opens its port with its id and the PE count, then runs the two
 // primitives the board provides — a barrier (2 port operations) and, as its
 // side effect, a 4-bit NAND of every PE's data lines (5 port operations) —
-// and everything built from them: ANY, ALL, 4-bit OR and AND, vote, and the
-// parallel interrupt. Every blocking wait is bounded by Config.Timeout and
-// Config.Context and ends in an error that says what happened, never a hang.
+// and everything built from them: ANY, ALL, 4-bit OR and AND, vote, the
+// aggregate operations of agg.go, and the parallel interrupt. Every blocking
+// wait is bounded by Config.Timeout and Config.Context and ends in an error
+// that says what happened, never a hang.
+//
+// Every PE knows which PEs take part (Participants): all of them after Open;
+// a PE that leaves (Leave, Abort) or rejoins (Rejoin) announces it through
+// the parallel interrupt, and every PE learns the new set from the vote that
+// ends each interrupt acknowledge. Collectives combine the participants only,
+// and fail naming the PE where a departed PE's value would be needed
+// (docs/aggregates.md, "Participation").
 //
 // The protocol stands on package lpt alone: the same code runs on real
 // printer ports (packages lpt and lpt/backend) and on the emulated board,
 // whose in-process runs live in package emulate so that a program for real
 // hardware does not link the emulator.
+//
+// # Errors
+//
+// Every error names its package and PE once ("papers: PE 3: ..."). Test for
+// kinds with errors.Is and errors.As:
+//
+//   - *TimeoutError: a wait outlived Config.Timeout; errors.Is(err,
+//     os.ErrDeadlineExceeded) holds and it has Timeout() true.
+//   - *InterruptError: the operation was cut short by a parallel interrupt
+//     (another PE's Interrupt, Leave, Rejoin or Abort); it says who left or
+//     joined.
+//   - *AbsentError (wraps ErrAbsent): a collective needed the value of a PE
+//     that does not take part.
+//   - ErrArgument: an argument no PE count can satisfy.
+//   - ErrClosed, ErrLeft, ErrSplit: the PE is closed, has left, or has a
+//     split-phase barrier pending.
+//   - A wait abandoned because Config.Context is done wraps the context's
+//     cause (context.Cause).
 package papers
 
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
+	"math/bits"
 	"runtime"
 	"time"
 
@@ -61,7 +87,7 @@ type Config struct {
 type PE struct {
 	port    lpt.Port
 	self, n int
-	last    uint8 // the data byte last written (the seed's last_out)
+	last    uint8 // the data byte last written (the seed's last_out); its LED bits are the program's colour
 	timeout time.Duration
 	ctx     context.Context
 	done    <-chan struct{}
@@ -69,6 +95,9 @@ type PE struct {
 	st      uint8 // the status byte that ended the last wait
 	state   peState
 	stats   Stats
+	members uint64 // the participants, as every PE agreed at check-in and at the last interrupt
+	change  change // what the last interrupt acknowledge changed
+	depart  bool   // the interrupt being acknowledged is this PE's own departure
 }
 
 type peState uint8
@@ -87,47 +116,6 @@ type Stats struct {
 	Interrupts uint64 // interrupts acknowledged
 }
 
-// Errors.
-var (
-	ErrClosed = errors.New("papers: PE is closed: open the port again to continue")
-	ErrLeft   = errors.New("papers: PE has left the barrier group (Leave): call Rejoin first")
-	ErrSplit  = errors.New("papers: a split-phase barrier is in progress: call CompleteBarrier first")
-)
-
-// TimeoutError reports a wait that did not complete within its deadline.
-type TimeoutError struct {
-	PE     int
-	Op     string
-	Waited time.Duration
-	// Stall says who held the operation up, when the backend knows (the
-	// emulator does; real hardware does not).
-	Stall string
-}
-
-func (e *TimeoutError) Error() string {
-	s := fmt.Sprintf("papers: PE %d: %s did not complete within %v", e.PE, e.Op, e.Waited)
-	if e.Stall != "" {
-		s += ": " + e.Stall
-	} else {
-		s += ": another PE has not arrived (not started, crashed, unplugged, or computing longer than the timeout; raise the timeout if so)"
-	}
-	return s
-}
-
-// InterruptError is returned by the operation during which a parallel
-// interrupt was acknowledged. The board is back in step afterwards: every PE
-// got the same error from its own operation and the next operation of every
-// PE pairs with the others' next.
-type InterruptError struct {
-	PE   int
-	Op   string
-	Code uint8 // the 4-bit code (the OR of the codes, if several PEs raised)
-}
-
-func (e *InterruptError) Error() string {
-	return fmt.Sprintf("papers: PE %d: %s interrupted by a parallel interrupt with code %#x", e.PE, e.Op, e.Code)
-}
-
 // Open takes over port for PE cfg.PE of cfg.PEs, initialises it (SPEC §5)
 // and checks in with the other PEs: it returns once every PE has opened its
 // port, or an error naming the PEs that did not. The PE owns the port from
@@ -140,59 +128,77 @@ func Open(port lpt.Port, cfg Config) (*PE, error) {
 		return nil, fmt.Errorf("papers: PE id %d out of range: with %d PEs the ids are 0 to %d", cfg.PE, cfg.PEs, cfg.PEs-1)
 	}
 	if cfg.Timeout < 0 || cfg.CheckInTimeout < 0 {
-		return nil, fmt.Errorf("papers: negative timeout (Timeout %v, CheckInTimeout %v)", cfg.Timeout, cfg.CheckInTimeout)
+		return nil, fmt.Errorf("papers: negative timeout (Timeout %v, CheckInTimeout %v): use 0 for the default or a positive duration", cfg.Timeout, cfg.CheckInTimeout)
 	}
 	p := &PE{port: port, self: cfg.PE, n: cfg.PEs, timeout: cmp.Or(cfg.Timeout, DefaultTimeout), ctx: cfg.Context, mode: cfg.NANDMode}
 	if p.ctx != nil {
 		p.done = p.ctx.Done()
 	}
 	if err := port.Err(); err != nil {
-		return nil, fmt.Errorf("papers: PE %d: port: %w", p.self, err)
+		return nil, p.errorf("port: %w", err)
 	}
-	// P_SEL=0 so Busy shows P_RDY; P_NAK=1 so we do not acknowledge
-	// interrupts; exactly one strobe set; data neutral; LED green.
-	port.WriteControl(lpt.NAK)
-	p.last = lpt.S1 | lpt.LG | lpt.DataMask
-	port.WriteData(p.last)
-	// Check in. First wait for the S1 phase: the flip-flop powers up in
-	// either state, and only reads "S1 done" for certain once every PE has
-	// written S1. A PE whose program has not started holds its port's
-	// power-on 0x00 — both strobes low — which stalls both trees until it
-	// arrives. Then one full barrier, and a vote to catch PEs that are
-	// unplugged or transparent (they never hold a barrier up).
-	timeout := p.timeout
-	p.timeout = cmp.Or(cfg.CheckInTimeout, timeout)
-	defer func() { p.timeout = timeout }()
-	if err := p.wait("check-in"); err != nil {
+	if err := p.checkIn(cmp.Or(cfg.CheckInTimeout, p.timeout)); err != nil {
 		p.abandon()
-		return nil, fmt.Errorf("papers: PE %d: check-in: %w", p.self, err)
-	}
-	if err := p.Barrier(); err != nil {
-		p.abandon()
-		return nil, fmt.Errorf("papers: PE %d: check-in: %w", p.self, err)
-	}
-	mask, err := p.Vote(true)
-	if err != nil {
-		p.abandon()
-		return nil, fmt.Errorf("papers: PE %d: check-in: %w", p.self, err)
-	}
-	if all := uint64(1)<<p.n - 1; mask != all {
-		p.abandon()
-		return nil, fmt.Errorf("papers: PE %d: check-in: PEs %v did not answer (cable unplugged, port transparent, or their program was started with a different PE count)", p.self, Members(all&^mask))
+		return nil, err
 	}
 	p.stats = Stats{}
 	return p, nil
 }
 
+// checkIn initialises the port and waits for every other PE, bounding each
+// wait by timeout.
+func (p *PE) checkIn(timeout time.Duration) error {
+	// P_SEL=0 so Busy shows P_RDY; P_NAK=1 so we do not acknowledge
+	// interrupts; exactly one strobe set; data neutral; LED green.
+	p.port.WriteControl(lpt.NAK)
+	p.last = lpt.S1 | lpt.LG | lpt.DataMask
+	p.port.WriteData(p.last)
+	// First wait for the S1 phase: the flip-flop powers up in either state,
+	// and only reads "S1 done" for certain once every PE has written S1. A
+	// PE whose program has not started holds its port's power-on 0x00 —
+	// both strobes low — which stalls both trees until it arrives. Then one
+	// full barrier, and a vote to catch PEs that are unplugged or
+	// transparent (they never hold a barrier up).
+	defer func(t time.Duration) { p.timeout = t }(p.timeout)
+	p.timeout = timeout
+	const op = "check-in"
+	if err := p.wait(op); err != nil {
+		return err
+	}
+	if err := p.barrier(op); err != nil {
+		return err
+	}
+	mask, err := p.vote(op, true)
+	if err != nil {
+		return err
+	}
+	if all := p.all(); mask != all {
+		return p.errorf("check-in: PEs %v did not answer (cable unplugged, port transparent, or their program was started with a different PE count)", Members(all&^mask))
+	}
+	p.members = mask
+	return nil
+}
+
 // Members lists the PEs whose bits are set in a vote mask, in PE order.
 func Members(mask uint64) []int {
-	var pes []int
+	pes := make([]int, 0, bits.OnesCount64(mask))
 	for i := 0; mask != 0; i, mask = i+1, mask>>1 {
 		if mask&1 != 0 {
 			pes = append(pes, i)
 		}
 	}
 	return pes
+}
+
+// all is the mask of every PE of the program.
+func (p *PE) all() uint64 { return 1<<p.n - 1 }
+
+// errorf formats an error of this PE: "papers: PE k: " and the message.
+func (p *PE) errorf(format string, a ...any) error {
+	if p.self < 0 { // Abandon: a port without its PE
+		return fmt.Errorf("papers: "+format, a...)
+	}
+	return fmt.Errorf("papers: PE %d: "+format, append([]any{p.self}, a...)...)
 }
 
 // abandon parks the port and releases it after a failed Open.
@@ -216,8 +222,17 @@ func (p *PE) park() {
 // Self returns this PE's id.
 func (p *PE) Self() int { return p.self }
 
-// PEs returns the number of PEs.
+// PEs returns the number of PEs in the program.
 func (p *PE) PEs() int { return p.n }
+
+// Participants returns the PEs that take part in the collectives (bit k:
+// PE k): every PE after Open, less those that have left (Leave, Abort) and
+// plus those that have rejoined, as every PE learned at the same point of
+// the program — the vote that ends each interrupt acknowledge. A cable
+// pulled mid-run is not announced: it counts as taking part until the next
+// interrupt, and the Count forms of the reductions (ReduceCount …) are the
+// way to detect it.
+func (p *PE) Participants() uint64 { return p.members }
 
 // Stats returns the operation counts since Open.
 func (p *PE) Stats() Stats { return p.stats }
@@ -243,36 +258,40 @@ func (p *PE) Close() error {
 }
 
 // usable is the check at every operation boundary.
-func (p *PE) usable() error {
+func (p *PE) usable(op string) error {
 	switch p.state {
 	case closed:
-		return ErrClosed
+		return p.errorf("%s: %w", op, ErrClosed)
 	case left:
-		return ErrLeft
+		return p.errorf("%s: %w", op, ErrLeft)
 	case inBarrier:
-		return ErrSplit
+		return p.errorf("%s: %w", op, ErrSplit)
 	}
 	if err := p.port.Err(); err != nil {
-		return fmt.Errorf("papers: PE %d: port failed: %w", p.self, err)
+		return p.errorf("%s: port failed: %w", op, err)
 	}
 	return nil
 }
 
 // Barrier waits until every participating PE has reached a barrier: one
 // write and, when no PE is late, one read.
-func (p *PE) Barrier() error {
-	if err := p.usable(); err != nil {
+func (p *PE) Barrier() error { return p.barrier("barrier") }
+
+func (p *PE) barrier(op string) error {
+	if err := p.usable(op); err != nil {
 		return err
 	}
 	p.last ^= lpt.Strobes
 	p.port.WriteData(p.last)
-	return p.wait("barrier")
+	return p.wait(op)
 }
 
-// StartBarrier signals arrival at a barrier and returns at once; the PE may
-// compute until it calls QueryBarrier or CompleteBarrier.
+// StartBarrier signals arrival at a barrier and returns at once (Strata's
+// StartBarrier); the PE may compute until it calls QueryBarrier or
+// CompleteBarrier. Other operations return ErrSplit until the barrier has
+// completed.
 func (p *PE) StartBarrier() error {
-	if err := p.usable(); err != nil {
+	if err := p.usable("StartBarrier"); err != nil {
 		return err
 	}
 	p.last ^= lpt.Strobes
@@ -281,24 +300,33 @@ func (p *PE) StartBarrier() error {
 	return nil
 }
 
-// QueryBarrier polls once, without blocking: true when the barrier started
-// by StartBarrier has completed (the barrier is then finished).
+// QueryBarrier reports, without blocking, whether the last barrier has
+// completed (Strata's QueryBarrier): while a barrier begun by StartBarrier
+// is pending it reads the board once; once that barrier has completed it is
+// true, and stays true until the next StartBarrier. With no split-phase
+// barrier begun, the last barrier has completed: true.
 func (p *PE) QueryBarrier() (bool, error) {
 	if p.state != inBarrier {
-		return false, errors.New("papers: QueryBarrier without StartBarrier")
+		return true, p.usable("QueryBarrier")
 	}
 	if p.ready(p.port.ReadStatus()) {
 		p.state = running
 		p.stats.Barriers++
 		return true, nil
 	}
-	return false, p.port.Err()
+	if err := p.port.Err(); err != nil {
+		return false, p.errorf("QueryBarrier: port failed: %w", err)
+	}
+	return false, nil
 }
 
-// CompleteBarrier waits for the barrier started by StartBarrier.
+// CompleteBarrier returns once the last barrier has completed (Strata's
+// CompleteBarrier): it waits for a barrier begun by StartBarrier, and
+// returns at once when that barrier has completed already — whether or not
+// QueryBarrier saw it — or when none was begun.
 func (p *PE) CompleteBarrier() error {
 	if p.state != inBarrier {
-		return errors.New("papers: CompleteBarrier without StartBarrier")
+		return p.usable("CompleteBarrier")
 	}
 	p.state = running
 	return p.wait("barrier")
@@ -312,7 +340,8 @@ func (p *PE) ready(status uint8) bool {
 
 // wait polls for the barrier to complete. The first two polls are the fast
 // path; after two failed polls the LED turns red until the barrier
-// completes (so the LED costs port operations only when the PE waits).
+// completes (so the LED costs port operations only when the PE waits), then
+// shows the program's colour (SetLED) again.
 func (p *PE) wait(op string) error {
 	for i := 0; i < 2; i++ {
 		if p.st = p.port.ReadStatus(); p.ready(p.st) {
@@ -320,7 +349,7 @@ func (p *PE) wait(op string) error {
 			return nil
 		}
 	}
-	p.port.WriteData(p.last ^ (lpt.LG | lpt.LR))
+	p.port.WriteData(p.waitingLED())
 	err := p.slowWait(op, false)
 	p.port.WriteData(p.last)
 	if err == nil {
@@ -370,7 +399,7 @@ func (p *PE) slowWait(op string, ack bool) error {
 				if err != nil {
 					return err
 				}
-				return &InterruptError{PE: p.self, Op: op, Code: code}
+				return p.interruptError(op, code)
 			}
 		}
 		if err := p.port.Err(); err != nil {
@@ -407,12 +436,16 @@ func (p *PE) settled(ack bool) bool {
 // NAND contributes x (4 bits) and returns the NAND of every participating
 // PE's contribution. It is a barrier whose side effect is the NAND, plus a
 // resample of the data lines and a second barrier so that no PE changes its
-// data before all have read: 5 port operations when nobody is late.
-func (p *PE) NAND(x uint8) (uint8, error) {
+// data before all have read: 5 port operations when nobody is late. A PE
+// that does not take part (it left, or its cable is unplugged) drives all
+// ones, the NAND's identity: the result is the NAND of the participants.
+func (p *PE) NAND(x uint8) (uint8, error) { return p.nand("NAND", x) }
+
+func (p *PE) nand(op string, x uint8) (uint8, error) {
 	if x > lpt.DataMask {
-		return 0, fmt.Errorf("papers: PE %d: NAND contribution %#x is wider than 4 bits: the board has 4 data lines (use 0 to 0xf)", p.self, x)
+		return 0, p.errorf("%s: contribution %#x is wider than 4 bits: the board has 4 data lines (use 0 to 0xf)", op, x)
 	}
-	if err := p.usable(); err != nil {
+	if err := p.usable(op); err != nil {
 		return 0, err
 	}
 	var s uint8
@@ -423,20 +456,20 @@ func (p *PE) NAND(x uint8) (uint8, error) {
 		}
 		p.last ^= lpt.Strobes
 		p.port.WriteData(p.last)
-		if err := p.wait("NAND"); err != nil {
+		if err := p.wait(op); err != nil {
 			return 0, err
 		}
 		s = p.st
 	} else {
 		p.last = (p.last^lpt.Strobes)&^lpt.DataMask | x
 		p.port.WriteData(p.last)
-		if err := p.wait("NAND"); err != nil {
+		if err := p.wait(op); err != nil {
 			return 0, err
 		}
 		s = p.port.ReadStatus()
 	}
 	p.stats.NANDs++
-	if err := p.Barrier(); err != nil {
+	if err := p.barrier(op); err != nil {
 		return 0, err
 	}
 	return s >> lpt.InputShift & lpt.DataMask, nil
@@ -446,7 +479,7 @@ func (p *PE) NAND(x uint8) (uint8, error) {
 // complements).
 func (p *PE) OR4(x uint8) (uint8, error) {
 	if x > lpt.DataMask {
-		return 0, fmt.Errorf("papers: PE %d: OR4 value %#x is wider than 4 bits", p.self, x)
+		return 0, p.errorf("OR4: value %#x is wider than 4 bits (use 0 to 0xf)", x)
 	}
 	return p.NAND(^x & lpt.DataMask)
 }
@@ -467,7 +500,7 @@ func (p *PE) Any(b bool) (bool, error) {
 	return r != 0, err
 }
 
-// All reports whether b is true on every PE.
+// All reports whether b is true on every participating PE.
 func (p *PE) All(b bool) (bool, error) {
 	var x uint8
 	if b {
@@ -479,19 +512,21 @@ func (p *PE) All(b bool) (bool, error) {
 
 // Vote is the 1-bit multi-broadcast: every PE gets a mask with bit i set
 // when PE i voted true. PE i drives line i%4 in NAND number i/4, so n PEs
-// take ceil(n/4) NANDs.
-func (p *PE) Vote(b bool) (uint64, error) {
+// take ceil(n/4) NANDs. A PE that does not take part reads as false.
+func (p *PE) Vote(b bool) (uint64, error) { return p.vote("vote", b) }
+
+func (p *PE) vote(op string, b bool) (uint64, error) {
 	var mask uint64
 	for round := 0; round*4 < p.n; round++ {
 		x := uint8(lpt.DataMask)
 		if b && p.self/4 == round {
 			x &^= 1 << (p.self % 4)
 		}
-		r, err := p.NAND(x)
+		r, err := p.nand(op, x)
 		if err != nil {
 			return 0, err
 		}
 		mask |= uint64(r) << (4 * round)
 	}
-	return mask & (1<<p.n - 1), nil
+	return mask & p.all(), nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -301,8 +302,9 @@ func barriersUntilInterrupt(p *papers.PE, code uint8) error {
 	return errors.New("interrupt never arrived")
 }
 
-// TestTransparentAndUnplugged: a PE that leaves (0xcf) and a PE whose cable
-// is unplugged take no part; a PE that rejoins takes part again.
+// TestTransparentAndUnplugged: a PE that leaves (0xcf, announced by an
+// interrupt naming it) and a PE whose cable is unplugged take no part; a PE
+// that rejoins takes part again, announced the same way.
 func TestTransparentAndUnplugged(t *testing.T) {
 	b, err := emu.New(4)
 	if err != nil {
@@ -311,52 +313,40 @@ func TestTransparentAndUnplugged(t *testing.T) {
 	if err := b.Inject(emu.Fault{PE: 3, Kind: emu.Unplugged}); err != nil {
 		t.Fatal(err)
 	}
-	var left atomic.Bool
-	var soloDone atomic.Int32
+	soloDone := make(chan struct{}, 2)
 	err = emulate.RunOn(b, 3, papers.Config{Timeout: 5 * time.Second}, func(p *papers.PE) error {
 		if p.Self() == 2 {
-			if err := p.Leave(); err != nil {
-				return err
-			}
-			left.Store(true)
-			if err := p.Barrier(); !errors.Is(err, papers.ErrLeft) {
-				return fmt.Errorf("barrier after Leave: %v, want ErrLeft", err)
-			}
-			for soloDone.Load() < 2 { // the others run without us
-				runtime.Gosched()
-			}
-			if code, err := p.Rejoin(5); err != nil || code != 5 {
-				return fmt.Errorf("Rejoin = %#x, %v", code, err)
-			}
-		} else {
-			for !left.Load() {
-				runtime.Gosched()
-			}
-			for i := 0; i < 100; i++ {
-				if err := p.Barrier(); err != nil {
-					return err
-				}
-			}
-			got, err := p.NAND(uint8(p.Self()) + 1) // 1 and 2
-			if err != nil {
-				return err
-			}
-			if got != ^uint8(1&2)&0xf {
-				return fmt.Errorf("NAND without PEs 2 and 3 = %#x, want %#x", got, ^uint8(1&2)&0xf)
-			}
-			if m, err := p.Vote(true); err != nil || m != 0b011 {
-				return fmt.Errorf("vote without PEs 2 and 3 = %b (%v), want 11", m, err)
-			}
-			soloDone.Add(1)
+			return leaveAndRejoin(p, soloDone)
 		}
-		if p.Self() != 2 {
-			// PE 2's rejoin reaches the others as an interrupt.
-			if err := barriersUntilInterrupt(p, 5); err != nil {
+		ie, err := untilInterrupt(p)
+		if err != nil {
+			return err
+		}
+		if ie.Left != 1<<2 || p.Participants() != 0b011 {
+			return fmt.Errorf("Leave seen as %+v, participants %b", ie, p.Participants())
+		}
+		for i := 0; i < 100; i++ {
+			if err := p.Barrier(); err != nil {
 				return err
 			}
 		}
-		if m, err := p.Vote(true); err != nil || m != 0b111 {
-			return fmt.Errorf("vote after rejoin = %b (%v), want 111", m, err)
+		got, err := p.NAND(uint8(p.Self()) + 1) // 1 and 2
+		if err != nil {
+			return err
+		}
+		if got != ^uint8(1&2)&0xf {
+			return fmt.Errorf("NAND without PEs 2 and 3 = %#x, want %#x", got, ^uint8(1&2)&0xf)
+		}
+		if m, err := p.Vote(true); err != nil || m != 0b011 {
+			return fmt.Errorf("vote without PEs 2 and 3 = %b (%v), want 11", m, err)
+		}
+		soloDone <- struct{}{}
+		// PE 2's rejoin reaches the others as an interrupt too.
+		if ie, err = untilInterrupt(p); err != nil || ie.Code != 5 || ie.Joined != 1<<2 {
+			return fmt.Errorf("Rejoin seen as %+v, %v; want code 5 and PE 2 joined", ie, err)
+		}
+		if m, err := p.Vote(true); err != nil || m != 0b111 || p.Participants() != 0b111 {
+			return fmt.Errorf("vote after rejoin = %b (%v), participants %b, want 111", m, err, p.Participants())
 		}
 		return nil
 	})
@@ -368,16 +358,40 @@ func TestTransparentAndUnplugged(t *testing.T) {
 	}
 }
 
+// leaveAndRejoin is PE 2 of TestTransparentAndUnplugged.
+func leaveAndRejoin(p *papers.PE, soloDone chan struct{}) error {
+	if err := p.Leave(); err != nil {
+		return err
+	}
+	if err := p.Barrier(); !errors.Is(err, papers.ErrLeft) {
+		return fmt.Errorf("barrier after Leave: %v, want ErrLeft", err)
+	}
+	<-soloDone // the others run without us
+	<-soloDone
+	if code, err := p.Rejoin(5); err != nil || code != 5 {
+		return fmt.Errorf("Rejoin = %#x, %v", code, err)
+	}
+	if m, err := p.Vote(true); err != nil || m != 0b111 || p.Participants() != 0b111 {
+		return fmt.Errorf("vote after rejoin = %b (%v), participants %b, want 111", m, err, p.Participants())
+	}
+	return nil
+}
+
 // TestStalledPE: a PE holding S1=S0=0 stalls every barrier; the others get a
 // deadline error that names it.
 func TestStalledPE(t *testing.T) {
-	err := emulate.Run(4, papers.Config{Timeout: 200 * time.Millisecond}, func(p *papers.PE) error {
+	const n = 4
+	timedOut := make(chan struct{}, n-1)
+	err := emulate.Run(n, papers.Config{Timeout: 200 * time.Millisecond}, func(p *papers.PE) error {
 		if p.Self() == 3 {
 			p.Port().WriteData(0) // both strobes low
-			time.Sleep(500 * time.Millisecond)
+			for range n - 1 {     // hold until every other PE has timed out
+				<-timedOut
+			}
 			return nil
 		}
 		err := p.Barrier()
+		timedOut <- struct{}{}
 		var te *papers.TimeoutError
 		if !errors.As(err, &te) {
 			return fmt.Errorf("barrier with a stalled PE returned %v, want a TimeoutError", err)
@@ -392,30 +406,28 @@ func TestStalledPE(t *testing.T) {
 	}
 }
 
+// TestSplitPhaseBarrier runs the Strata manual's sequences on the papers
+// split-phase barrier: QueryBarrier "returns true if and only if the last
+// barrier has completed" — false while a PE is missing, then true, and true
+// again when asked again; CompleteBarrier "returns when the last barrier
+// has completed", whether or not Query saw it, and at once when it has.
 func TestSplitPhaseBarrier(t *testing.T) {
+	queried := make(chan struct{})
 	var work atomic.Int64
 	err := emulate.Run(2, papers.Config{}, func(p *papers.PE) error {
 		if p.Self() == 1 {
-			time.Sleep(20 * time.Millisecond) // late: PE 0 computes meanwhile
-			return p.Barrier()
+			<-queried // late: PE 0 has seen the barrier incomplete
+			for range 3 {
+				if err := p.Barrier(); err != nil {
+					return err
+				}
+			}
+			return nil
 		}
-		if err := p.StartBarrier(); err != nil {
+		if err := splitSequences(p, queried, &work); err != nil {
 			return err
 		}
-		if err := p.Barrier(); !errors.Is(err, papers.ErrSplit) {
-			return fmt.Errorf("Barrier during a split-phase barrier: %v, want ErrSplit", err)
-		}
-		for {
-			done, err := p.QueryBarrier()
-			if err != nil {
-				return err
-			}
-			if done {
-				break
-			}
-			work.Add(1)
-		}
-		return nil
+		return p.Barrier() // in step: PE 1's third barrier
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -425,34 +437,99 @@ func TestSplitPhaseBarrier(t *testing.T) {
 	}
 }
 
+// splitSequences is PE 0's part of TestSplitPhaseBarrier.
+func splitSequences(p *papers.PE, queried chan struct{}, work *atomic.Int64) error {
+	// With no split-phase barrier begun, the last barrier has completed.
+	if ok, err := p.QueryBarrier(); !ok || err != nil {
+		return fmt.Errorf("QueryBarrier before any StartBarrier = %v, %v; want true", ok, err)
+	}
+	if err := p.CompleteBarrier(); err != nil {
+		return fmt.Errorf("CompleteBarrier before any StartBarrier: %v", err)
+	}
+	// Start, Query until true, Query again, Complete.
+	if err := p.StartBarrier(); err != nil {
+		return err
+	}
+	if ok, err := p.QueryBarrier(); ok || err != nil {
+		return fmt.Errorf("first QueryBarrier with PE 1 not arrived = %v, %v; want false", ok, err)
+	}
+	if err := p.Barrier(); !errors.Is(err, papers.ErrSplit) {
+		return fmt.Errorf("Barrier during a split-phase barrier: %v, want ErrSplit", err)
+	}
+	close(queried)
+	for {
+		done, err := p.QueryBarrier()
+		if err != nil {
+			return err
+		}
+		if done {
+			break
+		}
+		work.Add(1)
+	}
+	if ok, err := p.QueryBarrier(); !ok || err != nil {
+		return fmt.Errorf("QueryBarrier after it was true = %v, %v; want true", ok, err)
+	}
+	if err := p.CompleteBarrier(); err != nil {
+		return fmt.Errorf("CompleteBarrier after QueryBarrier saw the barrier complete: %v", err)
+	}
+	// Start, Complete (blocking) without Query; then Query is true.
+	if err := p.StartBarrier(); err != nil {
+		return err
+	}
+	if err := p.CompleteBarrier(); err != nil {
+		return err
+	}
+	if ok, err := p.QueryBarrier(); !ok || err != nil {
+		return fmt.Errorf("QueryBarrier after CompleteBarrier = %v, %v; want true", ok, err)
+	}
+	return nil
+}
+
+// TestLED: the seed's colours. Green while running (Open), red while a
+// barrier wait is slow, dark after Close; SetLED shows the program's colour,
+// orange included, and the automatic red gives it back when the wait ends.
 func TestLED(t *testing.T) {
 	b, err := emu.New(2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var waiting atomic.Bool
+	waiting := make(chan papers.LED, 1)
 	err = emulate.RunOn(b, 2, papers.Config{}, func(p *papers.PE) error {
 		if p.Self() == 1 {
 			if got := b.LED(1); got != emu.Green {
 				return fmt.Errorf("LED of a running PE is %v, want green", got)
 			}
-			for !waiting.Load() {
-				runtime.Gosched()
+			for range 2 {
+				colour := <-waiting
+				if err := waitForLED(b, 0, emu.Red); err != nil {
+					return fmt.Errorf("PE 0 waiting with colour %v: %w", colour, err)
+				}
+				if err := p.Barrier(); err != nil {
+					return err
+				}
 			}
-			time.Sleep(10 * time.Millisecond)
-			if got := b.LED(0); got != emu.Red {
-				return fmt.Errorf("LED of a waiting PE is %v, want red", got)
+			return nil
+		}
+		for _, c := range []papers.LED{papers.Green, papers.Orange} {
+			if err := p.SetLED(c); err != nil {
+				return err
 			}
-			return p.Barrier()
+			if got := b.LED(0); got != emu.LED(c) || p.LED() != c {
+				return fmt.Errorf("SetLED(%v): the board shows %v, LED() %v", c, got, p.LED())
+			}
+			waiting <- c
+			if err := p.Barrier(); err != nil {
+				return err
+			}
+			if got := b.LED(0); got != emu.LED(c) {
+				return fmt.Errorf("LED after the wait is %v, want %v again", got, c)
+			}
 		}
-		waiting.Store(true)
-		if err := p.Barrier(); err != nil {
-			return err
+		if err := p.SetLED(papers.LED(7)); !errors.Is(err, papers.ErrArgument) {
+			return fmt.Errorf("SetLED(7) = %v, want ErrArgument", err)
 		}
-		if got := b.LED(0); got != emu.Green {
-			return fmt.Errorf("LED after the wait is %v, want green", got)
-		}
-		return nil
+		return p.SetLED(papers.Dark)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -461,6 +538,60 @@ func TestLED(t *testing.T) {
 		if got := b.LED(k); got != emu.Dark {
 			t.Errorf("LED of PE %d after Close is %v, want dark", k, got)
 		}
+	}
+}
+
+// waitForLED waits (up to 10 s) until PE k's LED shows c.
+func waitForLED(b *emu.Board, k int, c emu.LED) error {
+	for deadline := time.Now().Add(10 * time.Second); b.LED(k) != c; {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("PE %d's LED is %v after 10s, want %v", k, b.LED(k), c)
+		}
+		runtime.Gosched()
+	}
+	return nil
+}
+
+// TestErrorsFollowTheStandardLibrary: one "papers: PE k:" per message;
+// timeouts are os.ErrDeadlineExceeded with Timeout(); sentinels wrap; a
+// wait abandoned by the context wraps its cause.
+func TestErrorsFollowTheStandardLibrary(t *testing.T) {
+	b, err := emu.New(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, err := b.Port(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = papers.Open(port, papers.Config{PE: 0, PEs: 2, Timeout: 20 * time.Millisecond}) // PE 1 never comes
+	var te *papers.TimeoutError
+	if !errors.As(err, &te) || !te.Timeout() || !errors.Is(err, os.ErrDeadlineExceeded) || te.Op != "check-in" {
+		t.Errorf("check-in without PE 1: %v; want a check-in TimeoutError matching os.ErrDeadlineExceeded", err)
+	}
+	if n := strings.Count(err.Error(), "papers: PE 0"); n != 1 {
+		t.Errorf("%q names the package and PE %d times, want once", err, n)
+	}
+	stop := errors.New("stop now")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	err = emulate.Run(2, papers.Config{Context: ctx}, func(p *papers.PE) error {
+		if p.Self() == 1 {
+			return p.Close() // PE 0's next barrier waits for nobody
+		}
+		go func() { cancel(stop) }()
+		err := p.Barrier()
+		if !errors.Is(err, stop) || strings.Count(err.Error(), "papers: PE 0") != 1 {
+			return fmt.Errorf("barrier abandoned by the context: %v; want one that wraps the cause", err)
+		}
+		p.Close()
+		err = p.Barrier()
+		if !errors.Is(err, papers.ErrClosed) || err.Error() != "papers: PE 0: barrier: "+papers.ErrClosed.Error() {
+			return fmt.Errorf("barrier after Close: %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -719,10 +719,17 @@ func leaveChecks(e *env) error {
 		}
 		e.check(e.step, code == rejoinCode, "nAutoFd,nStrobe", "rejoin delivered interrupt code %#x, expected %#x", code, rejoinCode)
 	} else {
-		e.step = "barriers and vote without a PE that left"
+		// Leave reaches the others as an interrupt naming the leaver.
+		e.step = "leave seen as an interrupt"
+		ie, err := untilInterrupt(p, fmt.Sprintf("PE %d never left", leaver))
+		if err != nil {
+			return err
+		}
+		e.check(e.step, ie.Left == 1<<leaver, "nAutoFd,nStrobe", "the interrupt named PEs %v as left, expected [%d]", papers.Members(ie.Left), leaver)
 		if err := e.shared.waitFor(left, 20*e.timeout, fmt.Sprintf("PE %d to leave", leaver)); err != nil {
 			return err
 		}
+		e.step = "barriers and vote without a PE that left"
 		for range 3 {
 			if err := p.Barrier(); err != nil {
 				return err
@@ -739,18 +746,8 @@ func leaveChecks(e *env) error {
 		}
 		// Rejoin reaches the others as an interrupt in one of their barriers.
 		e.step = "rejoin seen as an interrupt"
-		var ie *papers.InterruptError
-		for i := 0; ; i++ {
-			err := p.Barrier()
-			if errors.As(err, &ie) {
-				break
-			}
-			if err != nil {
-				return err
-			}
-			if i > 10_000_000 {
-				return fmt.Errorf("PE %d never rejoined", leaver)
-			}
+		if ie, err = untilInterrupt(p, fmt.Sprintf("PE %d never rejoined", leaver)); err != nil {
+			return err
 		}
 		e.check(e.step, ie.Code == rejoinCode, "nAutoFd,nStrobe", "rejoin delivered interrupt code %#x, expected %#x", ie.Code, rejoinCode)
 	}
@@ -764,6 +761,21 @@ func leaveChecks(e *env) error {
 	}
 	e.check(e.step, mask == uint64(1)<<n-1, "D6,D7", "vote mask %#x, expected %#x", mask, uint64(1)<<n-1)
 	return nil
+}
+
+// untilInterrupt runs barriers until one returns a parallel interrupt.
+func untilInterrupt(p *papers.PE, never string) (*papers.InterruptError, error) {
+	for i := 0; i <= 10_000_000; i++ {
+		err := p.Barrier()
+		var ie *papers.InterruptError
+		if errors.As(err, &ie) {
+			return ie, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return nil, errors.New(never)
 }
 
 func stallChecks(e *env) error {

@@ -12,6 +12,11 @@
 // The Libsplit-C lesson that a fast hardware barrier keeps successive
 // collectives from overwriting each other's buffers holds here by
 // construction: every NAND ends in a barrier.
+//
+// Split-C's collectives "require all the processors to participate"; here
+// all that take part (papers.PE.Participants): a PE that has left is left
+// out of every result, and AllBcast from a departed PE 0 returns a
+// *papers.AbsentError naming it.
 package splitc
 
 import "github.com/ttlpapers/ttlpapers/papers"
@@ -35,7 +40,8 @@ func Barrier(p *papers.PE) error { return p.Barrier() }
 
 // AllBcast returns PE 0's val on every PE (Split-C's all_bcast, all_bcast_i,
 // all_bcast_u, all_bcast_f, all_bcast_d for T = int32, int32, uint32,
-// float32, float64).
+// float32, float64). When PE 0 has left the group it is an
+// *papers.AbsentError on every PE.
 func AllBcast[T Number](p *papers.PE, val T) (T, error) { return papers.Broadcast(p, 0, val) }
 
 // AllReduceToOneAdd returns a0 + ... + a(n-1) (Split-C's

@@ -1,9 +1,11 @@
 package splitc
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/papers"
@@ -45,51 +47,63 @@ func bitwise[T Integer]() []collective[T] {
 }
 
 // check runs every collective on vals (PE i contributes vals[i]) and
-// compares each PE's result with a left fold in PE order.
+// compares each PE's result with a left fold, in PE order, over the PEs
+// that take part; all_bcast from a departed PE 0 must name it.
 func check[T Number](p *papers.PE, cs []collective[T], vals []T) error {
-	me := p.Self()
+	me, members := p.Self(), papers.Members(p.Participants())
 	for _, c := range cs {
 		got, err := c.f(p, vals[me])
 		if err != nil {
 			return err
 		}
-		last := len(vals) - 1
-		if !c.reduce {
-			last = me
-		}
-		want := vals[0]
-		for i := 1; i <= last; i++ {
-			want = c.op(want, vals[i])
+		want, started := T(0), false
+		for _, k := range members {
+			if !c.reduce && k > me {
+				break
+			}
+			if started {
+				want = c.op(want, vals[k])
+			} else {
+				want, started = vals[k], true
+			}
 		}
 		if got != want {
-			return fmt.Errorf("%s %T on %v: got %v, want %v", c.name, got, vals, got, want)
+			return fmt.Errorf("%s %T on %v over PEs %v: got %v, want %v", c.name, got, vals, members, got, want)
 		}
 	}
 	got, err := AllBcast(p, vals[me])
-	if err != nil {
+	var absent *papers.AbsentError
+	switch {
+	case members[0] != 0:
+		if !errors.As(err, &absent) || absent.Missing != 1 {
+			return fmt.Errorf("all_bcast %T with PE 0 departed: %v, want an AbsentError naming PE 0", got, err)
+		}
+	case err != nil:
 		return err
-	}
-	if got != vals[0] {
+	case got != vals[0]:
 		return fmt.Errorf("all_bcast %T: got %v, want PE 0's %v", got, got, vals[0])
 	}
 	return nil
 }
 
+// values draws every PE's inputs of the four Split-C types.
+func values(n int) (ints []int32, uints []uint32, floats []float32, doubles []float64) {
+	r := rand.New(rand.NewPCG(uint64(n), 7))
+	ints, uints, floats, doubles = make([]int32, n), make([]uint32, n), make([]float32, n), make([]float64, n)
+	for i := range n {
+		ints[i] = int32(r.Uint32())
+		uints[i] = r.Uint32()
+		// small multiples of 1/2 keep sums and products exact, so a
+		// fold in PE order is the only right answer
+		floats[i] = float32(r.IntN(8)-3) / 2
+		doubles[i] = float64(r.IntN(8)-3) / 2
+	}
+	return
+}
+
 func TestCollectives(t *testing.T) {
 	for n := 2; n <= 16; n++ {
-		r := rand.New(rand.NewPCG(uint64(n), 7))
-		ints := make([]int32, n)
-		uints := make([]uint32, n)
-		floats := make([]float32, n)
-		doubles := make([]float64, n)
-		for i := range n {
-			ints[i] = int32(r.Uint32())
-			uints[i] = r.Uint32()
-			// small multiples of 1/2 keep sums and products exact, so a
-			// fold in PE order is the only right answer
-			floats[i] = float32(r.IntN(8)-3) / 2
-			doubles[i] = float64(r.IntN(8)-3) / 2
-		}
+		ints, uints, floats, doubles := values(n)
 		err := emulate.Run(n, papers.Config{}, func(p *papers.PE) error {
 			if MYPROC(p) != p.Self() || PROCS(p) != n {
 				return fmt.Errorf("MYPROC %d PROCS %d", MYPROC(p), PROCS(p))
@@ -117,6 +131,45 @@ func TestCollectives(t *testing.T) {
 		})
 		if err != nil {
 			t.Fatalf("%d PEs: %v", n, err)
+		}
+	}
+}
+
+// TestCollectivesWithDepartedPE: after a PE leaves (papers.PE.Leave,
+// announced by an interrupt every other PE meets in a barrier), every
+// collective combines the PEs that take part, and all_bcast from a departed
+// PE 0 names it instead of broadcasting zero.
+func TestCollectivesWithDepartedPE(t *testing.T) {
+	const n = 4
+	ints, uints, floats, doubles := values(n)
+	for _, gone := range []int{0, 2} {
+		err := emulate.Run(n, papers.Config{Timeout: 10 * time.Second}, func(p *papers.PE) error {
+			if p.Self() == gone {
+				return p.Leave()
+			}
+			for err := Barrier(p); ; err = Barrier(p) {
+				var ie *papers.InterruptError
+				if errors.As(err, &ie) {
+					break
+				}
+				if err != nil {
+					return err
+				}
+			}
+			err := check(p, bitwise[int32](), ints)
+			if err == nil {
+				err = check(p, bitwise[uint32](), uints)
+			}
+			if err == nil {
+				err = check(p, arith[float32](), floats)
+			}
+			if err == nil {
+				err = check(p, arith[float64](), doubles)
+			}
+			return err
+		})
+		if err != nil {
+			t.Errorf("PE %d departed: %v", gone, err)
 		}
 	}
 }

@@ -8,9 +8,9 @@ import (
 	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
-// TestStopWins: once the signal handler has stopped a real port, the PE
-// goroutine's writes, racing with it, no longer reach the port, which stays
-// stalled with the interrupt request raised.
+// TestStopWins: once the signal handler has stopped a real port — announced
+// the departure and gone transparent — the PE goroutine's writes, racing
+// with it, no longer reach the port, which stays transparent.
 func TestStopWins(t *testing.T) {
 	b, err := emu.New(2)
 	if err != nil {
@@ -20,6 +20,12 @@ func TestStopWins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	other, err := b.Port(1) // a PE that has left already: the announcement completes alone
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.WriteData(lpt.Transparent)
+	other.WriteControl(0)
 	g := &guardedPort{Port: raw}
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -35,7 +41,7 @@ func TestStopWins(t *testing.T) {
 	close(start)
 	g.stop()
 	wg.Wait()
-	if d, c := raw.ReadData(), raw.ReadControl(); d != lpt.LR|lpt.DataMask || c != lpt.NAK|lpt.IRQ {
-		t.Errorf("after stop and 20000 racing writes: data %#02x control %#02x, want the stall %#02x, %#02x", d, c, lpt.LR|lpt.DataMask, lpt.NAK|lpt.IRQ)
+	if d, c := raw.ReadData(), raw.ReadControl(); d != lpt.Transparent || c != 0 {
+		t.Errorf("after stop and 20000 racing writes: data %#02x control %#02x, want transparent %#02x, 0", d, c, lpt.Transparent)
 	}
 }

@@ -24,14 +24,14 @@
 //
 // Failure handling: Main turns a panic, an error return or a SIGINT, SIGTERM
 // or SIGHUP into a non-zero exit that the other PEs notice (SPEC §5: the
-// dying PE raises the parallel interrupt and stalls every barrier, so no PE
-// computes on without it). On a shared-memory board the launcher also aborts
+// dying PE raises the parallel interrupt and leaves the group, so every
+// other PE's current operation fails naming it, and no PE computes on
+// without knowing). On a shared-memory board the launcher also aborts
 // the board when any PE process dies — even by SIGKILL, which no process can
 // catch — and every other PE's next or current operation fails at once.
 package spmd
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -333,22 +333,24 @@ func run(p *papers.PE, fn func(*papers.PE) error) (code int) {
 
 // Fail ends a PE that cannot go on, so that the others stop too instead of
 // computing with a missing partner (SPEC §5), before the process exits. On a
-// real board, unless err shows that the program is already being aborted (a
-// parallel interrupt), it raises the parallel interrupt with AbortCode,
-// which the others receive as a *papers.InterruptError from their current
-// operation; then it stalls every barrier for good (both strobes low). On a
-// shared-memory board it does nothing: the launcher aborts the board when
-// the process exits, which stops the others at once. Call it from the
-// goroutine that owns p.
+// real board it announces its departure: it raises the parallel interrupt
+// with AbortCode and leaves the group (papers.PE.Abort), so every other PE's
+// current operation returns a *papers.InterruptError that carries the code
+// and names this PE (Left) — as soon as they reach a barrier, not after
+// their timeout. If the others do not acknowledge within the PE's timeout,
+// or the port has failed, it stalls every barrier for good instead (both
+// strobes low, acknowledging interrupts). On a shared-memory board it does
+// nothing: the launcher aborts the board when the process exits, which
+// stops the others at once. Call it from the goroutine that owns p.
 func Fail(p *papers.PE, err error) {
 	if shared(p) {
 		return
 	}
-	var ie *papers.InterruptError
-	if !errors.As(err, &ie) && p.Port().Err() == nil {
-		p.Interrupt(AbortCode) // bounded by the PE's timeout; an error changes nothing
+	if p.Port().Err() != nil {
+		stall(p.Port(), false)
+		return
 	}
-	stall(p.Port(), false)
+	p.Abort(AbortCode) // bounded by the PE's timeout; on failure it stalls the port
 }
 
 func shared(p *papers.PE) bool {
@@ -382,8 +384,8 @@ func (g *guardedPort) WriteControl(v uint8) {
 	g.mu.Unlock()
 }
 
-// stop stalls the port, raising the interrupt request, and drops every
-// later write.
+// stop ends the PE's part on the port (stall: announced through the
+// interrupt) and drops every later write.
 func (g *guardedPort) stop() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -393,12 +395,19 @@ func (g *guardedPort) stop() {
 	}
 }
 
-// stall holds both strobes low (every barrier stalls) with the LED red,
-// raising the interrupt request if raise is set, and leaves the port so: a
-// dead PE must not look transparent.
+// stall ends this PE's part on a real port without its *papers.PE. With
+// raise (the signal handler, which has taken the port from the PE's
+// goroutine), it announces the departure as Fail does (papers.Abandon with
+// AbortCode, bounded by papers.DefaultTimeout: the others name this PE as
+// soon as they reach a barrier). Without raise, or when the others do not
+// acknowledge, it holds both strobes low (every barrier stalls) with the
+// LED red and P_NAK low (acknowledging interrupts forever, so it never
+// blocks the others' acknowledge), and leaves the port so: a dead PE must
+// not look transparent unless the others were told.
 func stall(port lpt.Port, raise bool) {
-	port.WriteData(lpt.LR | lpt.DataMask)
-	if raise {
-		port.WriteControl(lpt.NAK | lpt.IRQ)
+	if raise && papers.Abandon(port, AbortCode, 0) == nil {
+		return
 	}
+	port.WriteData(lpt.LR | lpt.DataMask)
+	port.WriteControl(0)
 }

@@ -113,6 +113,9 @@ func TestOpenShared(t *testing.T) {
 
 // benchHelper is the second process of the two-process benchmarks.
 func TestMain(m *testing.M) {
+	if os.Getenv("SPMD_TEST_ROLE") == "barriers" {
+		spmd.Main(barriersForever)
+	}
 	if op := os.Getenv("SPMD_BENCH_OP"); op != "" {
 		n, _ := strconv.Atoi(os.Getenv("SPMD_BENCH_N"))
 		if err := benchPE(op, n); err != nil {
@@ -122,6 +125,16 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// barriersForever is TestSignalNamesDyingPE's PE program.
+func barriersForever(p *papers.PE) error {
+	fmt.Println("ready")
+	for {
+		if err := p.Barrier(); err != nil {
+			return err
+		}
+	}
 }
 
 func benchPE(op string, n int) error {
@@ -200,42 +213,34 @@ func benchShared(b *testing.B, op string) {
 }
 
 // On a real port (here an in-process board, which Fail treats the same way)
-// a failing PE raises the parallel interrupt: every other PE's current
-// operation returns the abort code, and their next barrier stalls instead of
-// completing without the failed PE.
-func TestFailRaisesInterruptAndStalls(t *testing.T) {
-	stalled := make(chan struct{})
-	var count sync.WaitGroup
-	count.Add(2)
-	go func() { count.Wait(); close(stalled) }()
-	err := emulate.Run(3, papers.Config{Timeout: 200 * time.Millisecond}, func(p *papers.PE) error {
-		if p.Self() == 1 {
+// a failing PE announces its departure: every other PE's current operation
+// returns the abort code and names it, and the others go on without it.
+func TestFailNamesTheFailedPE(t *testing.T) {
+	const n, bad = 3, 1
+	err := emulate.Run(n, papers.Config{Timeout: 5 * time.Second}, func(p *papers.PE) error {
+		if p.Self() == bad {
 			for i := 0; i < 50; i++ {
 				if err := p.Barrier(); err != nil {
 					return err
 				}
 			}
 			spmd.Fail(p, errors.New("PE 1 gives up"))
-			<-stalled // a dead process does not close its PE
+			if d, c := p.Port().ReadData(), p.Port().ReadControl(); d != 0xcf || c != 0 {
+				return fmt.Errorf("port after Fail: data %#02x control %#02x, want transparent (0xcf, 0)", d, c)
+			}
 			return nil
 		}
-		defer count.Done()
-		for {
-			err := p.Barrier()
-			var ie *papers.InterruptError
-			if errors.As(err, &ie) {
-				if ie.Code != spmd.AbortCode {
-					return fmt.Errorf("interrupt code %#x, want %#x", ie.Code, spmd.AbortCode)
-				}
-				break
-			}
+		var ie *papers.InterruptError
+		for err := p.Barrier(); !errors.As(err, &ie); err = p.Barrier() {
 			if err != nil {
-				return fmt.Errorf("before the interrupt: %w", err)
+				return err
 			}
 		}
-		var te *papers.TimeoutError
-		if err := p.Barrier(); !errors.As(err, &te) {
-			return fmt.Errorf("barrier after the abort: %v, want a stall (timeout)", err)
+		if ie.Code != spmd.AbortCode || ie.Left != 1<<bad || !strings.Contains(ie.Error(), "PE 1 left the group") {
+			return fmt.Errorf("the failure reached PE %d as %v, want code %#x naming PE %d", p.Self(), ie, spmd.AbortCode, bad)
+		}
+		if err := p.Barrier(); err != nil || p.Participants() != 0b101 {
+			return fmt.Errorf("barrier after the failure: %v, participants %b; want it to complete without PE 1", err, p.Participants())
 		}
 		return nil
 	})

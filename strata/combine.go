@@ -1,6 +1,9 @@
 package strata
 
-import "fmt"
+import (
+	"fmt"
+	"math/bits"
+)
 
 // CombineOp is one of Strata's fifteen combine operations: five functions
 // (signed add, or, xor, unsigned add, signed max) by three directions
@@ -127,19 +130,23 @@ func (s *S) SetSegment(g Segment) error {
 func (s *S) CurrentSegment() Segment { return s.seg }
 
 // combineState is a split-phase combine in progress: the operation, the
-// vector length, and where the result goes.
+// vector length, the participants, and where the result goes.
 type combineState struct {
-	op    CombineOp
-	m     int // words per PE
-	width int // nybbles per PE: 8 per word, plus one for the segment in scans
-	to    []int32
-	one   [1]int32 // CombineInt's value, so it needs no slice of its own
+	op      CombineOp
+	m       int    // words per PE
+	width   int    // nybbles per PE: 8 per word, plus one for the segment in scans
+	members uint64 // the PEs that take part (papers.PE.Participants)
+	count   int    // how many
+	to      []int32
+	one     [1]int32 // CombineInt's value, so it needs no slice of its own
 }
 
-// The combine is a gather: PE 0 sends its words (and, for a scan, its
-// segment) one nybble per NAND while the others are silent, then PE 1, and
-// so on; every PE then computes its own result from the same gathered
-// words, in PE order. n PEs and m words take n*(8m+1) NANDs.
+// The combine is a gather: the first participant sends its words (and,
+// for a scan, its segment) one nybble per NAND while the others are
+// silent, then the next, and so on; every PE then computes its own result
+// from the same gathered words, in PE order. n participants and m words
+// take n*(8m+1) NANDs. Departed PEs take no turn: their values and segment
+// boundaries are simply not there.
 func (s *S) startCombine(to, from []int32, op CombineOp, pend pending, name string) error {
 	if err := s.check(name); err != nil {
 		return err
@@ -153,12 +160,14 @@ func (s *S) startCombine(to, from []int32, op CombineOp, pend pending, name stri
 	s.logOp(LogCombine, name)
 	c := &s.cv
 	c.op, c.m, c.to = op, len(from), to
+	c.members = s.pe.Participants()
+	c.count = bits.OnesCount64(c.members)
 	c.width = 8 * c.m
 	if op.IsScan() {
 		c.width++
 	}
-	s.sq.reset(s.n * c.width)
-	base := s.self * c.width
+	s.sq.reset(c.count * c.width)
+	base := c.rank(s.self) * c.width
 	for i, v := range from {
 		s.sq.putNybbles(base+8*i, uint64(uint32(v)), 8)
 	}
@@ -172,49 +181,57 @@ func (s *S) startCombine(to, from []int32, op CombineOp, pend pending, name stri
 	return nil
 }
 
-// finishCombine computes this PE's results from the gathered words.
+// rank is PE pe's turn among the participants.
+func (c *combineState) rank(pe int) int { return bits.OnesCount64(c.members & (1<<pe - 1)) }
+
+// finishCombine computes this PE's results from the gathered words: turn r
+// is the r-th participant's.
 func (s *S) finishCombine() {
 	c := &s.cv
-	op := c.op
 	for e := 0; e < c.m; e++ {
-		word := func(pe int) uint32 { return uint32(s.sq.getNybbles(pe*c.width+8*e, 8)) }
-		seg := func(pe int) Segment { return Segment(s.sq.getNybbles(pe*c.width+8*c.m, 1)) }
-		acc := op.identity()
-		if op.direction() == 2 { // reduction: every PE, segments ignored
-			for pe := 0; pe < s.n; pe++ {
-				acc = op.apply(acc, word(pe))
+		word := func(r int) uint32 { return uint32(s.sq.getNybbles(r*c.width+8*e, 8)) }
+		seg := func(r int) Segment { return Segment(s.sq.getNybbles(r*c.width+8*c.m, 1)) }
+		if c.op.direction() == 2 { // reduction: every participant, segments ignored
+			acc := c.op.identity()
+			for r := range c.count {
+				acc = c.op.apply(acc, word(r))
 			}
 			c.to[e] = int32(acc)
 			continue
 		}
-		// A scan runs from the first PE in its direction up to this one. The
-		// boundary before PE pe is pe's own segment flag going forward, and
-		// the flag of pe+1 (the PE met just before) going backward.
-		first, step := 0, 1
-		boundary := seg
-		if op.direction() == 1 {
-			first, step = s.n-1, -1
-			boundary = func(pe int) Segment {
-				if pe+1 < s.n {
-					return seg(pe + 1)
-				}
-				return NoBoundary
+		c.to[e] = int32(c.scan(c.rank(s.self), word, seg))
+	}
+}
+
+// scan is the segmented scan's result at turn me. A scan runs from the
+// first turn in its direction up to me. The boundary before turn r is r's
+// own segment going forward, and that of r+1 (the turn met just before)
+// going backward.
+func (c *combineState) scan(me int, word func(int) uint32, seg func(int) Segment) uint32 {
+	first, step := 0, 1
+	boundary := seg
+	if c.op.direction() == 1 {
+		first, step = c.count-1, -1
+		boundary = func(r int) Segment {
+			if r+1 < c.count {
+				return seg(r + 1)
 			}
+			return NoBoundary
 		}
-		for pe := first; ; pe += step {
-			g := boundary(pe)
-			if g == ElementBoundary {
-				acc = op.identity()
-			}
-			if pe == s.self {
-				break
-			}
-			if g == ArrayBoundary {
-				acc = op.identity()
-			}
-			acc = op.apply(acc, word(pe))
+	}
+	acc := c.op.identity()
+	for r := first; ; r += step {
+		g := boundary(r)
+		if g == ElementBoundary {
+			acc = c.op.identity()
 		}
-		c.to[e] = int32(acc)
+		if r == me {
+			return acc
+		}
+		if g == ArrayBoundary {
+			acc = c.op.identity()
+		}
+		acc = c.op.apply(acc, word(r))
 	}
 }
 
@@ -234,36 +251,26 @@ func (s *S) StartCombineInt(value int32, op CombineOp) error {
 	return s.startCombine(s.cv.one[:], s.cv.one[:], op, pendCombine, "CombineInt")
 }
 
-// QueryCombineInt polls the combine without blocking: true once it has
-// completed (Strata's QueryCombineInt).
+// QueryCombineInt polls the combine without blocking: true once the last
+// combine has completed, and from then on (Strata's QueryCombineInt).
 func (s *S) QueryCombineInt() (bool, error) {
-	if err := s.expect(pendCombine, "QueryCombineInt"); err != nil {
-		return false, err
-	}
-	return s.advance("CombineInt", false)
+	return s.split(pendCombine, "QueryCombineInt", false)
 }
 
-// CompleteCombineInt waits for the combine and returns its result
-// (Strata's CompleteCombineInt).
+// CompleteCombineInt returns the result of the last combine, waiting for it
+// if need be (Strata's CompleteCombineInt).
 func (s *S) CompleteCombineInt() (int32, error) {
-	if err := s.expect(pendCombine, "CompleteCombineInt"); err != nil {
-		return 0, err
-	}
-	if err := s.completeCombine("CombineInt"); err != nil {
+	if err := s.completeCombine(pendCombine, "CompleteCombineInt"); err != nil {
 		return 0, err
 	}
 	return s.cv.one[0], nil
 }
 
-func (s *S) completeCombine(name string) error {
+func (s *S) completeCombine(k pending, op string) error {
 	old := s.enter(StateCombine, 0, "")
 	defer s.leave(old)
-	s.pend = pendNone
-	if _, err := s.completeSeq(name); err != nil {
-		return err
-	}
-	s.finishCombine()
-	return nil
+	_, err := s.split(k, op, true)
+	return err
 }
 
 // CombineVector combines element by element: to[i] is the combination of
@@ -283,21 +290,15 @@ func (s *S) StartCombineVector(to, from []int32, op CombineOp) error {
 	return s.startCombine(to, from, op, pendCombineVector, "CombineVector")
 }
 
-// QueryCombineVector polls without blocking: true once the vector combine
-// has completed. (Strata 2.0 has none; it is the same poll as
-// QueryCombineInt.)
+// QueryCombineVector polls without blocking: true once the last vector
+// combine has completed (its results are then in to), and from then on.
+// (Strata 2.0 has none; it is the same poll as QueryCombineInt.)
 func (s *S) QueryCombineVector() (bool, error) {
-	if err := s.expect(pendCombineVector, "QueryCombineVector"); err != nil {
-		return false, err
-	}
-	return s.advance("CombineVector", false)
+	return s.split(pendCombineVector, "QueryCombineVector", false)
 }
 
-// CompleteCombineVector waits for the vector combine (Strata's
-// CompleteCombineVector).
+// CompleteCombineVector returns once the last vector combine has completed
+// (Strata's CompleteCombineVector).
 func (s *S) CompleteCombineVector() error {
-	if err := s.expect(pendCombineVector, "CompleteCombineVector"); err != nil {
-		return err
-	}
-	return s.completeCombine("CombineVector")
+	return s.completeCombine(pendCombineVector, "CompleteCombineVector")
 }

@@ -3,7 +3,6 @@ package strata
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"testing"
 )
 
@@ -20,28 +19,6 @@ func collect[T any](t *testing.T, n int, fn func(s *S) (T, error)) []T {
 		t.Fatal(err)
 	}
 	return out
-}
-
-// The manual's example (SPEC §8): 16 PEs, ScanAdd of 1,1,1,1,2,2,2,2,...
-// with a boundary at PEs 0, 4, 8, 12.
-func TestSegmentedScanManualExample(t *testing.T) {
-	for _, c := range []struct {
-		g    Segment
-		want []int32
-	}{
-		{ElementBoundary, []int32{0, 1, 2, 3, 0, 2, 4, 6, 0, 3, 6, 9, 0, 4, 8, 12}},
-		{ArrayBoundary, []int32{0, 1, 2, 3, 4, 2, 4, 6, 8, 3, 6, 9, 12, 4, 8, 12}},
-	} {
-		got := collect(t, 16, func(s *S) (int32, error) {
-			if s.Self()%4 == 0 {
-				s.SetSegment(c.g)
-			}
-			return s.CombineInt(int32(s.Self()/4+1), ScanAdd)
-		})
-		if !slices.Equal(got, c.want) {
-			t.Errorf("%v: got %v, want %v", c.g, got, c.want)
-		}
-	}
 }
 
 // direct computes a combine the slow, obvious way.

@@ -1,7 +1,9 @@
 package strata
 
 import (
+	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"github.com/ttlpapers/ttlpapers/papers"
@@ -54,9 +56,10 @@ func (s *S) CompositeFloat(value float32, op CompositeOp) (float32, error) {
 	return composite(s, value, op, "CompositeFloat")
 }
 
-// composite runs on the papers aggregate operations: Min, Max and Average
-// are reductions; Variance and Median gather every value (n values of 32
-// bits: 8n NANDs) and compute locally, identically on every PE.
+// composite runs on the papers aggregate operations, over the PEs that take
+// part: Min, Max and Average are reductions; Variance and Median gather
+// every value (n values of 32 bits: 8n NANDs) and compute locally,
+// identically on every PE.
 func composite[T int32 | uint32 | float32](s *S, v T, op CompositeOp, name string) (T, error) {
 	if err := s.check(name); err != nil {
 		return 0, err
@@ -75,15 +78,15 @@ func composite[T int32 | uint32 | float32](s *S, v T, op CompositeOp, name strin
 		r, err = papers.Reduce(s.pe, papers.Max, v)
 	case Average:
 		r, err = papers.Reduce(s.pe, papers.Sum, v)
-		r /= T(s.n)
+		r /= T(bits.OnesCount64(s.pe.Participants()))
 	default:
-		all := make([]T, s.n)
-		if err = papers.Gather(s.pe, v, all); err != nil {
+		var all []T
+		if all, err = gatherParticipants(s.pe, v); err != nil {
 			break
 		}
 		if op == Median {
 			slices.Sort(all)
-			r = all[(s.n-1)/2]
+			r = all[(len(all)-1)/2]
 			break
 		}
 		r = T(float32(sampleVariance(all)))
@@ -92,6 +95,22 @@ func composite[T int32 | uint32 | float32](s *S, v T, op CompositeOp, name strin
 		return 0, s.fail(name, err)
 	}
 	return r, s.restoreAsync(name)
+}
+
+// gatherParticipants returns the values of the PEs that take part, in PE
+// order (papers.Gather names the others in an AbsentError and leaves their
+// slots zero).
+func gatherParticipants[T int32 | uint32 | float32](pe *papers.PE, v T) ([]T, error) {
+	all := make([]T, pe.PEs())
+	var absent *papers.AbsentError
+	if err := papers.Gather(pe, v, all); err != nil && !errors.As(err, &absent) {
+		return nil, err
+	}
+	vals := all[:0]
+	for _, k := range papers.Members(pe.Participants()) {
+		vals = append(vals, all[k])
+	}
+	return vals, nil
 }
 
 // sampleVariance is sum((x - mean)^2) / (n - 1), and 0 for one value.

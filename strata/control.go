@@ -1,8 +1,6 @@
 package strata
 
 import (
-	"fmt"
-
 	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
@@ -35,62 +33,26 @@ func (s *S) StartBarrier() error {
 	return nil
 }
 
-// QueryBarrier reads the board once, without blocking: true when the
-// barrier has completed (Strata's QueryBarrier).
+// QueryBarrier reports, without blocking, whether the last barrier has
+// completed (Strata's QueryBarrier: "true if and only if the last barrier
+// has completed"): it reads the board once while a barrier begun by
+// StartBarrier is pending; once that barrier has completed it is true, and
+// stays true — other operations may run meanwhile — until the next
+// StartBarrier.
 func (s *S) QueryBarrier() (bool, error) {
-	if err := s.expect(pendBarrier, "QueryBarrier"); err != nil {
-		return false, err
-	}
-	ok, err := s.pe.QueryBarrier()
-	if err != nil {
-		return false, s.fail("QueryBarrier", err)
-	}
-	if ok {
-		s.pend = pendNone
-	}
-	return ok, nil
+	return s.split(pendBarrier, "QueryBarrier", false)
 }
 
-// CompleteBarrier waits for the barrier begun by StartBarrier (Strata's
-// CompleteBarrier).
+// CompleteBarrier returns once the last barrier has completed (Strata's
+// CompleteBarrier: "returns when the last barrier has completed, possibly
+// blocking"): it waits for a barrier begun by StartBarrier, and returns at
+// once when that barrier has completed already, whether or not QueryBarrier
+// saw it.
 func (s *S) CompleteBarrier() error {
-	if err := s.expect(pendBarrier, "CompleteBarrier"); err != nil {
-		return err
-	}
 	old := s.enter(StateBarrier, 0, "")
 	defer s.leave(old)
-	s.pend = pendNone
-	if err := s.pe.CompleteBarrier(); err != nil {
-		return s.fail("CompleteBarrier", err)
-	}
-	return nil
-}
-
-// expect checks that the split-phase operation op belongs to is pending.
-func (s *S) expect(p pending, op string) error {
-	if s.done {
-		return ErrExited
-	}
-	if s.err != nil {
-		return s.err
-	}
-	if s.pend != p {
-		return &misuseError{s.self, op, p, s.pend}
-	}
-	return nil
-}
-
-type misuseError struct {
-	pe       int
-	op       string
-	want, is pending
-}
-
-func (e *misuseError) Error() string {
-	if e.is == pendNone {
-		return fmt.Sprintf("strata: PE %d: %s without a split-phase %s in progress: call its Start first", e.pe, e.op, e.want)
-	}
-	return fmt.Sprintf("strata: PE %d: %s while a split-phase %s is in progress: complete that first", e.pe, e.op, e.is)
+	_, err := s.split(pendBarrier, "CompleteBarrier", true)
+	return err
 }
 
 // GlobalOR returns the OR of every PE's notDone (Strata's GlobalOR): one
@@ -119,29 +81,20 @@ func (s *S) StartGlobalOR(notDone bool) error {
 	return nil
 }
 
-// QueryGlobalOR polls the global OR without blocking: true once it has
-// completed (Strata's QueryGlobalOR); CompleteGlobalOR then returns the
-// result at once.
+// QueryGlobalOR polls the global OR without blocking: true once the last
+// global OR has completed, and from then on (Strata's QueryGlobalOR);
+// CompleteGlobalOR then returns its result at once.
 func (s *S) QueryGlobalOR() (bool, error) {
-	if err := s.expect(pendGlobalOR, "QueryGlobalOR"); err != nil {
-		return false, err
-	}
-	return s.advance("GlobalOR", false)
+	return s.split(pendGlobalOR, "QueryGlobalOR", false)
 }
 
-// CompleteGlobalOR waits for the global OR and returns it (Strata's
-// CompleteGlobalOR).
+// CompleteGlobalOR returns the result of the last global OR, waiting for it
+// if need be (Strata's CompleteGlobalOR).
 func (s *S) CompleteGlobalOR() (bool, error) {
-	if err := s.expect(pendGlobalOR, "CompleteGlobalOR"); err != nil {
-		return false, err
-	}
 	old := s.enter(StateCombine, LogCombine, "GlobalOR")
 	defer s.leave(old)
-	s.pend = pendNone
-	if _, err := s.completeSeq("GlobalOR"); err != nil {
-		return false, err
-	}
-	return s.sq.recv[0]&1 != 0, nil
+	_, err := s.split(pendGlobalOR, "CompleteGlobalOR", true)
+	return s.orResult && err == nil, err
 }
 
 // SetAsyncGlobalOR sets this PE's contribution to the asynchronous global

@@ -5,13 +5,15 @@ import (
 )
 
 // LogFlags selects which operations Strata logs through StrataLog (the
-// manual's LogBarrier, LogBroadcast, LogCombine of its debugging library).
+// manual's LogBarrier, LogBroadcast, LogCombine and LogQprintf of its
+// debugging library; all off by default, as there).
 type LogFlags uint8
 
 const (
 	LogBarrier LogFlags = 1 << iota
 	LogBroadcast
 	LogCombine
+	LogQprintf // each Qprintf's message, as it is queued
 )
 
 // SetLogging chooses the operations to log; 0 (the default) logs none.

@@ -56,6 +56,9 @@ func (s *S) Qfprintf(w io.Writer, format string, args ...any) int {
 	b := fbuf{buf: r.buf[:]}
 	b.printf(format, args)
 	r.n = uint8(b.n)
+	if s.logging&LogQprintf != 0 {
+		s.StrataLog("Qprintf %q", r.buf[:r.n])
+	}
 	return b.n
 }
 

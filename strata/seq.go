@@ -12,10 +12,16 @@ const (
 	pendCombine
 	pendCombineVector
 	pendBroadcast
+	numPending
 )
 
 func (p pending) String() string {
 	return [...]string{"none", "barrier", "global OR", "combine", "vector combine", "broadcast"}[p]
+}
+
+// op is the operation's name, as in StartX.
+func (p pending) op() string {
+	return [...]string{"", "Barrier", "GlobalOR", "CombineInt", "CombineVector", "Broadcast"}[p]
 }
 
 // seq runs a sequence of NANDs whose contributions are all known when it

@@ -21,6 +21,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 
 	"github.com/ttlpapers/ttlpapers/papers"
 )
@@ -48,11 +49,14 @@ type S struct {
 	err   error
 	done  bool
 
-	// the pending split-phase operation and its NAND sequence
-	pend pending
-	sq   seq
-	cv   combineState
-	bc   broadcastState
+	// the split-phase operation in progress and its NAND sequence; which
+	// kinds have completed one, and the last global OR's result
+	pend     pending
+	had      [numPending]bool
+	orResult bool
+	sq       seq
+	cv       combineState
+	bc       broadcastState
 
 	rng    uint32
 	nands  uint64 // NANDs run by Strata's own sequences
@@ -155,6 +159,19 @@ func (s *S) PE() *papers.PE { return s.pe }
 // part in every NAND, so this is also the program's count.
 func (s *S) NANDs() uint64 { return s.nands + s.pe.Stats().NANDs - s.nands0 }
 
+// Version is the manual's StrataVersion ("version number and date"), and
+// VersionNumber its StrataVersionNumber: the Strata 2.0 Beta API of the
+// manual of February 15, 1994, on TTL_PAPERS.
+const (
+	Version               = "Strata 2.0 Beta (manual of February 15, 1994) on TTL_PAPERS, Go"
+	VersionNumber float32 = 2.0
+)
+
+// Logging is the manual's StrataLogging, "true iff linked with the
+// debugging library". Here every build has the debugging library's logging
+// (SetLogging, StrataLog), so it is true.
+const Logging = true
+
 // Errors.
 var (
 	// ErrExited is returned by every operation after Exit.
@@ -185,7 +202,8 @@ func (e *ExitError) Error() string {
 
 // AbortError is returned by the operation during which this PE learned,
 // through the board's parallel interrupt, that another PE exited with a
-// non-zero code. Every later operation returns it too.
+// non-zero code (it names that PE: an exiting PE leaves the group, see
+// papers.PE.Abort). Every later operation returns it too.
 type AbortError struct {
 	PE   int
 	Op   string
@@ -194,7 +212,11 @@ type AbortError struct {
 }
 
 func (e *AbortError) Error() string {
-	return fmt.Sprintf("strata: PE %d: %s: another PE exited with code %#x: %v", e.PE, e.Op, e.Code, e.Err)
+	who := "another PE"
+	if e.Err != nil && e.Err.Left != 0 {
+		who = fmt.Sprintf("PE %v", strings.Trim(fmt.Sprint(papers.Members(e.Err.Left)), "[]"))
+	}
+	return fmt.Sprintf("strata: PE %d: %s: %s exited with code %#x", e.PE, e.Op, who, e.Code)
 }
 
 func (e *AbortError) Unwrap() error { return e.Err }
@@ -235,7 +257,7 @@ func (s *S) fail(op string, err error) error {
 	if errors.As(err, &ie) {
 		err = &AbortError{PE: s.self, Op: op, Code: ie.Code, Err: ie}
 	} else {
-		err = fmt.Errorf("strata: PE %d: %s: %w", s.self, op, err)
+		err = fmt.Errorf("strata: %s: %w", op, err) // papers' error names the PE
 	}
 	s.err = err
 	return err
@@ -269,10 +291,11 @@ func (s *S) exit(code int, msg string) error {
 			// Finish nothing: the others will be interrupted out of it too.
 			s.pend = pendNone
 		}
-		// Interrupt returns once every PE has acknowledged; its error
+		// Abort returns once every PE has acknowledged, this PE leaving
+		// the group, so that the others' AbortError names it; its error
 		// (for example a PE that never reaches an operation) is secondary
 		// to the exit itself.
-		_, ierr = s.pe.Interrupt(ExitCode(code))
+		ierr = s.pe.Abort(ExitCode(code))
 	}
 	s.done = true
 	cerr := s.pe.Close()

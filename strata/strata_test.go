@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,74 +38,53 @@ func (l *lockedBuffer) String() string {
 }
 
 // Split-phase operations really are split: while PE 1 is late, the others
-// keep computing between Start and Complete, polling with Query.
+// keep computing between Start and Complete, polling with Query. The late
+// PE starts each phase only once the others have seen it incomplete.
 func TestSplitPhaseOverlap(t *testing.T) {
 	const n, late = 4, 1
 	polls := make([][3]int, n)
-	err := run(n, func(s *S) error {
+	queried := make(chan struct{}, n)
+	// phase runs one split-phase operation: the late PE waits for every
+	// other PE's first (false) Query, the others count their polls.
+	phase := func(s *S, i int, start func() error, query func() (bool, error)) error {
 		if s.Self() == late {
-			time.Sleep(30 * time.Millisecond)
+			for range n - 1 {
+				<-queried
+			}
 		}
-		// barrier
-		if err := s.StartBarrier(); err != nil {
+		if err := start(); err != nil {
 			return err
 		}
-		for {
-			done, err := s.QueryBarrier()
+		for first := true; ; first = false {
+			done, err := query()
 			if err != nil {
 				return err
 			}
-			if done {
-				break
+			if first && s.Self() != late {
+				queried <- struct{}{}
 			}
-			polls[s.Self()][0]++
+			if done {
+				return nil
+			}
+			polls[s.Self()][i]++
 		}
-		if s.Self() == late {
-			time.Sleep(30 * time.Millisecond)
+	}
+	err := run(n, func(s *S) error {
+		if err := phase(s, 0, s.StartBarrier, s.QueryBarrier); err != nil {
+			return err
 		}
 		// global OR: only the late PE says true
-		if err := s.StartGlobalOR(s.Self() == late); err != nil {
+		if err := phase(s, 1, func() error { return s.StartGlobalOR(s.Self() == late) }, s.QueryGlobalOR); err != nil {
 			return err
 		}
-		for {
-			done, err := s.QueryGlobalOR()
-			if err != nil {
-				return err
-			}
-			if done {
-				break
-			}
-			polls[s.Self()][1]++
+		if or, err := s.CompleteGlobalOR(); err != nil || !or {
+			return fmt.Errorf("GlobalOR: got %v, %v; want true", or, err)
 		}
-		or, err := s.CompleteGlobalOR()
-		if err != nil {
+		if err := phase(s, 2, func() error { return s.StartCombineInt(int32(s.Self()+1), ReduceAdd) }, s.QueryCombineInt); err != nil {
 			return err
 		}
-		if !or {
-			return errors.New("GlobalOR: got false, want true")
-		}
-		if s.Self() == late {
-			time.Sleep(30 * time.Millisecond)
-		}
-		// combine, completed without polling to done
-		if err := s.StartCombineInt(int32(s.Self()+1), ReduceAdd); err != nil {
-			return err
-		}
-		for i := 0; i < 3; i++ {
-			if _, err := s.QueryCombineInt(); err != nil {
-				return err
-			}
-			polls[s.Self()][2]++
-		}
-		if _, err := s.CombineInt(1, ReduceAdd); err == nil {
-			return errors.New("CombineInt during a split-phase combine: no error")
-		}
-		sum, err := s.CompleteCombineInt()
-		if err != nil {
-			return err
-		}
-		if sum != 10 {
-			return fmt.Errorf("split-phase ReduceAdd = %d, want 10", sum)
+		if sum, err := s.CompleteCombineInt(); err != nil || sum != 10 {
+			return fmt.Errorf("split-phase ReduceAdd = %d, %v; want 10", sum, err)
 		}
 		return nil
 	})
@@ -112,7 +92,7 @@ func TestSplitPhaseOverlap(t *testing.T) {
 		t.Fatal(err)
 	}
 	for pe := range n {
-		if pe != late && (polls[pe][0] == 0 || polls[pe][1] == 0) {
+		if pe != late && (polls[pe][0] == 0 || polls[pe][1] == 0 || polls[pe][2] == 0) {
 			t.Errorf("PE %d computed %v times between Start and completion while PE %d was late; want > 0", pe, polls[pe], late)
 		}
 	}
@@ -120,17 +100,30 @@ func TestSplitPhaseOverlap(t *testing.T) {
 
 func TestSplitPhaseMisuse(t *testing.T) {
 	err := run(2, func(s *S) error {
-		if _, err := s.QueryBarrier(); err == nil || !strings.Contains(err.Error(), "without a split-phase barrier") {
-			return fmt.Errorf("QueryBarrier without StartBarrier: %v", err)
+		if _, err := s.CompleteCombineInt(); err == nil || !strings.Contains(err.Error(), "without a split-phase combine: call StartCombineInt first") {
+			return fmt.Errorf("CompleteCombineInt without Start: %v", err)
 		}
-		if _, err := s.CompleteCombineInt(); err == nil {
-			return errors.New("CompleteCombineInt without Start: no error")
+		if _, err := s.QueryGlobalOR(); err == nil || !strings.Contains(err.Error(), "call StartGlobalOR first") {
+			return fmt.Errorf("QueryGlobalOR without Start: %v", err)
 		}
 		if err := s.StartCombineVector(make([]int32, 2), make([]int32, 3), ReduceAdd); err == nil {
 			return errors.New("CombineVector with mismatched lengths: no error")
 		}
 		if _, err := s.CombineInt(1, CombineOp(99)); err == nil {
 			return errors.New("CombineOp 99: no error")
+		}
+		// While a combine is in progress, other operations say so.
+		if err := s.StartCombineInt(1, ReduceAdd); err != nil {
+			return err
+		}
+		if _, err := s.QueryBarrier(); err == nil || !strings.Contains(err.Error(), "while a split-phase combine is in progress") {
+			return fmt.Errorf("QueryBarrier during a split-phase combine: %v", err)
+		}
+		if _, err := s.CombineInt(1, ReduceAdd); err == nil {
+			return errors.New("CombineInt during a split-phase combine: no error")
+		}
+		if sum, err := s.CompleteCombineInt(); err != nil || sum != 2 {
+			return fmt.Errorf("CompleteCombineInt = %d, %v; want 2", sum, err)
 		}
 		return s.Barrier()
 	})
@@ -296,22 +289,16 @@ func TestComposite(t *testing.T) {
 			t.Errorf("PE %d: int %v uint %v float %v; want %v %v %v", pe, r.i, r.u, r.f, wantI, wantU, wantF)
 		}
 	}
-	one := collect(t, 1, func(s *S) (float32, error) { return s.CompositeFloat(3, Variance) })
-	if one[0] != 0 {
-		t.Errorf("Variance on one PE = %v, want 0", one[0])
-	}
-	odd := collect(t, 3, func(s *S) (int32, error) { return s.CompositeInt([]int32{5, 1, 3}[s.Self()], Median) })
-	if odd[0] != 3 {
-		t.Errorf("Median of 5 1 3 = %d, want 3", odd[0])
-	}
 }
 
 // A PE that fails brings every other PE down through the parallel
-// interrupt, whether it waits in a barrier or is still computing.
+// interrupt, whether it waits in a barrier or is still computing, and the
+// others' errors name it.
 func TestFailStopsEveryPE(t *testing.T) {
 	const n, bad = 4, 2
 	errs := make([]error, n)
 	var stderr lockedBuffer
+	failing := make(chan struct{})
 	run(n, func(s *S) (ret error) {
 		// whichever operation meets the interrupt, record its error
 		defer func() { errs[s.Self()] = ret }()
@@ -323,10 +310,10 @@ func TestFailStopsEveryPE(t *testing.T) {
 		var err error
 		switch s.Self() {
 		case bad:
-			time.Sleep(10 * time.Millisecond)
+			close(failing)
 			err = s.Fail("disk %d is on fire", 7)
 		case 3:
-			time.Sleep(50 * time.Millisecond) // computing when the failure comes
+			<-failing // computing when the failure comes
 			_, err = s.CombineInt(1, ReduceAdd)
 		default:
 			err = s.Barrier()
@@ -348,8 +335,8 @@ func TestFailStopsEveryPE(t *testing.T) {
 			continue
 		}
 		var ab *AbortError
-		if !errors.As(err, &ab) || ab.Code != 0xf {
-			t.Errorf("PE %d: %v, want an *AbortError with code 0xf", pe, err)
+		if !errors.As(err, &ab) || ab.Code != 0xf || !strings.Contains(err.Error(), "PE 2 exited with code 0xf") {
+			t.Errorf("PE %d: %v, want an *AbortError with code 0xf naming PE 2", pe, err)
 		}
 	}
 	if !strings.Contains(stderr.String(), "strata: PE 2: FAIL: disk 7 is on fire") {
@@ -357,12 +344,25 @@ func TestFailStopsEveryPE(t *testing.T) {
 	}
 }
 
+// Exit(0) waits in a barrier for every PE: no PE leaves it before the last
+// one has arrived.
 func TestExitZeroWaitsForAll(t *testing.T) {
-	var exited [3]time.Time
-	err := run(3, func(s *S) error {
-		time.Sleep(time.Duration(s.Self()) * 20 * time.Millisecond)
+	const n, last = 3, 2
+	var arrived atomic.Bool
+	entering := make(chan struct{}, n)
+	err := run(n, func(s *S) error {
+		if s.Self() == last {
+			for range n - 1 { // the others are on their way into Exit
+				<-entering
+			}
+			arrived.Store(true)
+		} else {
+			entering <- struct{}{}
+		}
 		err := s.Exit(0)
-		exited[s.Self()] = time.Now()
+		if !arrived.Load() {
+			return fmt.Errorf("PE %d left Exit(0) before PE %d arrived", s.Self(), last)
+		}
 		if s.Barrier() != ErrExited {
 			return errors.New("operation after Exit did not return ErrExited")
 		}
@@ -370,9 +370,6 @@ func TestExitZeroWaitsForAll(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	if exited[0].Before(exited[2].Add(-10 * time.Millisecond)) {
-		t.Errorf("PE 0 left Exit(0) %v before PE 2 arrived", exited[2].Sub(exited[0]))
 	}
 }
 

@@ -259,84 +259,104 @@ func (s *S) mergeShards() error {
 // coloured by state along a time axis, and a legend of the states that
 // occur, named by names (empty names print as "state N").
 func RenderStateGraph(w io.Writer, title string, rows []StateRow, names [MaxStates]string) {
-	const (
-		left, right, top = 64.0, 24.0, 48.0
-		plotW            = 900.0
-		rowH, gap        = 18.0, 4.0
-	)
-	var end uint64
-	var used [MaxStates]bool
-	for _, r := range rows {
-		end = max(end, r.End)
-		for _, st := range r.States {
-			used[st&(MaxStates-1)] = true
-		}
-	}
-	if end == 0 {
-		end = 1
-	}
-	unit, div := timeUnit(end)
-	step := niceStep(float64(end) / div / 8)
-	x := func(t uint64) float64 { return left + plotW*float64(t)/float64(end) }
-
-	plotH := float64(len(rows))*(rowH+gap) - gap
-	axisY := top + plotH + 6
-	nUsed := 0
-	for _, u := range used {
-		if u {
-			nUsed++
-		}
-	}
-	legendY := axisY + 44
-	height := legendY + 22*math.Ceil(float64(nUsed)/4) + 12
-	width := left + plotW + right
-
+	g := newGraph(rows)
+	width, height := g.left+g.plotW+g.right, g.legendY+22*math.Ceil(float64(g.nUsed)/4)+12
 	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
 	fmt.Fprintf(w, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
 	if title == "" {
 		title = "Strata state graph"
 	}
-	fmt.Fprintf(w, `<text x="%.0f" y="24" font-size="16" font-weight="bold">%s</text>`+"\n", left, html.EscapeString(title))
-	fmt.Fprintf(w, `<text x="%.0f" y="40" fill="#555">%d PEs, %.4g %s; colour = state</text>`+"\n", left, len(rows), float64(end)/div, unit)
+	fmt.Fprintf(w, `<text x="%.0f" y="24" font-size="16" font-weight="bold">%s</text>`+"\n", g.left, html.EscapeString(title))
+	fmt.Fprintf(w, `<text x="%.0f" y="40" fill="#555">%d PEs, %.4g %s; colour = state</text>`+"\n", g.left, len(rows), float64(g.end)/g.div, g.unit)
 	for pe, r := range rows {
-		y := top + float64(pe)*(rowH+gap)
-		fmt.Fprintf(w, `<text x="%.0f" y="%.1f" text-anchor="end">PE %d</text>`+"\n", left-8, y+rowH-5, pe)
-		fmt.Fprintf(w, `<rect x="%.0f" y="%.1f" width="%.0f" height="%.0f" fill="%s"/>`+"\n", left, y, plotW, rowH, stateColors[0])
-		for i := 0; i < len(r.Times); {
-			st := r.States[i] & (MaxStates - 1)
-			j := i + 1
-			for j < len(r.Times) && r.States[j]&(MaxStates-1) == st {
-				j++
-			}
-			stop := r.End
-			if j < len(r.Times) {
-				stop = r.Times[j]
-			}
-			if st != StateIdle && stop > r.Times[i] {
-				fmt.Fprintf(w, `<rect x="%.2f" y="%.1f" width="%.2f" height="%.0f" fill="%s"/>`+"\n", x(r.Times[i]), y, x(stop)-x(r.Times[i]), rowH, stateColors[st])
-			}
-			i = j
-		}
-		if r.Dropped > 0 {
-			fmt.Fprintf(w, `<text x="%.0f" y="%.1f" font-size="10" fill="#b00">+%d changes lost</text>`+"\n", left+plotW+2, y+rowH-5, r.Dropped)
+		g.row(w, pe, r)
+	}
+	g.axis(w)
+	g.legend(w, names)
+	fmt.Fprintln(w, "</svg>")
+}
+
+// graph is a state graph's layout.
+type graph struct {
+	left, right, top, plotW, rowH, gap float64
+	end                                uint64 // the time the axis ends at
+	unit                               string
+	div                                float64 // ns per unit
+	used                               [MaxStates]bool
+	nUsed                              int
+	axisY, legendY                     float64
+}
+
+func newGraph(rows []StateRow) *graph {
+	g := &graph{left: 64, right: 24, top: 48, plotW: 900, rowH: 18, gap: 4}
+	for _, r := range rows {
+		g.end = max(g.end, r.End)
+		for _, st := range r.States {
+			g.used[st&(MaxStates-1)] = true
 		}
 	}
-	// time axis
-	fmt.Fprintf(w, `<line x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" stroke="black"/>`+"\n", left, axisY, left+plotW, axisY)
-	for v := 0.0; v*div <= float64(end)*1.0000001; v += step {
-		tx := x(uint64(v * div))
-		fmt.Fprintf(w, `<line x1="%.2f" y1="%.1f" x2="%.2f" y2="%.1f" stroke="black"/>`+"\n", tx, axisY, tx, axisY+5)
-		fmt.Fprintf(w, `<text x="%.2f" y="%.1f" text-anchor="middle">%s</text>`+"\n", tx, axisY+18, strconv.FormatFloat(v, 'g', 4, 64))
+	g.end = max(g.end, 1)
+	g.unit, g.div = timeUnit(g.end)
+	for _, u := range g.used {
+		if u {
+			g.nUsed++
+		}
 	}
-	fmt.Fprintf(w, `<text x="%.0f" y="%.1f" text-anchor="middle">time (%s)</text>`+"\n", left+plotW/2, axisY+34, unit)
-	// legend
+	g.axisY = g.top + float64(len(rows))*(g.rowH+g.gap) - g.gap + 6
+	g.legendY = g.axisY + 44
+	return g
+}
+
+// x is the horizontal position of time t.
+func (g *graph) x(t uint64) float64 { return g.left + g.plotW*float64(t)/float64(g.end) }
+
+// row draws PE pe's bar: a run of one state per rectangle, idle as the
+// background.
+func (g *graph) row(w io.Writer, pe int, r StateRow) {
+	y := g.top + float64(pe)*(g.rowH+g.gap)
+	fmt.Fprintf(w, `<text x="%.0f" y="%.1f" text-anchor="end">PE %d</text>`+"\n", g.left-8, y+g.rowH-5, pe)
+	fmt.Fprintf(w, `<rect x="%.0f" y="%.1f" width="%.0f" height="%.0f" fill="%s"/>`+"\n", g.left, y, g.plotW, g.rowH, stateColors[0])
+	for i := 0; i < len(r.Times); {
+		st := r.States[i] & (MaxStates - 1)
+		j := i + 1
+		for j < len(r.Times) && r.States[j]&(MaxStates-1) == st {
+			j++
+		}
+		stop := r.End
+		if j < len(r.Times) {
+			stop = r.Times[j]
+		}
+		if st != StateIdle && stop > r.Times[i] {
+			fmt.Fprintf(w, `<rect x="%.2f" y="%.1f" width="%.2f" height="%.0f" fill="%s"/>`+"\n", g.x(r.Times[i]), y, g.x(stop)-g.x(r.Times[i]), g.rowH, stateColors[st])
+		}
+		i = j
+	}
+	if r.Dropped > 0 {
+		fmt.Fprintf(w, `<text x="%.0f" y="%.1f" font-size="10" fill="#b00">+%d changes lost</text>`+"\n", g.left+g.plotW+2, y+g.rowH-5, r.Dropped)
+	}
+}
+
+// axis draws the time axis with about eight round ticks.
+func (g *graph) axis(w io.Writer) {
+	step := niceStep(float64(g.end) / g.div / 8)
+	fmt.Fprintf(w, `<line x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" stroke="black"/>`+"\n", g.left, g.axisY, g.left+g.plotW, g.axisY)
+	for v := 0.0; v*g.div <= float64(g.end)*1.0000001; v += step {
+		tx := g.x(uint64(v * g.div))
+		fmt.Fprintf(w, `<line x1="%.2f" y1="%.1f" x2="%.2f" y2="%.1f" stroke="black"/>`+"\n", tx, g.axisY, tx, g.axisY+5)
+		fmt.Fprintf(w, `<text x="%.2f" y="%.1f" text-anchor="middle">%s</text>`+"\n", tx, g.axisY+18, strconv.FormatFloat(v, 'g', 4, 64))
+	}
+	fmt.Fprintf(w, `<text x="%.0f" y="%.1f" text-anchor="middle">time (%s)</text>`+"\n", g.left+g.plotW/2, g.axisY+34, g.unit)
+}
+
+// legend names the states that occur, four to a line.
+func (g *graph) legend(w io.Writer, names [MaxStates]string) {
 	k := 0
-	for st, u := range used {
+	for st, u := range g.used {
 		if !u {
 			continue
 		}
-		lx := left + float64(k%4)*(plotW/4)
-		ly := legendY + float64(k/4)*22
+		lx := g.left + float64(k%4)*(g.plotW/4)
+		ly := g.legendY + float64(k/4)*22
 		name := names[st]
 		if name == "" {
 			name = "state " + strconv.Itoa(st)
@@ -345,7 +365,6 @@ func RenderStateGraph(w io.Writer, title string, rows []StateRow, names [MaxStat
 		fmt.Fprintf(w, `<text x="%.0f" y="%.0f">%d %s</text>`+"\n", lx+20, ly+12, st, html.EscapeString(name))
 		k++
 	}
-	fmt.Fprintln(w, "</svg>")
 }
 
 // timeUnit picks the unit the axis is labelled in.

@@ -2,9 +2,12 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math/bits"
+	"runtime"
 	"time"
 
+	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/lpt/backend"
@@ -73,9 +76,17 @@ func (c *demoCmd) run(e *env, _ []string) error {
 	cfg := papers.Config{PE: c.pe, PEs: c.pes, Timeout: c.timeout, Context: e.ctx}
 	results := make([]demoResult, c.pes)
 	var err error
+	var board *emu.Board
 	if c.port == "" {
-		err = emulate.Run(c.pes, cfg, func(p *papers.PE) (err error) {
-			results[p.Self()], err = demo(p, c.bench)
+		if board, err = emu.New(c.pes); err != nil {
+			return err
+		}
+		panel := &demoPanel{board: board, out: e.stdout}
+		if c.json {
+			panel.out = nil
+		}
+		err = emulate.RunOn(board, c.pes, cfg, func(p *papers.PE) (err error) {
+			results[p.Self()], err = demo(p, c.bench, panel)
 			return err
 		})
 	} else {
@@ -91,6 +102,9 @@ func (c *demoCmd) run(e *env, _ []string) error {
 	for _, r := range results {
 		fmt.Fprintln(e.stdout, r)
 	}
+	if board != nil && !c.json {
+		fmt.Fprintln(e.stdout, "front panel after the run:", frontPanel(board, c.pes))
+	}
 	return nil
 }
 
@@ -105,7 +119,7 @@ func (c *demoCmd) onPort(cfg papers.Config) (demoResult, error) {
 		lp.Close() // on success the PE owns the port and closes it
 		return demoResult{}, err
 	}
-	r, err := demo(p, c.bench)
+	r, err := demo(p, c.bench, nil)
 	if cerr := p.Close(); err == nil {
 		err = cerr
 	}
@@ -118,9 +132,16 @@ func (c *demoCmd) onPort(cfg papers.Config) (demoResult, error) {
 // demoValue is PE k's 8-bit input: every PE can compute everyone's.
 func demoValue(k int) uint8 { return uint8((k*73 + 11) % 251) }
 
+// demoPanel is where PE 0 shows the emulated board's front panel during the
+// checks; nil on a real port.
+type demoPanel struct {
+	board *emu.Board
+	out   io.Writer // nil: do not print (--json)
+}
+
 // demo is the SPMD program each PE runs.
-func demo(p *papers.PE, bench int) (demoResult, error) {
-	r, err := demoChecks(p)
+func demo(p *papers.PE, bench int, panel *demoPanel) (demoResult, error) {
+	r, err := demoChecks(p, panel)
 	if err != nil || bench == 0 {
 		return r, err
 	}
@@ -134,10 +155,15 @@ func demo(p *papers.PE, bench int) (demoResult, error) {
 	return r, nil
 }
 
-// demoChecks computes and checks every collective of the demo.
-func demoChecks(p *papers.PE) (demoResult, error) {
+// demoChecks computes and checks every collective of the demo, with the
+// LED showing the seed's "special" status (orange) meanwhile; the driver
+// still turns it red while a barrier waits.
+func demoChecks(p *papers.PE, panel *demoPanel) (demoResult, error) {
 	r := demoResult{PE: p.Self(), PEs: p.PEs()}
-	err := p.Barrier()
+	err := p.SetLED(papers.Orange)
+	if err == nil {
+		err = panel.show(p)
+	}
 	if err == nil {
 		r.NAND, err = demoNAND(p)
 	}
@@ -153,7 +179,25 @@ func demoChecks(p *papers.PE) (demoResult, error) {
 	if err == nil {
 		r.Sum, err = demoSum(p)
 	}
+	if err == nil {
+		err = p.SetLED(papers.Green)
+	}
 	return r, err
+}
+
+// show has PE 0 print the front panel once the others wait for it in a
+// barrier (red) while it shows orange (or 5 s have passed), then joins them.
+func (d *demoPanel) show(p *papers.PE) error {
+	if d != nil && d.out != nil && p.Self() == 0 {
+		deadline := time.Now().Add(5 * time.Second)
+		for k := 1; k < p.PEs(); k++ {
+			for d.board.LED(k) != emu.Red && time.Now().Before(deadline) {
+				runtime.Gosched()
+			}
+		}
+		fmt.Fprintln(d.out, "front panel during the checks:", frontPanel(d.board, p.PEs()))
+	}
+	return p.Barrier()
 }
 
 // expect is nil when got is want, else an error saying what differs.

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emu/ppdevfs"
@@ -72,7 +74,7 @@ func (c *serveCmd) run(e *env, _ []string) error {
 		fmt.Fprintf(e.stdout, "PE %d: %s\n", k, srv.Path(k))
 	}
 	fmt.Fprintf(e.stdout, "serving a %d-PE board (faults: %v); interrupt to stop\n", c.pes, c.faults.list)
-	<-e.ctx.Done()
+	showPanel(e, board, c.pes)
 	err = srv.Unmount()
 	for k := 0; k < c.pes; k++ {
 		st := srv.Stats(k)
@@ -80,4 +82,32 @@ func (c *serveCmd) run(e *env, _ []string) error {
 	}
 	fmt.Fprintln(e.stdout, "stopped")
 	return err
+}
+
+// showPanel prints the board's front panel each time an LED changes
+// (sampled every 100 ms) until the command is stopped.
+func showPanel(e *env, board *emu.Board, pes int) {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	last := ""
+	for {
+		if p := frontPanel(board, pes); p != last {
+			fmt.Fprintln(e.stdout, "front panel:", p)
+			last = p
+		}
+		select {
+		case <-e.ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// frontPanel names every PE's LED colour: "PE 0 green, PE 1 red, …".
+func frontPanel(board *emu.Board, pes int) string {
+	leds := make([]string, pes)
+	for k := range leds {
+		leds[k] = fmt.Sprintf("PE %d %v", k, board.LED(k))
+	}
+	return strings.Join(leds, ", ")
 }

@@ -1,0 +1,130 @@
+package papers
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+// Sentinel errors. They carry no prefix of their own: papers returns them
+// wrapped, after "papers: PE k: operation: ", so test for them with
+// errors.Is.
+var (
+	// ErrClosed: the PE was closed; open the port again to continue.
+	ErrClosed = errors.New("PE is closed: open the port again to continue")
+	// ErrLeft: the PE has left the group (Leave, Abort); Rejoin first.
+	ErrLeft = errors.New("PE has left the group (Leave): call Rejoin first")
+	// ErrSplit: a split-phase barrier is pending; QueryBarrier until it is
+	// true, or CompleteBarrier, first.
+	ErrSplit = errors.New("a split-phase barrier is in progress: call QueryBarrier until it is true, or CompleteBarrier, first")
+	// ErrArgument is wrapped by every error that reports an argument no PE
+	// count can satisfy.
+	ErrArgument = errors.New("invalid argument")
+	// ErrAbsent is wrapped by *AbsentError: a collective needed a value from
+	// a PE that does not take part.
+	ErrAbsent = errors.New("PE not taking part")
+)
+
+// TimeoutError reports a wait that did not complete within its deadline.
+// It is a timeout in the standard library's sense: Timeout reports true and
+// errors.Is(err, os.ErrDeadlineExceeded) holds.
+type TimeoutError struct {
+	PE     int
+	Op     string
+	Waited time.Duration
+	// Stall says who held the operation up, when the backend knows (the
+	// emulator does; real hardware does not).
+	Stall string
+}
+
+func (e *TimeoutError) Error() string {
+	s := fmt.Sprintf("papers: PE %d: %s did not complete within %v", e.PE, e.Op, e.Waited)
+	switch {
+	case e.Stall != "":
+		s += ": " + e.Stall
+	case e.Op == "interrupt acknowledge":
+		s += ": a PE has not acknowledged the interrupt (P_NAK still high): it is computing without a barrier for longer than the timeout, or it died without raising or leaving; the board cannot say which PE"
+	default:
+		s += ": another PE has not arrived (not started, crashed, unplugged, or computing longer than the timeout; raise the timeout if so)"
+	}
+	return s
+}
+
+// Timeout reports true: the error is a deadline running out.
+func (e *TimeoutError) Timeout() bool { return true }
+
+// Is makes errors.Is(err, os.ErrDeadlineExceeded) true, as for the
+// standard library's deadlines.
+func (e *TimeoutError) Is(target error) bool { return target == os.ErrDeadlineExceeded }
+
+// InterruptError is returned by the operation during which a parallel
+// interrupt was acknowledged. The board is back in step afterwards: every PE
+// got the same error from its own operation and the next operation of every
+// PE pairs with the others' next. Every acknowledge ends with a vote of the
+// PEs that stay, so the error also says how the group changed: PEs that
+// left (Leave, Abort — a PE whose program failed), PEs that joined
+// (Rejoin), and the participants from now on.
+type InterruptError struct {
+	PE      int
+	Op      string
+	Code    uint8  // the 4-bit code (the OR of the codes, if several PEs raised)
+	Left    uint64 // PEs that left the group with this interrupt (bit k: PE k)
+	Joined  uint64 // PEs that joined it
+	Members uint64 // the participants afterwards
+}
+
+func (e *InterruptError) Error() string {
+	s := fmt.Sprintf("papers: PE %d: %s interrupted by a parallel interrupt with code %#x", e.PE, e.Op, e.Code)
+	if e.Left != 0 {
+		s += fmt.Sprintf("; %s left the group", pes(e.Left))
+	}
+	if e.Joined != 0 {
+		s += fmt.Sprintf("; %s joined the group", pes(e.Joined))
+	}
+	return s
+}
+
+// pes names the PEs of a mask: "PE 3", "PEs 1, 3".
+func pes(mask uint64) string {
+	m := Members(mask)
+	if len(m) == 1 {
+		return fmt.Sprintf("PE %d", m[0])
+	}
+	s := make([]string, len(m))
+	for i, k := range m {
+		s[i] = fmt.Sprint(k)
+	}
+	return "PEs " + strings.Join(s, ", ")
+}
+
+// change is what the last interrupt acknowledge did to the group.
+type change struct {
+	left, joined uint64
+}
+
+// interruptError describes the interrupt just acknowledged with code.
+func (p *PE) interruptError(op string, code uint8) *InterruptError {
+	return &InterruptError{PE: p.self, Op: op, Code: code, Left: p.change.left, Joined: p.change.joined, Members: p.members}
+}
+
+// AbsentError reports a collective that needed a value from PEs that do not
+// take part: a departed root or source, or (Gather) the slots of departed
+// PEs. Every participant returns the same error, so the cluster stays in
+// step. It wraps ErrAbsent.
+type AbsentError struct {
+	PE      int
+	Op      string
+	Missing uint64 // the PEs whose values were needed (bit k: PE k)
+	Why     string // what they were needed as: "root", "source", "value"
+}
+
+func (e *AbsentError) Error() string {
+	if e.Why == "value" {
+		return fmt.Sprintf("papers: PE %d: %s: %s took no part (left the group): their slots hold zero, the participants' are filled", e.PE, e.Op, pes(e.Missing))
+	}
+	return fmt.Sprintf("papers: PE %d: %s: %s %s does not take part (it left the group, or its program failed): name a participant (Participants)", e.PE, e.Op, e.Why, pes(e.Missing))
+}
+
+func (e *AbsentError) Unwrap() error { return ErrAbsent }

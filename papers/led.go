@@ -1,0 +1,62 @@
+package papers
+
+import (
+	"fmt"
+
+	"github.com/ttlpapers/ttlpapers/lpt"
+)
+
+// LED is a colour of a PE's bi-colour front-panel LED. The seed (§2.2,
+// §3.3): "green means running, red means waiting (for more than two 'clock'
+// cycles), and black means not in use"; orange, both lines on, "is used
+// only rarely (as a 'special' status indication)". The LEDs are "explicitly
+// set under software control": P_LG and P_LR are bits of the data register.
+type LED uint8
+
+// The colours. The values are the pair (P_LR, P_LG) as bits 1 and 0, the
+// same encoding as the emulator's emu.LED.
+const (
+	Dark   LED = 0 // not in use
+	Green  LED = 1 // running
+	Red    LED = 2 // waiting at a barrier
+	Orange LED = 3 // the seed's "special" status
+)
+
+func (l LED) String() string {
+	if l > Orange {
+		return fmt.Sprintf("LED(%d)", uint8(l))
+	}
+	return [...]string{"dark", "green", "red", "orange"}[l]
+}
+
+// ledBits are the LED lines of the data register; LED values shift onto
+// them.
+const (
+	ledBits  = lpt.LG | lpt.LR
+	ledShift = 4
+)
+
+// SetLED shows c on this PE's LED from now on: one port write, none when it
+// shows c already. Open shows green. The driver keeps the seed's automatic
+// red: while a barrier wait is slow (two polls failed) the LED is red, and
+// when the wait ends it shows c again. Leave and Close darken it.
+func (p *PE) SetLED(c LED) error {
+	if c > Orange {
+		return p.errorf("SetLED: %w: colour %d: use Dark, Green, Red or Orange", ErrArgument, c)
+	}
+	if err := p.usable("SetLED"); err != nil {
+		return err
+	}
+	if v := p.last&^ledBits | uint8(c)<<ledShift; v != p.last {
+		p.last = v
+		p.port.WriteData(v)
+	}
+	return nil
+}
+
+// LED returns the colour the program chose (SetLED; green after Open).
+func (p *PE) LED() LED { return LED(p.last & ledBits >> ledShift) }
+
+// waitingLED is the data byte to show while a wait is slow: the current
+// byte with the LED red.
+func (p *PE) waitingLED() uint8 { return p.last&^ledBits | lpt.LR }

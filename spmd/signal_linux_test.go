@@ -1,0 +1,105 @@
+package spmd_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/emu/ppdevfs"
+	"github.com/ttlpapers/ttlpapers/internal/testenv"
+	"github.com/ttlpapers/ttlpapers/spmd"
+)
+
+// TestSignalNamesDyingPE: on a port without a launcher — a ppdev port
+// served by FUSE, as a real board — three PE processes run barriers and PE
+// 1 is ended by SIGTERM. Its signal handler announces the departure, so the
+// survivors fail at once with an interrupt naming PE 1 (not, after their
+// full timeout, with an acknowledge that never completes).
+func TestSignalNamesDyingPE(t *testing.T) {
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		testenv.Missing(t, "no /dev/fuse: FUSE is unavailable here")
+	}
+	if ppdevfs.FusermountPath() == "" {
+		testenv.Missing(t, "fusermount not found: apt-get install fuse3")
+	}
+	const n, dying = 3, 1
+	board, err := emu.New(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := ppdevfs.Mount(t.TempDir(), board, ppdevfs.Options{PEs: n, ClaimWait: time.Second, Log: log.New(io.Discard, "", 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Unmount()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmds, stderrs := startPEs(ctx, t, srv, n)
+	if err := cmds[dying].Process.Signal(unix.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for k, cmd := range cmds {
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		code := -1
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		}
+		msg := stderrs[k].String()
+		switch {
+		case k == dying && !strings.Contains(msg, "stopped by terminated"):
+			t.Errorf("PE %d (SIGTERM): exit %d, stderr %q", k, code, msg)
+		case k != dying && (code != 1 || !strings.Contains(msg, fmt.Sprintf("code %#x; PE %d left the group", spmd.AbortCode, dying))):
+			t.Errorf("survivor PE %d: exit %d, stderr %q; want an interrupt naming PE %d", k, code, msg, dying)
+		}
+	}
+}
+
+// startPEs starts n PE processes running barriersForever, one on each of
+// srv's ports, and returns once every one has checked in.
+func startPEs(ctx context.Context, t *testing.T, srv *ppdevfs.Server, n int) ([]*exec.Cmd, []strings.Builder) {
+	t.Helper()
+	cmds, stderrs := make([]*exec.Cmd, n), make([]strings.Builder, n)
+	ready := make(chan int, n)
+	for k := range n {
+		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "SPMD_TEST_ROLE=barriers", spmd.EnvPE+"="+strconv.Itoa(k), spmd.EnvPEs+"="+strconv.Itoa(n),
+			spmd.EnvBoard+"=ppdev:"+srv.Path(k), spmd.EnvTimeout+"=30s")
+		cmd.Stderr = &stderrs[k]
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds[k] = cmd
+		go func() { // "ready" once checked in
+			line, _ := bufio.NewReader(out).ReadString('\n')
+			if line == "ready\n" {
+				ready <- k
+			}
+			io.Copy(io.Discard, out)
+		}()
+	}
+	for range n {
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			t.Fatal("the PE processes did not all check in")
+		}
+	}
+	return cmds, stderrs
+}
