@@ -9,6 +9,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/ttlpapers/ttlpapers/internal/axis"
 )
 
 // The states of a state graph. Strata reserves 0 and 1 for the program's
@@ -276,7 +278,7 @@ func RenderStateGraph(w io.Writer, title string, rows []StateRow, names [MaxStat
 		end = 1
 	}
 	unit, div := timeUnit(end)
-	step := niceStep(float64(end) / div / 8)
+	step := axis.Step(float64(end) / div / 8)
 	x := func(t uint64) float64 { return left + plotW*float64(t)/float64(end) }
 
 	plotH := float64(len(rows))*(rowH+gap) - gap
@@ -359,18 +361,4 @@ func timeUnit(end uint64) (string, float64) {
 		return "µs", 1e3
 	}
 	return "ns", 1
-}
-
-// niceStep rounds x up to 1, 2 or 5 times a power of ten.
-func niceStep(x float64) float64 {
-	if x <= 0 {
-		return 1
-	}
-	p := math.Pow(10, math.Floor(math.Log10(x)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*p >= x {
-			return m * p
-		}
-	}
-	return 10 * p
 }
