@@ -38,7 +38,7 @@ var (
 	// PCIe is a PCIe parallel card at the fast end of what they do,
 	// 0.2 µs per operation: writes are posted, reads a round trip through
 	// the root complex (usually slower, which only widens the margins).
-	PCIe = PortTiming{Name: "pcie", Op: 200 * time.Nanosecond, Jitter: 0.1, StallProb: 0.01, StallMin: time.Microsecond, StallMax: 8 * time.Microsecond}
+	PCIe = PortTiming{Name: "pcie", Op: 200 * time.Nanosecond, Jitter: 0.1, StallProb: 0.01, StallMin: time.Microsecond, StallMax: 4 * time.Microsecond}
 )
 
 // PortTimings lists the built-in port timings.
@@ -296,6 +296,17 @@ func (p *TimedPort) Close() error {
 		c.dispatch()
 	}
 	return nil
+}
+
+// Idle lets d of simulated time pass before this PE's next operation: the
+// PE computes, or waits for something other than the board.
+func (p *TimedPort) Idle(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	p.c.mu.Lock()
+	defer p.c.mu.Unlock()
+	p.t += d
 }
 
 // PE returns the PE this port belongs to.

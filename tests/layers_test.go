@@ -17,7 +17,7 @@ var layer = map[string]int{
 	"hw": 4, "hw/kicad": 5,
 	"emu/vcd": 2, "emu": 5, "emu/ppdevfs": 6,
 	"papers": 5, "strata": 6, "splitc": 6,
-	"emulate": 7, "spmd": 7, "selftest": 8, "launch": 8,
+	"emulate": 7, "spmd": 7, "selftest": 8, "launch": 8, "timing": 8,
 	"internal/qemu": 8, "hil": 9,
 	"examples/spmd": 10, "examples/radixsort": 10, "cmd/papersctl": 10,
 }

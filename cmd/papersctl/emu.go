@@ -21,7 +21,7 @@ type stringList []string
 func (s *stringList) String() string     { return fmt.Sprint(*s) }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
-func runEmu(args []string) int {
+func runEmu(args []string) (status int) {
 	if len(args) == 0 || args[0] != "serve" {
 		fmt.Fprintln(os.Stderr, "usage: papersctl emu serve --fuse DIR [--pes N] [--inject FAULT ...]")
 		return 2
@@ -32,6 +32,7 @@ func runEmu(args []string) int {
 	var faults faultList
 	fl.Var(&faults, "inject", "fault to inject, e.g. PE2.D6=stuck0 or PE1=unplugged (repeatable)")
 	debug := fl.Bool("debug", false, "log every FUSE request")
+	vcdPath := fl.String("vcd", "", "record every port operation in this VCD file (GTKWave), one time step each")
 	fl.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: papersctl emu serve --fuse DIR [--pes N] [--inject FAULT ...]\n\n"+
 			"Serves one emulated board as Linux ppdev files until interrupted. Point QEMU at them with\n"+
@@ -65,7 +66,17 @@ func runEmu(args []string) int {
 		}
 		created = true
 	}
-	srv, err := ppdevfs.Mount(*dir, board, ppdevfs.Options{PEs: *pes, Debug: *debug})
+	opt := ppdevfs.Options{PEs: *pes, Debug: *debug}
+	if *vcdPath != "" {
+		out, err := openVCD(*vcdPath)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "papersctl emu serve:", err)
+			return 2
+		}
+		defer func() { status = max(status, report(out.close("emu serve"))) }()
+		opt.Wrap = out.attach(board)
+	}
+	srv, err := ppdevfs.Mount(*dir, board, opt)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "papersctl emu serve:", err)
 		if created {
@@ -81,7 +92,6 @@ func runEmu(args []string) int {
 	fmt.Printf("serving a %d-PE board (faults: %v); interrupt to stop\n", *pes, faults)
 	s := <-sig
 	signal.Stop(sig)
-	status := 0
 	if err := srv.Unmount(); err != nil {
 		fmt.Fprintln(os.Stderr, "papersctl emu serve:", err)
 		status = 1

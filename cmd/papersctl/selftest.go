@@ -31,7 +31,7 @@ func (f *faultList) Set(s string) error {
 	return err
 }
 
-func runSelftest(args []string) int {
+func runSelftest(args []string) (status int) {
 	fs := flag.NewFlagSet("selftest", flag.ContinueOnError)
 	pes := fs.Int("pes", 4, "number of PEs in the cluster (1 to 32)")
 	pe := fs.Int("pe", 0, "this PC's PE id (multi-PC mode), or the connector its cable is on (single-PC mode)")
@@ -46,6 +46,7 @@ func runSelftest(args []string) int {
 	checkIn := fs.Duration("checkin-timeout", 0, "how long each PC waits for the others to start selftest (default 1m in multi-PC mode, else the per-wait timeout)")
 	var faults faultList
 	fs.Var(&faults, "inject", "inject a fault into the emulator: PE<k>.<LINE>=stuck0|stuck1 or PE<k>=unplugged (repeatable)")
+	vcdPath := fs.String("vcd", "", "record the emulated run in this VCD file (GTKWave), one time step per port operation")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: papersctl selftest [flags]\n\nRuns on the embedded emulator unless a real port is given. Exits 1 when a check fails.\n\n")
 		fs.PrintDefaults()
@@ -70,6 +71,19 @@ func runSelftest(args []string) int {
 		if s.v != "" {
 			specs = append(specs, s.kind+":"+s.v)
 		}
+	}
+	if *vcdPath != "" {
+		if len(specs) > 0 {
+			fmt.Fprintln(os.Stderr, "papersctl selftest: --vcd records the emulator: drop --vcd, or the real port")
+			return 2
+		}
+		out, err := openVCD(*vcdPath)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "papersctl selftest: %v\n", err)
+			return 2
+		}
+		defer func() { status = max(status, report(out.close("selftest"))) }()
+		cfg.Record = out.attach
 	}
 	var notes []string
 	switch len(specs) {
