@@ -39,6 +39,11 @@ type TrialResult struct {
 type Read struct {
 	At        time.Duration
 	Got, Want uint8
+	// Ready is when the PE first saw the barrier complete, and ReadyGot
+	// the NAND in that status: the result for the variants that do not
+	// resample, one operation or more before it for those that do.
+	Ready    time.Duration
+	ReadyGot uint8
 }
 
 // Wrong is one wrong result, and which race produced it.
@@ -211,6 +216,7 @@ func (t *trial) evaluate(r *TrialResult) {
 		for i := range count {
 			seg := pr.segment(i)
 			rd := Read{At: seg.resultRead(), Got: t.res[k][i], Want: t.want(i)}
+			rd.Ready, rd.ReadyGot = seg.readyRead()
 			reads, arrivals = append(reads, rd), append(arrivals, seg.firstFlip())
 		}
 		r.Reads, r.Arrivals = append(r.Reads, reads), append(r.Arrivals, arrivals)
@@ -283,6 +289,7 @@ type opRec struct {
 	at         time.Duration
 	write      bool
 	prev, data uint8 // writes: the data register before and after (control writes keep it)
+	status     uint8 // status reads: the value
 }
 
 // stallPolls is where the driver's first interrupt check would come in a
@@ -309,6 +316,7 @@ func (p *probe) Close() error         { return nil } // the trial closes the tim
 func (p *probe) ReadStatus() uint8 {
 	p.port.Idle(p.pace)
 	v := p.read(p.port.ReadStatus())
+	p.log[len(p.log)-1].status = v
 	if p.reads++; p.reads >= stallPolls {
 		p.stalled = true
 	}
@@ -374,6 +382,22 @@ func (s segment) resultRead() time.Duration {
 		}
 	}
 	return -1
+}
+
+// readyRead is the first status read after the operation's strobe flip
+// that shows the barrier complete, and the NAND it shows.
+func (s segment) readyRead() (time.Duration, uint8) {
+	f := s.flips()
+	if len(f) == 0 {
+		return -1, 0
+	}
+	want := s[f[0]].data&lpt.S0 != 0 // after a flip to S0, ready reads 1
+	for _, o := range s[f[0]+1:] {
+		if !o.write && o.status != 0 && (o.status&lpt.RDY != 0) == want {
+			return o.at, result(o.status)
+		}
+	}
+	return -1, 0
 }
 
 // dataChange is when the PE first drove new data lines in this segment.

@@ -19,6 +19,10 @@ type Plot struct {
 	Rows     []Row
 	Marks    []Mark
 	Width    int // pixels; 0 means 900
+	// Origin is the time the axis counts from, and Axis its caption
+	// (default "time (ns)", in the file's unit).
+	Origin int64
+	Axis   string
 }
 
 // Row is one waveform: the signal at Path, labelled Label (the path when
@@ -37,7 +41,7 @@ type Mark struct {
 const (
 	rowHeight = 30
 	labelW    = 190
-	topMargin = 34
+	topMargin = 58 // the title, and two lines of mark labels
 	axisH     = 40
 )
 
@@ -65,9 +69,12 @@ func (f *File) SVG(w io.Writer, p Plot) error {
 	for i, s := range sigs {
 		d.row(i, p.Rows[i], s)
 	}
-	d.axis(topMargin+len(p.Rows)*rowHeight, strings.TrimPrefix(f.Timescale.String(), "1"))
-	for _, m := range p.Marks {
-		d.mark(m, height)
+	if p.Axis == "" {
+		p.Axis = "time (" + strings.TrimPrefix(f.Timescale.String(), "1") + ")"
+	}
+	d.axis(topMargin+len(p.Rows)*rowHeight, p.Axis)
+	for i, m := range p.Marks {
+		d.mark(m, height, topMargin-6-14*(i%2))
 	}
 	d.printf("</svg>\n")
 	if d.err == nil {
@@ -187,22 +194,28 @@ func (d *drawing) vector(segs []Change, hi, lo, mid float64) {
 }
 
 // axis draws the time axis with round ticks.
-func (d *drawing) axis(y int, unit string) {
+func (d *drawing) axis(y int, caption string) {
 	d.printf(`<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>`+"\n", labelW, y, d.p.Width-20, y)
 	step := max(1, axis.Step(float64(d.p.To-d.p.From)/8))
-	for t := math.Ceil(float64(d.p.From)/step) * step; t <= float64(d.p.To); t += step {
+	o := float64(d.p.Origin)
+	for t := math.Ceil((float64(d.p.From)-o)/step)*step + o; t <= float64(d.p.To); t += step {
 		x := d.x(int64(t))
 		d.printf(`<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="black"/>`+"\n", x, y, x, y+5)
-		d.printf(`<text x="%.1f" y="%d" text-anchor="middle" font-size="11">%s</text>`+"\n", x, y+18, strconv.FormatFloat(t, 'f', -1, 64))
+		d.printf(`<text x="%.1f" y="%d" text-anchor="middle" font-size="11">%s</text>`+"\n", x, y+18, strconv.FormatFloat(t-o, 'f', -1, 64))
 	}
-	d.printf(`<text x="%d" y="%d" text-anchor="end" font-size="11">time (%s)</text>`+"\n", d.p.Width-20, y+34, unit)
+	d.printf(`<text x="%d" y="%d" text-anchor="end" font-size="11">%s</text>`+"\n", d.p.Width-20, y+34, html.EscapeString(caption))
 }
 
-func (d *drawing) mark(m Mark, height int) {
+// mark draws a mark's line, with its label at height y.
+func (d *drawing) mark(m Mark, height, y int) {
 	if m.T < d.p.From || m.T > d.p.To {
 		return
 	}
 	x := d.x(m.T)
-	d.printf(`<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#c00" stroke-dasharray="4 3"/>`+"\n", x, topMargin-4, x, height-axisH)
-	d.printf(`<text x="%.1f" y="%d" fill="#c00" font-size="11">%s</text>`+"\n", x+3, topMargin-6, html.EscapeString(m.Label))
+	d.printf(`<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#c00" stroke-dasharray="4 3"/>`+"\n", x, y+2, x, height-axisH)
+	anchor := "start"
+	if x > float64(d.p.Width)*0.6 {
+		anchor, x = "end", x-6 // keep a late mark's label inside the picture
+	}
+	d.printf(`<text x="%.1f" y="%d" fill="#c00" font-size="11" text-anchor="%s">%s</text>`+"\n", x+3, y, anchor, html.EscapeString(m.Label))
 }
