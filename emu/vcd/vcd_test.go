@@ -280,7 +280,7 @@ func TestSVG(t *testing.T) {
 	}
 	// D6 falls at 15 of 0..50: its line has one step down, at 30 % of the
 	// plot width (690 px from x=190).
-	if !strings.Contains(svg, "L397.0 40.0 L397.0 56.0") {
+	if !strings.Contains(svg, "L397.0 64.0 L397.0 80.0") {
 		t.Errorf("no corner at x=397 (t=15) in:\n%s", svg)
 	}
 	if err := f.SVG(io.Discard, Plot{From: 0, To: 50, Rows: []Row{{"x", "board.nothing"}}}); err == nil {
