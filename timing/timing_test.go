@@ -3,6 +3,7 @@ package timing
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -156,7 +157,7 @@ func TestPicture(t *testing.T) {
 	if plot.Marks[0].T >= plot.Marks[1].T || !strings.Contains(plot.Marks[1].Label, "should be") {
 		t.Errorf("marks %+v: want the write, then the wrong read", plot.Marks)
 	}
-	st := f.Signal(plot.Rows[10].Path)
+	st := f.Signal(fmt.Sprintf("pc.PE%d.status", k))
 	if v, ok := st.Uint(plot.Marks[1].T); !ok || uint8(v)>>3&0xf != r.Wrong[0].Got {
 		t.Errorf("the status in the file at the read is %s, the PE got %04b", st.At(plot.Marks[1].T), r.Wrong[0].Got)
 	}
