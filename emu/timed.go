@@ -225,6 +225,14 @@ func (b *TimedBoard) adapt(c *Board, cfg TimedConfig) {
 	b.drv = make([]tstate, len(c.drivers))
 	b.level = make([]bool, len(c.nets))
 	b.dff = make([]hw.DFFState, len(c.gates))
+	b.adaptPorts(c, cfg.PEs)
+	b.drv[c.vcc] = tstate{cur: on | high, proj: on | high}
+	b.drv[c.gnd] = tstate{cur: on, proj: on}
+}
+
+// adaptPorts takes each connector's cable lines from the compiled netlist;
+// the first pes are plugged in.
+func (b *TimedBoard) adaptPorts(c *Board, pes int) {
 	b.pcIn = make([]tstate, len(c.ports)*len(lpt.Lines))
 	b.inWait = make([]time.Duration, len(b.pcIn))
 	b.inNet = make([]int32, len(b.pcIn))
@@ -232,7 +240,7 @@ func (b *TimedBoard) adapt(c *Board, cfg TimedConfig) {
 		b.inNet[i] = -1
 	}
 	for k, p := range c.ports {
-		tp := tport{plugged: k < cfg.PEs}
+		tp := tport{plugged: k < pes}
 		for _, cl := range p.outputs {
 			tp.outs = append(tp.outs, tline{line: lineIndex(cl.line), driver: cl.driver})
 		}
@@ -245,8 +253,6 @@ func (b *TimedBoard) adapt(c *Board, cfg TimedConfig) {
 		}
 		b.ports = append(b.ports, tp)
 	}
-	b.drv[c.vcc] = tstate{cur: on | high, proj: on | high}
-	b.drv[c.gnd] = tstate{cur: on, proj: on}
 }
 
 // flipFlopName says which 74LS74 half a flip-flop gate is and what it

@@ -79,21 +79,8 @@ func program(t *testing.T, b *emu.TimedBoard, cfg emu.RunConfig) []string {
 				return fmt.Errorf("NAND %d: got %#x, want %#x", i, got, want)
 			}
 		}
-		if k == 0 {
-			if code, err := p.Interrupt(0x5); err != nil || code != 0x5 {
-				return fmt.Errorf("Interrupt: code %#x, %v", code, err)
-			}
-		} else {
-			var ie *papers.InterruptError
-			for tries := 0; !errors.As(err, &ie); tries++ {
-				if tries == 1000 {
-					return errors.New("no interrupt seen in 1000 checks")
-				}
-				err = p.CheckInterrupt()
-			}
-			if ie.Code != 0x5 {
-				return fmt.Errorf("interrupt code %#x, want 0x5", ie.Code)
-			}
+		if err := interruptFromPE0(p); err != nil {
+			return err
 		}
 		if err := p.Barrier(); err != nil {
 			return err
@@ -105,6 +92,32 @@ func program(t *testing.T, b *emu.TimedBoard, cfg emu.RunConfig) []string {
 		t.Fatal(err)
 	}
 	return trace
+}
+
+// interruptFromPE0 raises interrupt 0x5 on PE 0; the others poll
+// CheckInterrupt until they have it.
+func interruptFromPE0(p *papers.PE) error {
+	if p.Self() == 0 {
+		if code, err := p.Interrupt(0x5); err != nil || code != 0x5 {
+			return fmt.Errorf("Interrupt: code %#x, %v", code, err)
+		}
+		return nil
+	}
+	var ie *papers.InterruptError
+	for tries := 0; ; tries++ {
+		if tries == 1000 {
+			return errors.New("no interrupt seen in 1000 checks")
+		}
+		if err := p.CheckInterrupt(); errors.As(err, &ie) {
+			break
+		} else if err != nil {
+			return err
+		}
+	}
+	if ie.Code != 0x5 {
+		return fmt.Errorf("interrupt code %#x, want 0x5", ie.Code)
+	}
+	return nil
 }
 
 // TestTimedRunsDriver runs the real driver on timed boards from every
@@ -241,24 +254,11 @@ func TestTimedVCD(t *testing.T) {
 	}
 }
 
-// TestRecordVCDUntimed records an untimed run through wrapped ports: one
-// time step per operation, each PC's status as it read it, and each PC's
-// port lines as other names for the nets at its connector.
-func TestRecordVCDUntimed(t *testing.T) {
-	b, err := emu.New(2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	rec, err := emu.RecordVCD(&buf, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rec.Wrap(4, nil); err == nil {
-		t.Error("wrapping PE 4 of a 4-connector board accepted")
-	}
+// nandWrapped runs a check-in and one NAND (PE k contributes 3<<k) on
+// PEs 0 and 1 of an untimed board through recorded ports.
+func nandWrapped(t *testing.T, b *emu.Board, rec *vcd.Recorder) []uint8 {
+	t.Helper()
 	results := make([]uint8, 2)
-	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for k := range 2 {
 		port, err := b.Port(k)
@@ -276,16 +276,32 @@ func TestRecordVCDUntimed(t *testing.T) {
 				return
 			}
 			defer p.Close()
-			r, err := p.NAND(uint8(0x3 << k))
-			if err != nil {
+			if results[k], err = p.NAND(uint8(0x3 << k)); err != nil {
 				t.Error(err)
 			}
-			mu.Lock()
-			results[k] = r
-			mu.Unlock()
 		})
 	}
 	wg.Wait()
+	return results
+}
+
+// TestRecordVCDUntimed records an untimed run through wrapped ports: one
+// time step per operation, each PC's status as it read it, and each PC's
+// port lines as other names for the nets at its connector.
+func TestRecordVCDUntimed(t *testing.T) {
+	b, err := emu.New(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	rec, err := emu.RecordVCD(&buf, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rec.Wrap(4, nil); err == nil {
+		t.Error("wrapping PE 4 of a 4-connector board accepted")
+	}
+	results := nandWrapped(t, b, rec)
 	ops := rec.Ops()
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -94,22 +95,28 @@ func TestTimedZeroDelayMatchesUntimed(t *testing.T) {
 			}
 			now += time.Nanosecond
 			tb.runUntil(now)
-			want, got := u.Levels(nil), tb.Levels(nil)
-			if !slices.Equal(want, got) {
-				names := u.NetNames()
-				for i := range want {
-					if want[i] != got[i] {
-						t.Fatalf("%d PEs, op %d (PE %d %s): net %s is %v untimed, %v timed", pes, op, k, what, names[i], want[i], got[i])
-					}
-				}
-			}
-			for j, p := range ports {
-				if s, ts := p.ReadStatus(), tb.status(j); s != ts {
-					t.Fatalf("%d PEs, op %d (PE %d %s): PE %d reads status %#02x untimed, %#02x timed", pes, op, k, what, j, s, ts)
-				}
+			if diff := differ(u, tb, ports); diff != "" {
+				t.Fatalf("%d PEs, op %d (PE %d %s): %s", pes, op, k, what, diff)
 			}
 		}
 	}
+}
+
+// differ says where an untimed and a timed board disagree: a net, or a
+// PE's status.
+func differ(u *Board, tb *TimedBoard, ports []*Port) string {
+	want, got := u.Levels(nil), tb.Levels(nil)
+	for i, n := range u.NetNames() {
+		if want[i] != got[i] {
+			return fmt.Sprintf("net %s is %v untimed, %v timed", n, want[i], got[i])
+		}
+	}
+	for j, p := range ports {
+		if s, ts := p.ReadStatus(), tb.status(j); s != ts {
+			return fmt.Sprintf("PE %d reads status %#02x untimed, %#02x timed", j, s, ts)
+		}
+	}
+	return ""
 }
 
 // arrival returns when PE k's status input for line name changes next,

@@ -68,9 +68,8 @@ func runEmu(args []string) (status int) {
 	}
 	opt := ppdevfs.Options{PEs: *pes, Debug: *debug}
 	if *vcdPath != "" {
-		out, err := openVCD(*vcdPath)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "papersctl emu serve:", err)
+		out := openVCD("emu serve", *vcdPath)
+		if out == nil {
 			return 2
 		}
 		defer func() { status = max(status, report(out.close("emu serve"))) }()

@@ -77,9 +77,8 @@ func runSelftest(args []string) (status int) {
 			fmt.Fprintln(os.Stderr, "papersctl selftest: --vcd records the emulator: drop --vcd, or the real port")
 			return 2
 		}
-		out, err := openVCD(*vcdPath)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "papersctl selftest: %v\n", err)
+		out := openVCD("selftest", *vcdPath)
+		if out == nil {
 			return 2
 		}
 		defer func() { status = max(status, report(out.close("selftest"))) }()

@@ -21,13 +21,14 @@ type vcdOut struct {
 }
 
 // openVCD creates the file at once, so that a bad path is a usage error
-// before any work.
-func openVCD(path string) (*vcdOut, error) {
+// before any work; it prints the error and returns nil then.
+func openVCD(cmd, path string) *vcdOut {
 	f, err := os.Create(path)
 	if err != nil {
-		return nil, fmt.Errorf("--vcd: %w", err)
+		fmt.Fprintf(os.Stderr, "papersctl %s: --vcd: %v\n", cmd, err)
+		return nil
 	}
-	return &vcdOut{f: f}, nil
+	return &vcdOut{f: f}
 }
 
 // attach starts recording board b and returns the port wrapper.

@@ -84,11 +84,9 @@ func TestWriteParse(t *testing.T) {
 	}
 }
 
-// TestParseStandardExample reads a file in the style of the example in
-// IEEE 1364-2005 §18.2.4: two-token timescale, bit selects, vectors
-// shorter than their size, real values, x and z, $dumpall and $dumpoff.
-func TestParseStandardExample(t *testing.T) {
-	const example = `$date June 26, 1989 10:05:41 $end
+// standardExample is a file in the style of the example in IEEE 1364-2005
+// §18.2.4.
+const standardExample = `$date June 26, 1989 10:05:41 $end
 $version VERILOG-SIMULATOR 1.0a $end
 $timescale 1 ns $end
 $scope module top $end
@@ -129,7 +127,12 @@ $dumpall
 1*@
 $end
 `
-	f, err := Parse(strings.NewReader(example))
+
+// TestParseStandardExample reads a file in the style of the example in
+// IEEE 1364-2005 §18.2.4: two-token timescale, bit selects, vectors
+// shorter than their size, real values, x and z, $dumpall and $dumpoff.
+func TestParseStandardExample(t *testing.T) {
+	f, err := Parse(strings.NewReader(standardExample))
 	if err != nil {
 		t.Fatal(err)
 	}
