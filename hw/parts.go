@@ -99,9 +99,15 @@ type Unit struct {
 	NQ, Preset, Clear int // nQ output, active-low preset and clear
 }
 
-// Delay is a propagation delay from the datasheet: typical and maximum,
-// at 5 V and 25 °C with the standard 15 pF load.
-type Delay struct{ Typ, Max time.Duration }
+// Delay is a propagation delay from the datasheets, at VCC = 5 V and
+// TA = 25 °C into the sheet's test load (15 pF, or 45 pF for the buffers).
+// Typ is the mean of the typical low-to-high and high-to-low figures and
+// Max the larger guaranteed maximum, from Texas Instruments' SN74LS sheets.
+// Min: LS sheets guarantee no minimum except Fairchild's DM74LS20 (3 ns at
+// 15 pF), so Min is that 3 ns for the gates and buffers and, by the same
+// ratio to the typical, 6 ns for the 74LS74 — an assumption, used only by
+// the timed emulator's fastest corner and its random spread.
+type Delay struct{ Min, Typ, Max time.Duration }
 
 // Part is a catalogue entry: a 74LS chip or a board-level component.
 type Part struct {
@@ -110,8 +116,10 @@ type Part struct {
 	Pins        []Pin
 	Units       []Unit
 	// Delay is input-to-output (buffers: data-to-output; flip-flops:
-	// preset/clear-to-output). ClockDelay is clock-to-output for flip-flops.
-	Delay, ClockDelay Delay
+	// preset/clear-to-output). ClockDelay is clock-to-output for
+	// flip-flops; EnableDelay is enable-to-output for tri-state buffers
+	// (output enable and disable times, tPZx and tPxZ).
+	Delay, ClockDelay, EnableDelay Delay
 	// KiCad names: the symbol in KiCad's standard library and a footprint.
 	Symbol    string
 	Footprint string
@@ -130,8 +138,8 @@ func (p *Part) PinByNum(n int) (Pin, bool) {
 	return Pin{}, false
 }
 
-func ns(typ, max int) Delay {
-	return Delay{time.Duration(typ) * time.Nanosecond, time.Duration(max) * time.Nanosecond}
+func ns(min, typ, max int) Delay {
+	return Delay{time.Duration(min) * time.Nanosecond, time.Duration(typ) * time.Nanosecond, time.Duration(max) * time.Nanosecond}
 }
 
 func dip14(names [15]string, types [15]PinType) []Pin {
@@ -159,14 +167,17 @@ var (
 		Pins: dip14([15]string{"", "1A", "1B", "NC", "1C", "1D", "1Y", "GND", "2Y", "2A", "2B", "NC", "2C", "2D", "VCC"},
 			[15]PinType{0, in, in, nc, in, in, out, gnd, out, in, in, nc, in, in, pwr}),
 		Units: []Unit{{Func: FuncNAND, In: []int{1, 2, 4, 5}, Out: 6}, {Func: FuncNAND, In: []int{9, 10, 12, 13}, Out: 8}},
-		Delay: ns(12, 20), Symbol: "74xx:74LS20", Footprint: "Package_DIP:DIP-14_W7.62mm",
+		// SN74LS20: tPLH 9/15, tPHL 10/15 ns (typ/max).
+		Delay: ns(3, 10, 15), Symbol: "74xx:74LS20", Footprint: "Package_DIP:DIP-14_W7.62mm",
 	}
 	// Dual 4-input NAND buffer (high fan-out), same pinout as the 74LS20.
 	LS40 = &Part{
 		Name: "74LS40", Description: "dual 4-input NAND buffer",
 		Pins:  LS20.Pins,
 		Units: LS20.Units,
-		Delay: ns(18, 24), Symbol: "74xx:74LS40", Footprint: "Package_DIP:DIP-14_W7.62mm",
+		// SN74LS40: tPLH 12/24, tPHL 12/24 ns into 45 pF. Into long
+		// cables its edges slow far beyond this: see emu's cable model.
+		Delay: ns(3, 12, 24), Symbol: "74xx:74LS40", Footprint: "Package_DIP:DIP-14_W7.62mm",
 	}
 	// 8-input NAND: 1,2,3,4,5,6,11,12 -> 8.
 	LS30 = &Part{
@@ -174,7 +185,8 @@ var (
 		Pins: dip14([15]string{"", "A", "B", "C", "D", "E", "F", "GND", "Y", "NC", "NC", "G", "H", "NC", "VCC"},
 			[15]PinType{0, in, in, in, in, in, in, gnd, out, nc, nc, in, in, nc, pwr}),
 		Units: []Unit{{Func: FuncNAND, In: []int{1, 2, 3, 4, 5, 6, 11, 12}, Out: 8}},
-		Delay: ns(12, 20), Symbol: "74xx:74LS30", Footprint: "Package_DIP:DIP-14_W7.62mm",
+		// SN74LS30: tPLH 8/15, tPHL 13/20 ns.
+		Delay: ns(3, 11, 20), Symbol: "74xx:74LS30", Footprint: "Package_DIP:DIP-14_W7.62mm",
 	}
 	// Quad 2-input OR: 1,2->3; 4,5->6; 9,10->8; 12,13->11.
 	LS32 = &Part{
@@ -185,7 +197,8 @@ var (
 			{Func: FuncOR, In: []int{1, 2}, Out: 3}, {Func: FuncOR, In: []int{4, 5}, Out: 6},
 			{Func: FuncOR, In: []int{9, 10}, Out: 8}, {Func: FuncOR, In: []int{12, 13}, Out: 11},
 		},
-		Delay: ns(14, 22), Symbol: "74xx:74LS32", Footprint: "Package_DIP:DIP-14_W7.62mm",
+		// SN74LS32: tPLH 14/22, tPHL 14/22 ns.
+		Delay: ns(3, 14, 22), Symbol: "74xx:74LS32", Footprint: "Package_DIP:DIP-14_W7.62mm",
 	}
 	// Dual D flip-flop with preset and clear.
 	LS74 = &Part{
@@ -196,12 +209,16 @@ var (
 			{Func: FuncDFF, In: []int{2, 3}, Out: 5, NQ: 6, Preset: 4, Clear: 1},
 			{Func: FuncDFF, In: []int{12, 11}, Out: 9, NQ: 8, Preset: 10, Clear: 13},
 		},
-		Delay: ns(20, 40), ClockDelay: ns(14, 25), Symbol: "74xx:74LS74", Footprint: "Package_DIP:DIP-14_W7.62mm",
+		// SN74LS74A: from CLR, PRE or CLK to Q or nQ, tPLH 13/25 and tPHL
+		// 25/40 ns; the sheet gives one figure for all three inputs.
+		Delay: ns(6, 19, 40), ClockDelay: ns(6, 19, 40), Symbol: "74xx:74LS74", Footprint: "Package_DIP:DIP-14_W7.62mm",
 	}
-	// Quad tri-state buffer, active-low enables.
-	LS125 = quadBuffer("74LS125", "quad tri-state buffer, active-low enable", true)
-	// Quad tri-state buffer, active-high enables.
-	LS126 = quadBuffer("74LS126", "quad tri-state buffer, active-high enable", false)
+	// Quad tri-state buffer, active-low enables. SN74LS125A: tPLH 9/15,
+	// tPHL 7/18; tPZH 12/20, tPZL 15/25, tPHZ and tPLZ 20 max ns.
+	LS125 = quadBuffer("74LS125", "quad tri-state buffer, active-low enable", true, ns(3, 8, 18), ns(3, 15, 25))
+	// Quad tri-state buffer, active-high enables. SN74LS126A: tPLH 9/15,
+	// tPHL 8/18; tPZH 16/25, tPZL 21/35, tPHZ and tPLZ 25 max ns.
+	LS126 = quadBuffer("74LS126", "quad tri-state buffer, active-high enable", false, ns(3, 9, 18), ns(3, 19, 35))
 	// Octal tri-state buffer/line driver.
 	LS244 = &Part{
 		Name: "74LS244", Description: "octal tri-state buffer / line driver",
@@ -225,7 +242,9 @@ var (
 			{Func: FuncBuffer, In: []int{15}, Out: 5, Enable: 19, EnableLow: true},
 			{Func: FuncBuffer, In: []int{17}, Out: 3, Enable: 19, EnableLow: true},
 		},
-		Delay: ns(12, 18), Symbol: "74xx:74LS244", Footprint: "Package_DIP:DIP-20_W7.62mm",
+		// SN74LS244: tPLH 12/18, tPHL 12/18; tPZL 20/30, tPZH 15/23,
+		// tPLZ 15/25, tPHZ 10/18 ns into 45 pF (5 pF for disable).
+		Delay: ns(3, 12, 18), EnableDelay: ns(3, 15, 30), Symbol: "74xx:74LS244", Footprint: "Package_DIP:DIP-20_W7.62mm",
 	}
 	// DB25 is the cable connector: one per PE, pins numbered as on the PC's
 	// port (a straight-through cable).
@@ -284,7 +303,7 @@ func twoPin(value, desc, n1, n2, symbol, footprint string) *Part {
 	}
 }
 
-func quadBuffer(name, desc string, low bool) *Part {
+func quadBuffer(name, desc string, low bool, delay, enable Delay) *Part {
 	names := [15]string{"", "1OE", "1A", "1Y", "2OE", "2A", "2Y", "GND", "3Y", "3A", "3OE", "4Y", "4A", "4OE", "VCC"}
 	if low {
 		for _, i := range []int{1, 4, 10, 13} {
@@ -300,7 +319,7 @@ func quadBuffer(name, desc string, low bool) *Part {
 			{Func: FuncBuffer, In: []int{9}, Out: 8, Enable: 10, EnableLow: low},
 			{Func: FuncBuffer, In: []int{12}, Out: 11, Enable: 13, EnableLow: low},
 		},
-		Delay: ns(9, 18), Symbol: "74xx:" + name, Footprint: "Package_DIP:DIP-14_W7.62mm",
+		Delay: delay, EnableDelay: enable, Symbol: "74xx:" + name, Footprint: "Package_DIP:DIP-14_W7.62mm",
 	}
 }
 

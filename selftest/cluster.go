@@ -244,7 +244,7 @@ func runSession(ctx context.Context, rep *Report, board *emu.Board, cfg Config, 
 			return nil, err
 		}
 		err = emulate.RunPorts(ctx, board, cfg.PEs, func(ctx context.Context, k int, port *emu.Port) error {
-			lp := &lockstepPort{Port: port, sh: sh, timeout: 5 * cfg.Timeout}
+			lp := &lockstepPort{Port: cfg.traced(k, port), sh: sh, timeout: 5 * cfg.Timeout}
 			c := pcfg
 			c.PE, c.Context = k, ctx
 			p, err := papers.Open(lp, c)
@@ -339,7 +339,7 @@ func (c *countingPort) Ops() uint64          { return c.n.Load() }
 // an operation's port-operation count is exactly its cost on an idle
 // board, whatever the goroutine scheduling.
 type lockstepPort struct {
-	*emu.Port
+	lpt.Port
 	sh      *shared
 	on      bool
 	timeout time.Duration
@@ -357,6 +357,14 @@ func (l *lockstepPort) ReadData() uint8      { l.step(); return l.Port.ReadData(
 func (l *lockstepPort) ReadStatus() uint8    { l.step(); return l.Port.ReadStatus() }
 func (l *lockstepPort) WriteControl(v uint8) { l.step(); l.Port.WriteControl(v) }
 func (l *lockstepPort) ReadControl() uint8   { l.step(); return l.Port.ReadControl() }
+
+// ExplainStall passes the emulated port's explanation on.
+func (l *lockstepPort) ExplainStall() string {
+	if x, ok := l.Port.(lpt.StallExplainer); ok {
+		return x.ExplainStall()
+	}
+	return ""
+}
 
 func (l *lockstepPort) Err() error {
 	if l.err != nil {

@@ -81,6 +81,19 @@ type Config struct {
 	AskLED func(pe int, question string) (emu.LED, error)
 	// LatencyOps is the number of port operations timed (default 20000).
 	LatencyOps int
+	// Record, when set, is called with the emulated board once it is
+	// built, and returns a wrapper for every port selftest then drives on
+	// it: papersctl selftest --vcd records the run through it.
+	Record func(b *emu.Board) (wrap func(pe int, p lpt.Port) lpt.Port)
+	wrap   func(pe int, p lpt.Port) lpt.Port
+}
+
+// traced is PE k's emulated port p, wrapped by Record's wrapper if any.
+func (cfg Config) traced(pe int, p lpt.Port) lpt.Port {
+	if cfg.wrap == nil {
+		return p
+	}
+	return cfg.wrap(pe, p)
 }
 
 // Status of a check.
@@ -230,6 +243,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			}
 			rep.Injected = append(rep.Injected, f.String())
 		}
+		if cfg.Record != nil {
+			cfg.wrap = cfg.Record(board)
+		}
 	}
 
 	var findings []Check
@@ -245,7 +261,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if err != nil {
 			return nil, fmt.Errorf("selftest: %w", err)
 		}
-		rep.Latency = measureLatency(p, cfg.LatencyOps, lpt.Transparent)
+		rep.Latency = measureLatency(cfg.traced(cfg.PE, p), cfg.LatencyOps, lpt.Transparent)
 		p.Close()
 	}
 	if rep.Latency != nil {
@@ -279,6 +295,9 @@ func wiring(rep *Report, h *hw.Board, board *emu.Board, cfg Config) ([]Check, er
 		}
 		defer or.close()
 		r = or.rig
+		for i, p := range r.ports {
+			r.ports[i] = cfg.traced(pes[i], p)
+		}
 	} else {
 		r = rig{pes: pes, ports: []lpt.Port{cfg.Port}}
 		if cfg.AskLED != nil {

@@ -3,7 +3,6 @@ package strata
 import (
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -185,14 +184,6 @@ func TestStateGraph(t *testing.T) {
 	}
 	if m, _ := filepath.Glob(file + ".pe*"); len(m) != 0 {
 		t.Errorf("shards left behind: %v", m)
-	}
-}
-
-func TestNiceStep(t *testing.T) {
-	for x, want := range map[float64]float64{0.3: 0.5, 1: 1, 1.2: 2, 3: 5, 7: 10, 120: 200} {
-		if got := niceStep(x); math.Abs(got-want) > 1e-9 {
-			t.Errorf("niceStep(%v) = %v, want %v", x, got, want)
-		}
 	}
 }
 

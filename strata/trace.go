@@ -9,6 +9,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/ttlpapers/ttlpapers/internal/axis"
 )
 
 // The states of a state graph. Strata reserves 0 and 1 for the program's
@@ -338,7 +340,7 @@ func (g *graph) row(w io.Writer, pe int, r StateRow) {
 
 // axis draws the time axis with about eight round ticks.
 func (g *graph) axis(w io.Writer) {
-	step := niceStep(float64(g.end) / g.div / 8)
+	step := axis.Step(float64(g.end) / g.div / 8)
 	fmt.Fprintf(w, `<line x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" stroke="black"/>`+"\n", g.left, g.axisY, g.left+g.plotW, g.axisY)
 	for v := 0.0; v*g.div <= float64(g.end)*1.0000001; v += step {
 		tx := g.x(uint64(v * g.div))
@@ -378,18 +380,4 @@ func timeUnit(end uint64) (string, float64) {
 		return "µs", 1e3
 	}
 	return "ns", 1
-}
-
-// niceStep rounds x up to 1, 2 or 5 times a power of ten.
-func niceStep(x float64) float64 {
-	if x <= 0 {
-		return 1
-	}
-	p := math.Pow(10, math.Floor(math.Log10(x)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*p >= x {
-			return m * p
-		}
-	}
-	return 10 * p
 }

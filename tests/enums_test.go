@@ -31,6 +31,7 @@ var enumStrings = map[string]func() string{
 	"strata.Segment":     func() string { return strata.Segment(9).String() },
 	"emu.FaultKind":      func() string { return emu.FaultKind(9).String() },
 	"emu.LED":            func() string { return emu.LED(7).String() },
+	"emu.Corner":         func() string { return emu.Corner(99).String() },
 }
 
 // pendingEnums panic today in a package another change is rewriting

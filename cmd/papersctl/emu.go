@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"strings"
@@ -28,6 +29,7 @@ type serveCmd struct {
 	pes    int
 	faults faultFlag
 	debug  bool
+	vcd    string
 }
 
 func (c *serveCmd) define(f *flagSet) {
@@ -35,6 +37,7 @@ func (c *serveCmd) define(f *flagSet) {
 	f.Int(&c.pes, "pes", 4, 1, lpt.MaxPEs, "PEs on the board")
 	c.faults.define(f, "fault to inject into the board")
 	f.Bool(&c.debug, "debug", "log every FUSE request")
+	f.Path(&c.vcd, "vcd", "", "file", false, "record every port operation in this VCD file (GTKWave), one time step each")
 }
 
 func (c *serveCmd) check(f *flagSet, _ []string) error {
@@ -43,10 +46,13 @@ func (c *serveCmd) check(f *flagSet, _ []string) error {
 		p.addf("--fuse: give the directory to serve the board's ppdev files in, e.g. --fuse /tmp/board")
 	}
 	c.faults.check(&p, c.pes)
+	if c.vcd != "" {
+		checkVCDPath(&p, c.vcd)
+	}
 	return p.err()
 }
 
-func (c *serveCmd) run(e *env, _ []string) error {
+func (c *serveCmd) run(e *env, _ []string) (err error) {
 	board, err := emu.New(c.pes)
 	if err != nil {
 		return err
@@ -66,7 +72,16 @@ func (c *serveCmd) run(e *env, _ []string) error {
 	if created {
 		defer os.Remove(c.dir)
 	}
-	srv, err := ppdevfs.Mount(c.dir, board, ppdevfs.Options{PEs: c.pes, Debug: c.debug})
+	opt := ppdevfs.Options{PEs: c.pes, Debug: c.debug}
+	if c.vcd != "" {
+		out, err := openVCD(c.vcd)
+		if err != nil {
+			return err
+		}
+		defer func() { err = cmp.Or(err, out.close(e.stderr)) }()
+		opt.Wrap = out.attach(board)
+	}
+	srv, err := ppdevfs.Mount(c.dir, board, opt)
 	if err != nil {
 		return err
 	}

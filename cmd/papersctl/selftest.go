@@ -30,6 +30,7 @@ type selftestCmd struct {
 	mode                  string
 	timeout, checkIn, ask time.Duration
 	faults                faultFlag
+	vcd                   string
 	chosen                selftest.Mode // the mode the flags select (check sets it)
 }
 
@@ -48,6 +49,7 @@ func (c *selftestCmd) define(f *flagSet) {
 	f.Duration(&c.timeout, "timeout", 0, true, "per-wait timeout (0: 200ms on the emulator, 2s on real ports)")
 	f.Duration(&c.checkIn, "checkin-timeout", 0, true, "how long each PC waits for the others to start selftest (0: 1m in multi-PC mode, else the per-wait timeout)")
 	c.faults.define(f, "inject a fault into the emulator")
+	f.Path(&c.vcd, "vcd", "", "file", false, "record the emulated run in this VCD file (GTKWave), one time step per port operation")
 }
 
 // checkBase checks a port base address (0x378, lpt1).
@@ -110,6 +112,11 @@ func (c *selftestCmd) check(f *flagSet, _ []string) error {
 		p.addf("--mode multi-pc runs on real ports, one PC per PE: give --port, --ppdev or --gpio (on the emulator, cluster mode runs every PE)")
 	case real && len(c.faults.list) > 0:
 		p.addf("--inject %v: faults go into the emulator only: drop --inject, or drop %s", c.faults.list[0], ports[0])
+	case real && c.vcd != "":
+		p.addf("--vcd records the emulator's nets: drop --vcd, or drop %s", ports[0])
+	}
+	if c.vcd != "" {
+		checkVCDPath(&p, c.vcd)
 	}
 	if !real && f.isSet("no-prompt") {
 		p.addf("--no-prompt: the emulator reads its own LEDs and asks nobody: drop --no-prompt")
@@ -128,8 +135,16 @@ func (c *selftestCmd) check(f *flagSet, _ []string) error {
 	return p.err()
 }
 
-func (c *selftestCmd) run(e *env, _ []string) error {
+func (c *selftestCmd) run(e *env, _ []string) (err error) {
 	cfg := selftest.Config{PEs: c.pes, PE: c.pe, Faults: c.faults.list, Timeout: c.timeout, CheckInTimeout: c.checkIn, Mode: c.chosen}
+	if c.vcd != "" {
+		out, err := openVCD(c.vcd)
+		if err != nil {
+			return err
+		}
+		defer func() { err = cmp.Or(err, out.close(e.stderr)) }()
+		cfg.Record = out.attach
+	}
 	var notes []string
 	if spec := c.spec(); spec != "" {
 		port, err := backend.Open(spec)

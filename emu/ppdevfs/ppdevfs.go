@@ -22,6 +22,8 @@ import (
 	"fmt"
 	"log"
 	"time"
+
+	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
 // Options configures Mount.
@@ -37,6 +39,9 @@ type Options struct {
 	Log *log.Logger
 	// Debug logs every FUSE request (very verbose).
 	Debug bool
+	// Wrap, when set, wraps each PE's port as a file claims it:
+	// papersctl emu serve --vcd records the run through it.
+	Wrap func(pe int, p lpt.Port) lpt.Port
 }
 
 // FileName is the name of PE k's file in the mounted directory.

@@ -154,9 +154,9 @@ type portNode struct {
 	ioctls, unknown atomic.Uint64
 
 	mu      sync.Mutex
-	port    *emu.Port // non-nil while claimed
-	reverse bool      // data lines tri-stated (control bit 0x20 / PPDATADIR)
-	latch   uint8     // the data latch while reversed (the board sees 0xff)
+	port    lpt.Port // the PE's emu.Port (wrapped by Options.Wrap), non-nil while claimed
+	reverse bool     // data lines tri-stated (control bit 0x20 / PPDATADIR)
+	latch   uint8    // the data latch while reversed (the board sees 0xff)
 	first   time.Time
 	last    time.Time
 }
@@ -301,6 +301,9 @@ func (n *portNode) claimLocked(ctx context.Context, h *handle) unix.Errno {
 		p, err := n.board.Port(n.pe)
 		if err == nil {
 			n.port, h.claimed = p, true
+			if n.opt.Wrap != nil {
+				n.port = n.opt.Wrap(n.pe, p)
+			}
 			return 0
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
