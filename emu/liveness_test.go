@@ -1,6 +1,9 @@
 package emu
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // TestDeadPartnerClosedThenExited stages the race a liveness check can
 // meet: the partner closes its port and exits between the check's read of
@@ -15,15 +18,27 @@ func TestDeadPartnerClosedThenExited(t *testing.T) {
 	const other = 1<<22 + 7 // not this process
 	defer func(f func(int) bool) { alive = f }(alive)
 
-	b.st.store(p1.base+portClaim, other)
+	b.m.store(b.lay.per(1, pClaim), other)
 	alive = func(int) bool { b.release(p1); return false } // closes, then exits
 	if pe, why := b.deadPartner(1); pe >= 0 {
 		t.Errorf("a PE that closed its port before exiting was blamed: %s", why)
 	}
 
-	b.st.store(p1.base+portClaim, other)
+	b.m.store(b.lay.per(1, pClaim), other)
 	alive = func(int) bool { return false } // died holding it
 	if pe, why := b.deadPartner(1); pe != 1 {
 		t.Errorf("a PE that died holding its port: deadPartner = %d %q, want PE 1", pe, why)
+	}
+}
+
+// waitFor waits until cond holds, failing the test after d.
+func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
