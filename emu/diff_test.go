@@ -210,7 +210,7 @@ func newStimulus(t testing.TB, pes int, up PowerUp, miswire bool, next func(int)
 			}
 		}
 		// The compiled change reaches the board's own evaluator too.
-		b.bs = newSim(b)
+		b.bs = newSim(b, -1)
 		b.mu.Lock()
 		b.bs.powering = true
 		b.collect(b.bs.snap)

@@ -110,7 +110,7 @@ func (b *Board) start(job uint64, opts []Option) {
 		o.power.State = &FlipFlops{} // as the emulator always did
 	}
 	b.initHeader(job, o.power)
-	b.bs = newSim(b)
+	b.bs = newSim(b, -1)
 	b.collect(b.bs.snap)
 	b.bs.powering = true
 	b.bs.rebuild(b.bs.snap, b.powerUpState(0))
@@ -236,6 +236,9 @@ func (b *Board) evaluate(s *sim) {
 			return
 		}
 		nw := dffWord(t, epoch, s.state())
+		if pause != nil {
+			pause(s.pe, beforeCommit)
+		}
 		if b.m.cas(hDFF, w, nw) {
 			s.dffW, s.t = nw, t
 			if s.contended > 0 {
@@ -272,7 +275,7 @@ func (b *Board) Port(pe int) (*Port, error) {
 		return nil, err
 	}
 	if p.sim == nil {
-		p.sim = newSim(b)
+		p.sim = newSim(b, pe)
 		p.wake = make(chan struct{}, 1)
 	}
 	p.err.Store(nil)
@@ -584,8 +587,9 @@ func (b *Board) explainStall(s *sim, self int, phase uint8) (string, uint64) {
 type pausePoint int
 
 const (
-	afterStore  pausePoint = iota // a write is in the port's word, not yet evaluated
-	afterCommit                   // a new state is committed, sleepers not yet woken
+	afterStore   pausePoint = iota // a write is in the port's word, not yet evaluated
+	beforeCommit                   // a new state is computed, not yet committed
+	afterCommit                    // a new state is committed, sleepers not yet woken
 )
 
 var pause func(pe int, at pausePoint)

@@ -127,7 +127,7 @@ func OpenShared(path string) (*Board, error) {
 	if err := b.mapFile(f, path); err != nil {
 		return nil, err
 	}
-	b.bs = newSim(b)
+	b.bs = newSim(b, -1)
 	return b, nil
 }
 

@@ -20,6 +20,7 @@ import (
 // previous state, so evaluators that skipped different snapshots agree.
 type sim struct {
 	b      *Board
+	pe     int     // the port it evaluates for, -1 for the board's own
 	bits   []byte  // net levels, then driver states (bit 0 on, bit 1 level)
 	dff    []uint8 // each flip-flop's state: bit 0 Q, bit 1 last clock level
 	status []uint8 // each connector's status register
@@ -47,9 +48,9 @@ type sim struct {
 	snap, snap2 []uint64
 }
 
-func newSim(b *Board) *sim {
+func newSim(b *Board, pe int) *sim {
 	size := len(b.ports)
-	s := &sim{b: b,
+	s := &sim{b: b, pe: pe,
 		bits:   make([]byte, len(b.nets)+len(b.drivers)),
 		dff:    make([]uint8, len(b.dffs)),
 		status: make([]uint8, size),
