@@ -358,8 +358,8 @@ func powerUps(rng *rand.Rand) []PowerUp {
 func TestDifferential(t *testing.T) {
 	rng := rand.New(rand.NewPCG(16, 4))
 	steps := 400
-	if testing.Short() {
-		steps = 100
+	if testing.Short() || raceEnabled {
+		steps = 60
 	}
 	for pes := 4; pes <= lpt.MaxPEs; pes++ {
 		for ui, up := range powerUps(rng) {

@@ -64,6 +64,7 @@ type Board struct {
 	m      memory // the board's state (state.go)
 	shared []byte // the mapping of a shared board, nil in-process
 	path   string // a shared board's file
+	fd     int    // and a descriptor of it
 	broken atomic.Pointer[error]
 
 	claimed atomic.Int32 // ports claimed in this process
@@ -156,11 +157,15 @@ func (b *Board) survive(old bool) {
 	}
 	debug.SetPanicOnFault(old)
 	if r := recover(); r != nil {
-		re, ok := r.(runtime.Error)
-		if !ok || !strings.Contains(re.Error(), "fault") {
+		// A fault panics with a runtime.Error that has the address.
+		re, ok := r.(interface {
+			runtime.Error
+			Addr() uintptr
+		})
+		if !ok {
 			panic(r)
 		}
-		err := fmt.Errorf("emu: shared board %s was truncated or damaged while in use (%v): the run cannot go on", b.path, re)
+		err := fmt.Errorf("emu: shared board %s was truncated while in use (a fault at %#x): the run cannot go on", b.path, re.Addr())
 		b.broken.CompareAndSwap(nil, &err)
 	}
 }
@@ -204,7 +209,12 @@ func equalWords(a, b []uint64) bool {
 // step further.
 func (b *Board) evaluate(s *sim) {
 	size := len(b.ports)
-	for {
+	for tries := 0; ; tries++ {
+		if tries > corruptTries {
+			err := fmt.Errorf("emu: the memory of board %s is corrupt (its flip-flop word is newer than every snapshot): the run cannot go on", b.path)
+			b.broken.CompareAndSwap(nil, &err)
+			return
+		}
 		w := b.m.load(hDFF)
 		b.collect(s.snap)
 		if w == s.dffW && equalWords(s.snap, s.words) {
@@ -250,6 +260,10 @@ func (b *Board) evaluate(s *sim) {
 		s.dffW = 0 // what s computed was not committed: recompute
 	}
 }
+
+// corruptTries bounds an evaluation's retries: each retry means another
+// evaluator committed, unless the memory is corrupt.
+const corruptTries = 1 << 20
 
 // look evaluates the board with the board's own evaluator and runs f on it.
 func (b *Board) look(f func(s *sim)) {
@@ -481,7 +495,7 @@ func (p *Port) Err() error {
 			return nil
 		}
 		if p.errCalls++; p.errCalls%livenessEvery != 0 || !p.checkPartner() {
-			return nil
+			return p.b.err()
 		}
 	}
 	pe, reason, _ := p.b.Aborted()
@@ -493,14 +507,17 @@ func (p *Port) Err() error {
 }
 
 // checkPartner checks one other PE's process, at most every
-// livenessPeriod, aborting the board if it died holding its port. It
-// reports whether the board is aborted.
+// livenessPeriod, aborting the board if it died holding its port, and that
+// the board's file is whole. It reports whether the board is aborted.
 func (p *Port) checkPartner() bool {
 	now := time.Now().UnixNano()
 	if now-p.lastCheck < int64(livenessPeriod) {
 		return false
 	}
 	p.lastCheck = now
+	if p.b.checkFile(); p.b.err() != nil {
+		return false
+	}
 	p.turn++
 	pe, reason := p.b.deadPartner(int(p.turn))
 	if pe < 0 {

@@ -184,7 +184,26 @@ func (b *Board) mapFile(f *os.File, path string) error {
 	}
 	b.shared, b.path = m, path
 	b.m = unsafe.Slice((*uint64)(unsafe.Pointer(&m[0])), b.lay.words)
+	// Keep a descriptor to check now and then that the file keeps its size.
+	fd, err := unix.Dup(int(f.Fd()))
+	if err != nil {
+		unix.Munmap(m)
+		return fmt.Errorf("emu: shared board %s: %w", path, err)
+	}
+	unix.CloseOnExec(fd)
+	b.fd = fd
 	return nil
+}
+
+// checkFile marks the board broken if its file has shrunk: within its
+// first page the lost part reads as zeros instead of faulting.
+func (b *Board) checkFile() {
+	var st unix.Stat_t
+	if b.shared == nil || unix.Fstat(b.fd, &st) != nil || st.Size >= int64(len(b.shared)) {
+		return
+	}
+	err := fmt.Errorf("emu: shared board %s was truncated while in use (%d bytes, want %d): the run cannot go on", b.path, st.Size, len(b.shared))
+	b.broken.CompareAndSwap(nil, &err)
 }
 
 // Close detaches from a shared board (the file stays until removed); the
@@ -197,6 +216,7 @@ func (b *Board) Close() error {
 	m := b.shared
 	b.shared = nil
 	b.m = nil
+	unix.Close(b.fd)
 	return unix.Munmap(m)
 }
 

@@ -41,7 +41,19 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	if path := os.Getenv("EMU_TEST_CREATE"); path != "" {
+		// Create a board, say so, and keep it live until stdin closes.
+		b, err := emu.CreateShared(path, 2)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Println("created")
+		io.Copy(io.Discard, os.Stdin)
+		b.Close()
+		os.Exit(0)
+	}
+	os.Exit(checkLeaks(m.Run()))
 }
 
 const voteRounds = 300
