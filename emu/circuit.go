@@ -168,6 +168,12 @@ func (b *Board) derive() {
 	}
 	for _, p := range b.ports {
 		p.inert = b.inertPins(p)
+		p.inertBits = inertBits(p.inert)
+		for _, cl := range p.inputs {
+			if cl.net >= 0 && b.readsOthers(cl.net, p.pe) {
+				p.extBits |= cl.line.Mask
+			}
+		}
 	}
 	b.lay = newLayout(len(b.ports))
 }
@@ -214,6 +220,61 @@ func (b *Board) reachesState(n0 int32) bool {
 			}
 			if g.out >= 0 {
 				todo = append(todo, b.drivers[g.out].net)
+			}
+		}
+	}
+	return false
+}
+
+// inertBits are the bits of a port word (data, then control) that drive
+// only inert pins, or no pin at all.
+func inertBits(inert lpt.Pins) uint64 {
+	bits := uint64(0xffff)
+	for _, l := range lpt.Lines {
+		if !l.Output() || inert.High(l.Pin) {
+			continue
+		}
+		if l.Reg == lpt.Data {
+			bits &^= uint64(l.Mask)
+		} else {
+			bits &^= uint64(l.Mask) << 8
+		}
+	}
+	return bits
+}
+
+// readsOthers reports whether a net's level depends, through combinational
+// logic (not through a flip-flop), on a pin of a port other than pe.
+func (b *Board) readsOthers(n0 int32, pe int) bool {
+	own := map[int32]bool{}
+	for _, cl := range b.ports[pe].outputs {
+		own[cl.driver] = true
+	}
+	gateOf := map[int32]int32{}
+	for gi, g := range b.gates {
+		gateOf[g.out] = int32(gi)
+		if g.outN >= 0 {
+			gateOf[g.outN] = int32(gi)
+		}
+	}
+	seen := map[int32]bool{}
+	todo := []int32{n0}
+	for len(todo) > 0 {
+		n := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if n < 0 || seen[n] {
+			continue
+		}
+		seen[n] = true
+		for _, d := range b.nets[n].drivers {
+			gi, isGate := gateOf[d]
+			switch {
+			case d == b.vcc || d == b.gnd || own[d]:
+			case !isGate:
+				return true // another port's pin
+			case b.gates[gi].fn != hw.FuncDFF:
+				todo = append(todo, b.gates[gi].in...)
+				todo = append(todo, b.gates[gi].en)
 			}
 		}
 	}

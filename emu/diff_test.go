@@ -51,9 +51,12 @@ func (r *ref) powerUp(state FlipFlops) {
 
 func (r *ref) in(n int32) bool { return n < 0 || r.level[n] }
 
-// settle recomputes every level; one settle counts the nets it leaves
-// contended.
-func (r *ref) settle(powerUp bool) {
+// settle recomputes every level; a settle of a change that reaches the
+// logic (count) counts the nets it leaves contended. (A write that changes
+// only inert pins — the LEDs — is no settle.)
+func (r *ref) settle(powerUp bool) { r.settleCounting(powerUp, true) }
+
+func (r *ref) settleCounting(powerUp, count bool) {
 	b := r.b
 	r.on[b.vcc], r.val[b.vcc] = true, true
 	r.on[b.gnd], r.val[b.gnd] = true, false
@@ -89,7 +92,7 @@ func (r *ref) settle(powerUp bool) {
 		}
 	}
 	for i := range b.nets {
-		if b.nets[i].multi && r.disagree(int32(i)) {
+		if count && b.nets[i].multi && r.disagree(int32(i)) {
 			r.contention++
 		}
 	}
@@ -213,10 +216,10 @@ func newStimulus(t testing.TB, pes int, up PowerUp, miswire bool, next func(int)
 		b.bs = newSim(b, -1)
 		b.mu.Lock()
 		b.bs.powering = true
-		b.collect(b.bs.snap)
+		b.collect(b.bs, b.bs.snap)
 		b.bs.rebuild(b.bs.snap, b.powerUpState(0))
 		b.bs.built = true
-		b.m.store(hDFF, dffWord(0, 0, b.bs.state()))
+		b.m.store(hDFF, dffWord(0, 0, 0, b.bs.state()))
 		b.bs.dffW = b.m.load(hDFF)
 		b.mu.Unlock()
 	}
@@ -237,6 +240,7 @@ func newStimulus(t testing.TB, pes int, up PowerUp, miswire bool, next func(int)
 // reference.
 func (s *stimulus) step(i int) {
 	b, r, n := s.b, s.r, len(s.ports)
+	t0 := s.inputsT()
 	what := s.next(100)
 	switch {
 	case what < 80: // 1 to 3 PEs write at once: all stores, then the evaluations
@@ -290,7 +294,7 @@ func (s *stimulus) step(i int) {
 		s.checkAll(i, " (power cycle)")
 		return
 	}
-	r.settle(false)
+	r.settleCounting(false, s.inputsT() != t0)
 	// Some ports look now, the others later (their simulations lag).
 	for range 1 + s.next(3) {
 		k := s.next(n)
@@ -301,6 +305,13 @@ func (s *stimulus) step(i int) {
 	if s.next(8) == 0 {
 		s.checkAll(i, "")
 	}
+}
+
+// inputsT is T of the board's inputs now.
+func (s *stimulus) inputsT() uint64 {
+	snap := make([]uint64, 2*len(s.ports)+1)
+	s.b.collect(s.b.bs, snap)
+	return sumSeq(snap)
 }
 
 // store writes a register without evaluating, as a PE stopped right after

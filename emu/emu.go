@@ -68,11 +68,16 @@ type Board struct {
 	broken atomic.Pointer[error]
 
 	claimed atomic.Int32 // ports claimed in this process
+	procs   int32        // GOMAXPROCS when the last port was claimed
 
 	// The board's own evaluator, for inspection and for faults and
 	// power-ups; the ports never wait for it.
 	mu sync.Mutex
 	bs *sim
+	// The evaluator the ports of this process share when they outnumber
+	// its CPUs (Port.use); only ever try-locked.
+	pmu sync.Mutex
+	ps  *sim
 }
 
 // An Option configures a new board (New, NewFromNetlist, CreateShared).
@@ -112,11 +117,11 @@ func (b *Board) start(job uint64, opts []Option) {
 	}
 	b.initHeader(job, o.power)
 	b.bs = newSim(b, -1)
-	b.collect(b.bs.snap)
+	b.collect(b.bs, b.bs.snap)
 	b.bs.powering = true
 	b.bs.rebuild(b.bs.snap, b.powerUpState(0))
 	b.bs.built = true
-	b.m.store(hDFF, dffWord(0, 0, b.bs.state()))
+	b.m.store(hDFF, dffWord(0, 0, 0, b.bs.state()))
 	b.bs.dffW = b.m.load(hDFF)
 }
 
@@ -170,12 +175,13 @@ func (b *Board) survive(old bool) {
 	}
 }
 
-// collect reads the inputs of the board: every port word, every fault word
-// and the power word.
-func (b *Board) collect(dst []uint64) {
+// collect reads the inputs of the board into dst: every port word (as s
+// sees them: a port's own simulation drops the inert bits), every fault
+// word and the power word.
+func (b *Board) collect(s *sim, dst []uint64) {
 	size := len(b.ports)
 	for k := 0; k < size; k++ {
-		dst[k] = b.m.load(b.lay.ports + k)
+		dst[k] = b.m.load(b.lay.ports+k) &^ s.ignore[k]
 		dst[size+k] = b.m.load(b.lay.faults + k)
 	}
 	dst[2*size] = b.m.load(hPower)
@@ -189,6 +195,16 @@ func sumSeq(words []uint64) uint64 {
 		t += words[k]>>seqShift + words[size+k]>>faultSeqShift
 	}
 	return t + words[2*size]>>seqShift
+}
+
+// faultSeqs is the sum of a snapshot's fault sequence numbers.
+func faultSeqs(words []uint64) uint64 {
+	size := (len(words) - 1) / 2
+	var t uint64
+	for _, w := range words[size : 2*size] {
+		t += w >> faultSeqShift
+	}
+	return t
 }
 
 func equalWords(a, b []uint64) bool {
@@ -216,13 +232,13 @@ func (b *Board) evaluate(s *sim) {
 			return
 		}
 		w := b.m.load(hDFF)
-		b.collect(s.snap)
+		b.collect(s, s.snap)
 		if w == s.dffW && equalWords(s.snap, s.words) {
 			return // nothing happened since s last looked
 		}
 		// Collect again until two collects agree: the words then held
 		// those values together, at one moment between the two.
-		for b.collect(s.snap2); !equalWords(s.snap, s.snap2); b.collect(s.snap2) {
+		for b.collect(s, s.snap2); !equalWords(s.snap, s.snap2); b.collect(s, s.snap2) {
 			s.snap, s.snap2 = s.snap2, s.snap
 		}
 		t, tw := sumSeq(s.snap), dffT(w)
@@ -245,7 +261,7 @@ func (b *Board) evaluate(s *sim) {
 			s.dffW, s.t = w, t
 			return
 		}
-		nw := dffWord(t, epoch, s.state())
+		nw := dffWord(t, epoch, faultSeqs(s.snap), s.state())
 		if pause != nil {
 			pause(s.pe, beforeCommit)
 		}
@@ -290,12 +306,14 @@ func (b *Board) Port(pe int) (*Port, error) {
 	}
 	if p.sim == nil {
 		p.sim = newSim(b, pe)
+		p.sim.ignoreInert()
 		p.wake = make(chan struct{}, 1)
 	}
 	p.err.Store(nil)
 	p.held = true
 	b.claimed.Add(1)
-	b.evaluate(p.sim)
+	atomic.StoreInt32(&b.procs, int32(runtime.GOMAXPROCS(0)))
+	p.refresh()
 	return p, nil
 }
 
@@ -389,9 +407,21 @@ type Port struct {
 	outputs []cableLine // the PC-driven lines the board connects
 	outPins lpt.Pins    // their pins, in the order of outputs
 	inert   lpt.Pins    // output pins that no state or status depends on
+	// inertBits are the register bits that drive only inert pins: a write
+	// that changes only these keeps its sequence number and is evaluated
+	// by nobody; ports' own simulations never look at them.
+	inertBits uint64
+	// extBits are the status bits whose logic reads other ports' pins
+	// without a flip-flop between (the NAND inputs); the others change
+	// only with the flip-flops, faults, power-ups or this port's writes.
+	extBits uint8
 
 	sim   *sim // this port's evaluator, in this process
 	held  bool // claimed by this process
+	reads uint32
+	// The status as last evaluated, and the flip-flop word it derives from.
+	dffW  uint64
+	st    uint8
 	lastQ uint8
 
 	ops       atomic.Uint64
@@ -431,21 +461,24 @@ func (p *Port) WriteControl(v uint8) {
 // then evaluates the board unless only inert pins changed.
 func (p *Port) write(regs func(w uint64) (data, control uint8)) {
 	b, i := p.b, p.b.lay.port(p.pe)
-	var old uint64
-	var data, control uint8
 	for {
-		old = b.m.load(i)
-		data, control = regs(old)
-		if b.m.cas(i, old, portWord(old>>seqShift+1, data, control)) {
-			break
+		old := b.m.load(i)
+		data, control := regs(old)
+		nw := portWord(old>>seqShift, data, control)
+		relevant := (nw^old)&0xffff&^p.inertBits != 0
+		if relevant {
+			nw += seqOne
 		}
-	}
-	changed := lpt.OutputPins(data, control) ^ lpt.OutputPins(wordData(old), wordControl(old))
-	if pause != nil {
-		pause(p.pe, afterStore)
-	}
-	if changed&^p.inert != 0 {
-		b.evaluate(p.sim)
+		if !b.m.cas(i, old, nw) {
+			continue
+		}
+		if pause != nil {
+			pause(p.pe, afterStore)
+		}
+		if relevant {
+			p.refresh()
+		}
+		return
 	}
 }
 
@@ -471,11 +504,69 @@ func (p *Port) ReadStatus() uint8 {
 	return p.status()
 }
 
+// status is the port's status register. Every write that reaches the
+// logic commits a new flip-flop word (its T changes, whatever the state),
+// so while that word is the one the port's simulation comes from, no write
+// has completed since and the status stands: one load. A write stored but
+// not yet committed (its writer stopped in between) is found by the full
+// look every fullLookEvery reads, and by Wait before it sleeps.
 func (p *Port) status() uint8 {
-	p.b.evaluate(p.sim)
-	p.lastQ = p.sim.q()
-	return p.sim.status[p.pe]
+	if p.b.m.load(hDFF) != p.dffW || p.fullLook() {
+		p.refresh()
+	}
+	return p.st
 }
+
+// fullLook counts a read and says when its turn has come to look at every
+// input word.
+func (p *Port) fullLook() bool {
+	p.reads++
+	return p.reads%fullLookEvery == 0
+}
+
+// refresh evaluates the board for this port. With more PEs in this
+// process than it has CPUs, it uses the process's shared evaluator when no
+// other PE is using it: the board is then simulated once per change, not
+// once per PE. Otherwise — or when a PE that holds the shared evaluator
+// is descheduled — the port's own evaluator does it: nobody waits.
+func (p *Port) refresh() {
+	p.use(func(*sim) {})
+}
+
+// sharedTries is how often a port tries the shared evaluator, which is
+// held for well under a microsecond, before it uses its own.
+const sharedTries = 64
+
+func (b *Board) tryShared() bool {
+	for range sharedTries {
+		if b.pmu.TryLock() {
+			return true
+		}
+	}
+	return false
+}
+
+// use brings an evaluator up to date for this port, runs f on it and
+// caches the port's status.
+func (p *Port) use(f func(s *sim)) {
+	b := p.b
+	s := p.sim
+	if b.shared == nil && b.crowded() && b.tryShared() {
+		if b.ps == nil {
+			b.ps = newSim(b, -1)
+			b.ps.ignoreInert()
+		}
+		s = b.ps
+		s.pe = p.pe
+		defer func() { s.pe = -1; b.pmu.Unlock() }()
+	}
+	b.evaluate(s)
+	p.dffW, p.st, p.lastQ = s.dffW, s.status[p.pe], s.q()
+	f(s)
+}
+
+// fullLookEvery paces the reads that collect every input word.
+const fullLookEvery = 16
 
 // Err returns nil until the board is aborted (Board.Abort), then an
 // *AbortError, for good: a board whose program has lost a PE is unusable.
@@ -558,8 +649,9 @@ func (p *Port) ExplainStall() string {
 	if phase == lpt.Strobes || phase == 0 {
 		return ""
 	}
-	p.b.evaluate(p.sim)
-	why, late := p.b.explainStall(p.sim, p.pe, phase)
+	var why string
+	var late uint64
+	p.use(func(s *sim) { why, late = p.b.explainStall(s, p.pe, phase) })
 	p.b.m.store(p.b.lay.per(p.pe, pStalledAt), uint64(time.Now().UnixNano()))
 	p.b.m.store(p.b.lay.per(p.pe, pStalled), late+1)
 	return why

@@ -25,10 +25,11 @@ type sim struct {
 	dff    []uint8 // each flip-flop's state: bit 0 Q, bit 1 last clock level
 	status []uint8 // each connector's status register
 
-	words []uint64 // the inputs applied: port words, fault words, the power word
-	dffW  uint64   // the committed flip-flop word the states derive from (0: none)
-	t     uint64   // T of the applied snapshot
-	built bool     // rebuilt once: levels are consistent with words
+	words  []uint64 // the inputs applied: port words, fault words, the power word
+	ignore []uint64 // by port: the bits of its word this simulation ignores
+	dffW   uint64   // the committed flip-flop word the states derive from (0: none)
+	t      uint64   // T of the applied snapshot
+	built  bool     // rebuilt once: levels are consistent with words
 
 	// powering makes the next settle a power-up: each flip-flop takes the
 	// power-up Q and, as its last clock level, the level its clock input
@@ -59,11 +60,20 @@ func newSim(b *Board, pe int) *sim {
 		snap2:  make([]uint64, 2*size+1),
 		flags:  make([]uint32, (2*len(b.gates)+2*len(b.nets)+size+31)/32),
 		queue:  make([]int32, 0, 2*len(b.gates)),
+		ignore: make([]uint64, size),
 	}
 	s.deferred = make([]int32, 0, len(b.dffs))
 	s.check = make([]int32, 0, len(b.nets))
 	s.dirty = make([]int32, 0, size)
 	return s
+}
+
+// ignoreInert makes the simulation ignore the inert bits of every port
+// word: a port's simulation needs no LED levels.
+func (s *sim) ignoreInert() {
+	for k, p := range s.b.ports {
+		s.ignore[k] = p.inertBits
+	}
 }
 
 // Flag indices.

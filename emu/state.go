@@ -120,17 +120,19 @@ func faultInfo(w uint64) (plugged bool, stuck0, stuck1 uint32) {
 
 func seqOf(w uint64, shift uint) uint64 { return w >> shift }
 
-// Flip-flop word: T, the power epoch it belongs to, and each 74LS74 half's
-// Q (bit 2i) and last clock level (bit 2i+1). T has 48 bits: no run makes
-// 2^48 port writes.
+// Flip-flop word: T, the power epoch it belongs to, the fault epoch (the
+// sum of the fault words' sequence numbers, modulo 16) and each 74LS74
+// half's Q (bit 2i) and last clock level (bit 2i+1). T has 48 bits: no run
+// makes 2^48 port writes.
 const (
-	dffTShift     = 16
-	dffEpochShift = 8
-	epochMask     = 0xf
+	dffTShift      = 16
+	dffFaultsShift = 12
+	dffEpochShift  = 8
+	epochMask      = 0xf
 )
 
-func dffWord(t uint64, epoch uint64, state uint8) uint64 {
-	return t<<dffTShift | (epoch&epochMask)<<dffEpochShift | uint64(state)
+func dffWord(t, epoch, faults uint64, state uint8) uint64 {
+	return t<<dffTShift | (faults&epochMask)<<dffFaultsShift | (epoch&epochMask)<<dffEpochShift | uint64(state)
 }
 func dffT(w uint64) uint64       { return w >> dffTShift }
 func dffEpoch(w uint64) uint64   { return w >> dffEpochShift & epochMask }

@@ -18,10 +18,11 @@ import (
 // sleeper by the timeout, no more: the sleeper then evaluates the board
 // itself.
 const (
-	spinFor  = 20 * time.Microsecond // uncrowded: poll this long before sleeping
-	yields   = 8                     // crowded: yield this often before sleeping
-	maxBlock = 2 * time.Millisecond  // the longest a sleeper sleeps between looks
-	sleepRec = uint64(1) << 63       // a sleep record is set
+	spinFor         = 20 * time.Microsecond // uncrowded: poll this long before sleeping
+	yieldsShared    = 8                     // crowded, between processes: yield this often before sleeping
+	yieldsInProcess = 16                    // crowded, in-process
+	maxBlock        = 2 * time.Millisecond  // the longest a sleeper sleeps between looks
+	sleepRec        = uint64(1) << 63       // a sleep record is set
 )
 
 // Wait blocks until the status bits in mask may differ from those in last,
@@ -33,12 +34,21 @@ func (p *Port) Wait(last, mask uint8, timeout time.Duration, done <-chan struct{
 	defer b.survive(b.guard())
 	q := p.lastQ
 	changed := func() bool {
+		if b.m.load(hAbort) != 0 || b.broken.Load() != nil {
+			return true
+		}
+		// Bits that only the flip-flops and this port's own lines can
+		// change need no evaluation while the flip-flops, faults and
+		// power-ups stand (the full look every few reads still comes).
+		if mask&p.extBits == 0 && b.m.load(hDFF)&0xffff == p.dffW&0xffff && !p.fullLook() {
+			return false
+		}
 		st := p.status()
-		return (st^last)&mask != 0 || p.lastQ != q || b.m.load(hAbort) != 0 || b.broken.Load() != nil
+		return (st^last)&mask != 0 || p.lastQ != q
 	}
 	start := time.Now()
 	if b.crowded() {
-		for range yields {
+		for range b.yields() {
 			b.yield()
 			if changed() {
 				return true
@@ -60,6 +70,7 @@ func (p *Port) Wait(last, mask uint8, timeout time.Duration, done <-chan struct{
 	if d <= 0 {
 		return false
 	}
+	p.refresh() // every input, before sleeping: no missed write
 	k := p.pe
 	bit := uint32(1) << k
 	b.m.store(b.lay.per(k, pSleep), sleepRec|sleepRecord(last, mask, q))
@@ -69,7 +80,7 @@ func (p *Port) Wait(last, mask uint8, timeout time.Duration, done <-chan struct{
 	}
 	gen := b.gen(k)
 	b.orSleepers(bit)
-	if changed() { // a write between our look and our registration
+	if p.refresh(); changed() { // a write between our look and our registration
 		b.andSleepers(^bit)
 		return true
 	}
@@ -78,6 +89,7 @@ func (p *Port) Wait(last, mask uint8, timeout time.Duration, done <-chan struct{
 	if !woke && b.shared != nil {
 		p.checkPartner()
 	}
+	p.refresh()
 	return woke || changed()
 }
 
@@ -87,7 +99,17 @@ func (b *Board) crowded() bool {
 	if b.shared != nil {
 		return int(b.m.load(hPEs)) > runtime.NumCPU()
 	}
-	return int(b.claimed.Load()) > runtime.GOMAXPROCS(0)
+	return b.claimed.Load() > atomic.LoadInt32(&b.procs)
+}
+
+// yields is how often a crowded waiter yields before it sleeps: the PE it
+// waits for may be queued behind it on this CPU. In-process a yield
+// (runtime.Gosched) costs less than parking the goroutine and waking it.
+func (b *Board) yields() int {
+	if b.shared != nil {
+		return yieldsShared
+	}
+	return yieldsInProcess
 }
 
 func (b *Board) yield() {
