@@ -111,3 +111,15 @@ func TestZombieIsDead(t *testing.T) {
 		t.Errorf("this process counts as dead")
 	}
 }
+
+// TestAliveAllocatesNothing: waiting PEs check their partners' processes
+// every millisecond or so; the check must not allocate.
+func TestAliveAllocatesNothing(t *testing.T) {
+	me := os.Getpid()
+	if a := testing.AllocsPerRun(100, func() { processAlive(me) }); a != 0 {
+		t.Errorf("processAlive allocates %v times", a)
+	}
+	if !processAlive(me) || processAlive(deadPID(t)) || Stopped(me) {
+		t.Error("processAlive or Stopped is wrong about this process or a dead one")
+	}
+}

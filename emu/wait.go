@@ -18,7 +18,7 @@ import (
 // sleeper by the timeout, no more: the sleeper then evaluates the board
 // itself.
 const (
-	spinFor         = 20 * time.Microsecond // uncrowded: poll this long before sleeping
+	spinFor         = 50 * time.Microsecond // uncrowded: poll this long before sleeping
 	yieldsShared    = 8                     // crowded, between processes: yield this often before sleeping
 	yieldsInProcess = 16                    // crowded, in-process
 	maxBlock        = 2 * time.Millisecond  // the longest a sleeper sleeps between looks
@@ -55,12 +55,16 @@ func (p *Port) Wait(last, mask uint8, timeout time.Duration, done <-chan struct{
 			}
 		}
 	} else {
+		// Poll, yielding now and then: a partner on another CPU arrives
+		// within microseconds, and an unrelated process that wants this
+		// CPU gets it.
 		for time.Since(start) < min(spinFor, timeout) {
 			for range 16 {
 				if changed() {
 					return true
 				}
 			}
+			b.yield()
 		}
 	}
 	if changed() {
