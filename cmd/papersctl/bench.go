@@ -127,6 +127,7 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	maxTime := fs.Duration("max-time", 3*time.Second, "time cap per operation for the measurement")
 	tol := fs.Float64("tolerance", 0.1, "stop when the 90% confidence interval is within this fraction of the mean")
 	only := fs.String("ops", "", "comma-separated operations to run (default all: "+opNames()+")")
+	procs := fs.String("procs", "", "instead, barrier and NAND between N processes on a shared-memory board, for each N of a list (e.g. 2,4,8), beside MPI_Barrier and the Go spin barrier (bench_procs.go)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: papersctl bench [flags]\n\nMeasures each aggregate operation on the embedded emulator and predicts its time on the seed's hardware.\n\n")
 		fs.PrintDefaults()
@@ -137,6 +138,9 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 || *pes < 1 || *pes > 32 || *portOpUs <= 0 || *tol <= 0 || *maxTime <= 0 {
 		fmt.Fprintf(stderr, "papersctl bench: need --pes 1..32, positive --port-op-us, --tolerance and --max-time, and no arguments\n")
 		return 2
+	}
+	if *procs != "" {
+		return benchProcs(*procs, *asJSON, *maxTime, *tol, stdout, stderr)
 	}
 	ops, err := selectOps(*only)
 	if err != nil {
