@@ -59,6 +59,9 @@ func run(w *os.File, pes, keys int, cfg Config, svg string) error {
 		fmt.Fprintf(w, "%-10s %12v %8d\n", p.Name, p.Time.Round(time.Microsecond), p.NANDs)
 	}
 	fmt.Fprintf(w, "%-10s %12v %8d\n", "total", res.Time.Round(time.Microsecond), res.NANDs)
+	if res.NANDs > 0 {
+		fmt.Fprintf(w, "%d NANDs, %.2f µs per NAND (the 1995 board: 6.3 µs)\n", res.NANDs, float64(res.Time.Nanoseconds())/1e3/float64(res.NANDs))
+	}
 	if svg != "" {
 		fmt.Fprintf(w, "state graph: %s\n", svg)
 	}
