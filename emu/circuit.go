@@ -101,6 +101,7 @@ func compile(h *hw.Board, pes int) *Board {
 				if cl.driver >= 0 {
 					p.outputs = append(p.outputs, cl)
 					p.outPins |= 1 << l.Pin
+					p.outDriver[l.Pin] = cl.driver
 				}
 			}
 			p.lines = append(p.lines, cl)

@@ -207,6 +207,20 @@ func faultSeqs(words []uint64) uint64 {
 	return t
 }
 
+// onlyOwnChanged reports whether s's latest collect differs from the
+// snapshot it applied last in port k's word alone, which holds word.
+func onlyOwnChanged(s *sim, k int, word uint64) bool {
+	if s.snap[k] != word&^s.ignore[k] {
+		return false
+	}
+	for i, v := range s.snap {
+		if v != s.words[i] && i != k {
+			return false
+		}
+	}
+	return true
+}
+
 func equalWords(a, b []uint64) bool {
 	for i := range a {
 		if a[i] != b[i] {
@@ -223,7 +237,13 @@ func equalWords(a, b []uint64) bool {
 // another evaluator commits first it starts again. Nobody waits for anybody:
 // an evaluator that stops half-way leaves the memory as it found it or one
 // step further.
-func (b *Board) evaluate(s *sim) {
+func (b *Board) evaluate(s *sim) { b.evaluateAfter(s, -1, 0) }
+
+// evaluateAfter is evaluate for a port k that has just stored word in its
+// register word (k < 0: none). When every other input is as s saw it last,
+// one collect is a consistent snapshot already: the others had not changed
+// since before k's store, and k's word had not changed since.
+func (b *Board) evaluateAfter(s *sim, k int, word uint64) {
 	size := len(b.ports)
 	for tries := 0; ; tries++ {
 		if tries > corruptTries {
@@ -238,8 +258,10 @@ func (b *Board) evaluate(s *sim) {
 		}
 		// Collect again until two collects agree: the words then held
 		// those values together, at one moment between the two.
-		for b.collect(s, s.snap2); !equalWords(s.snap, s.snap2); b.collect(s, s.snap2) {
-			s.snap, s.snap2 = s.snap2, s.snap
+		if !(tries == 0 && k >= 0 && s.built && onlyOwnChanged(s, k, word)) {
+			for b.collect(s, s.snap2); !equalWords(s.snap, s.snap2); b.collect(s, s.snap2) {
+				s.snap, s.snap2 = s.snap2, s.snap
+			}
 		}
 		t, tw := sumSeq(s.snap), dffT(w)
 		if t < tw {
@@ -406,6 +428,8 @@ type Port struct {
 	inputs  []cableLine // the status lines
 	outputs []cableLine // the PC-driven lines the board connects
 	outPins lpt.Pins    // their pins, in the order of outputs
+	// outDriver is the board's driver for each output pin (by DB-25 pin).
+	outDriver [32]int32
 	inert   lpt.Pins    // output pins that no state or status depends on
 	// inertBits are the register bits that drive only inert pins: a write
 	// that changes only these keeps its sequence number and is evaluated
@@ -476,7 +500,7 @@ func (p *Port) write(regs func(w uint64) (data, control uint8)) {
 			pause(p.pe, afterStore)
 		}
 		if relevant {
-			p.refresh()
+			p.useAfter(nw, func(*sim) {})
 		}
 		return
 	}
@@ -548,7 +572,10 @@ func (b *Board) tryShared() bool {
 
 // use brings an evaluator up to date for this port, runs f on it and
 // caches the port's status.
-func (p *Port) use(f func(s *sim)) {
+func (p *Port) use(f func(s *sim)) { p.useAfter(0, f) }
+
+// useAfter is use right after this port stored word (0: no store).
+func (p *Port) useAfter(word uint64, f func(s *sim)) {
 	b := p.b
 	s := p.sim
 	if b.shared == nil && b.crowded() && b.tryShared() {
@@ -560,7 +587,11 @@ func (p *Port) use(f func(s *sim)) {
 		s.pe = p.pe
 		defer func() { s.pe = -1; b.pmu.Unlock() }()
 	}
-	b.evaluate(s)
+	if word != 0 {
+		b.evaluateAfter(s, p.pe, word)
+	} else {
+		b.evaluate(s)
+	}
 	p.dffW, p.st, p.lastQ = s.dffW, s.status[p.pe], s.q()
 	f(s)
 }

@@ -1,6 +1,8 @@
 package emu
 
 import (
+	"math/bits"
+
 	"github.com/ttlpapers/ttlpapers/hw"
 	"github.com/ttlpapers/ttlpapers/lpt"
 )
@@ -299,13 +301,11 @@ func (s *sim) drive(k int, pins, old lpt.Pins, force bool) {
 		return
 	}
 	plugged, stuck0, stuck1 := faultInfo(s.words[len(s.b.ports)+k])
-	for _, cl := range p.outputs {
-		if !changed.High(cl.line.Pin) {
-			continue
-		}
-		level := pins.High(cl.line.Pin)
-		level = (level || stuck1&(1<<cl.line.Pin) != 0) && stuck0&(1<<cl.line.Pin) == 0
-		s.setDriver(cl.driver, plugged, level)
+	for c := changed & p.outPins; c != 0; c &= c - 1 {
+		pin := bits.TrailingZeros32(uint32(c))
+		level := pins.High(pin)
+		level = (level || stuck1&(1<<pin) != 0) && stuck0&(1<<pin) == 0
+		s.setDriver(p.outDriver[pin], plugged, level)
 	}
 }
 

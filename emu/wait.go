@@ -46,7 +46,6 @@ func (p *Port) Wait(last, mask uint8, timeout time.Duration, done <-chan struct{
 		st := p.status()
 		return (st^last)&mask != 0 || p.lastQ != q
 	}
-	start := time.Now()
 	if b.crowded() {
 		for range b.yields() {
 			b.yield()
@@ -54,7 +53,9 @@ func (p *Port) Wait(last, mask uint8, timeout time.Duration, done <-chan struct{
 				return true
 			}
 		}
-	} else {
+	}
+	start := time.Now()
+	if !b.crowded() {
 		// Poll, yielding now and then: a partner on another CPU arrives
 		// within microseconds, and an unrelated process that wants this
 		// CPU gets it.

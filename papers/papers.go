@@ -337,7 +337,7 @@ const checkIntEvery = 50 * time.Microsecond
 // spinPolls is how many polls a wait makes before it blocks on a port that
 // can (lpt.Waiter): long enough for a partner on another CPU to arrive,
 // short enough to give the CPU away soon when PEs outnumber CPUs.
-const spinPolls = 8
+const spinPolls = 2
 
 // slowWait polls the status register until the barrier completes (or, with
 // ack, until the interrupt flag clears). On a port that can block
