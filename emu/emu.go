@@ -430,7 +430,7 @@ type Port struct {
 	outPins lpt.Pins    // their pins, in the order of outputs
 	// outDriver is the board's driver for each output pin (by DB-25 pin).
 	outDriver [32]int32
-	inert   lpt.Pins    // output pins that no state or status depends on
+	inert     lpt.Pins // output pins that no state or status depends on
 	// inertBits are the register bits that drive only inert pins: a write
 	// that changes only these keeps its sequence number and is evaluated
 	// by nobody; ports' own simulations never look at them.
