@@ -243,33 +243,8 @@ func (s *stimulus) step(i int) {
 	t0 := s.inputsT()
 	what := s.next(100)
 	switch {
-	case what < 80: // 1 to 3 PEs write at once: all stores, then the evaluations
-		writers := 1 + s.next(3)
-		var ks []int
-		for range writers {
-			k := s.next(n)
-			v := uint8(s.next(256))
-			ctl := s.next(4) == 0
-			if ctl {
-				v &= 0x0f
-				r.ctl[k] = v
-			} else {
-				r.data[k] = v
-			}
-			if writers == 1 { // a write as a PE makes it
-				if ctl {
-					s.ports[k].WriteControl(v)
-				} else {
-					s.ports[k].WriteData(v)
-				}
-				break
-			}
-			s.store(k, v, ctl)
-			ks = append(ks, k)
-		}
-		for _, k := range ks {
-			b.evaluate(s.ports[k].sim)
-		}
+	case what < 80:
+		s.writes()
 	case what < 95:
 		f := Fault{PE: s.next(n), Line: lpt.Lines[s.next(len(lpt.Lines))], Kind: FaultKind(s.next(3))}
 		switch s.next(4) {
@@ -281,17 +256,15 @@ func (s *stimulus) step(i int) {
 			b.Inject(f)
 		}
 		r.fault[f.PE] = b.m.load(b.lay.fault(f.PE)) &^ (faultMaxSeq << faultSeqShift)
-	case what < 98:
-		b.Reset()
-		_, st := b.PowerUp()
-		r.powerUp(st)
-		s.checkAll(i, " (reset)")
-		return
 	default:
-		b.PowerCycle()
+		if what < 98 {
+			b.Reset()
+		} else {
+			b.PowerCycle()
+		}
 		_, st := b.PowerUp()
 		r.powerUp(st)
-		s.checkAll(i, " (power cycle)")
+		s.checkAll(i, " (power-up)")
 		return
 	}
 	r.settleCounting(false, s.inputsT() != t0)
@@ -304,6 +277,37 @@ func (s *stimulus) step(i int) {
 	}
 	if s.next(8) == 0 {
 		s.checkAll(i, "")
+	}
+}
+
+// writes makes 1 to 3 PEs write at once: all the stores, then the
+// evaluations (a single write goes through the port, as a PE makes it).
+func (s *stimulus) writes() {
+	r, n := s.r, len(s.ports)
+	writers := 1 + s.next(3)
+	var ks []int
+	for range writers {
+		k := s.next(n)
+		v := uint8(s.next(256))
+		ctl := s.next(4) == 0
+		if ctl {
+			v &= 0x0f
+			r.ctl[k] = v
+		} else {
+			r.data[k] = v
+		}
+		switch {
+		case writers > 1:
+			s.store(k, v, ctl)
+			ks = append(ks, k)
+		case ctl:
+			s.ports[k].WriteControl(v)
+		default:
+			s.ports[k].WriteData(v)
+		}
+	}
+	for _, k := range ks {
+		s.b.evaluate(s.ports[k].sim)
 	}
 }
 

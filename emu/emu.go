@@ -14,7 +14,7 @@
 // No lock guards the board. Each PE publishes its registers in a word of
 // its own; every port evaluates the board from a consistent snapshot of
 // those words in a private copy of the simulation, and the flip-flops'
-// state advances by compare-and-swap (memory.go explains it). A PE stopped
+// state advances by compare-and-swap (state.go explains it). A PE stopped
 // or killed at any instruction therefore holds nobody up beyond its own
 // absence, and a waiting port blocks (Port.Wait: lpt.Waiter) until a write
 // may have changed what it reads.

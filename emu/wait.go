@@ -30,62 +30,81 @@ const (
 // board was aborted, or timeout passed, or done closed. It implements
 // lpt.Waiter.
 func (p *Port) Wait(last, mask uint8, timeout time.Duration, done <-chan struct{}) bool {
-	b := p.b
-	defer b.survive(b.guard())
-	q := p.lastQ
-	changed := func() bool {
-		if b.m.load(hAbort) != 0 || b.broken.Load() != nil {
-			return true
-		}
-		// Bits that only the flip-flops and this port's own lines can
-		// change need no evaluation while the flip-flops, faults and
-		// power-ups stand (the full look every few reads still comes).
-		if mask&p.extBits == 0 && b.m.load(hDFF)&0xffff == p.dffW&0xffff && !p.fullLook() {
-			return false
-		}
-		st := p.status()
-		return (st^last)&mask != 0 || p.lastQ != q
-	}
-	if b.crowded() {
-		for range b.yields() {
-			b.yield()
-			if changed() {
-				return true
-			}
-		}
-	}
+	defer p.b.survive(p.b.guard())
+	w := waiting{p: p, last: last, mask: mask, q: p.lastQ}
 	start := time.Now()
-	if !b.crowded() {
-		// Poll, yielding now and then: a partner on another CPU arrives
-		// within microseconds, and an unrelated process that wants this
-		// CPU gets it.
-		for time.Since(start) < min(spinFor, timeout) {
-			for range 16 {
-				if changed() {
-					return true
-				}
-			}
-			b.yield()
-		}
-	}
-	if changed() {
+	if w.spin(timeout) {
 		return true
 	}
 	d := min(timeout-time.Since(start), maxBlock)
 	if d <= 0 {
 		return false
 	}
+	return w.sleep(d, done)
+}
+
+// waiting is one call of Wait: what the PE waits for.
+type waiting struct {
+	p          *Port
+	last, mask uint8
+	q          uint8 // the flip-flops' Q bits the PE last saw
+}
+
+// changed reports whether what the PE waits for may have changed.
+func (w *waiting) changed() bool {
+	p, b := w.p, w.p.b
+	if b.m.load(hAbort) != 0 || b.broken.Load() != nil {
+		return true
+	}
+	// Bits that only the flip-flops and this port's own lines can change
+	// need no evaluation while the flip-flops, faults and power-ups stand
+	// (the full look every few reads still comes).
+	if w.mask&p.extBits == 0 && b.m.load(hDFF)&0xffff == p.dffW&0xffff && !p.fullLook() {
+		return false
+	}
+	st := p.status()
+	return (st^w.last)&w.mask != 0 || p.lastQ != w.q
+}
+
+// spin waits without sleeping. Crowded, it yields the CPU a few times (the
+// PE it waits for may be queued behind it). Otherwise it polls, yielding
+// now and then: a partner on another CPU arrives within microseconds, and
+// an unrelated process that wants this CPU gets it.
+func (w *waiting) spin(timeout time.Duration) bool {
+	b := w.p.b
+	if b.crowded() {
+		for range b.yields() {
+			if b.yield(); w.changed() {
+				return true
+			}
+		}
+		return w.changed()
+	}
+	for start := time.Now(); time.Since(start) < min(spinFor, timeout); b.yield() {
+		for range 16 {
+			if w.changed() {
+				return true
+			}
+		}
+	}
+	return w.changed()
+}
+
+// sleep registers the PE as sleeping and blocks for at most d; a writer
+// whose commit changes what it waits for wakes it.
+func (w *waiting) sleep(d time.Duration, done <-chan struct{}) bool {
+	p, b := w.p, w.p.b
 	p.refresh() // every input, before sleeping: no missed write
 	k := p.pe
 	bit := uint32(1) << k
-	b.m.store(b.lay.per(k, pSleep), sleepRec|sleepRecord(last, mask, q))
+	b.m.store(b.lay.per(k, pSleep), sleepRec|sleepRecord(w.last, w.mask, w.q))
 	select {
 	case <-p.wake: // a wake-up meant for an earlier wait
 	default:
 	}
 	gen := b.gen(k)
 	b.orSleepers(bit)
-	if p.refresh(); changed() { // a write between our look and our registration
+	if p.refresh(); w.changed() { // a write between our look and our registration
 		b.andSleepers(^bit)
 		return true
 	}
@@ -95,7 +114,7 @@ func (p *Port) Wait(last, mask uint8, timeout time.Duration, done <-chan struct{
 		p.checkPartner()
 	}
 	p.refresh()
-	return woke || changed()
+	return woke || w.changed()
 }
 
 // crowded reports whether more PEs run than CPUs can: then a waiting PE
