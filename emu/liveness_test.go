@@ -42,3 +42,20 @@ func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestDeadWaiterBlamesLatePEs: a PE that timed out waiting for others and
+// exited holding its port is found dead, but the board blames the PEs it
+// was waiting for.
+func TestDeadWaiterBlamesLatePEs(t *testing.T) {
+	b, err := New(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(f func(int) bool) { alive = f }(alive)
+	b.m.store(b.lay.per(1, pClaim), 1<<22+7)
+	b.m.store(b.lay.per(1, pStalled), 1<<2+1) // PE 1 found PE 2 late
+	alive = func(int) bool { return false }
+	if pe, why := b.deadPartner(1); pe != 2 || why != "PE 2 did not arrive at a barrier: PE 1 waited until its timeout and exited" {
+		t.Errorf("deadPartner = %d %q, want PE 2 blamed", pe, why)
+	}
+}

@@ -3,6 +3,8 @@ package emu
 import (
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -258,6 +260,18 @@ func (b *Board) PortInfo(pe int) (info PortInfo) {
 	return info
 }
 
+// namePEs is "PE 2" or "PEs 2, 3".
+func namePEs(pes []int) string {
+	if len(pes) == 1 {
+		return fmt.Sprintf("PE %d", pes[0])
+	}
+	s := make([]string, len(pes))
+	for i, k := range pes {
+		s[i] = strconv.Itoa(k)
+	}
+	return "PEs " + strings.Join(s, ", ")
+}
+
 func members(mask uint64) []int {
 	var pes []int
 	for k := 0; mask != 0; k, mask = k+1, mask>>1 {
@@ -333,8 +347,15 @@ func (b *Board) deadPartner(turn int) (int, string) {
 	// Read the claim again once its holder is found dead: a PE that closed
 	// its port and exited between the first read and the check did not die
 	// holding it, and a dead process can no longer release it.
-	if holder := b.m.load(w); holder != 0 && holder != pid && !alive(int(holder)) && b.m.load(w) == holder {
-		return k, fmt.Sprintf("PE %d's process (pid %d) died without closing its PE", k, holder)
+	holder := b.m.load(w)
+	if holder == 0 || holder == pid || alive(int(holder)) || b.m.load(w) != holder {
+		return -1, ""
 	}
-	return -1, ""
+	// A PE that gave up waiting for others and exited is not the cause:
+	// the PEs it found late are.
+	if late := b.m.load(b.lay.per(k, pStalled)); late != 0 {
+		pes := members(late - 1)
+		return pes[0], fmt.Sprintf("%s did not arrive at a barrier: PE %d waited until its timeout and exited", namePEs(pes), k)
+	}
+	return k, fmt.Sprintf("PE %d's process (pid %d) died without closing its PE", k, holder)
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -308,16 +309,16 @@ func (r *run) exited(e exitEvent) {
 // failed because of the PEs that did not arrive, which the report names.
 func (r *run) failedWaiting(k, status int, info emu.PortInfo) {
 	pe := r.cfg.First + k
-	var late []string
-	for _, l := range info.Late {
-		s := fmt.Sprintf("PE %d", l)
-		if i := l - r.cfg.First; i >= 0 && i < len(r.procs) && r.procs[i] != nil && emu.Stopped(r.procs[i].Pid) {
-			s += " (its process is stopped)"
+	late := fmt.Sprintf("PE %d", info.Late[0])
+	if len(info.Late) > 1 {
+		ks := make([]string, len(info.Late))
+		for i, l := range info.Late {
+			ks[i] = strconv.Itoa(l)
 		}
-		late = append(late, s)
+		late = "PEs " + strings.Join(ks, ", ")
 	}
-	reason := fmt.Sprintf("%s did not arrive at a barrier: PE %d waited until its timeout and exited with status %d", strings.Join(late, ", "), pe, status)
-	r.failBlaming(info.Late[0], status, reason)
+	reason := fmt.Sprintf("%s did not arrive at a barrier: PE %d waited until its timeout and exited with status %d", late, pe, status)
+	r.failBlaming(info.Late[0], status, reason+r.stoppedNote(info.Late[0]))
 }
 
 // failed records the failure of PE First+k — the first one, or the belated
@@ -336,7 +337,7 @@ func (r *run) failed(k, status int, reason string) {
 		// The PEs' ports found PE by dead before its exit reached us: this
 		// one is a survivor, stopping on the abort.
 		r.startGrace()
-		r.rep.Failed, r.rep.Reason, r.rep.Status = by, why, 1
+		r.rep.Failed, r.rep.Reason, r.rep.Status = by, why+r.stoppedNote(by), 1
 		r.blamedByPort = true
 		return
 	}
@@ -353,6 +354,15 @@ func (r *run) failBlaming(pe, status int, reason string) {
 	r.rep.Failed, r.rep.Reason, r.rep.Status = pe, reason, max(status, 1)
 	r.board.Abort(pe, reason)
 	r.rep.Aborted = time.Now()
+}
+
+// stoppedNote says that PE pe's process is stopped, if it is one of this
+// run's and it is.
+func (r *run) stoppedNote(pe int) string {
+	if i := pe - r.cfg.First; i >= 0 && i < len(r.procs) && r.procs[i] != nil && emu.Stopped(r.procs[i].Pid) {
+		return fmt.Sprintf(" (PE %d's process is stopped)", pe)
+	}
+	return ""
 }
 
 func (r *run) startGrace() {

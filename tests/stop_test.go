@@ -133,7 +133,7 @@ func TestRunStoppedPENamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Failed != 1 || !strings.HasPrefix(rep.Reason, "PE 1 (its process is stopped) did not arrive") {
+	if rep.Failed != 1 || !strings.HasPrefix(rep.Reason, "PE 1 did not arrive") || !strings.Contains(rep.Reason, "PE 1's process is stopped") {
 		t.Errorf("report %+v, want PE 1 named as the stopped PE that did not arrive\n%s", rep, out.String())
 	}
 }
