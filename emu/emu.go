@@ -64,7 +64,7 @@ type Board struct {
 	m      memory // the board's state (state.go)
 	shared []byte // the mapping of a shared board, nil in-process
 	path   string // a shared board's file
-	fd     int    // and a descriptor of it
+	file   boardFile
 	broken atomic.Pointer[error]
 
 	claimed atomic.Int32 // ports claimed in this process

@@ -86,19 +86,6 @@ func TestSharedMatchesInProcess(t *testing.T) {
 	}
 }
 
-func claimAll(t *testing.T, b *Board) []*Port {
-	t.Helper()
-	var ps []*Port
-	for k := 0; k < b.PEs(); k++ {
-		p, err := b.Port(k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ps = append(ps, p)
-	}
-	return ps
-}
-
 func TestZombieIsDead(t *testing.T) {
 	c := exec.Command("true")
 	if err := c.Start(); err != nil {

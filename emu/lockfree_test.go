@@ -212,3 +212,16 @@ func TestContendedLine(t *testing.T) {
 		t.Errorf("after the interrupt: Busy %v, contention %d → %d; want low and one count", v, mid, b.Contention())
 	}
 }
+
+func claimAll(t *testing.T, b *Board) []*Port {
+	t.Helper()
+	var ps []*Port
+	for k := 0; k < b.PEs(); k++ {
+		p, err := b.Port(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	return ps
+}

@@ -2,7 +2,6 @@ package emu
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 )
 
@@ -35,5 +34,3 @@ func CheckName(name string) error {
 	}
 	return nil
 }
-
-func baseName(path string) string { return filepath.Base(path) }

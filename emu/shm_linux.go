@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -35,7 +36,7 @@ import (
 // board, CreateShared fails saying so and leaves it alone. Remove the file
 // when done.
 func CreateShared(path string, pes int, opts ...Option) (*Board, error) {
-	if err := CheckName(baseName(path)); err != nil {
+	if err := CheckName(filepath.Base(path)); err != nil {
 		return nil, err
 	}
 	size, err := hw.SizeFor(pes)
@@ -191,7 +192,7 @@ func (b *Board) mapFile(f *os.File, path string) error {
 		return fmt.Errorf("emu: shared board %s: %w", path, err)
 	}
 	unix.CloseOnExec(fd)
-	b.fd = fd
+	b.file.fd = fd
 	return nil
 }
 
@@ -199,7 +200,7 @@ func (b *Board) mapFile(f *os.File, path string) error {
 // first page the lost part reads as zeros instead of faulting.
 func (b *Board) checkFile() {
 	var st unix.Stat_t
-	if b.shared == nil || unix.Fstat(b.fd, &st) != nil || st.Size >= int64(len(b.shared)) {
+	if b.shared == nil || unix.Fstat(b.file.fd, &st) != nil || st.Size >= int64(len(b.shared)) {
 		return
 	}
 	err := fmt.Errorf("emu: shared board %s was truncated while in use (%d bytes, want %d): the run cannot go on", b.path, st.Size, len(b.shared))
@@ -216,7 +217,7 @@ func (b *Board) Close() error {
 	m := b.shared
 	b.shared = nil
 	b.m = nil
-	unix.Close(b.fd)
+	unix.Close(b.file.fd)
 	return unix.Munmap(m)
 }
 
@@ -352,3 +353,7 @@ func Stopped(pid int) bool {
 	state, err := procState(pid)
 	return err == nil && (state == 'T' || state == 't')
 }
+
+// boardFile is what a board keeps of its file: a descriptor, to check that
+// the file keeps its size.
+type boardFile struct{ fd int }

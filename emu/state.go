@@ -3,9 +3,9 @@ package emu
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
-	"runtime"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -119,8 +119,6 @@ func faultInfo(w uint64) (plugged bool, stuck0, stuck1 uint32) {
 	const pins = 1<<faultPins - 1
 	return w&faultUnplugged == 0, uint32(w) & pins, uint32(w>>faultPins) & pins
 }
-
-func seqOf(w uint64, shift uint) uint64 { return w >> shift }
 
 // Flip-flop word: T, the power epoch it belongs to, the fault epoch (the
 // sum of the fault words' sequence numbers, modulo 16) and each 74LS74
