@@ -225,3 +225,38 @@ func claimAll(t *testing.T, b *Board) []*Port {
 	}
 	return ps
 }
+
+// TestWakeUps: a writer wakes a sleeping PE when its commit changes what
+// the PE waits for — here a raised interrupt, which the status does not
+// show with P_SEL=0 — and leaves it asleep when it changes something else
+// (another PE's NAND data).
+func TestWakeUps(t *testing.T) {
+	b, _ := New(3)
+	ps := claimAll(t, b)
+	for _, p := range ps {
+		p.WriteControl(lpt.NAK)
+		p.WriteData(lpt.S1 | 0xf)
+	}
+	ps[0].WriteData(lpt.S0 | 0xf) // waits for the S0 barrier
+	st := ps[0].ReadStatus()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for !ps[0].Wait(st, lpt.RDY, time.Minute, nil) {
+		}
+	}()
+	waitFor(t, 10*time.Second, "PE 0 to sleep", func() bool { return sleeping(ps[0]) })
+	ps[1].WriteData(lpt.S1 | 0x3) // NAND data only: not what PE 0 waits for
+	if !sleeping(ps[0]) {
+		select {
+		case <-done:
+			t.Fatal("PE 0's wait ended on a write that changed nothing it waits for")
+		default: // it woke from its own timeout and sleeps again
+		}
+	}
+	ps[2].WriteControl(lpt.NAK | lpt.IRQ) // raise: a flip-flop changes
+	if sleeping(ps[0]) {
+		t.Error("the raise did not wake PE 0 (it is still registered as sleeping)")
+	}
+	<-done
+}
