@@ -19,6 +19,7 @@ import (
 // itself.
 const (
 	spinFor         = 50 * time.Microsecond // uncrowded: poll this long before sleeping
+	spinChecks      = 256                   // and read the clock, and yield, every so many polls
 	yieldsShared    = 8                     // crowded, between processes: yield this often before sleeping
 	yieldsInProcess = 16                    // crowded, in-process
 	maxBlock        = 2 * time.Millisecond  // the longest a sleeper sleeps between looks
@@ -80,14 +81,18 @@ func (w *waiting) spin(timeout time.Duration) bool {
 		}
 		return w.changed()
 	}
-	for start := time.Now(); time.Since(start) < min(spinFor, timeout); b.yield() {
-		for range 16 {
-			if w.changed() {
-				return true
+	start := time.Now()
+	for i := 1; ; i++ {
+		if w.changed() {
+			return true
+		}
+		if i%spinChecks == 0 {
+			if time.Since(start) >= min(spinFor, timeout) {
+				return false
 			}
+			b.yield()
 		}
 	}
-	return w.changed()
 }
 
 // sleep registers the PE as sleeping and blocks for at most d; a writer
