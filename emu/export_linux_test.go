@@ -110,3 +110,37 @@ func TestAliveAllocatesNothing(t *testing.T) {
 		t.Error("processAlive or Stopped is wrong about this process or a dead one")
 	}
 }
+
+// TestSharedZeroAllocs: on a shared board too, port operations — and the
+// liveness checks Err makes every millisecond, here of a partner process
+// (our parent holds PE 1's port) — allocate nothing.
+func TestSharedZeroAllocs(t *testing.T) {
+	b, err := CreateShared(t.TempDir()+"/board", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	p, _ := b.Port(0)
+	b.m.store(b.lay.per(1, pClaim), uint64(os.Getppid()))
+	v := uint8(lpt.S1 | lpt.LG | 0xf)
+	checks := 0
+	allocs := testing.AllocsPerRun(2000, func() {
+		v ^= lpt.Strobes
+		p.WriteData(v)
+		p.ReadStatus()
+		p.Wait(^p.ReadStatus(), 0xff, time.Millisecond, nil)
+		last := p.lastCheck
+		for range 8 {
+			_ = p.Err()
+		}
+		if p.lastCheck != last {
+			checks++
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per round of port operations on a shared board", allocs)
+	}
+	if checks == 0 {
+		t.Error("no liveness check ran")
+	}
+}
