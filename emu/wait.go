@@ -20,7 +20,7 @@ import (
 const (
 	spinFor         = 50 * time.Microsecond // uncrowded: poll this long before sleeping
 	spinChecks      = 256                   // and read the clock, and yield, every so many polls
-	yieldsShared    = 64                     // crowded, between processes: yield this often before sleeping
+	yieldsShared    = 64                    // crowded, between processes: yield this often before sleeping
 	yieldsInProcess = 16                    // crowded, in-process
 	maxBlock        = 2 * time.Millisecond  // the longest a sleeper sleeps between looks
 	sleepRec        = uint64(1) << 63       // a sleep record is set
