@@ -33,11 +33,12 @@ const (
 func (p *Port) Wait(last, mask uint8, timeout time.Duration, done <-chan struct{}) bool {
 	defer p.b.survive(p.b.guard())
 	w := waiting{p: p, last: last, mask: mask, q: p.lastQ}
-	start := time.Now()
 	if w.spin(timeout) {
 		return true
 	}
-	d := min(timeout-time.Since(start), maxBlock)
+	// The spin took at most spinFor: sleep for what may be left, and the
+	// caller's deadline check says the rest.
+	d := min(timeout-spinFor, maxBlock)
 	if d <= 0 {
 		return false
 	}
