@@ -82,13 +82,15 @@ func (w *waiting) spin(timeout time.Duration) bool {
 		}
 		return w.changed()
 	}
-	start := time.Now()
+	var start time.Time // read at the first yield: most waits end before
 	for i := 1; ; i++ {
 		if w.changed() {
 			return true
 		}
 		if i%spinChecks == 0 {
-			if time.Since(start) >= min(spinFor, timeout) {
+			if start.IsZero() {
+				start = time.Now()
+			} else if time.Since(start) >= min(spinFor, timeout) {
 				return false
 			}
 			b.yield()

@@ -347,7 +347,7 @@ const spinPolls = 2
 // deadline; every checkIntEvery, and whenever a block ends early, it checks
 // for an interrupt (CHECKINT).
 func (p *PE) slowWait(op string, ack bool) error {
-	start := time.Now()
+	var start time.Time      // read when the wait first checks the time: most waits end sooner
 	nextInt := checkIntEvery // a short wait is not worth an interrupt check
 	w, _ := p.port.(lpt.Waiter)
 	woke := false
@@ -361,6 +361,9 @@ func (p *PE) slowWait(op string, ack bool) error {
 				runtime.Gosched()
 			}
 			continue
+		}
+		if start.IsZero() {
+			start = time.Now()
 		}
 		waited := time.Since(start)
 		if w == nil && waited > 2*time.Millisecond {
