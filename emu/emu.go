@@ -8,61 +8,46 @@
 // register↔pin inversions of package lpt, so the driver in package papers is
 // exercised exactly as on real hardware. Propagation is zero-delay: a write
 // settles the whole board before it returns (the part delays in hw are data
-// for timing predictions, not simulated).
+// for timing predictions, not simulated). The 74LS74 halves power up in a
+// random state, seeded and reproducible, or in a chosen one (PowerUp).
+//
+// No lock guards the board. Each PE publishes its registers in a word of
+// its own; every port evaluates the board from a consistent snapshot of
+// those words in a private copy of the simulation, and the flip-flops'
+// state advances by compare-and-swap (state.go explains it). A PE stopped
+// or killed at any instruction therefore holds nobody up beyond its own
+// absence, and a waiting port blocks (Port.Wait: lpt.Waiter) until a write
+// may have changed what it reads.
 //
 // Faults can be injected on the cable between a PE's port and the board:
 // unplugged cables, and any line held at 0 or 1. Port operations are counted
 // per PE. Package emulate runs a PAPERS program on a board, one goroutine per
-// PE; package launch runs one process per PE on a shared board.
+// PE; package launch runs one process per PE on a board shared in memory
+// (CreateShared, OpenShared).
 package emu
 
 import (
+	"crypto/rand"
+	"encoding/binary"
 	"fmt"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/ttlpapers/ttlpapers/hw"
 	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
-// The compiled netlist (gates, drivers, nets) is immutable; everything that
-// changes — net levels, driver states, flip-flop states, port registers — is
-// kept in the board's state words (see state.go), so that one simulator runs
-// on ordinary memory or on a file shared by several processes.
-type gate struct {
-	fn    hw.Func
-	in    []int32 // nets (-1: unconnected, floats high); DFF: D, CLK, PRE, CLR
-	en    int32   // buffer enable net, -1 for none
-	enLow bool
-	out   int32 // driver index, -1 when the output pin is not connected
-	outN  int32 // DFF nQ driver
-}
-
-type driver struct {
-	net int32
-}
-
-type net struct {
-	name    string
-	drivers []int32
-	loads   []int32 // gates reading this net
-	readers []int32 // ports whose status pins read this net
-	multi   bool    // more than one driver: can see contention
-}
-
 // Board is an emulated board. All methods are safe for concurrent use, and a
 // shared board (CreateShared, OpenShared) also across processes.
 type Board struct {
 	hw  *hw.Board
-	pes int // PEs whose cables are plugged in at start
+	pes int // PEs whose cables are plugged in at creation
 
-	st      state
-	bits    []byte // the byte part of st (layout.bits)
-	lay     layout
-	shared  []byte // the mapping of a shared board, nil in-process
+	// The compiled netlist (circuit.go).
 	nets    []net
 	drivers []driver
 	gates   []gate
@@ -70,227 +55,80 @@ type Board struct {
 	gnd     int32
 	ports   []*Port
 	ledNets [][2]int32
+	dffs    []int32 // the flip-flops, in gate order
+	dffOf   []int8  // gate → its index in dffs, -1 for other gates
+	ready   int     // the flip-flop driving RDYQ (-1: none)
+	intr    int     // the interrupt flag's flip-flop (-1: none)
 
-	// Written on every port write. Kept off the cache lines above, which
-	// every PE's poll reads: sharing one line made each poll miss whenever
-	// another PE wrote.
-	_  [64]byte
-	mu sync.Mutex // in-process exclusion; a shared board adds st's lock word
-	// The settle's scratch, used under the lock. Every write's settle
-	// touches it and each cache line it spans moves between the PEs'
-	// cores, so it is one small buffer (see compile), not fields of the
-	// gate, net and port structs.
-	queued []int32 // bitset: the gates in queue, the nets in check (from len(gates)), the ports in dirty (from len(gates)+len(nets))
-	dirty  []int32 // ports whose status needs recomputing
-	check  []int32 // multi-driver nets whose drivers changed
-	queue  []int32 // gates to evaluate
+	lay    layout
+	m      memory // the board's state (state.go)
+	shared []byte // the mapping of a shared board, nil in-process
+	path   string // a shared board's file
+	file   boardFile
+	broken atomic.Pointer[error]
+
+	claimed atomic.Int32 // ports claimed in this process
+	procs   int32        // GOMAXPROCS when the last port was claimed
+
+	// The board's own evaluator, for inspection and for faults and
+	// power-ups; the ports never wait for it.
+	mu sync.Mutex
+	bs *sim
+	// The evaluator the ports of this process share when they outnumber
+	// its CPUs (Port.use); only ever try-locked.
+	pmu sync.Mutex
+	ps  *sim
 }
 
-// alignedState allocates state words starting on a cache line, so that the
-// layout's per-port lines really are lines of their own (a mapping of a
-// shared board is page-aligned already).
-func alignedState(words int) state {
-	s := make(state, words+16)
-	off := int(uintptr(unsafe.Pointer(&s[0]))%64) / 4
-	if off != 0 {
-		off = 16 - off
-	}
-	return s[off : off+words : off+words]
-}
+// An Option configures a new board (New, NewFromNetlist, CreateShared).
+type Option interface{ apply(*options) }
 
-// cableLine is one port line of one PE as the board sees it.
-type cableLine struct {
-	line   lpt.Line
-	net    int32 // -1 when the board does not connect the pin
-	driver int32 // PC-driven lines: the PC's driver on that net
-}
+type options struct{ power PowerUp }
 
 // New builds an emulated board for pes PEs (1 to 32) on the smallest board
 // that holds them; the cables of the remaining connectors are unplugged.
-func New(pes int) (*Board, error) {
+func New(pes int, opts ...Option) (*Board, error) {
 	size, err := hw.SizeFor(pes)
 	if err != nil {
 		return nil, err
 	}
-	return NewFromNetlist(hw.MustNew(size), pes)
+	return NewFromNetlist(hw.MustNew(size), pes, opts...)
 }
 
 // NewFromNetlist emulates the given netlist with the first pes cables plugged in.
-func NewFromNetlist(h *hw.Board, pes int) (*Board, error) {
+func NewFromNetlist(h *hw.Board, pes int, opts ...Option) (*Board, error) {
 	if pes < 1 || pes > h.PEs {
 		return nil, fmt.Errorf("emu: %d PEs do not fit the %d-PE board: use 1 to %d", pes, h.PEs, h.PEs)
 	}
 	b := compile(h, pes)
-	b.setState(alignedState(b.lay.words))
-	b.st.init(b)
-	b.lock()
-	defer b.unlock()
-	b.powerOn()
+	b.m = alignedMemory(b.lay.words)
+	b.start(randomJob(), opts)
 	return b, nil
 }
 
-// compile builds the immutable simulation structures of a netlist; their
-// indices are deterministic, so every process compiling the same netlist
-// agrees on the state layout.
-func compile(h *hw.Board, pes int) *Board {
-	b := &Board{hw: h, pes: pes}
-	netIdx := map[*hw.Net]int32{}
-	for _, n := range h.Nets {
-		netIdx[n] = int32(len(b.nets))
-		b.nets = append(b.nets, net{name: n.Name})
+// start initialises fresh memory: the header, then the power-on state.
+func (b *Board) start(job uint64, opts []Option) {
+	var o options
+	for _, opt := range opts {
+		opt.apply(&o)
 	}
-	netOf := func(ref string, pin int) int32 {
-		if n := h.NetOf(hw.Node{Ref: ref, Pin: pin}); n != nil {
-			return netIdx[n]
-		}
-		return -1
+	if o.power.Seed == 0 && o.power.State == nil {
+		o.power.State = &FlipFlops{} // as the emulator always did
 	}
-	addDriver := func(n int32) int32 {
-		if n < 0 {
-			return -1
-		}
-		d := int32(len(b.drivers))
-		b.drivers = append(b.drivers, driver{net: n})
-		b.nets[n].drivers = append(b.nets[n].drivers, d)
-		return d
-	}
-	b.vcc = addDriver(netIdx[h.Net(hw.VCC)])
-	b.gnd = addDriver(netIdx[h.Net(hw.GND)])
-	for _, c := range h.Components {
-		for _, u := range c.Part.Units {
-			g := gate{fn: u.Func, en: -1, outN: -1}
-			for _, p := range u.In {
-				g.in = append(g.in, netOf(c.Ref, p))
-			}
-			switch u.Func {
-			case hw.FuncDFF:
-				g.in = append(g.in, netOf(c.Ref, u.Preset), netOf(c.Ref, u.Clear))
-				g.outN = addDriver(netOf(c.Ref, u.NQ))
-			case hw.FuncBuffer:
-				if u.Enable != 0 {
-					g.en, g.enLow = netOf(c.Ref, u.Enable), u.EnableLow
-				}
-			}
-			g.out = addDriver(netOf(c.Ref, u.Out))
-			gi := int32(len(b.gates))
-			for _, n := range append(append([]int32(nil), g.in...), g.en) {
-				if n >= 0 && !contains(b.nets[n].loads, gi) {
-					b.nets[n].loads = append(b.nets[n].loads, gi)
-				}
-			}
-			b.gates = append(b.gates, g)
-		}
-	}
-	for k := 0; k < h.PEs; k++ {
-		p := &Port{b: b, pe: k}
-		for _, l := range lpt.Lines {
-			cl := cableLine{line: l, net: netOf(hw.ConnectorRef(k), l.Pin), driver: -1}
-			if l.Output() {
-				cl.driver = addDriver(cl.net)
-				if cl.driver >= 0 {
-					p.outputs = append(p.outputs, cl)
-					p.outPins |= 1 << l.Pin
-				}
-			}
-			p.lines = append(p.lines, cl)
-			if !l.Output() {
-				p.inputs = append(p.inputs, cl)
-				if cl.net >= 0 {
-					b.nets[cl.net].readers = append(b.nets[cl.net].readers, int32(k))
-				}
-			}
-		}
-		b.ports = append(b.ports, p)
-		b.ledNets = append(b.ledNets, [2]int32{netIdxByName(h, netIdx, hw.CableNet(k, "LED_G")), netIdxByName(h, netIdx, hw.CableNet(k, "LED_R"))})
-	}
-	for i := range b.nets {
-		b.nets[i].multi = len(b.nets[i].drivers) > 1
-	}
-	b.lay = newLayout(h.PEs, len(b.nets), len(b.drivers), len(b.gates))
-	for _, p := range b.ports {
-		p.base = b.lay.port(p.pe)
-	}
-	// The scratch buffer in the order a settle's use reaches into it:
-	// flags, then the short lists, then the gate queue (which may grow).
-	multi := 0
-	for i := range b.nets {
-		if b.nets[i].multi {
-			multi++
-		}
-	}
-	flags := (len(b.gates) + len(b.nets) + len(b.ports) + 31) / 32
-	buf := make([]int32, flags+len(b.ports)+multi+2*len(b.gates))
-	b.queued, buf = buf[:flags:flags], buf[flags:]
-	b.dirty, buf = buf[:0:len(b.ports)], buf[len(b.ports):]
-	b.check, buf = buf[:0:multi], buf[multi:]
-	b.queue = buf[:0]
-	return b
+	b.initHeader(job, o.power)
+	b.bs = newSim(b, -1)
+	b.collect(b.bs, b.bs.snap)
+	b.bs.powering = true
+	b.bs.rebuild(b.bs.snap, b.powerUpState(0))
+	b.bs.built = true
+	b.m.store(hDFF, dffWord(0, 0, 0, b.bs.state()))
+	b.bs.dffW = b.m.load(hDFF)
 }
 
-// Settle scratch flags: gate g, net n and port k are queued in queue, check
-// and dirty.
-func (b *Board) flag(i int) bool      { return b.queued[i>>5]>>(i&31)&1 != 0 }
-func (b *Board) setFlag(i int)        { b.queued[i>>5] |= 1 << (i & 31) }
-func (b *Board) clearFlag(i int)      { b.queued[i>>5] &^= 1 << (i & 31) }
-func (b *Board) netFlag(n int32) int  { return len(b.gates) + int(n) }
-func (b *Board) portFlag(k int32) int { return len(b.gates) + len(b.nets) + int(k) }
-
-// powerOn brings fresh state to the power-on levels: every port's registers
-// read 0; the board settles from there.
-func (b *Board) powerOn() {
-	b.setDriverBits(b.vcc, true, true)
-	b.setDriverBits(b.gnd, true, false)
-	for i := range b.gates {
-		b.setDriverBits(b.gates[i].out, true, true)
-		b.setDriverBits(b.gates[i].outN, true, true)
-	}
-	for _, p := range b.ports {
-		p.driveLocked(lpt.OutputPins(0, 0), true)
-	}
-	b.resettle()
-}
-
-// resettle recomputes every net from its drivers and re-evaluates every
-// gate: after power-on, and after taking over the lock of a process that
-// died mid-settle.
-func (b *Board) resettle() {
-	for i := range b.nets {
-		b.setNet(int32(i), b.resolve(int32(i)))
-	}
-	clear(b.queued)
-	b.queue, b.check, b.dirty = b.queue[:0], b.check[:0], b.dirty[:0]
-	for i := range b.gates {
-		if g := &b.gates[i]; g.fn == hw.FuncDFF {
-			b.setClk(int32(i), b.level(g.in[1]))
-		}
-		b.push(int32(i))
-	}
-	for k := range b.ports {
-		b.markStatus(int32(k))
-	}
-	for i := range b.nets {
-		if b.nets[i].multi {
-			b.setFlag(b.netFlag(int32(i)))
-			b.check = append(b.check, int32(i))
-		}
-	}
-	b.settle()
-}
-
-func netIdxByName(h *hw.Board, idx map[*hw.Net]int32, name string) int32 {
-	if n := h.Net(name); n != nil {
-		return idx[n]
-	}
-	return -1
-}
-
-func contains(s []int32, v int32) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
+func randomJob() uint64 {
+	var buf [8]byte
+	rand.Read(buf[:])
+	return binary.LittleEndian.Uint64(buf[:])
 }
 
 // Netlist returns the board's hw netlist.
@@ -299,114 +137,179 @@ func (b *Board) Netlist() *hw.Board { return b.hw }
 // PEs returns the number of connectors on the board.
 func (b *Board) PEs() int { return b.hw.PEs }
 
-// level is a gate input's level: unconnected inputs float high.
-func (b *Board) level(n int32) bool { return n < 0 || b.bits[b.lay.nets+int(n)] != 0 }
-
-// resolve computes a net's level from its drivers: an undriven net floats
-// high; drivers that disagree (contention) pull it low, as a TTL low output
-// sinks more current than a high one sources.
-func (b *Board) resolve(n int32) bool {
-	any, val := false, true
-	for _, d := range b.nets[n].drivers {
-		on, v := b.driverBits(d)
-		if !on {
-			continue
-		}
-		if any && v != val {
-			return false
-		}
-		any, val = true, v
-	}
-	return val
+// Job returns the board's job id: a random number drawn when it was created,
+// which names one run of a shared board.
+func (b *Board) Job() uint64 {
+	defer b.survive(b.guard())
+	return b.m.load(hJob)
 }
 
-func (b *Board) push(g int32) {
-	if !b.flag(int(g)) {
-		b.setFlag(int(g))
-		b.queue = append(b.queue, g)
+// guard prepares a method that touches a shared board's memory for a file
+// truncated under it: the access then panics instead of killing the
+// process with SIGBUS, and survive, deferred, turns that into the board's
+// error. On an in-process board it does nothing.
+func (b *Board) guard() bool {
+	if b.shared == nil {
+		return false
 	}
+	return debug.SetPanicOnFault(true)
 }
 
-// setDriver changes a driver and re-resolves its net, queueing the net's
-// loads when its level changes.
-func (b *Board) setDriver(d int32, on, val bool) {
-	if d < 0 || !b.setDriverBits(d, on, val) {
+// survive ends a method begun with guard (defer b.survive(b.guard())).
+func (b *Board) survive(old bool) {
+	if b.shared == nil {
 		return
 	}
-	n := b.drivers[d].net
-	if f := b.netFlag(n); b.nets[n].multi && !b.flag(f) {
-		b.setFlag(f)
-		b.check = append(b.check, n)
-	}
-	if v := b.resolve(n); v != b.level(n) {
-		b.setNet(n, v)
-		for _, g := range b.nets[n].loads {
-			b.push(g)
+	debug.SetPanicOnFault(old)
+	if r := recover(); r != nil {
+		// A fault panics with a runtime.Error that has the address.
+		re, ok := r.(interface {
+			runtime.Error
+			Addr() uintptr
+		})
+		if !ok {
+			panic(r)
 		}
-		for _, k := range b.nets[n].readers {
-			b.markStatus(k)
-		}
+		err := fmt.Errorf("emu: shared board %s was truncated while in use (a fault at %#x): the run cannot go on", b.path, re.Addr())
+		b.broken.CompareAndSwap(nil, &err)
 	}
 }
 
-// settle evaluates queued gates until the board is stable.
-func (b *Board) settle() {
-	for i := 0; i < len(b.queue); i++ {
-		if i > 100000 {
-			panic("emu: the board does not settle (a combinational loop in the netlist?)")
-		}
-		gi := b.queue[i]
-		g := &b.gates[gi]
-		b.clearFlag(int(gi))
-		var in uint32
-		for k, n := range g.in {
-			if b.level(n) {
-				in |= 1 << k
-			}
-		}
-		var st hw.DFFState
-		if g.fn == hw.FuncDFF {
-			st = b.dff(gi)
-		}
-		on, out, outN, next := g.fn.Eval(in, len(g.in), g.en < 0 || b.level(g.en) != g.enLow, st)
-		b.setDriver(g.out, on, out)
-		if g.fn == hw.FuncDFF {
-			b.setDFF(gi, next)
-			b.setDriver(g.outN, true, outN)
-		}
+// collect reads the inputs of the board into dst: every port word (as s
+// sees them: a port's own simulation drops the inert bits), every fault
+// word and the power word.
+func (b *Board) collect(s *sim, dst []uint64) {
+	size := len(b.ports)
+	for k := 0; k < size; k++ {
+		dst[k] = b.m.load(b.lay.ports+k) &^ s.ignore[k]
+		dst[size+k] = b.m.load(b.lay.faults + k)
 	}
-	b.queue = b.queue[:0]
-	// Contention that outlives the settle is a design fault; passing overlap
-	// while one buffer turns on before another turns off is not. Only nets
-	// whose drivers changed in this settle can have become contended.
-	for _, n := range b.check {
-		b.clearFlag(b.netFlag(n))
-		on := 0
-		var val bool
-		for _, d := range b.nets[n].drivers {
-			if dOn, dVal := b.driverBits(d); dOn {
-				if on > 0 && dVal != val {
-					b.st.add64(hContention, 1)
-				}
-				on, val = on+1, dVal
-			}
-		}
-	}
-	b.check = b.check[:0]
-	for _, k := range b.dirty {
-		b.clearFlag(b.portFlag(k))
-		b.ports[k].updateStatusLocked()
-	}
-	b.dirty = b.dirty[:0]
+	dst[2*size] = b.m.load(hPower)
 }
 
-// markStatus queues a port's status register for the end of the settle:
-// only ports whose input pins changed are recomputed.
-func (b *Board) markStatus(k int32) {
-	if f := b.portFlag(k); !b.flag(f) {
-		b.setFlag(f)
-		b.dirty = append(b.dirty, k)
+// sumSeq is T of a snapshot: the sum of its sequence numbers.
+func sumSeq(words []uint64) uint64 {
+	size := (len(words) - 1) / 2
+	var t uint64
+	for k := 0; k < size; k++ {
+		t += words[k]>>seqShift + words[size+k]>>faultSeqShift
 	}
+	return t + words[2*size]>>seqShift
+}
+
+// faultSeqs is the sum of a snapshot's fault sequence numbers.
+func faultSeqs(words []uint64) uint64 {
+	size := (len(words) - 1) / 2
+	var t uint64
+	for _, w := range words[size : 2*size] {
+		t += w >> faultSeqShift
+	}
+	return t
+}
+
+// onlyOwnChanged reports whether s's latest collect differs from the
+// snapshot it applied last in port k's word alone, which holds word.
+func onlyOwnChanged(s *sim, k int, word uint64) bool {
+	if s.snap[k] != word&^s.ignore[k] {
+		return false
+	}
+	for i, v := range s.snap {
+		if v != s.words[i] && i != k {
+			return false
+		}
+	}
+	return true
+}
+
+func equalWords(a, b []uint64) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// evaluate brings s up to date: to a consistent snapshot of the board's
+// inputs no older than any write completed before the call, settled from
+// the flip-flop state committed last. If the snapshot is newer than that
+// state it commits its own, by compare-and-swap from the older word; when
+// another evaluator commits first it starts again. Nobody waits for anybody:
+// an evaluator that stops half-way leaves the memory as it found it or one
+// step further.
+func (b *Board) evaluate(s *sim) { b.evaluateAfter(s, -1, 0) }
+
+// evaluateAfter is evaluate for a port k that has just stored word in its
+// register word (k < 0: none). When every other input is as s saw it last,
+// one collect is a consistent snapshot already: the others had not changed
+// since before k's store, and k's word had not changed since.
+func (b *Board) evaluateAfter(s *sim, k int, word uint64) {
+	size := len(b.ports)
+	for tries := 0; ; tries++ {
+		if tries > corruptTries {
+			err := fmt.Errorf("emu: the memory of board %s is corrupt (its flip-flop word is newer than every snapshot): the run cannot go on", b.path)
+			b.broken.CompareAndSwap(nil, &err)
+			return
+		}
+		w := b.m.load(hDFF)
+		b.collect(s, s.snap)
+		if w == s.dffW && equalWords(s.snap, s.words) {
+			return // nothing happened since s last looked
+		}
+		// Collect again until two collects agree: the words then held
+		// those values together, at one moment between the two.
+		if !(tries == 0 && k >= 0 && s.built && onlyOwnChanged(s, k, word)) {
+			for b.collect(s, s.snap2); !equalWords(s.snap, s.snap2); b.collect(s, s.snap2) {
+				s.snap, s.snap2 = s.snap2, s.snap
+			}
+		}
+		t, tw := sumSeq(s.snap), dffT(w)
+		if t < tw {
+			continue // cannot happen: w was read before the snapshot
+		}
+		power := s.snap[2*size]
+		epoch, state := power>>seqShift&epochMask, dffState(w)
+		if epoch != dffEpoch(w) {
+			// A power-up (Reset, PowerCycle) since w: start from its state.
+			state, s.powering = b.powerUpState(powerCycle(power)), true
+		}
+		if s.built {
+			s.apply(s.snap, state)
+		} else {
+			s.rebuild(s.snap, state)
+			s.built = true
+		}
+		if t == tw {
+			s.dffW, s.t = w, t
+			return
+		}
+		nw := dffWord(t, epoch, faultSeqs(s.snap), s.state())
+		if pause != nil {
+			pause(s.pe, beforeCommit)
+		}
+		if b.m.cas(hDFF, w, nw) {
+			s.dffW, s.t = nw, t
+			if s.contended > 0 {
+				b.m.add(hContention, uint64(s.contended))
+			}
+			b.wakeChanged(s)
+			return
+		}
+		s.dffW = 0 // what s computed was not committed: recompute
+	}
+}
+
+// corruptTries bounds an evaluation's retries: each retry means another
+// evaluator committed, unless the memory is corrupt.
+const corruptTries = 1 << 20
+
+// look evaluates the board with the board's own evaluator and runs f on it.
+func (b *Board) look(f func(s *sim)) {
+	defer b.survive(b.guard())
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.evaluate(b.bs)
+	f(b.bs)
 }
 
 // Port returns PE k's emulated printer port. A port can be held by one
@@ -415,11 +318,32 @@ func (b *Board) Port(pe int) (*Port, error) {
 	if pe < 0 || pe >= len(b.ports) {
 		return nil, fmt.Errorf("emu: PE %d out of range: the board has PEs 0 to %d", pe, len(b.ports)-1)
 	}
+	if err := b.err(); err != nil {
+		return nil, err
+	}
 	p := b.ports[pe]
+	defer b.survive(b.guard())
 	if err := b.claim(p); err != nil {
 		return nil, err
 	}
+	if p.sim == nil {
+		p.sim = newSim(b, pe)
+		p.sim.ignoreInert()
+		p.wake = make(chan struct{}, 1)
+	}
+	p.err.Store(nil)
+	p.held = true
+	b.claimed.Add(1)
+	atomic.StoreInt32(&b.procs, int32(runtime.GOMAXPROCS(0)))
+	p.refresh()
 	return p, nil
+}
+
+func (b *Board) err() error {
+	if e := b.broken.Load(); e != nil {
+		return *e
+	}
+	return nil
 }
 
 // LED is the colour of a PE's front-panel LED.
@@ -436,136 +360,244 @@ func (l LED) String() string { return [...]string{"dark", "green", "red", "orang
 
 // LED returns the colour PE k's LED shows, from the LED driver outputs.
 func (b *Board) LED(pe int) LED {
-	b.lock()
-	defer b.unlock()
-	n := b.ledNets[pe]
 	var l LED
-	if b.level(n[0]) {
-		l |= Green
-	}
-	if b.level(n[1]) {
-		l |= Red
-	}
+	b.look(func(s *sim) {
+		n := b.ledNets[pe]
+		if s.level(n[0]) {
+			l |= Green
+		}
+		if s.level(n[1]) {
+			l |= Red
+		}
+	})
 	return l
 }
 
-// NetLevel returns the level of a named net, for tests and diagnosis.
+// NetLevel returns the level of a net named as in hw, for tests and
+// diagnosis.
 func (b *Board) NetLevel(name string) (bool, error) {
-	b.lock()
-	defer b.unlock()
 	for i := range b.nets {
 		if b.nets[i].name == name {
-			return b.level(int32(i)), nil
+			var v bool
+			b.look(func(s *sim) { v = s.level(int32(i)) })
+			return v, nil
 		}
 	}
-	return false, fmt.Errorf("emu: no net %q on the %d-PE board", name, b.hw.PEs)
+	return false, fmt.Errorf("emu: no net %q on the %d-PE board (nets are named as in package hw, e.g. %s, %s)", name, b.hw.PEs, hw.NetRDYQ, hw.CableNet(0, "D6"))
 }
 
-// Contention counts the times two enabled drivers disagreed on a net. A
-// correct board never has any.
+// NetNames returns the name of every net on the board, as in hw and the
+// KiCad files, in the order of Levels.
+func (b *Board) NetNames() []string {
+	names := make([]string, len(b.nets))
+	for i := range b.nets {
+		names[i] = b.nets[i].name
+	}
+	return names
+}
+
+// Levels appends every net's level, in the order of NetNames, to dst[:0]
+// and returns it: one consistent snapshot, after everything written so far
+// has settled.
+func (b *Board) Levels(dst []bool) []bool {
+	dst = dst[:0]
+	b.look(func(s *sim) {
+		for i := range b.nets {
+			dst = append(dst, s.level(int32(i)))
+		}
+	})
+	return dst
+}
+
+// Contention counts, over every settle of the board (each port write or
+// fault change that reaches its logic), the nets the settle left with
+// enabled drivers that disagree (the low one wins). A correct board never
+// has any.
 func (b *Board) Contention() uint64 {
-	b.lock()
-	defer b.unlock()
-	return b.st.load64(hContention)
+	defer b.survive(b.guard())
+	return b.m.load(hContention)
 }
 
-// explainStall names the PEs that keep a barrier at the given strobe phase
-// from completing.
-func (b *Board) explainStall(self int, phase uint8) string {
-	b.lock()
-	defer b.unlock()
-	want := "S0"
-	if phase == lpt.S1 {
-		want = "S1"
-	}
-	var late []string
-	for k, p := range b.ports {
-		if !p.plugged() {
-			continue
-		}
-		var s uint8
-		for _, cl := range p.lines {
-			if (cl.line.Mask == lpt.S0 || cl.line.Mask == lpt.S1) && cl.line.Reg == lpt.Data && b.level(cl.net) {
-				s |= cl.line.Mask
-			}
-		}
-		switch {
-		case s == 0:
-			late = append(late, fmt.Sprintf("PE %d holds S0=S1=0 (stalling every barrier: not started, closed, or raising an interrupt)", k))
-		case s&phase == 0:
-			late = append(late, fmt.Sprintf("PE %d has not arrived (its strobes do not show %s)", k, want))
-		}
-	}
-	if len(late) == 0 {
-		return fmt.Sprintf("every plugged PE shows %s, yet PE %d has not seen ready: check its Busy line", want, self)
-	}
-	return strings.Join(late, "; ")
-}
-
-// Port is one PE's emulated SPP printer port. It implements lpt.Port. Its
-// register methods are meant to be called from one goroutine (the PE).
+// Port is one PE's emulated SPP printer port. It implements lpt.Port,
+// lpt.StallExplainer and lpt.Waiter. Its methods are meant to be called from
+// one goroutine (the PE).
 type Port struct {
-	b    *Board
-	pe   int
-	base int // the port's registers in the board state (portData...)
-	// ops is bumped on every poll: keep it off the lines that other PEs'
-	// settles read (they recompute this port's status from its fields).
-	_         [64]byte
+	b       *Board
+	pe      int
+	lines   []cableLine
+	inputs  []cableLine // the status lines
+	outputs []cableLine // the PC-driven lines the board connects
+	outPins lpt.Pins    // their pins, in the order of outputs
+	// outDriver is the board's driver for each output pin (by DB-25 pin).
+	outDriver [32]int32
+	inert     lpt.Pins // output pins that no state or status depends on
+	// inertBits are the register bits that drive only inert pins: a write
+	// that changes only these keeps its sequence number and is evaluated
+	// by nobody; ports' own simulations never look at them.
+	inertBits uint64
+	// extBits are the status bits whose logic reads other ports' pins
+	// without a flip-flop between (the NAND inputs); the others change
+	// only with the flip-flops, faults, power-ups or this port's writes.
+	extBits uint8
+
+	sim   *sim // this port's evaluator, in this process
+	held  bool // claimed by this process
+	reads uint32
+	// The status as last evaluated, and the flip-flop word it derives from.
+	dffW  uint64
+	st    uint8
+	lastQ uint8
+
 	ops       atomic.Uint64
-	_         [56]byte
-	lines     []cableLine
-	inputs    []cableLine                // the status lines
-	outputs   []cableLine                // the PC-driven lines the board connects
-	outPins   lpt.Pins                   // their pins, in the order of outputs
 	err       atomic.Pointer[AbortError] // the board's abort, once seen
-	errCalls  atomic.Uint32
-	lastCheck atomic.Int64  // Unix ns of the last liveness check
-	turn      atomic.Uint32 // the partner the next liveness check looks at
+	errCalls  uint32
+	lastCheck int64  // Unix ns of the last liveness check
+	turn      uint32 // the partner the next liveness check looks at
+
+	wake  chan struct{} // in-process boards: Wait's wake-up
+	timer *time.Timer
 }
 
-var _ lpt.Port = (*Port)(nil)
-var _ lpt.StallExplainer = (*Port)(nil)
+var (
+	_ lpt.Port           = (*Port)(nil)
+	_ lpt.StallExplainer = (*Port)(nil)
+	_ lpt.Waiter         = (*Port)(nil)
+)
 
 // PE returns the connector this port is wired to.
 func (p *Port) PE() int { return p.pe }
 
 // WriteData writes the data register.
 func (p *Port) WriteData(v uint8) {
+	defer p.b.survive(p.b.guard())
 	p.ops.Add(1)
-	p.b.lock()
-	p.set(portData, uint32(v))
-	p.driveLocked(lpt.OutputPins(v, p.control()), false)
-	p.b.settle()
-	p.b.unlock()
+	p.write(func(w uint64) (uint8, uint8) { return v, wordControl(w) })
 }
 
 // WriteControl writes the control register.
 func (p *Port) WriteControl(v uint8) {
+	defer p.b.survive(p.b.guard())
 	p.ops.Add(1)
-	p.b.lock()
-	p.set(portControl, uint32(v))
-	p.driveLocked(lpt.OutputPins(p.data(), v), false)
-	p.b.settle()
-	p.b.unlock()
+	p.write(func(w uint64) (uint8, uint8) { return wordData(w), v })
+}
+
+// write publishes the registers in the port's word (one atomic operation),
+// then evaluates the board unless only inert pins changed.
+func (p *Port) write(regs func(w uint64) (data, control uint8)) {
+	b, i := p.b, p.b.lay.port(p.pe)
+	for {
+		old := b.m.load(i)
+		data, control := regs(old)
+		nw := portWord(old>>seqShift, data, control)
+		relevant := (nw^old)&0xffff&^p.inertBits != 0
+		if relevant {
+			nw += seqOne
+		}
+		if !b.m.cas(i, old, nw) {
+			continue
+		}
+		if pause != nil {
+			pause(p.pe, afterStore)
+		}
+		if relevant {
+			p.useAfter(nw, func(*sim) {})
+		}
+		return
+	}
 }
 
 // ReadData reads back the data register (the latch, as on an SPP port).
 func (p *Port) ReadData() uint8 {
+	defer p.b.survive(p.b.guard())
 	p.ops.Add(1)
-	return p.data()
+	return wordData(p.b.m.load(p.b.lay.port(p.pe)))
 }
 
 // ReadControl reads back the control register.
 func (p *Port) ReadControl() uint8 {
+	defer p.b.survive(p.b.guard())
 	p.ops.Add(1)
-	return p.control()
+	return wordControl(p.b.m.load(p.b.lay.port(p.pe)))
 }
 
-// ReadStatus reads the status register.
+// ReadStatus reads the status register: the board as it stands after every
+// write completed before the call.
 func (p *Port) ReadStatus() uint8 {
+	defer p.b.survive(p.b.guard())
 	p.ops.Add(1)
-	return uint8(p.b.st.load(p.base + portStatus))
+	return p.status()
 }
+
+// status is the port's status register. Every write that reaches the
+// logic commits a new flip-flop word (its T changes, whatever the state),
+// so while that word is the one the port's simulation comes from, no write
+// has completed since and the status stands: one load. A write stored but
+// not yet committed (its writer stopped in between) is found by the full
+// look every fullLookEvery reads, and by Wait before it sleeps.
+func (p *Port) status() uint8 {
+	if p.b.m.load(hDFF) != p.dffW || p.fullLook() {
+		p.refresh()
+	}
+	return p.st
+}
+
+// fullLook counts a read and says when its turn has come to look at every
+// input word.
+func (p *Port) fullLook() bool {
+	p.reads++
+	return p.reads%fullLookEvery == 0
+}
+
+// refresh evaluates the board for this port. With more PEs in this
+// process than it has CPUs, it uses the process's shared evaluator when no
+// other PE is using it: the board is then simulated once per change, not
+// once per PE. Otherwise — or when a PE that holds the shared evaluator
+// is descheduled — the port's own evaluator does it: nobody waits.
+func (p *Port) refresh() {
+	p.use(func(*sim) {})
+}
+
+// sharedTries is how often a port tries the shared evaluator, which is
+// held for well under a microsecond, before it uses its own.
+const sharedTries = 64
+
+func (b *Board) tryShared() bool {
+	for range sharedTries {
+		if b.pmu.TryLock() {
+			return true
+		}
+	}
+	return false
+}
+
+// use brings an evaluator up to date for this port, runs f on it and
+// caches the port's status.
+func (p *Port) use(f func(s *sim)) { p.useAfter(0, f) }
+
+// useAfter is use right after this port stored word (0: no store).
+func (p *Port) useAfter(word uint64, f func(s *sim)) {
+	b := p.b
+	s := p.sim
+	if b.shared == nil && b.crowded() && b.tryShared() {
+		if b.ps == nil {
+			b.ps = newSim(b, -1)
+			b.ps.ignoreInert()
+		}
+		s = b.ps
+		s.pe = p.pe
+		defer func() { s.pe = -1; b.pmu.Unlock() }()
+	}
+	if word != 0 {
+		b.evaluateAfter(s, p.pe, word)
+	} else {
+		b.evaluate(s)
+	}
+	p.dffW, p.st, p.lastQ = s.dffW, s.status[p.pe], s.q()
+	f(s)
+}
+
+// fullLookEvery paces the reads that collect every input word.
+const fullLookEvery = 16
 
 // Err returns nil until the board is aborted (Board.Abort), then an
 // *AbortError, for good: a board whose program has lost a PE is unusable.
@@ -573,30 +605,48 @@ func (p *Port) Err() error {
 	if e := p.err.Load(); e != nil {
 		return e
 	}
-	if p.b.st.load(hAbort) != abortSet {
+	if err := p.b.err(); err != nil {
+		return err
+	}
+	defer p.b.survive(p.b.guard())
+	if p.b.m.load(hAbort) == 0 {
 		// On a shared board, look now and then for partners killed without
 		// a word; the launcher aborts the board too, but it may be slow to
 		// be scheduled.
-		if p.b.shared == nil || p.errCalls.Add(1)%livenessEvery != 0 {
+		if p.b.shared == nil {
 			return nil
 		}
-		now := time.Now().UnixNano()
-		if now-p.lastCheck.Load() < int64(livenessPeriod) {
-			return nil
+		if p.errCalls++; p.errCalls%livenessEvery != 0 || !p.checkPartner() {
+			return p.b.err()
 		}
-		p.lastCheck.Store(now)
-		pe, reason := p.b.deadPartner(int(p.turn.Add(1)))
-		if pe < 0 {
-			return nil
-		}
-		p.b.Abort(pe, reason)
 	}
 	pe, reason, _ := p.b.Aborted()
 	e := &AbortError{PE: pe, Reason: reason}
 	if p.err.CompareAndSwap(nil, e) {
-		p.b.st.atomic64(p.base + portNoticed).Store(uint64(time.Now().UnixNano()))
+		p.b.m.store(p.b.lay.per(p.pe, pNoticed), uint64(time.Now().UnixNano()))
 	}
 	return p.err.Load()
+}
+
+// checkPartner checks one other PE's process, at most every
+// livenessPeriod, aborting the board if it died holding its port, and that
+// the board's file is whole. It reports whether the board is aborted.
+func (p *Port) checkPartner() bool {
+	now := time.Now().UnixNano()
+	if now-p.lastCheck < int64(livenessPeriod) {
+		return false
+	}
+	p.lastCheck = now
+	if p.b.checkFile(); p.b.err() != nil {
+		return false
+	}
+	p.turn++
+	pe, reason := p.b.deadPartner(int(p.turn))
+	if pe < 0 {
+		return false
+	}
+	p.b.Abort(pe, reason)
+	return true
 }
 
 // The driver calls Port.Err once per operation and every 64 polls while
@@ -610,6 +660,11 @@ const (
 // Close releases the port for another user. The registers keep their values,
 // as a real port's do when a program exits.
 func (p *Port) Close() error {
+	defer p.b.survive(p.b.guard())
+	if p.held {
+		p.held = false
+		p.b.claimed.Add(-1)
+	}
 	p.b.release(p)
 	return nil
 }
@@ -617,50 +672,64 @@ func (p *Port) Close() error {
 // Ops returns the number of port operations made on this port.
 func (p *Port) Ops() uint64 { return p.ops.Load() }
 
-// ExplainStall says which PEs keep the current barrier from completing.
+// ExplainStall says which PEs keep the current barrier from completing, and
+// records them for the board's PortInfo (a launcher names them).
 func (p *Port) ExplainStall() string {
-	phase := p.data() & lpt.Strobes
+	defer p.b.survive(p.b.guard())
+	phase := wordData(p.b.m.load(p.b.lay.port(p.pe))) & lpt.Strobes
 	if phase == lpt.Strobes || phase == 0 {
 		return ""
 	}
-	return p.b.explainStall(p.pe, phase)
+	var why string
+	var late uint64
+	p.use(func(s *sim) { why, late = p.b.explainStall(s, p.pe, phase) })
+	p.b.m.store(p.b.lay.per(p.pe, pStalledAt), uint64(time.Now().UnixNano()))
+	p.b.m.store(p.b.lay.per(p.pe, pStalled), late+1)
+	return why
 }
 
-// driveLocked puts the PC-driven pin levels on the cable, through any faults.
-func (p *Port) driveLocked(pins lpt.Pins, force bool) {
-	changed := pins ^ p.pins()
-	if force {
-		changed = p.outPins
+// explainStall names the PEs that keep a barrier at the given strobe phase
+// from completing, and returns them as a mask too.
+func (b *Board) explainStall(s *sim, self int, phase uint8) (string, uint64) {
+	want := "S0"
+	if phase == lpt.S1 {
+		want = "S1"
 	}
-	p.set(portPins, uint32(pins))
-	if changed&p.outPins == 0 {
-		return // only lines the board leaves unconnected (nSelectIn) changed
-	}
-	plugged, stuck0, stuck1 := p.plugged(), p.get(portStuck0), p.get(portStuck1)
-	for _, cl := range p.outputs {
-		if !changed.High(cl.line.Pin) {
+	var why []string
+	var late uint64
+	for k, p := range b.ports {
+		if plugged, _, _ := faultInfo(s.words[len(b.ports)+k]); !plugged {
 			continue
 		}
-		level := pins.High(cl.line.Pin)
-		level = (level || stuck1&(1<<cl.line.Pin) != 0) && stuck0&(1<<cl.line.Pin) == 0
-		p.b.setDriver(cl.driver, plugged, level)
-	}
-}
-
-// statusNotPins are the status register bits that are not pins.
-var statusNotPins = lpt.StatusFromPins(0) &^ lpt.StatusPins
-
-// updateStatusLocked recomputes the status register from the cable's input
-// pins. Inputs of an unplugged cable float high at the PC.
-func (p *Port) updateStatusLocked() {
-	status := statusNotPins
-	plugged, stuck0, stuck1 := p.plugged(), p.get(portStuck0), p.get(portStuck1)
-	for _, cl := range p.inputs {
-		level := !plugged || p.b.level(cl.net)
-		level = (level || stuck1&(1<<cl.line.Pin) != 0) && stuck0&(1<<cl.line.Pin) == 0
-		if level != cl.line.Inverted {
-			status |= cl.line.Mask
+		var st uint8
+		for _, cl := range p.lines {
+			if (cl.line.Mask == lpt.S0 || cl.line.Mask == lpt.S1) && cl.line.Reg == lpt.Data && s.level(cl.net) {
+				st |= cl.line.Mask
+			}
+		}
+		switch {
+		case st == 0:
+			why = append(why, fmt.Sprintf("PE %d holds S0=S1=0 (stalling every barrier: not started, closed, or raising an interrupt)", k))
+			late |= 1 << k
+		case st&phase == 0:
+			why = append(why, fmt.Sprintf("PE %d has not arrived (its strobes do not show %s)", k, want))
+			late |= 1 << k
 		}
 	}
-	p.b.st.store(p.base+portStatus, uint32(status))
+	if len(why) == 0 {
+		return fmt.Sprintf("every plugged PE shows %s, yet PE %d has not seen ready: check its Busy line", want, self), 0
+	}
+	return strings.Join(why, "; "), late
 }
+
+// Test hooks: pause, when set, is called at points where a PE could be
+// stopped or descheduled, to stage it there.
+type pausePoint int
+
+const (
+	afterStore   pausePoint = iota // a write is in the port's word, not yet evaluated
+	beforeCommit                   // a new state is computed, not yet committed
+	afterCommit                    // a new state is committed, sleepers not yet woken
+)
+
+var pause func(pe int, at pausePoint)

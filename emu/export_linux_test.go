@@ -17,7 +17,7 @@ func SetOwner(t *testing.T, path string, pid int) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	b.st[hOwner] = uint32(pid)
+	b.m.store(hCreator, uint64(pid))
 }
 
 func deadPID(t *testing.T) int {
@@ -28,53 +28,26 @@ func deadPID(t *testing.T) int {
 	return c.Process.Pid
 }
 
-// A process killed while holding the lock (mid-settle) must not wedge the
-// board: the next locker takes over and re-settles.
-func TestLockTakeoverFromDeadHolder(t *testing.T) {
-	b, err := CreateShared(t.TempDir()+"/board", 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	p0, _ := b.Port(0)
-	b.st[hLock] = uint32(deadPID(t)) | lockWaiters
-	// Corrupt a net as a half-finished settle would.
-	b.bits[b.lay.nets] ^= 1
-	p0.WriteData(0x5f)
-	if b.st.load(hLock) != 0 {
-		t.Errorf("lock word %#x after unlock", b.st.load(hLock))
-	}
-	if p0.ReadData() != 0x5f {
-		t.Errorf("data %#x", p0.ReadData())
-	}
-	fresh, _ := New(2)
-	fp, _ := fresh.Port(0)
-	fp.WriteData(0x5f)
-	for i := range b.nets {
-		if b.level(int32(i)) != fresh.level(int32(i)) {
-			t.Errorf("net %s: %v after takeover, %v on a fresh board", b.nets[i].name, b.level(int32(i)), fresh.level(int32(i)))
-		}
-	}
-}
-
 // The shared board is the same simulator on other memory: a random script of
-// register writes leaves every net, status register and the contention count
-// as on an in-process board.
+// register writes and faults leaves every net, status register and the
+// contention count as on an in-process board.
 func TestSharedMatchesInProcess(t *testing.T) {
-	mem, _ := New(5)
-	shm, err := CreateShared(t.TempDir()+"/board", 5)
+	up := PowerUp{Seed: 7}
+	mem, _ := New(5, up)
+	shm, err := CreateShared(t.TempDir()+"/board", 5, up)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer shm.Close()
+	ps := [2][]*Port{claimAll(t, mem), claimAll(t, shm)}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for step := 0; step < 5000; step++ {
 		k, v, ctl := rng.IntN(5), uint8(rng.Uint32()), rng.IntN(4) == 0
-		for _, b := range []*Board{mem, shm} {
+		for i := range ps {
 			if ctl {
-				b.ports[k].WriteControl(v & 0x0f)
+				ps[i][k].WriteControl(v & 0x0f)
 			} else {
-				b.ports[k].WriteData(v)
+				ps[i][k].WriteData(v)
 			}
 		}
 		if step%50 == 0 {
@@ -87,25 +60,24 @@ func TestSharedMatchesInProcess(t *testing.T) {
 				}
 			}
 		}
-		for k := range mem.ports {
-			if a, b := mem.ports[k].ReadStatus(), shm.ports[k].ReadStatus(); a != b {
+		for k := range ps[0] {
+			if a, b := ps[0][k].ReadStatus(), ps[1][k].ReadStatus(); a != b {
 				t.Fatalf("step %d: PE %d status %#x in-process, %#x shared", step, k, a, b)
 			}
 		}
 		// Status registers are recomputed only for ports whose inputs
 		// changed: a full recomputation must find nothing stale.
-		for k, p := range mem.ports {
-			before := p.ReadStatus()
-			mem.lock()
-			p.updateStatusLocked()
-			mem.unlock()
-			if after := p.ReadStatus(); after != before {
-				t.Fatalf("step %d: PE %d status %#x was stale (now %#x)", step, k, before, after)
+		mem.look(func(s *sim) {
+			for k := range ps[0] {
+				if want := s.portStatus(k); s.status[k] != want {
+					t.Fatalf("step %d: PE %d status %#x was stale (now %#x)", step, k, s.status[k], want)
+				}
 			}
-		}
+		})
 	}
-	for i := range mem.nets {
-		if mem.level(int32(i)) != shm.level(int32(i)) {
+	a, b := mem.Levels(nil), shm.Levels(nil)
+	for i := range a {
+		if a[i] != b[i] {
 			t.Errorf("net %s differs", mem.nets[i].name)
 		}
 	}
@@ -121,13 +93,55 @@ func TestZombieIsDead(t *testing.T) {
 	}
 	defer c.Wait()
 	// Not reaped yet: a zombie once it exits.
-	for i := 0; i < 1000 && alive(c.Process.Pid); i++ {
-		time.Sleep(time.Millisecond)
-	}
-	if alive(c.Process.Pid) {
-		t.Errorf("an exited, unreaped process counts as alive")
-	}
+	waitFor(t, 10*time.Second, "the child to exit", func() bool { return !alive(c.Process.Pid) })
 	if !alive(os.Getpid()) {
 		t.Errorf("this process counts as dead")
+	}
+}
+
+// TestAliveAllocatesNothing: waiting PEs check their partners' processes
+// every millisecond or so; the check must not allocate.
+func TestAliveAllocatesNothing(t *testing.T) {
+	me := os.Getpid()
+	// The race detector's instrumentation moves the buffers to the heap.
+	if a := testing.AllocsPerRun(100, func() { processAlive(me) }); a != 0 && !raceEnabled {
+		t.Errorf("processAlive allocates %v times", a)
+	}
+	if !processAlive(me) || processAlive(deadPID(t)) || Stopped(me) {
+		t.Error("processAlive or Stopped is wrong about this process or a dead one")
+	}
+}
+
+// TestSharedZeroAllocs: on a shared board too, port operations — and the
+// liveness checks Err makes every millisecond, here of a partner process
+// (our parent holds PE 1's port) — allocate nothing.
+func TestSharedZeroAllocs(t *testing.T) {
+	b, err := CreateShared(t.TempDir()+"/board", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	p, _ := b.Port(0)
+	b.m.store(b.lay.per(1, pClaim), uint64(os.Getppid()))
+	v := uint8(lpt.S1 | lpt.LG | 0xf)
+	checks := 0
+	allocs := testing.AllocsPerRun(2000, func() {
+		v ^= lpt.Strobes
+		p.WriteData(v)
+		p.ReadStatus()
+		p.Wait(^p.ReadStatus(), 0xff, time.Millisecond, nil)
+		last := p.lastCheck
+		for range 8 {
+			_ = p.Err()
+		}
+		if p.lastCheck != last {
+			checks++
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per round of port operations on a shared board", allocs)
+	}
+	if checks == 0 {
+		t.Error("no liveness check ran")
 	}
 }

@@ -81,45 +81,54 @@ func (b *Board) Inject(f Fault) error {
 	if f.PE < 0 || f.PE >= len(b.ports) {
 		return fmt.Errorf("emu: fault %v: PE %d is not on the %d-PE board", f, f.PE, len(b.ports))
 	}
-	b.lock()
-	defer b.unlock()
-	p := b.ports[f.PE]
-	switch f.Kind {
-	case Unplugged:
-		p.set(portPlugged, 0)
-	case Stuck0:
-		p.set(portStuck0, p.get(portStuck0)|1<<f.Line.Pin)
-		p.set(portStuck1, p.get(portStuck1)&^(1<<f.Line.Pin))
-	case Stuck1:
-		p.set(portStuck1, p.get(portStuck1)|1<<f.Line.Pin)
-		p.set(portStuck0, p.get(portStuck0)&^(1<<f.Line.Pin))
-	}
-	p.driveLocked(p.pins(), true)
-	b.markStatus(int32(p.pe))
-	b.settle()
-	return nil
+	return b.changeFault(f.PE, func(plugged bool, stuck0, stuck1 uint32) (bool, uint32, uint32) {
+		pin := uint32(1) << f.Line.Pin
+		switch f.Kind {
+		case Unplugged:
+			plugged = false
+		case Stuck0:
+			stuck0, stuck1 = stuck0|pin, stuck1&^pin
+		case Stuck1:
+			stuck0, stuck1 = stuck0&^pin, stuck1|pin
+		}
+		return plugged, stuck0, stuck1
+	})
 }
 
 // Plug connects PE k's cable (all connectors up to the emulated PE count are
 // plugged at start).
-func (b *Board) Plug(pe int) {
-	b.lock()
-	defer b.unlock()
-	p := b.ports[pe]
-	p.set(portPlugged, 1)
-	p.driveLocked(p.pins(), true)
-	b.markStatus(int32(p.pe))
-	b.settle()
+func (b *Board) Plug(pe int) error {
+	return b.changeFault(pe, func(_ bool, stuck0, stuck1 uint32) (bool, uint32, uint32) { return true, stuck0, stuck1 })
 }
 
 // Repair removes every stuck line of PE k (it does not plug a cable in).
-func (b *Board) Repair(pe int) {
-	b.lock()
-	defer b.unlock()
-	p := b.ports[pe]
-	p.set(portStuck0, 0)
-	p.set(portStuck1, 0)
-	p.driveLocked(p.pins(), true)
-	b.markStatus(int32(p.pe))
-	b.settle()
+func (b *Board) Repair(pe int) error {
+	return b.changeFault(pe, func(plugged bool, _, _ uint32) (bool, uint32, uint32) { return plugged, 0, 0 })
+}
+
+// changeFault changes connector k's fault word (compare-and-swap, so that
+// injectors in several processes never lose a change) and settles the
+// board.
+func (b *Board) changeFault(k int, change func(plugged bool, stuck0, stuck1 uint32) (bool, uint32, uint32)) error {
+	if k < 0 || k >= len(b.ports) {
+		return fmt.Errorf("emu: PE %d is not on the %d-PE board", k, len(b.ports))
+	}
+	if err := b.err(); err != nil {
+		return err
+	}
+	defer b.survive(b.guard())
+	i := b.lay.fault(k)
+	for {
+		old := b.m.load(i)
+		seq := old >> faultSeqShift
+		if seq == faultMaxSeq {
+			return fmt.Errorf("emu: PE %d: too many fault changes on one board (%d): make a new board", k, seq)
+		}
+		plugged, stuck0, stuck1 := change(faultInfo(old))
+		if b.m.cas(i, old, faultWord(seq+1, stuck0, stuck1, plugged)) {
+			break
+		}
+	}
+	b.look(func(*sim) {})
+	return nil
 }

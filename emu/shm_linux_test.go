@@ -17,8 +17,9 @@ import (
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
-// The test binary doubles as the second process of the cross-process tests.
-func TestMain(m *testing.M) {
+// The test binary doubles as the second process of the cross-process
+// tests: helperMain runs it as one and exits, when the environment says so.
+func helperMain() {
 	if path := os.Getenv("EMU_TEST_HOLD"); path != "" {
 		// Claim PE 1's port, say so, and wait to be killed.
 		b, err := emu.OpenShared(path)
@@ -41,7 +42,18 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	if path := os.Getenv("EMU_TEST_CREATE"); path != "" {
+		// Create a board, say so, and keep it live until stdin closes.
+		b, err := emu.CreateShared(path, 2)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Println("created")
+		io.Copy(io.Discard, os.Stdin)
+		b.Close()
+		os.Exit(0)
+	}
 }
 
 const voteRounds = 300

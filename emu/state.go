@@ -3,217 +3,222 @@ package emu
 import (
 	"fmt"
 	"os"
+	"runtime"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 	"unsafe"
-
-	"github.com/ttlpapers/ttlpapers/hw"
-	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
-// state is a board's mutable state as one flat array of 32-bit words, so the
-// same simulator runs on ordinary memory (New) or on a file that several
-// processes map (CreateShared, OpenShared). Words are changed only under the
-// board lock, except the status registers and the abort word, which are
-// stored and loaded atomically so that PEs poll them without the lock.
-type state []uint32
+// memory is a board's shared state: 64-bit words, every one read and
+// written atomically and none ever guarded by a lock, backed by ordinary
+// memory (New) or by a file that several processes map (CreateShared,
+// OpenShared). It holds only what the PEs must agree on; each evaluator
+// keeps the levels of the gates in a simulation of its own (sim.go).
+//
+// Each PE publishes its two registers in a word of its own, as a sequence
+// number and the values, changed by one atomic operation per write; each
+// connector's faults are a word with a sequence number too, and so are
+// power-ups. A consistent view of the inputs is a double collect of those
+// words (the same values twice), and T, the sum of their sequence numbers,
+// orders such views: every write adds exactly 1. The board's memory — the
+// 74LS74 halves — is one word tagged with the T it was computed at,
+// advanced by compare-and-swap from an older T only. A PE stopped or killed
+// at any instruction so never holds up another beyond its own absence.
+type memory []uint64
 
-func (s state) load(i int) uint32     { return atomic.LoadUint32(&s[i]) }
-func (s state) store(i int, v uint32) { atomic.StoreUint32(&s[i], v) }
+func (m memory) load(i int) uint64               { return atomic.LoadUint64(&m[i]) }
+func (m memory) store(i int, v uint64)           { atomic.StoreUint64(&m[i], v) }
+func (m memory) cas(i int, old, new uint64) bool { return atomic.CompareAndSwapUint64(&m[i], old, new) }
+func (m memory) add(i int, d uint64) uint64      { return atomic.AddUint64(&m[i], d) }
 
-// atomic64 is the 64-bit word at i (even, so 8-byte aligned).
-func (s state) atomic64(i int) *atomic.Uint64 {
-	return (*atomic.Uint64)(unsafe.Pointer(&s[i]))
-}
-
-func (s state) load64(i int) uint64 { return uint64(s[i]) | uint64(s[i+1])<<32 }
-func (s state) add64(i int, d uint64) {
-	v := s.load64(i) + d
-	s[i], s[i+1] = uint32(v), uint32(v>>32)
-}
+// u32 is the first four bytes of word i, for 32-bit atomics and futexes.
+func (m memory) u32(i int) *uint32 { return (*uint32)(unsafe.Pointer(&m[i])) }
 
 const (
-	stateMagic   = 0x50415052 // "PAPR"
-	stateVersion = 3
+	stateMagic   = 0x5041505245525332 // "PAPRERS2"
+	stateVersion = 4
 	reasonBytes  = 256
-	portWords    = 16 // one 64-byte cache line per port
+	lineWords    = 8 // one 64-byte cache line
 )
 
-// Header words.
+// Header words. Lines 0-1 are written once, at creation (but the
+// contention count); line 2 holds the abort word, lines 3-6 its reason;
+// line 7 is the board's hot line.
 const (
-	hMagic = iota
-	hVersion
-	hSize // connectors on the board (the hw netlist size)
-	hPEs  // cables plugged in at start
+	hMagic    = iota
+	hVersion  // layout version
+	hFileSize // bytes: the size the file must have
+	hSize     // connectors on the board (the hw netlist size)
+	hPEs      // cables plugged in at creation
+	hUID      // creator's user id
+	hJob      // job id: a random number the creator drew
+	hCreator  // creator's pid
 	hNets
 	hDrivers
 	hGates
-	hOwner      // pid of the process that created a shared board
-	hAbort      // 0, abortWriting, or abortSet
-	hContention // 2 words
-	hReasonLen  = hContention + 2
-	hAbortPE    = hReasonLen + 1 // the PE blamed, plus 1 (0: none)
-	hReason     = 16             // reasonBytes/4 words
-	// The lock word has a cache line of its own: every PE reads hAbort at
-	// every operation, and the lock changes hands at every write.
-	hLock       = hReason + reasonBytes/4 // pid of the holder (| lockWaiters), shared boards only
-	headerWords = hLock + 16
-)
-
-// Port register words, from Port.base.
-const (
-	portData = iota
-	portControl
-	portPins // PC-driven pin levels (lpt.Pins) from the registers
-	portPlugged
-	portStuck0 // pins held low (lpt.Pins)
-	portStuck1 // pins held high
-	portStatus // written atomically, polled without the lock
-	portClaim  // pid of the process holding the port, 0 when free
-	portOpened // 1 once the port has been claimed
+	hSeed       // power-up seed
+	hFixed      // fixed power-up state: fixedSet | the flip-flops' Q bits; 0 for random
+	hContention // contended nets counted over the board's settles
 	_
-	// Two words, 8-byte aligned for atomic access: when Err first reported
-	// the board's abort (Unix ns).
-	portNoticed
+	_
+	hAbort     = 2 * lineWords // abortState | blamed PE+1 <<8 | aborter's pid <<32
+	hReasonLen = hAbort + 1    // bytes of the abort reason
+	hReason    = 3 * lineWords // reasonBytes
+	// The hot line: read at every poll, written by every evaluation that
+	// commits a new state.
+	hDFF        = 7 * lineWords // flip-flop word: T <<16 | power epoch <<8 | state
+	hSleepers   = hDFF + 1      // bit k: PE k sleeps in Wait
+	hPower      = hDFF + 2      // power-up word: seq <<16 | cycle
+	headerWords = 8 * lineWords
 )
 
-// pid identifies this process in lock and claim words (os.Getpid is a
-// system call, too slow for every lock).
-var pid = uint32(os.Getpid())
+// Per-port words, one cache line per connector from layout.perPort.
+const (
+	pClaim     = iota // pid of the process holding the port, 0 when free
+	pOpened           // 1 once the port has been claimed
+	pNoticed          // when Err first reported the board's abort (Unix ns)
+	pGen              // wake generation (its first 4 bytes are a futex)
+	pSleep            // what a sleeping PE waits for (sleepRecord)
+	pStalled          // the PEs this PE found late when its wait timed out: mask+1
+	pStalledAt        // when (Unix ns)
+)
+
+// Port words: data, control and a sequence number.
+const (
+	seqShift = 16
+	seqOne   = 1 << seqShift
+)
+
+func portWord(seq uint64, data, control uint8) uint64 {
+	return seq<<seqShift | uint64(control)<<8 | uint64(data)
+}
+func wordData(w uint64) uint8    { return uint8(w) }
+func wordControl(w uint64) uint8 { return uint8(w >> 8) }
+
+// Fault words: stuck-at-0 pins, stuck-at-1 pins, unplugged, and a sequence
+// number. Pins are DB-25 numbers, 1 to 17.
+const (
+	faultPins      = 18
+	faultUnplugged = 1 << (2 * faultPins)
+	faultSeqShift  = 2*faultPins + 1
+	faultMaxSeq    = 1<<(64-faultSeqShift) - 1
+)
+
+func faultWord(seq uint64, stuck0, stuck1 uint32, plugged bool) uint64 {
+	w := seq<<faultSeqShift | uint64(stuck1)<<faultPins | uint64(stuck0)
+	if !plugged {
+		w |= faultUnplugged
+	}
+	return w
+}
+
+// faultInfo decodes a fault word.
+func faultInfo(w uint64) (plugged bool, stuck0, stuck1 uint32) {
+	const pins = 1<<faultPins - 1
+	return w&faultUnplugged == 0, uint32(w) & pins, uint32(w>>faultPins) & pins
+}
+
+// Flip-flop word: T, the power epoch it belongs to, the fault epoch (the
+// sum of the fault words' sequence numbers, modulo 16) and each 74LS74
+// half's Q (bit 2i) and last clock level (bit 2i+1). T has 48 bits: no run
+// makes 2^48 port writes.
+const (
+	dffTShift      = 16
+	dffFaultsShift = 12
+	dffEpochShift  = 8
+	epochMask      = 0xf
+)
+
+func dffWord(t, epoch, faults uint64, state uint8) uint64 {
+	return t<<dffTShift | (faults&epochMask)<<dffFaultsShift | (epoch&epochMask)<<dffEpochShift | uint64(state)
+}
+func dffT(w uint64) uint64       { return w >> dffTShift }
+func dffEpoch(w uint64) uint64   { return w >> dffEpochShift & epochMask }
+func dffState(w uint64) uint8    { return uint8(w) }
+func powerCycle(w uint64) uint64 { return w & 0xffff }
+
+// A sleep record: the status bits a sleeping PE waits on, and the
+// flip-flops' Q bits it saw; a writer wakes it when either differs.
+func sleepRecord(last, mask, q uint8) uint64 {
+	return uint64(q)<<16 | uint64(mask)<<8 | uint64(last&mask)
+}
 
 const (
 	abortWriting = 1
 	abortSet     = 2
+	fixedSet     = 1 << 8
 )
 
-// layout places the parts of the state: the header and the port registers
-// in words; net levels, driver states and flip-flop states one byte each
-// (packed, so that a settle touches few cache lines — on a shared board
-// they move between the PEs' cores at every write) in the bytes from word
-// bits on.
+// layout places the regions of a board's memory, in words.
 type layout struct {
-	words, ports, bits   int // word offsets
-	nets, drivers, gates int // byte offsets from bits
+	ports, faults, perPort, words int
 }
 
-func newLayout(size, nets, drivers, gates int) layout {
+func newLayout(size int) layout {
+	lines := (size + lineWords - 1) / lineWords * lineWords
 	l := layout{ports: headerWords}
-	l.bits = l.ports + size*portWords
-	l.drivers = l.nets + nets
-	l.gates = l.drivers + drivers
-	l.words = l.bits + (l.gates+gates+3)/4
+	l.faults = l.ports + lines
+	l.perPort = l.faults + lines
+	l.words = l.perPort + size*lineWords
 	return l
 }
 
-// setState points the board at its state words.
-func (b *Board) setState(s state) {
-	b.st = s
-	b.bits = nil
-	if s != nil {
-		b.bits = unsafe.Slice((*byte)(unsafe.Pointer(&s[b.lay.bits])), 4*(b.lay.words-b.lay.bits))
+func (l layout) port(k int) int  { return l.ports + k }
+func (l layout) fault(k int) int { return l.faults + k }
+func (l layout) per(k, w int) int {
+	return l.perPort + k*lineWords + w
+}
+
+// alignedMemory allocates words starting on a cache line, so that the
+// layout's lines are lines of their own.
+func alignedMemory(words int) memory {
+	m := make(memory, words+lineWords)
+	off := int(uintptr(unsafe.Pointer(&m[0]))%64) / 8
+	if off != 0 {
+		off = lineWords - off
 	}
+	return m[off : off+words : off+words]
 }
 
-func (l layout) port(k int) int { return l.ports + k*portWords }
+// pid identifies this process in claim words (os.Getpid is a system call).
+var pid = uint64(os.Getpid())
 
-// init writes a fresh header; the board's powerOn sets the levels.
-func (s state) init(b *Board) {
-	s[hMagic], s[hVersion] = stateMagic, stateVersion
-	s[hSize], s[hPEs] = uint32(b.hw.PEs), uint32(b.pes)
-	s[hNets], s[hDrivers], s[hGates] = uint32(len(b.nets)), uint32(len(b.drivers)), uint32(len(b.gates))
-	s[hOwner] = uint32(os.Getpid())
-	for k := 0; k < b.pes; k++ {
-		s[b.lay.port(k)+portPlugged] = 1
+// initHeader writes a fresh board's header and puts every connector beyond
+// the first pes unplugged.
+func (b *Board) initHeader(job uint64, pu PowerUp) {
+	m := b.m
+	m[hMagic], m[hVersion], m[hFileSize] = stateMagic, stateVersion, uint64(8*b.lay.words)
+	m[hSize], m[hPEs] = uint64(b.hw.PEs), uint64(b.pes)
+	m[hUID], m[hJob], m[hCreator] = uint64(os.Geteuid()), job, pid
+	m[hNets], m[hDrivers], m[hGates] = uint64(len(b.nets)), uint64(len(b.drivers)), uint64(len(b.gates))
+	m[hSeed] = pu.Seed
+	if pu.State != nil {
+		m[hFixed] = fixedSet | uint64(pu.State.bits())
 	}
-}
-
-func (b *Board) driverBits(d int32) (on, val bool) {
-	w := b.bits[b.lay.drivers+int(d)]
-	return w&1 != 0, w&2 != 0
-}
-
-// setDriverBits stores a driver's state and reports whether it changed.
-func (b *Board) setDriverBits(d int32, on, val bool) bool {
-	if d < 0 {
-		return false
+	for k := b.pes; k < len(b.ports); k++ {
+		m[b.lay.fault(k)] = faultWord(0, 0, 0, false)
 	}
-	w := byte(bit(on) | bit(val)<<1)
-	i := b.lay.drivers + int(d)
-	if b.bits[i] == w {
-		return false
-	}
-	b.bits[i] = w
-	return true
-}
-
-func (b *Board) setNet(n int32, v bool) { b.bits[b.lay.nets+int(n)] = byte(bit(v)) }
-
-// dff returns a flip-flop's stored state.
-func (b *Board) dff(g int32) hw.DFFState {
-	w := b.bits[b.lay.gates+int(g)]
-	return hw.DFFState{Q: w&1 != 0, Clk: w&2 != 0}
-}
-
-func (b *Board) setDFF(g int32, s hw.DFFState) {
-	b.bits[b.lay.gates+int(g)] = byte(bit(s.Q) | bit(s.Clk)<<1)
-}
-
-func (b *Board) setClk(g int32, clk bool) {
-	s := b.dff(g)
-	s.Clk = clk
-	b.setDFF(g, s)
-}
-
-func bit(v bool) uint32 {
-	if v {
-		return 1
-	}
-	return 0
-}
-
-func (p *Port) get(w int) uint32    { return p.b.st[p.base+w] }
-func (p *Port) set(w int, v uint32) { p.b.st[p.base+w] = v }
-func (p *Port) data() uint8         { return uint8(p.get(portData)) }
-func (p *Port) control() uint8      { return uint8(p.get(portControl)) }
-func (p *Port) pins() lpt.Pins      { return lpt.Pins(p.get(portPins)) }
-func (p *Port) plugged() bool       { return p.get(portPlugged) != 0 }
-
-// lock takes the board lock: the in-process mutex and, on a shared board,
-// the lock word in the mapping. Taking over the lock of a process that died
-// holding it re-settles the whole board, as that process may have died
-// half-way through a settle.
-func (b *Board) lock() {
-	b.mu.Lock()
-	if b.shared != nil && b.st.xlock(hLock, pid) {
-		b.resettle()
-	}
-}
-
-func (b *Board) unlock() {
-	if b.shared != nil {
-		b.st.xunlock(hLock)
-	}
-	b.mu.Unlock()
 }
 
 // claim gives p to the calling process. On a shared board a port held by a
 // process that no longer exists is taken over.
 func (b *Board) claim(p *Port) error {
-	me := pid
-	w := &b.st[p.base+portClaim]
+	i := b.lay.per(p.pe, pClaim)
 	for {
-		holder := atomic.LoadUint32(w)
+		holder := b.m.load(i)
 		if holder != 0 && (b.shared == nil || alive(int(holder))) {
 			return fmt.Errorf("emu: PE %d's port is already open (by process %d; two PEs on one port?): close it first", p.pe, holder)
 		}
-		if atomic.CompareAndSwapUint32(w, holder, me) {
-			b.st.store(p.base+portOpened, 1)
+		if b.m.cas(i, holder, pid) {
+			b.m.store(b.lay.per(p.pe, pOpened), 1)
 			return nil
 		}
 	}
 }
 
-func (b *Board) release(p *Port) { b.st.store(p.base+portClaim, 0) }
+func (b *Board) release(p *Port) { b.m.store(b.lay.per(p.pe, pClaim), 0) }
 
 // PortInfo is what a board knows about one connector's user.
 type PortInfo struct {
@@ -224,21 +229,55 @@ type PortInfo struct {
 	// Noticed is when the PE's port first reported the board's abort to
 	// its user (zero if it has not): when that PE got its error.
 	Noticed time.Time
+	// Late lists the PEs this PE found holding up its barrier when its
+	// wait timed out (the driver asks its port to explain the stall), and
+	// TimedOut is when; nil and zero if it never timed out.
+	Late     []int
+	TimedOut time.Time
 }
 
 // PortInfo reports on PE k's port: a launcher uses it to tell a program that
 // never opened the board, or that exited without closing its PE (the port
-// is still claimed), from one that finished cleanly.
-func (b *Board) PortInfo(pe int) PortInfo {
-	b.lock()
-	defer b.unlock()
-	p := b.ports[pe]
-	info := PortInfo{Opened: b.st.load(p.base+portOpened) != 0, Holder: int(b.st.load(p.base + portClaim)),
-		Data: p.data(), Control: p.control()}
-	if ns := b.st.atomic64(p.base + portNoticed).Load(); ns != 0 {
+// is still claimed), from one that finished cleanly, and to name the PEs a
+// timed-out PE waited for.
+func (b *Board) PortInfo(pe int) (info PortInfo) {
+	defer b.survive(b.guard())
+	if pe < 0 || pe >= len(b.ports) {
+		return info
+	}
+	w := b.m.load(b.lay.port(pe))
+	info = PortInfo{Opened: b.m.load(b.lay.per(pe, pOpened)) != 0, Holder: int(b.m.load(b.lay.per(pe, pClaim))),
+		Data: wordData(w), Control: wordControl(w)}
+	if ns := b.m.load(b.lay.per(pe, pNoticed)); ns != 0 {
 		info.Noticed = time.Unix(0, int64(ns))
 	}
+	if late := b.m.load(b.lay.per(pe, pStalled)); late != 0 {
+		info.Late = members(late - 1)
+		info.TimedOut = time.Unix(0, int64(b.m.load(b.lay.per(pe, pStalledAt))))
+	}
 	return info
+}
+
+// namePEs is "PE 2" or "PEs 2, 3".
+func namePEs(pes []int) string {
+	if len(pes) == 1 {
+		return fmt.Sprintf("PE %d", pes[0])
+	}
+	s := make([]string, len(pes))
+	for i, k := range pes {
+		s[i] = strconv.Itoa(k)
+	}
+	return "PEs " + strings.Join(s, ", ")
+}
+
+func members(mask uint64) []int {
+	var pes []int
+	for k := 0; mask != 0; k, mask = k+1, mask>>1 {
+		if mask&1 != 0 {
+			pes = append(pes, k)
+		}
+	}
+	return pes
 }
 
 // AbortError is the sticky error every port of an aborted board returns.
@@ -249,54 +288,72 @@ type AbortError struct {
 
 func (e *AbortError) Error() string { return "emu: board aborted: " + e.Reason }
 
-// deadPartner checks whether PE turn%PEs has died while holding its port (a
-// shared board's PEs are processes; one killed cannot say so). It returns
-// that PE and the abort reason, or -1. One PE per call keeps the cost of a
-// check (a signal and a /proc read) flat as boards grow.
-func (b *Board) deadPartner(turn int) (int, string) {
-	k := turn % len(b.ports)
-	w := b.ports[k].base + portClaim
-	// Read the claim again once its holder is found dead: a PE that closed
-	// its port and exited between the first read and the check did not die
-	// holding it, and a dead process can no longer release it.
-	if holder := b.st.load(w); holder != 0 && holder != pid && !alive(int(holder)) && b.st.load(w) == holder {
-		return k, fmt.Sprintf("PE %d's process (pid %d) died without closing its PE", k, holder)
-	}
-	return -1, ""
-}
-
 // Abort marks the board unusable: from now on every port's Err returns an
 // *AbortError with the reason, so every PE's next operation fails and every
-// waiting PE stops within a few polls. pe is the PE to blame (-1: none).
-// The first call wins. A launcher calls it when a PE process dies. It does
-// not take the board lock, so it works even when the dead process held it.
+// waiting PE stops at once (sleepers are woken). pe is the PE to blame (-1:
+// none). The first call wins. A launcher calls it when a PE process dies.
+// One compare-and-swap decides it, so an aborter stopped half-way through
+// writing the reason still leaves the board aborted, blaming its PE.
 func (b *Board) Abort(pe int, reason string) {
-	if !atomic.CompareAndSwapUint32(&b.st[hAbort], 0, abortWriting) {
+	defer b.survive(b.guard())
+	if !b.m.cas(hAbort, 0, abortWriting|uint64(pe+1)<<8|pid<<32) {
 		return
 	}
 	if len(reason) > reasonBytes {
 		reason = reason[:reasonBytes]
 	}
 	copy(b.reasonBuf(), reason)
-	b.st[hReasonLen] = uint32(len(reason))
-	b.st[hAbortPE] = uint32(pe + 1)
-	b.st.store(hAbort, abortSet)
+	b.m.store(hReasonLen, uint64(len(reason)))
+	b.m.store(hAbort, abortSet|uint64(pe+1)<<8|pid<<32)
+	b.wakeAll()
 }
+
+// abortWait bounds how long a reader of the abort waits for the aborter to
+// finish writing its reason.
+const abortWait = time.Millisecond
 
 // Aborted returns the PE blamed (-1 if none) and the reason given to Abort,
 // and whether the board has been aborted (by Abort, or by a port that found
 // a PE's process dead).
 func (b *Board) Aborted() (pe int, reason string, ok bool) {
-	if b.st.load(hAbort) != abortSet {
+	defer b.survive(b.guard())
+	w := b.m.load(hAbort)
+	if w == 0 {
 		return -1, "", false
 	}
-	return int(b.st[hAbortPE]) - 1, b.abortReason(), true
-}
-
-func (b *Board) abortReason() string {
-	return string(b.reasonBuf()[:b.st[hReasonLen]])
+	for start := time.Now(); w&0xff == abortWriting && time.Since(start) < abortWait; w = b.m.load(hAbort) {
+		runtime.Gosched() // the aborter is between two stores
+	}
+	pe = int(w>>8&0xff) - 1
+	if w&0xff != abortSet {
+		return pe, fmt.Sprintf("aborted by process %d, which stopped before giving its reason", w>>32), true
+	}
+	return pe, string(b.reasonBuf()[:b.m.load(hReasonLen)]), true
 }
 
 func (b *Board) reasonBuf() []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(&b.st[hReason])), reasonBytes)
+	return unsafe.Slice((*byte)(unsafe.Pointer(&b.m[hReason])), reasonBytes)
+}
+
+// deadPartner checks whether PE turn%PEs has died while holding its port (a
+// shared board's PEs are processes; one killed cannot say so). It returns
+// that PE and the abort reason, or -1. One PE per call keeps the cost of a
+// check (a signal and a /proc read) flat as boards grow.
+func (b *Board) deadPartner(turn int) (int, string) {
+	k := turn % len(b.ports)
+	w := b.lay.per(k, pClaim)
+	// Read the claim again once its holder is found dead: a PE that closed
+	// its port and exited between the first read and the check did not die
+	// holding it, and a dead process can no longer release it.
+	holder := b.m.load(w)
+	if holder == 0 || holder == pid || alive(int(holder)) || b.m.load(w) != holder {
+		return -1, ""
+	}
+	// A PE that gave up waiting for others and exited is not the cause:
+	// the PEs it found late are.
+	if late := b.m.load(b.lay.per(k, pStalled)); late != 0 {
+		pes := members(late - 1)
+		return pes[0], fmt.Sprintf("%s did not arrive at a barrier: PE %d waited until its timeout and exited", namePEs(pes), k)
+	}
+	return k, fmt.Sprintf("PE %d's process (pid %d) died without closing its PE", k, holder)
 }

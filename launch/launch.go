@@ -2,14 +2,16 @@
 // PE of an emulated TTL_PAPERS board in shared memory — what papersctl run
 // does, the way mpirun runs MPI programs locally.
 //
-// It creates the board, starts the processes with PAPERS_PE, PAPERS_PES and
-// PAPERS_BOARD set (package spmd reads them), prefixes every output line
-// with its PE, forwards signals, and watches the processes: when one dies —
-// killed by any signal including SIGKILL, a panic, a non-zero exit, an exit
-// without closing its PE, or never opening the board within the open
-// deadline — it aborts the board, so every other PE's current or next
-// operation fails at once, and kills whatever is left after a grace period.
-// It removes the board when done.
+// It creates the board, starts the processes with PAPERS_PE, PAPERS_PES,
+// PAPERS_BOARD and PAPERS_JOB set (package spmd reads them), prefixes every
+// output line with its PE, forwards signals (continuing stopped PEs so that
+// they act on them, and killing what is left within a second), and watches
+// the processes: when one dies — killed by any signal including SIGKILL, a
+// panic, a non-zero exit, an exit without closing its PE, or never opening
+// the board within the open deadline — it aborts the board, so every other
+// PE's current or next operation fails at once, and kills whatever is left
+// after a grace period. A PE that gave up waiting is not blamed: the report
+// names the PEs it waited for. It removes the board when done.
 package launch
 
 import (
@@ -31,10 +33,12 @@ type Config struct {
 	N       int      // processes to start
 	Program string   // path or name on $PATH
 	Args    []string // the program's arguments
-	// Board names the shared board (file Dir/papers-Board). Empty: a fresh
-	// board with a unique name. A named board that a live run already
-	// created is shared with it (use First so the PE ids differ);
-	// one left by a crashed run is replaced.
+	// Board names the shared board (file Dir/papers-Board): a plain
+	// name (emu.CheckName). Empty: a fresh board with a unique name. The
+	// board of a live run is never disturbed: a run asking for part of a
+	// board (PEs and First) joins it when the PE count matches and its
+	// PEs are free, and any other run naming it is refused, with that
+	// run's processes; one left by a run that is over is replaced.
 	Board string
 	Dir   string // where boards live; DefaultDir when empty
 	// PEs is the board's PE count when this run creates it (0: N). First

@@ -13,6 +13,7 @@ package lpt
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Register offsets from the port's base address.
@@ -289,4 +290,21 @@ type Port interface {
 // does not. The driver adds the explanation to deadline errors.
 type StallExplainer interface {
 	ExplainStall() string
+}
+
+// Waiter is an optional capability of a Port: blocking until the board may
+// have changed, instead of polling its status register. The emulated board
+// implements it (a futex on a board shared between processes, Go
+// primitives in-process), so that a waiting PE gives its CPU to the PE it
+// waits for; real ports do not, and the driver keeps polling them.
+type Waiter interface {
+	// Wait blocks until the bits in mask of the status register may
+	// differ from those in last, or the board's interrupt flag may have
+	// changed (which the status shows only with P_SEL=1), or timeout has
+	// passed, or done is closed (nil: never). It reports whether it
+	// returned because something may have changed; returning early is
+	// allowed, so the caller reads the status again either way. An
+	// implementation keeps each block short (a few milliseconds) so that
+	// the caller's checks of deadlines and errors keep their pace.
+	Wait(last, mask uint8, timeout time.Duration, done <-chan struct{}) bool
 }

@@ -363,64 +363,98 @@ func (p *PE) wait(op string) error {
 // more on the emulator), not counted in polls.
 const checkIntEvery = 50 * time.Microsecond
 
+// spinPolls is how many polls a wait makes before it blocks on a port that
+// can (lpt.Waiter): long enough for a partner on another CPU to arrive,
+// short enough to give the CPU away soon when PEs outnumber CPUs.
+const spinPolls = 2
+
 // slowWait polls the status register until the barrier completes (or, with
-// ack, until the interrupt flag clears), spinning, then yielding, then
-// sleeping. Every 64 polls it checks the port's sticky error, the context
-// and the deadline, and every checkIntEvery it checks for an interrupt
-// (CHECKINT).
+// ack, until the interrupt flag clears). On a port that can block
+// (lpt.Waiter) it blocks after spinPolls polls until the board may have
+// changed; otherwise it spins, then yields, then sleeps. Every 64 polls, and
+// after every block, it checks the port's sticky error, the context and the
+// deadline; every checkIntEvery, and whenever a block ends early, it checks
+// for an interrupt (CHECKINT).
 func (p *PE) slowWait(op string, ack bool) error {
-	start := time.Now()
+	var start time.Time      // read when the wait first checks the time: most waits end sooner
 	nextInt := checkIntEvery // a short wait is not worth an interrupt check
+	w, _ := p.port.(lpt.Waiter)
+	woke := false
 	for polls := 1; ; polls++ {
 		if p.settled(ack) {
 			return nil
 		}
-		if polls&63 != 0 {
-			if polls > 256 {
+		blocking := w != nil && polls >= spinPolls
+		if polls&63 != 0 && !blocking {
+			if w == nil && polls > 256 {
 				runtime.Gosched()
 			}
 			continue
 		}
+		if start.IsZero() {
+			start = time.Now()
+		}
 		waited := time.Since(start)
-		if waited > 2*time.Millisecond {
+		if w == nil && waited > 2*time.Millisecond {
 			time.Sleep(20 * time.Microsecond)
 		}
-		if !ack && waited >= nextInt {
+		if !ack && (waited >= nextInt || woke) {
 			nextInt = waited + checkIntEvery
-			if p.interruptPending() {
-				// A barrier that completed is not reported as interrupted:
-				// the raiser stalls every barrier, so the next wait
-				// acknowledges.
-				p.port.WriteControl(lpt.NAK)
-				if p.settled(false) {
-					return nil
-				}
-				code, err := p.acknowledge(false, 0)
-				if err != nil {
-					return err
-				}
-				return p.interruptError(op, code)
+			if done, err := p.interrupted(op); done {
+				return err
 			}
 		}
-		if err := p.port.Err(); err != nil {
-			return fmt.Errorf("papers: PE %d: %s: port failed: %w", p.self, op, err)
+		if err := p.waitOver(op, ack, waited); err != nil {
+			return err
 		}
-		select {
-		case <-p.done:
-			if p.settled(ack) {
-				return nil
-			}
-			return fmt.Errorf("papers: PE %d: %s abandoned: %w", p.self, op, context.Cause(p.ctx))
-		default:
-		}
-		if waited > p.timeout && !p.settled(ack) {
-			e := &TimeoutError{PE: p.self, Op: op, Waited: p.timeout}
-			if x, ok := p.port.(lpt.StallExplainer); ok {
-				e.Stall = x.ExplainStall()
-			}
-			return e
+		if blocking {
+			woke = w.Wait(p.st, lpt.RDY, p.timeout-waited, p.done)
 		}
 	}
+}
+
+// interrupted checks for an interrupt during a wait and acknowledges it:
+// done reports that the wait is over, with err nil if the barrier completed
+// meanwhile, else the *InterruptError (or the acknowledge's failure).
+func (p *PE) interrupted(op string) (done bool, err error) {
+	if !p.interruptPending() {
+		return false, nil
+	}
+	// A barrier that completed is not reported as interrupted: the raiser
+	// stalls every barrier, so the next wait acknowledges.
+	p.port.WriteControl(lpt.NAK)
+	if p.settled(false) {
+		return true, nil
+	}
+	code, err := p.acknowledge(false, 0)
+	if err != nil {
+		return true, err
+	}
+	return true, p.interruptError(op, code)
+}
+
+// waitOver returns the error that ends a wait: the port's sticky error, the
+// context's end, or the deadline.
+func (p *PE) waitOver(op string, ack bool, waited time.Duration) error {
+	if err := p.port.Err(); err != nil {
+		return fmt.Errorf("papers: PE %d: %s: port failed: %w", p.self, op, err)
+	}
+	select {
+	case <-p.done:
+		if p.settled(ack) {
+			return nil
+		}
+		return fmt.Errorf("papers: PE %d: %s abandoned: %w", p.self, op, context.Cause(p.ctx))
+	default:
+	}
+	if waited > p.timeout && !p.settled(ack) {
+		e := &TimeoutError{PE: p.self, Op: op, Waited: p.timeout}
+		if x, ok := p.port.(lpt.StallExplainer); ok {
+			e.Stall = x.ExplainStall()
+		}
+		return e
+	}
+	return nil
 }
 
 // settled polls the status once: true when the wait is over. A wait reads

@@ -40,6 +40,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/emu"
@@ -56,6 +57,10 @@ const (
 	EnvBoard   = "PAPERS_BOARD"
 	EnvTimeout = "PAPERS_TIMEOUT"
 	EnvCheckIn = "PAPERS_CHECKIN"
+	// EnvJob, set by papersctl run, is the job id of the shared board the
+	// PE must find under PAPERS_BOARD: a PE started for one run never joins
+	// another's board of the same name.
+	EnvJob = "PAPERS_JOB"
 )
 
 // SharedPrefix starts a PAPERS_BOARD naming a shared-memory board.
@@ -200,6 +205,10 @@ func (o Options) Open() (*papers.PE, error) {
 			b.Close()
 			return nil, fmt.Errorf("spmd: PE id %d does not fit the %d-PE board %s", o.PE, b.PEs(), path)
 		}
+		if job := os.Getenv(EnvJob); job != "" && job != fmt.Sprintf("%016x", b.Job()) {
+			b.Close()
+			return nil, fmt.Errorf("spmd: PE %d: board %s belongs to job %016x, not to this PE's job %s (%s): the run it was started for is over", o.PE, path, b.Job(), job, EnvJob)
+		}
 		port, err := b.Port(o.PE)
 		if err != nil {
 			b.Close()
@@ -274,10 +283,17 @@ func Main(fn func(*papers.PE) error) {
 	case err != nil:
 		fatal(err, 2)
 	}
+	// Stop signals are caught from before the check-in on: a PE told to
+	// stop while it waits for the others exits at once, as it would later.
+	var opened atomic.Pointer[papers.PE]
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, stop.Signals...)
+	go stopOnSignal(sigs, &opened)
 	p, err := opts.Open()
 	if err != nil {
 		fatal(err, 1)
 	}
+	opened.Store(p)
 	os.Exit(run(p, fn))
 }
 
@@ -293,25 +309,24 @@ func fatal(err error, code int) {
 	os.Exit(code)
 }
 
-// run runs fn on p and returns the exit status.
-func run(p *papers.PE, fn func(*papers.PE) error) (code int) {
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, stop.Signals...)
-	defer signal.Stop(sigs)
-	go func() {
-		sig, ok := <-sigs
-		if !ok {
-			return
-		}
-		// Another goroutine owns p, so no protocol: on a real port take
-		// the port from it and stall (a shared board is aborted by its
-		// launcher when we exit).
+// stopOnSignal exits on the first stop signal. Another goroutine owns the
+// PE, so no protocol: on a real port it takes the port from that goroutine
+// and stalls it (a shared board is aborted by its launcher when we exit).
+func stopOnSignal(sigs <-chan os.Signal, opened *atomic.Pointer[papers.PE]) {
+	sig := <-sigs
+	who := "PE"
+	if p := opened.Load(); p != nil {
 		if g, ok := p.Port().(*guardedPort); ok {
 			g.stop()
 		}
-		fmt.Fprintf(os.Stderr, "%s: PE %d: stopped by %v\n", os.Args[0], p.Self(), sig)
-		os.Exit(stop.Status(sig))
-	}()
+		who = fmt.Sprintf("PE %d", p.Self())
+	}
+	fmt.Fprintf(os.Stderr, "%s: %s: stopped by %v\n", os.Args[0], who, sig)
+	os.Exit(stop.Status(sig))
+}
+
+// run runs fn on p and returns the exit status.
+func run(p *papers.PE, fn func(*papers.PE) error) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
 			Fail(p, fmt.Errorf("panic: %v", r))

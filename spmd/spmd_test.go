@@ -15,6 +15,7 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emulate"
+	"github.com/ttlpapers/ttlpapers/internal/anchors"
 	"github.com/ttlpapers/ttlpapers/papers"
 	"github.com/ttlpapers/ttlpapers/spmd"
 )
@@ -161,31 +162,42 @@ func ops(p *papers.PE, op string, n int) error {
 	return nil
 }
 
-// BenchmarkSharedBarrier2Proc: a barrier between two processes on the
-// shared-memory board; ns/op is per barrier.
-func BenchmarkSharedBarrier2Proc(b *testing.B) { benchShared(b, "barrier") }
+// BenchmarkShared: a barrier, and a 4-bit NAND, between N processes on
+// the shared-memory board (this test binary runs the other N-1 PEs); ns/op
+// is per operation. Beside it, Open MPI's MPI_Barrier with as many ranks on
+// this machine (../shared/anchors, same invocation) and the ratio
+// ("x-mpi"), when mpicc and mpirun are installed.
+func BenchmarkShared(b *testing.B) {
+	for _, op := range []string{"barrier", "nand"} {
+		for _, n := range []int{2, 4, 8} {
+			b.Run(fmt.Sprintf("op=%s/procs=%d", op, n), func(b *testing.B) { benchShared(b, op, n) })
+		}
+	}
+}
 
-// BenchmarkSharedNAND2Proc: a 4-bit NAND between two processes.
-func BenchmarkSharedNAND2Proc(b *testing.B) { benchShared(b, "nand") }
-
-func benchShared(b *testing.B, op string) {
+func benchShared(b *testing.B, op string, n int) {
+	mpi, aerr := anchors.MPIBarrier(n)
 	dir := "/dev/shm"
 	if _, err := os.Stat(dir); err != nil {
 		dir = b.TempDir()
 	}
 	path := filepath.Join(dir, "papers-bench-"+strconv.Itoa(os.Getpid()))
-	board, err := emu.CreateShared(path, 2)
+	board, err := emu.CreateShared(path, n)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer os.Remove(path)
 	defer board.Close()
-	env := []string{spmd.EnvPEs + "=2", spmd.EnvBoard + "=" + spmd.SharedPrefix + path}
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), append(env, spmd.EnvPE+"=1", "SPMD_BENCH_OP="+op, "SPMD_BENCH_N="+strconv.Itoa(b.N+1))...)
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
+	env := []string{spmd.EnvPEs + "=" + strconv.Itoa(n), spmd.EnvBoard + "=" + spmd.SharedPrefix + path}
+	var helpers []*exec.Cmd
+	for pe := 1; pe < n; pe++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), append(env, spmd.EnvPE+"="+strconv.Itoa(pe), "SPMD_BENCH_OP="+op, "SPMD_BENCH_N="+strconv.Itoa(b.N+1))...)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		helpers = append(helpers, cmd)
 	}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
@@ -194,7 +206,7 @@ func benchShared(b *testing.B, op string) {
 	b.Setenv(spmd.EnvPE, "0")
 	p, err := spmd.Open()
 	if err == nil {
-		// One warm-up operation pairs with the helper's first; then time b.N.
+		// One warm-up operation pairs with the helpers' first; then time b.N.
 		err = ops(p, op, 1)
 		b.ReportAllocs()
 		b.ResetTimer()
@@ -204,12 +216,20 @@ func benchShared(b *testing.B, op string) {
 		b.StopTimer()
 		spmd.Close(p)
 	}
-	if werr := cmd.Wait(); err == nil {
-		err = werr
+	for _, cmd := range helpers {
+		if werr := cmd.Wait(); err == nil {
+			err = werr
+		}
 	}
 	if err != nil {
 		b.Fatal(err)
 	}
+	if aerr != nil {
+		b.Logf("no MPI anchor: %v", aerr)
+		return
+	}
+	b.ReportMetric(mpi*1e3, "mpi-ns")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(mpi*1e3), "x-mpi")
 }
 
 // On a real port (here an in-process board, which Fail treats the same way)

@@ -21,6 +21,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/launch"
 )
 
@@ -31,6 +32,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if path := os.Getenv("TESTS_CREATE_BOARD"); path != "" {
+		os.Exit(createBoard(path))
+	}
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)
@@ -212,9 +216,11 @@ func TestRunFailures(t *testing.T) {
 			}
 		}
 	}
-	// A PE that hangs: the others time out, the launcher kills it.
+	// A PE that hangs: the others time out, the launcher names the PE
+	// that did not arrive (not the one that waited) and kills it.
 	rep, out := runprog(t, launch.Config{N: 2, Args: []string{"-pe", "1", "-do", "hang"}, Timeout: 200 * time.Millisecond, Grace: 200 * time.Millisecond})
-	if rep.Failed != 0 || !strings.Contains(out, "did not complete") || rep.Exits[1].Signal != unix.SIGKILL {
+	if rep.Failed != 1 || !strings.HasPrefix(rep.Reason, "PE 1 did not arrive") || rep.Status != 1 ||
+		!strings.Contains(out, "did not complete") || rep.Exits[1].Signal != unix.SIGKILL {
 		t.Errorf("hang: report %+v\n%s", rep, out)
 	}
 	// A clean run.
@@ -258,12 +264,7 @@ func TestRunBoards(t *testing.T) {
 	if err := crashed.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < 500; i++ {
-		if _, err := os.Stat(stale); err == nil {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, 10*time.Second, "the run to create its board", func() bool { _, err := os.Stat(stale); return err == nil })
 	crashed.Process.Kill()
 	crashed.Wait()
 	if _, err := os.Stat(stale); err != nil {
@@ -285,8 +286,11 @@ func TestRunBoards(t *testing.T) {
 			defer wg.Done()
 			reps[i], _ = launch.Run(context.Background(), launch.Config{N: 2, PEs: 4, First: 2 * i, Program: prog, Board: "shared", Dir: dir, Stdout: &outs[i], Stderr: &outs[i]})
 		}()
-		if i == 0 {
-			time.Sleep(50 * time.Millisecond) // let the first run create the board
+		if i == 0 { // the first run creates the board
+			waitFor(t, 10*time.Second, "the first run's board", func() bool {
+				_, err := os.Stat(filepath.Join(dir, launch.BoardPrefix+"shared"))
+				return err == nil
+			})
 		}
 	}
 	wg.Wait()
@@ -306,20 +310,53 @@ func TestRunBoards(t *testing.T) {
 func TestRunForwardsSignals(t *testing.T) {
 	sigs := make(chan os.Signal, 1)
 	var out bytes.Buffer
-	started := make(chan struct{}, 3)
+	dir := shmDir(t)
 	go func() {
-		for range 3 {
-			<-started
-		}
-		time.Sleep(300 * time.Millisecond)
+		// Once every PE has opened the board (its port is claimed).
+		waitOpened(dir, 3)
 		sigs <- unix.SIGTERM
 	}()
-	rep, err := launch.Run(context.Background(), launch.Config{N: 3, Program: bin(t, "spmd"), Args: []string{"-rounds", "1000000000"}, Dir: shmDir(t),
-		Stdout: &out, Stderr: &out, Signals: sigs, Started: func(int, *os.Process) { started <- struct{}{} }})
+	rep, err := launch.Run(context.Background(), launch.Config{N: 3, Program: bin(t, "spmd"), Args: []string{"-rounds", "1000000000"}, Dir: dir,
+		Stdout: &out, Stderr: &out, Signals: sigs})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.Failed < 0 || rep.Status == 0 || !regexp.MustCompile(`stopped by terminated`).MatchString(out.String()) {
 		t.Errorf("SIGTERM: report %+v\n%s", rep, out.String())
+	}
+}
+
+// waitFor waits until cond holds, failing the test after d.
+func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// waitOpened waits (up to a minute) until the one board in dir has n
+// ports held.
+func waitOpened(dir string, n int) {
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		paths, _ := filepath.Glob(filepath.Join(dir, launch.BoardPrefix+"*"))
+		for _, p := range paths {
+			if info, err := emu.InspectShared(p); err == nil {
+				held := 0
+				for _, h := range info.Holders {
+					if h != 0 {
+						held++
+					}
+				}
+				if held >= n {
+					return
+				}
+			}
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

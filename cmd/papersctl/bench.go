@@ -133,6 +133,7 @@ type benchCmd struct {
 	portOpUs, tol float64
 	maxTime       time.Duration
 	ops           []benchOp
+	procs         []int // --procs: live processes instead (bench_procs.go)
 }
 
 func (c *benchCmd) define(f *flagSet) {
@@ -146,13 +147,30 @@ func (c *benchCmd) define(f *flagSet) {
 		c.ops, err = selectOps(s)
 		return err
 	}, "comma-separated operations to run (default all: "+opNames()+")")
+	f.Func("procs", "LIST", func(s string) (err error) {
+		c.procs, err = parseProcs(s)
+		return err
+	}, "instead, the barrier and the NAND between N processes on a shared-memory board, for each N of a list (e.g. 2,4,8), beside MPI_Barrier and the Go spin barrier of ../shared/anchors")
 }
 
-func (c *benchCmd) check(*flagSet, []string) error { return nil }
+func (c *benchCmd) check(f *flagSet, _ []string) error {
+	var p problems
+	if len(c.procs) > 0 {
+		for _, name := range []string{"pes", "ops", "port-op-us"} {
+			if f.isSet(name) {
+				p.addf("--%s: --procs measures the barrier and the NAND between live processes: drop --%s or --procs", name, name)
+			}
+		}
+	}
+	return p.err()
+}
 
 // run measures each operation in turn. ^C stops it: the operations measured
 // so far are printed, the one under way with what it had (not converged).
 func (c *benchCmd) run(e *env, _ []string) error {
+	if len(c.procs) > 0 {
+		return benchProcs(e, c.procs, c.json, c.maxTime, c.tol)
+	}
 	line := progress.New(e.stderr)
 	start := time.Now()
 	var results []benchResult

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -227,8 +228,11 @@ func TestModesAndRefusals(t *testing.T) {
 	}
 	// Releasing while it waits hands the port over.
 	done := make(chan error, 1)
+	before := s.Stats(0).Ioctls
 	go func() { done <- ioctl(g, lpt.PPCLAIM, nil) }()
-	time.Sleep(10 * time.Millisecond)
+	for deadline := time.Now().Add(10 * time.Second); s.Stats(0).Ioctls == before && time.Now().Before(deadline); {
+		runtime.Gosched() // until the server is serving the claim
+	}
 	if err := ioctl(f, lpt.PPRELEASE, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,44 @@
+//go:build linux
+
+package main
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestBenchProcs: bench --procs runs the barrier and the NAND between live
+// processes (this test binary, as papersctl) and reports both; the anchors
+// are optional (skipped with a note when absent).
+func TestBenchProcs(t *testing.T) {
+	t.Setenv("PAPERS_ANCHORS", t.TempDir()) // no anchors: this test checks the board's side
+	out, errOut, st := runCLI("bench", "--procs", "2,3", "--json", "--max-time", "50ms")
+	if st != 0 {
+		t.Fatalf("status %d: %s", st, errOut)
+	}
+	var rows []procsResult
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatalf("--json output does not parse: %v\n%s", err, out)
+	}
+	want := []string{"2 barrier", "2 nand4", "3 barrier", "3 nand4"}
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows, want %d: %+v", len(rows), len(want), rows)
+	}
+	for i, r := range rows {
+		if got := strconv.Itoa(r.Procs) + " " + r.Op; got != want[i] || r.MeasuredNs <= 0 || r.Reps < 1 {
+			t.Errorf("row %d: %+v, want %s measured", i, r, want[i])
+		}
+	}
+	if !strings.Contains(errOut, "anchor skipped") {
+		t.Errorf("no note that the anchors were skipped: %q", errOut)
+	}
+}
+
+func init() {
+	for _, bad := range []string{"0", "33", "2,x", ","} {
+		badInputs["bench"] = append(badInputs["bench"], badInput{[]string{"--procs", bad}, []string{"--procs " + bad + ": give process counts from 1 to 32"}})
+	}
+	badInputs["bench"] = append(badInputs["bench"], badInput{[]string{"--procs", "2", "--pes", "8"}, []string{"--pes: --procs measures the barrier and the NAND between live processes"}})
+}

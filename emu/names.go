@@ -1,0 +1,36 @@
+package emu
+
+import (
+	"fmt"
+	"strings"
+)
+
+// MaxNameLen is the longest board name.
+const MaxNameLen = 64
+
+// CheckName reports whether name is a plain board name: 1 to MaxNameLen
+// letters, digits, '-', '_' and '.', not starting with '.', and without
+// "..": a name can never leave the board directory or hide in it.
+func CheckName(name string) error {
+	bad := func(why string) error {
+		return fmt.Errorf("emu: board name %q %s: use 1 to %d letters, digits, '-', '_' or '.', e.g. myjob-2", name, why, MaxNameLen)
+	}
+	switch {
+	case name == "":
+		return bad("is empty")
+	case len(name) > MaxNameLen:
+		return bad("is too long")
+	case strings.Contains(name, "/"):
+		return bad("contains '/' (a name, not a path)")
+	case strings.Contains(name, ".."):
+		return bad(`contains ".."`)
+	case name[0] == '.':
+		return bad("starts with '.'")
+	}
+	for _, c := range name {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return bad(fmt.Sprintf("contains %q", c))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,62 @@
+package emulate_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/ttlpapers/ttlpapers/emulate"
+	"github.com/ttlpapers/ttlpapers/internal/anchors"
+	"github.com/ttlpapers/ttlpapers/papers"
+)
+
+// benchPEs are the PE counts of the in-process benchmarks.
+var benchPEs = []int{2, 4, 8, 32}
+
+// benchOp runs op b.N times on every PE of an in-process emulated board;
+// ns/op is the time per operation of the whole cluster. Beside it, the
+// native Go spin barrier of ../shared/anchors, measured in the same
+// invocation with as many goroutines, and the ratio ("x-spin").
+func benchOp(b *testing.B, op func(p *papers.PE) error) {
+	for _, n := range benchPEs {
+		b.Run(fmt.Sprintf("pes=%d", n), func(b *testing.B) {
+			spin, aerr := anchors.GoSpin(n)
+			b.ReportAllocs()
+			err := emulate.Run(n, papers.Config{}, func(p *papers.PE) error {
+				if err := p.Barrier(); err != nil {
+					return err
+				}
+				if p.Self() == 0 {
+					b.ResetTimer()
+				}
+				for i := 0; i < b.N; i++ {
+					if err := op(p); err != nil {
+						return err
+					}
+				}
+				if p.Self() == 0 {
+					b.StopTimer()
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if aerr != nil {
+				b.Logf("no Go spin anchor: %v", aerr)
+				return
+			}
+			b.ReportMetric(spin*1e3, "spin-ns")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(spin*1e3), "x-spin")
+		})
+	}
+}
+
+// BenchmarkBarrier: one barrier of n PEs (goroutines).
+func BenchmarkBarrier(b *testing.B) {
+	benchOp(b, func(p *papers.PE) error { return p.Barrier() })
+}
+
+// BenchmarkNAND: one 4-bit NAND of n PEs (5 port operations each).
+func BenchmarkNAND(b *testing.B) {
+	benchOp(b, func(p *papers.PE) error { _, err := p.NAND(uint8(p.Self()) & 0xf); return err })
+}

@@ -1,0 +1,185 @@
+// Package anchors runs the baseline programs of ../shared/anchors — a
+// native Go spin barrier and Open MPI's MPI_Barrier — so that the
+// project's benchmarks (go test -bench, papersctl bench --procs) measure
+// them in the same invocation and print ratios rather than absolute times
+// from different days. Each baseline is built once per process, to a
+// temporary directory, and each figure measured once per PE count.
+package anchors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// EnvDir overrides where the anchors are found.
+const EnvDir = "PAPERS_ANCHORS"
+
+// ErrAbsent reports that the anchors, or a tool one needs, are missing:
+// the benchmarks then skip the comparison with a note.
+var ErrAbsent = errors.New("anchors: not found")
+
+// Dir finds the anchors: $PAPERS_ANCHORS, else a directory shared/anchors
+// in the working directory or one of its parents (from a checkout in
+// /work/main, /work/shared/anchors).
+func Dir() (string, error) {
+	if d := os.Getenv(EnvDir); d != "" {
+		return d, nil
+	}
+	d, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if fi, err := os.Stat(filepath.Join(d, "shared", "anchors")); err == nil && fi.IsDir() {
+			return filepath.Join(d, "shared", "anchors"), nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", fmt.Errorf("%w: no shared/anchors above the working directory (set %s)", ErrAbsent, EnvDir)
+		}
+		d = parent
+	}
+}
+
+var (
+	mu      sync.Mutex
+	builds  = map[string]string{} // anchor → binary
+	figures = map[string]float64{}
+	tmp     string
+)
+
+// runTimeout bounds one run of an anchor.
+const runTimeout = 3 * time.Minute
+
+// GoSpin returns the native Go sense-reversing spin barrier's time per
+// barrier with n goroutines, in µs (gobarrier's spin_barrier_us).
+func GoSpin(n int) (float64, error) {
+	return figure(fmt.Sprintf("go n=%d", n), func() (string, error) {
+		bin, err := build("gobarrier", func(dir, out string) *exec.Cmd {
+			cmd := exec.Command("go", "build", "-o", out, ".")
+			cmd.Dir = filepath.Join(dir, "gobarrier")
+			cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+			return cmd
+		})
+		if err != nil {
+			return "", err
+		}
+		// Fewer barriers for many PEs: the UDP barrier it also runs sends
+		// n² datagrams a round.
+		iters := max(2000, 200000/(n*n))
+		return run(exec.Command(bin, "-n", strconv.Itoa(n), "-iters", strconv.Itoa(iters)))
+	}, "spin_barrier_us")
+}
+
+// MPIBarrier returns MPI_Barrier's time per barrier with n ranks on this
+// machine (mpirun --oversubscribe), in µs. The anchor is built with
+// mpicc from mpi_collectives.c with its loop counts divided by 10, so
+// that 8 ranks on 2 CPUs take seconds rather than a minute.
+func MPIBarrier(n int) (float64, error) {
+	return figure(fmt.Sprintf("mpi np=%d", n), func() (string, error) {
+		bin, err := build("mpi", func(dir, out string) *exec.Cmd {
+			src, err := os.ReadFile(filepath.Join(dir, "mpi_collectives.c"))
+			if err != nil {
+				return nil
+			}
+			s := strings.Replace(string(src), "skip = 10000, it = 200000", "skip = 1000, it = 20000", 1)
+			c := out + ".c"
+			if os.WriteFile(c, []byte(s), 0o644) != nil {
+				return nil
+			}
+			return exec.Command("mpicc", "-O2", "-o", out, c)
+		})
+		if err != nil {
+			return "", err
+		}
+		if _, err := exec.LookPath("mpirun"); err != nil {
+			return "", fmt.Errorf("%w: mpirun: %v", ErrAbsent, err)
+		}
+		return run(exec.Command("mpirun", "--allow-run-as-root", "--oversubscribe", "-np", strconv.Itoa(n), bin))
+	}, "barrier_us")
+}
+
+// figure measures one anchor figure once per process.
+func figure(key string, measure func() (string, error), name string) (float64, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if v, ok := figures[key]; ok {
+		return v, nil
+	}
+	out, err := measure()
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		for i := 0; i+1 < len(f); i++ {
+			if f[i] == name {
+				v, err := strconv.ParseFloat(f[i+1], 64)
+				if err == nil {
+					figures[key] = v
+				}
+				return v, err
+			}
+		}
+	}
+	return 0, fmt.Errorf("anchors: %s printed no %s:\n%s", key, name, out)
+}
+
+// build builds an anchor once; mk returns the build command for the
+// anchors' directory and the output path (nil: the source is missing).
+func build(name string, mk func(dir, out string) *exec.Cmd) (string, error) {
+	if bin, ok := builds[name]; ok {
+		return bin, nil
+	}
+	dir, err := Dir()
+	if err != nil {
+		return "", err
+	}
+	if tmp == "" {
+		if tmp, err = os.MkdirTemp("", "ttlpapers-anchors-"); err != nil {
+			return "", err
+		}
+	}
+	out := filepath.Join(tmp, name)
+	cmd := mk(dir, out)
+	if cmd == nil {
+		return "", fmt.Errorf("%w: %s's source in %s", ErrAbsent, name, dir)
+	}
+	if cmd.Err != nil {
+		return "", fmt.Errorf("%w: %s: %v", ErrAbsent, cmd.Args[0], cmd.Err)
+	}
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("anchors: build %s: %v\n%s", name, err, msg)
+	}
+	builds[name] = out
+	return out, nil
+}
+
+func run(cmd *exec.Cmd) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	c := exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...)
+	out, err := c.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("anchors: %s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
+	}
+	return string(out), nil
+}
+
+// Cleanup removes the built anchors.
+func Cleanup() {
+	mu.Lock()
+	defer mu.Unlock()
+	if tmp != "" {
+		os.RemoveAll(tmp)
+		tmp, builds = "", map[string]string{}
+	}
+}

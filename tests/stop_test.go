@@ -1,0 +1,185 @@
+//go:build linux
+
+package tests
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/launch"
+)
+
+// EnvStopTrials, when set, is the number of SIGSTOP trials
+// TestRunStopRandomPE makes (the stress test: 1000 is the figure the docs
+// report); by default it makes a quick few.
+const EnvStopTrials = "TTLPAPERS_STOP_TRIALS"
+
+// stopTrial is one SIGSTOP/SIGCONT trial: PE victim of a 3-PE run is
+// stopped after delay for stopFor, then continued.
+type stopTrial struct {
+	victim         int
+	delay, stopFor time.Duration
+	timeout        time.Duration // PAPERS_TIMEOUT
+}
+
+// outcome of a trial: nil when the run did what a stop of that length
+// allows, hang when the run had to be ended from outside.
+func (tr stopTrial) run(t *testing.T, dir string) (hang bool, err error) {
+	const n = 3
+	var out bytes.Buffer
+	// A run that outlives this is hung: no PE's deadline fired.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*tr.timeout+tr.stopFor+30*time.Second)
+	defer cancel()
+	var timers sync.WaitGroup
+	rep, err := launch.Run(ctx, launch.Config{
+		N: n, Program: bin(t, "spmd"), Args: []string{"-rounds", "2000"}, Dir: dir, Stdout: &out, Stderr: &out, Timeout: tr.timeout,
+		Started: func(pe int, p *os.Process) {
+			if pe != tr.victim {
+				return
+			}
+			timers.Add(1)
+			time.AfterFunc(tr.delay, func() {
+				p.Signal(unix.SIGSTOP)
+				time.AfterFunc(tr.stopFor, func() { p.Signal(unix.SIGCONT); timers.Done() })
+			})
+		},
+	})
+	timers.Wait()
+	if err != nil {
+		return false, err
+	}
+	if ctx.Err() != nil {
+		return true, fmt.Errorf("hung: the run was still going after %v: %+v\n%s", 2*tr.timeout+tr.stopFor+30*time.Second, rep, out.String())
+	}
+	ok := rep.Status == 0 && strings.Count(out.String(), "sum=3") == n
+	// A stop longer than the timeout may fail the run, but only by naming
+	// the stopped PE; a shorter one must not fail it at all (unless the
+	// machine is so loaded that a PE missed its deadline for want of CPU).
+	blamed := rep.Failed == tr.victim && strings.Contains(rep.Reason, fmt.Sprintf("PE %d", tr.victim))
+	switch {
+	case ok:
+		return false, nil
+	case tr.stopFor >= tr.timeout && blamed:
+		return false, nil
+	case tr.stopFor < tr.timeout && blamed && overloaded():
+		t.Logf("overloaded machine: a %v stop failed the run: %s", tr.stopFor, rep.Reason)
+		return false, nil
+	}
+	return false, fmt.Errorf("report %+v\n%s", rep, out.String())
+}
+
+func overloaded() bool { return loadAverage() > float64(runtime.NumCPU()) }
+
+// TestRunStopRandomPE stops a random PE of a 3-PE run at a random moment
+// for a random time, shorter or longer than the PEs' timeout, then
+// continues it. A stopped PE is just absent: the run goes on when it comes
+// back in time, and otherwise fails naming it; never does any PE hang.
+// Set TTLPAPERS_STOP_TRIALS=1000 for the stress test.
+func TestRunStopRandomPE(t *testing.T) {
+	trials := 8
+	if s := os.Getenv(EnvStopTrials); s != "" {
+		trials, _ = strconv.Atoi(s)
+	}
+	dir := shmDir(t)
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 16))
+	hangs, failures, long := 0, 0, 0
+	start := time.Now()
+	for i := 0; i < trials; i++ {
+		tr := stopTrial{victim: rng.IntN(3), delay: time.Duration(rng.IntN(200_000)) * time.Microsecond, timeout: 2 * time.Second}
+		if rng.IntN(4) == 0 { // longer than the timeout
+			tr.timeout, tr.stopFor = 300*time.Millisecond, 400*time.Millisecond+time.Duration(rng.IntN(400))*time.Millisecond
+			long++
+		} else {
+			tr.stopFor = time.Duration(rng.IntN(300_000)) * time.Microsecond
+		}
+		hang, err := tr.run(t, dir)
+		if hang {
+			hangs++
+		}
+		if err != nil {
+			failures++
+			t.Errorf("trial %d (seed %d): stop PE %d after %v for %v, timeout %v: %v", i, seed, tr.victim, tr.delay, tr.stopFor, tr.timeout, err)
+		}
+	}
+	t.Logf("%d SIGSTOP/SIGCONT trials (%d longer than the timeout) in %v: %d hangs, %d wrong outcomes", trials, long, time.Since(start).Round(time.Second), hangs, failures)
+}
+
+// TestRunStoppedPENamed: when a stopped PE holds the others up past their
+// timeout, the launcher names it — not the PEs that waited for it.
+func TestRunStoppedPENamed(t *testing.T) {
+	dir := shmDir(t)
+	var out bytes.Buffer
+	go func() {
+		waitOpened(dir, 3)
+		// PE 1's pid is the holder of its port.
+		stopHolder(dir, 1)
+	}()
+	rep, err := launch.Run(context.Background(), launch.Config{N: 3, Program: bin(t, "spmd"), Args: []string{"-rounds", "1000000000"}, Dir: dir,
+		Stdout: &out, Stderr: &out, Timeout: 300 * time.Millisecond, Grace: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Failed != 1 || !strings.HasPrefix(rep.Reason, "PE 1 did not arrive") || !strings.Contains(rep.Reason, "PE 1's process is stopped") {
+		t.Errorf("report %+v, want PE 1 named as the stopped PE that did not arrive\n%s", rep, out.String())
+	}
+}
+
+// TestRunSignalEndsStoppedPE: SIGTERM to the launcher ends every PE, a
+// stopped one included, within a second.
+func TestRunSignalEndsStoppedPE(t *testing.T) {
+	dir := shmDir(t)
+	sigs := make(chan os.Signal, 1)
+	var out bytes.Buffer
+	var sent time.Time
+	go func() {
+		waitOpened(dir, 3)
+		stopHolder(dir, 2)
+		sent = time.Now()
+		sigs <- unix.SIGTERM
+	}()
+	rep, err := launch.Run(context.Background(), launch.Config{N: 3, Program: bin(t, "spmd"), Args: []string{"-rounds", "1000000000"}, Dir: dir,
+		Stdout: &out, Stderr: &out, Signals: sigs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last time.Duration
+	for _, x := range rep.Exits {
+		if x.Status == 0 {
+			t.Errorf("PE %d exited 0 after SIGTERM", x.PE)
+		}
+		last = max(last, x.At.Sub(sent))
+	}
+	report := t.Errorf
+	if overloaded() {
+		report = t.Logf
+	}
+	if last > time.Second {
+		report("the last PE ended %v after SIGTERM, want within 1s", last)
+	}
+	t.Logf("every PE ended within %v of SIGTERM (PE 2 stopped)", last)
+}
+
+// stopHolder stops the process holding PE pe's port on the one board in
+// dir.
+func stopHolder(dir string, pe int) {
+	paths, _ := filepath.Glob(filepath.Join(dir, launch.BoardPrefix+"*"))
+	for _, p := range paths {
+		if info, err := emu.InspectShared(p); err == nil && info.Holders[pe] != 0 {
+			unix.Kill(info.Holders[pe], unix.SIGSTOP)
+		}
+	}
+}
