@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"strings"
 
+	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/internal/stop"
 	"github.com/ttlpapers/ttlpapers/launch"
 	"github.com/ttlpapers/ttlpapers/lpt"
@@ -117,23 +118,15 @@ type exitStatus int
 
 func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
 
-// checkBoardName checks a --board name: a plain file name, so that a board
-// never lands outside --dir. The launcher checks names too (board files of
-// the shared-memory board); this is the command line's early check.
+// checkBoardName checks a --board name before anything starts: the
+// launcher's rule (emu.CheckName), plus no leading '-', which would read as
+// a flag.
 func checkBoardName(s string) error {
-	const max = 64
-	switch {
-	case s == "":
-		return errors.New("empty: give a name such as job1, or leave --board out for a fresh board")
-	case len(s) > max:
-		return fmt.Errorf("%d characters: use at most %d", len(s), max)
-	case s[0] == '.' || s[0] == '-':
-		return errors.New("starts with '.' or '-': use a plain name such as job1")
+	if strings.HasPrefix(s, "-") {
+		return errors.New("starts with '-': use a plain name such as job1")
 	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
-			return fmt.Errorf("%q is not allowed: use letters, digits, '-', '_' and '.' (a plain name, no path)", r)
-		}
+	if err := emu.CheckName(s); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "emu: "))
 	}
 	return nil
 }
