@@ -7,9 +7,16 @@
 // and gives each PE an emulated printer port that applies the SPP
 // register↔pin inversions of package lpt, so the driver in package papers is
 // exercised exactly as on real hardware. Propagation is zero-delay: a write
-// settles the whole board before it returns (the part delays in hw are data
-// for timing predictions, not simulated). The 74LS74 halves power up in a
-// random state, seeded and reproducible, or in a chosen one (PowerUp).
+// settles the whole board before it returns. A real 74LS74 powers up in
+// either state: a board can draw its power-up state from a seed,
+// reproducibly, or take a chosen one (PowerUp); by default both halves
+// power up with Q low.
+//
+// TimedBoard is the same netlist in simulated time: the part library's
+// propagation delays, cable delay and slew per PE and line, and PC port
+// timing, with PEs' port operations run in simulated-time order — how the
+// seed's two NAND races are shown (package timing, docs/timing.md). With
+// zero delays it equals the zero-delay board.
 //
 // No lock guards the board. Each PE publishes its registers in a word of
 // its own; every port evaluates the board from a consistent snapshot of
@@ -85,7 +92,7 @@ type Option interface{ apply(*options) }
 
 type options struct{ power PowerUp }
 
-// New builds an emulated board for pes PEs (1 to 32) on the smallest board
+// New builds an emulated board for pes PEs (1 to lpt.MaxPEs) on the smallest board
 // that holds them; the cables of the remaining connectors are unplugged.
 func New(pes int, opts ...Option) (*Board, error) {
 	size, err := hw.SizeFor(pes)
@@ -356,11 +363,20 @@ const (
 	Orange
 )
 
-func (l LED) String() string { return [...]string{"dark", "green", "red", "orange"}[l] }
+func (l LED) String() string {
+	if l > Orange {
+		return fmt.Sprintf("LED(%d)", uint8(l))
+	}
+	return [...]string{"dark", "green", "red", "orange"}[l]
+}
 
-// LED returns the colour PE k's LED shows, from the LED driver outputs.
+// LED returns the colour PE k's LED shows, from the LED driver outputs
+// (Dark for a connector the board does not have).
 func (b *Board) LED(pe int) LED {
 	var l LED
+	if pe < 0 || pe >= len(b.ledNets) {
+		return l
+	}
 	b.look(func(s *sim) {
 		n := b.ledNets[pe]
 		if s.level(n[0]) {

@@ -17,7 +17,12 @@ const (
 	Unplugged                  // the whole cable is disconnected
 )
 
-func (k FaultKind) String() string { return [...]string{"stuck0", "stuck1", "unplugged"}[k] }
+func (k FaultKind) String() string {
+	if k > Unplugged {
+		return fmt.Sprintf("FaultKind(%d)", uint8(k))
+	}
+	return [...]string{"stuck0", "stuck1", "unplugged"}[k]
+}
 
 // Fault is a fault on PE k's cable. Faults are on the cable between the PC's
 // port and the board: a stuck PC-driven line is seen by the board, a stuck

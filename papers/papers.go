@@ -69,7 +69,7 @@ const (
 // Config says who this PE is and how long it may wait.
 type Config struct {
 	PE  int // this PE's id, 0 <= PE < PEs
-	PEs int // number of PEs in the program, 1 to 32
+	PEs int // number of PEs in the program, 1 to lpt.MaxPEs
 	// Timeout bounds every blocking wait (barrier, interrupt acknowledge).
 	// Zero means DefaultTimeout.
 	Timeout time.Duration

@@ -16,6 +16,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/internal/anchors"
+	"github.com/ttlpapers/ttlpapers/internal/leakcheck"
 	"github.com/ttlpapers/ttlpapers/papers"
 	"github.com/ttlpapers/ttlpapers/spmd"
 )
@@ -112,7 +113,8 @@ func TestOpenShared(t *testing.T) {
 	}
 }
 
-// benchHelper is the second process of the two-process benchmarks.
+// TestMain also runs the other processes of the tests and benchmarks, by
+// their environment.
 func TestMain(m *testing.M) {
 	if os.Getenv("SPMD_TEST_ROLE") == "barriers" {
 		spmd.Main(barriersForever)
@@ -125,7 +127,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(leakcheck.Run(m))
 }
 
 // barriersForever is TestSignalNamesDyingPE's PE program.

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/internal/leakcheck"
 	"github.com/ttlpapers/ttlpapers/launch"
 )
 
@@ -35,7 +36,7 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv("TESTS_CREATE_BOARD"); path != "" {
 		os.Exit(createBoard(path))
 	}
-	code := m.Run()
+	code := leakcheck.Run(m)
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}
