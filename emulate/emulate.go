@@ -14,7 +14,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/ttlpapers/ttlpapers/emu"
@@ -95,21 +94,11 @@ func RunPorts(ctx context.Context, b *emu.Board, n int, fn func(ctx context.Cont
 				}
 			}()
 			if err := fn(ctx, k, port); err != nil {
-				errs[k] = namePE(k, err)
+				errs[k] = papers.NamePE(k, err)
 				cancel(errs[k])
 			}
 		})
 	}
 	wg.Wait()
 	return errors.Join(errs...)
-}
-
-// namePE makes err name PE k, unless it does already: the protocol
-// packages start their messages "papers: PE k: " (or strata's, splitc's),
-// and repeating it reads badly ("PE 3: papers: PE 3: ...").
-func namePE(k int, err error) error {
-	if strings.Contains(err.Error(), fmt.Sprintf("PE %d: ", k)) {
-		return err
-	}
-	return fmt.Errorf("PE %d: %w", k, err)
 }

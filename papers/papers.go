@@ -46,6 +46,7 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/lpt"
@@ -177,6 +178,17 @@ func (p *PE) checkIn(timeout time.Duration) error {
 	}
 	p.members = mask
 	return nil
+}
+
+// NamePE returns err prefixed with "PE k: " unless its message already
+// names PE k, as this package's errors do ("papers: PE k: ..."): a runner
+// that reports several PEs' errors (package emulate, spmd.Main) names each
+// PE once.
+func NamePE(k int, err error) error {
+	if strings.Contains(err.Error(), fmt.Sprintf("PE %d: ", k)) {
+		return err
+	}
+	return fmt.Errorf("PE %d: %w", k, err)
 }
 
 // Members lists the PEs whose bits are set in a vote mask, in PE order.

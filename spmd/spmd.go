@@ -336,7 +336,7 @@ func run(p *papers.PE, fn func(*papers.PE) error) (code int) {
 	}()
 	if err := fn(p); err != nil {
 		Fail(p, err)
-		fmt.Fprintf(os.Stderr, "%s: PE %d: %v\n", os.Args[0], p.Self(), err)
+		fmt.Fprintf(os.Stderr, "%s: %v\n", os.Args[0], papers.NamePE(p.Self(), err))
 		return 1
 	}
 	if err := Close(p); err != nil {
