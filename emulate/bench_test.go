@@ -60,3 +60,7 @@ func BenchmarkBarrier(b *testing.B) {
 func BenchmarkNAND(b *testing.B) {
 	benchOp(b, func(p *papers.PE) error { _, err := p.NAND(uint8(p.Self()) & 0xf); return err })
 }
+
+func BenchmarkVote(b *testing.B) {
+	benchOp(b, func(p *papers.PE) error { _, err := p.Vote(true); return err })
+}
