@@ -175,79 +175,19 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	real := cfg.Port != nil
-	if cfg.PEs == 0 {
-		cfg.PEs = 4
-	}
-	if cfg.Mode == "" {
-		cfg.Mode = Cluster
-		if real {
-			cfg.Mode = Single
-		}
-	}
-	if cfg.Backend == "" {
-		cfg.Backend = "emulator"
-	}
-	size, err := hw.SizeFor(cfg.PEs)
+	size, err := cfg.normalize()
 	if err != nil {
-		return nil, fmt.Errorf("selftest: %w", err)
+		return nil, err
 	}
-	switch {
-	case cfg.Mode != Cluster && cfg.Mode != Single && cfg.Mode != MultiPC:
-		return nil, fmt.Errorf("selftest: unknown mode %q: use cluster, single or multi-pc", cfg.Mode)
-	case real && cfg.Mode == Cluster:
-		return nil, errors.New("selftest: cluster mode drives every PE's port and needs the emulator: on real ports use single-PC mode, or multi-PC mode (--pe i --pes n on every PC)")
-	case !real && cfg.Mode == MultiPC:
-		return nil, errors.New("selftest: multi-PC mode runs on real ports, one PC per PE: on the emulator use cluster mode (it runs every PE in-process)")
-	case real && len(cfg.Faults) > 0:
-		return nil, errors.New("selftest: faults can only be injected into the emulator (drop --inject, or drop the real port)")
-	case cfg.Timeout < 0 || cfg.CheckInTimeout < 0:
-		return nil, fmt.Errorf("selftest: negative timeout (timeout %v, check-in timeout %v)", cfg.Timeout, cfg.CheckInTimeout)
-	case cfg.PE < 0 || cfg.PE >= cfg.PEs && cfg.Mode == MultiPC || cfg.PE >= size:
-		return nil, fmt.Errorf("selftest: PE %d out of range: with %d PEs the ids are 0 to %d", cfg.PE, cfg.PEs, cfg.PEs-1)
-	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = EmulatorTimeout
-		if real {
-			cfg.Timeout = 2 * time.Second
-		}
-	}
-	if cfg.CheckInTimeout == 0 {
-		cfg.CheckInTimeout = cfg.Timeout
-		if cfg.Mode == MultiPC {
-			cfg.CheckInTimeout = MultiPCCheckIn
-		}
-	}
-	if cfg.LatencyOps <= 0 {
-		cfg.LatencyOps = 20000
-	}
+	real := cfg.Port != nil
 	rep := &Report{Backend: cfg.Backend, Mode: cfg.Mode, PEs: cfg.PEs, PE: cfg.PE, PortOps: map[string]uint64{}}
 	h := hw.MustNew(size)
-
 	var board *emu.Board
 	if !real {
-		board, err = emu.NewFromNetlist(h, cfg.PEs)
-		if err != nil {
-			return nil, fmt.Errorf("selftest: %w", err)
-		}
-		if cfg.Mode == Single {
-			for k := range size {
-				if k != cfg.PE {
-					board.Inject(emu.Fault{PE: k, Kind: emu.Unplugged})
-				}
-			}
-		}
-		for _, f := range cfg.Faults {
-			if err := board.Inject(f); err != nil {
-				return nil, fmt.Errorf("selftest: %w", err)
-			}
-			rep.Injected = append(rep.Injected, f.String())
-		}
-		if cfg.Record != nil {
-			cfg.wrap = cfg.Record(board)
+		if board, err = cfg.emulatedBoard(rep, h); err != nil {
+			return nil, err
 		}
 	}
-
 	var findings []Check
 	if cfg.Mode != MultiPC {
 		if findings, err = wiring(rep, h, board, cfg); err != nil {
@@ -276,6 +216,84 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	return rep, nil
 }
 
+// normalize fills in cfg's defaults, checks it, and returns the size of
+// the board its PE count needs.
+func (cfg *Config) normalize() (size int, err error) {
+	real := cfg.Port != nil
+	if cfg.PEs == 0 {
+		cfg.PEs = 4
+	}
+	if cfg.Mode == "" {
+		cfg.Mode = Cluster
+		if real {
+			cfg.Mode = Single
+		}
+	}
+	if cfg.Backend == "" {
+		cfg.Backend = "emulator"
+	}
+	if size, err = hw.SizeFor(cfg.PEs); err != nil {
+		return 0, fmt.Errorf("selftest: %w", err)
+	}
+	switch {
+	case cfg.Mode != Cluster && cfg.Mode != Single && cfg.Mode != MultiPC:
+		return 0, fmt.Errorf("selftest: unknown mode %q: use cluster, single or multi-pc", cfg.Mode)
+	case real && cfg.Mode == Cluster:
+		return 0, errors.New("selftest: cluster mode drives every PE's port and needs the emulator: on real ports use single-PC mode, or multi-PC mode (--pe i --pes n on every PC)")
+	case !real && cfg.Mode == MultiPC:
+		return 0, errors.New("selftest: multi-PC mode runs on real ports, one PC per PE: on the emulator use cluster mode (it runs every PE in-process)")
+	case real && len(cfg.Faults) > 0:
+		return 0, errors.New("selftest: faults can only be injected into the emulator (drop --inject, or drop the real port)")
+	case cfg.Timeout < 0 || cfg.CheckInTimeout < 0:
+		return 0, fmt.Errorf("selftest: negative timeout (timeout %v, check-in timeout %v)", cfg.Timeout, cfg.CheckInTimeout)
+	case cfg.PE < 0 || cfg.PE >= cfg.PEs && cfg.Mode == MultiPC || cfg.PE >= size:
+		return 0, fmt.Errorf("selftest: PE %d out of range: with %d PEs the ids are 0 to %d", cfg.PE, cfg.PEs, cfg.PEs-1)
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = EmulatorTimeout
+		if real {
+			cfg.Timeout = 2 * time.Second
+		}
+	}
+	if cfg.CheckInTimeout == 0 {
+		cfg.CheckInTimeout = cfg.Timeout
+		if cfg.Mode == MultiPC {
+			cfg.CheckInTimeout = MultiPCCheckIn
+		}
+	}
+	if cfg.LatencyOps <= 0 {
+		cfg.LatencyOps = 20000
+	}
+	return size, nil
+}
+
+// emulatedBoard builds the emulated board of netlist h for cfg: in
+// single-PC mode every other cable unplugged, cfg's faults injected (and
+// listed in rep), and its recording hooked up.
+func (cfg *Config) emulatedBoard(rep *Report, h *hw.Board) (*emu.Board, error) {
+	board, err := emu.NewFromNetlist(h, cfg.PEs)
+	if err != nil {
+		return nil, fmt.Errorf("selftest: %w", err)
+	}
+	if cfg.Mode == Single {
+		for k := range h.PEs {
+			if k != cfg.PE {
+				board.Inject(emu.Fault{PE: k, Kind: emu.Unplugged})
+			}
+		}
+	}
+	for _, f := range cfg.Faults {
+		if err := board.Inject(f); err != nil {
+			return nil, fmt.Errorf("selftest: %w", err)
+		}
+		rep.Injected = append(rep.Injected, f.String())
+	}
+	if cfg.Record != nil {
+		cfg.wrap = cfg.Record(board)
+	}
+	return board, nil
+}
+
 // wiring runs the wiring probe on the rig of this mode, compares it with
 // the healthy prediction, and diagnoses the differences.
 func wiring(rep *Report, h *hw.Board, board *emu.Board, cfg Config) ([]Check, error) {
@@ -287,25 +305,11 @@ func wiring(rep *Report, h *hw.Board, board *emu.Board, cfg Config) ([]Check, er
 		}
 	}
 	leds := board != nil || cfg.AskLED != nil
-	var r rig
-	if board != nil {
-		or, err := claimRig(board, pes, true)
-		if err != nil {
-			return nil, fmt.Errorf("selftest: %w", err)
-		}
-		defer or.close()
-		r = or.rig
-		for i, p := range r.ports {
-			r.ports[i] = cfg.traced(pes[i], p)
-		}
-	} else {
-		r = rig{pes: pes, ports: []lpt.Port{cfg.Port}}
-		if cfg.AskLED != nil {
-			r.led = func(i int) (emu.LED, error) {
-				return cfg.AskLED(pes[i], fmt.Sprintf("Which colour is the LED for PE %d (connector %s) now?", pes[i], hw.ConnectorRef(pes[i])))
-			}
-		}
+	r, release, err := wiringRig(board, pes, cfg)
+	if err != nil {
+		return nil, err
 	}
+	defer release()
 	obs, err := probe(r)
 	if errors.Is(err, ErrNoAnswer) {
 		leds = false // obs holds the readings of the probe without LEDs
@@ -330,24 +334,7 @@ func wiring(rep *Report, h *hw.Board, board *emu.Board, cfg Config) ([]Check, er
 		}
 		findings = append(findings, f)
 	}
-	// One check per group of readings, carrying the diagnosis when it fails.
-	var groups []string
-	bad := map[string]string{}
-	for i, o := range obs {
-		if !slices.Contains(groups, o.group) {
-			groups = append(groups, o.group)
-		}
-		if got[i] != sigs.healthy[i] && bad[o.group] == "" {
-			bad[o.group] = fmt.Sprintf("after %q, PE %d read %s, expected %s", o.what, o.pe, o.describe(got[i]), o.describe(sigs.healthy[i]))
-		}
-	}
-	for _, g := range groups {
-		c := Check{Name: g, Pass: bad[g] == "", Detail: "every reading as expected"}
-		if !c.Pass {
-			c = withFinding(findings[0], g, bad[g])
-		}
-		rep.add(c)
-	}
+	groupChecks(rep, obs, got, sigs.healthy, findings)
 	for _, f := range findings {
 		rep.add(f)
 	}
@@ -363,6 +350,52 @@ func wiring(rep *Report, h *hw.Board, board *emu.Board, cfg Config) ([]Check, er
 			Detail: "single-PC mode tests one cable: run selftest in single-PC mode on each of the other PCs (each alone on the board), or in multi-PC mode"})
 	}
 	return findings, nil
+}
+
+// wiringRig is the rig the wiring probe drives: the emulated board's ports
+// of pes (release closes them), or cfg's real port with a person asked
+// about its LED.
+func wiringRig(board *emu.Board, pes []int, cfg Config) (r rig, release func(), err error) {
+	if board == nil {
+		r = rig{pes: pes, ports: []lpt.Port{cfg.Port}}
+		if cfg.AskLED != nil {
+			r.led = func(i int) (emu.LED, error) {
+				return cfg.AskLED(pes[i], fmt.Sprintf("Which colour is the LED for PE %d (connector %s) now?", pes[i], hw.ConnectorRef(pes[i])))
+			}
+		}
+		return r, func() {}, nil
+	}
+	or, err := claimRig(board, pes, true)
+	if err != nil {
+		return rig{}, nil, fmt.Errorf("selftest: %w", err)
+	}
+	r = or.rig
+	for i, p := range r.ports {
+		r.ports[i] = cfg.traced(pes[i], p)
+	}
+	return r, or.close, nil
+}
+
+// groupChecks adds one check per group of readings, carrying the diagnosis
+// when one of its readings is off.
+func groupChecks(rep *Report, obs []reading, got, healthy []uint8, findings []Check) {
+	var groups []string
+	bad := map[string]string{}
+	for i, o := range obs {
+		if !slices.Contains(groups, o.group) {
+			groups = append(groups, o.group)
+		}
+		if got[i] != healthy[i] && bad[o.group] == "" {
+			bad[o.group] = fmt.Sprintf("after %q, PE %d read %s, expected %s", o.what, o.pe, o.describe(got[i]), o.describe(healthy[i]))
+		}
+	}
+	for _, g := range groups {
+		c := Check{Name: g, Pass: bad[g] == "", Detail: "every reading as expected"}
+		if !c.Pass {
+			c = withFinding(findings[0], g, bad[g])
+		}
+		rep.add(c)
+	}
 }
 
 // withFinding is a failed check named name, carrying a diagnosis.

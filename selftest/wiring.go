@@ -484,7 +484,7 @@ func distance(a, b []uint8) int {
 // likely cause.
 func finding(h *hw.Board, hs []hypothesis, exact bool) Check {
 	c := Check{Status: StatusFail}
-	var names, chips []string
+	var names []string
 	pes := map[int]bool{}
 	for _, x := range hs {
 		names = append(names, x.String())
@@ -500,20 +500,7 @@ func finding(h *hw.Board, hs []hypothesis, exact bool) Check {
 			c.PEs = append(c.PEs, pe)
 		}
 	}
-	for _, x := range hs {
-		var where string
-		switch x.kind {
-		case "unplugged":
-			where = fmt.Sprintf("%s (PE %d's cable connector)", hw.ConnectorRef(x.pe), x.pe)
-		case "undriven":
-			where = h.Trace(x.pe, lineNamed("D0")) + " … " + h.Trace(x.pe, lineNamed("D7"))
-		default:
-			where = h.Trace(x.pe, lineNamed(x.line))
-		}
-		if !slices.Contains(chips, where) {
-			chips = append(chips, where)
-		}
-	}
+	chips := suspectChips(h, hs)
 	c.Suspects = names
 	c.Line, c.Pin = first.line, first.pin
 	if first.kind == "unplugged" {
@@ -554,6 +541,28 @@ func finding(h *hw.Board, hs []hypothesis, exact bool) Check {
 		c.Detail = "no single fault or pair of faults gives these readings; the closest single faults: " + strings.Join(names, ", ")
 	}
 	return c
+}
+
+// suspectChips names where each hypothesis's fault would be: the chips and
+// traces of its line (every data line for one not driven, the connector for
+// an unplugged cable), each place once.
+func suspectChips(h *hw.Board, hs []hypothesis) []string {
+	var chips []string
+	for _, x := range hs {
+		var where string
+		switch x.kind {
+		case "unplugged":
+			where = fmt.Sprintf("%s (PE %d's cable connector)", hw.ConnectorRef(x.pe), x.pe)
+		case "undriven":
+			where = h.Trace(x.pe, lineNamed("D0")) + " … " + h.Trace(x.pe, lineNamed("D7"))
+		default:
+			where = h.Trace(x.pe, lineNamed(x.line))
+		}
+		if !slices.Contains(chips, where) {
+			chips = append(chips, where)
+		}
+	}
+	return chips
 }
 
 // cause says what usually makes a line read the way a hypothesis says.

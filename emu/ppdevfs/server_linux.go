@@ -213,32 +213,9 @@ func (h *handle) Ioctl(ctx context.Context, cmd uint32, arg uint64, in, out []by
 	}
 	n.last = now
 
-	switch cmd {
-	case lpt.PPCLAIM:
-		return 0, n.claimLocked(ctx, h)
-	case lpt.PPEXCL:
-		if h.claimed {
-			return 0, n.refuse(cmd, unix.EINVAL, "PPEXCL after PPCLAIM is too late")
-		}
-		h.excl = true // the board has no other drivers to keep out
-		return 0, 0
-	case lpt.PPSETMODE:
-		h.mode = getInt(in)
-		return 0, 0
-	case lpt.PPGETMODE:
-		putInt(out, h.mode)
-		return 0, 0
-	case lpt.PPSETPHASE:
-		h.phase = getInt(in)
-		return 0, 0
-	case lpt.PPGETPHASE:
-		putInt(out, h.phase)
-		return 0, 0
-	case lpt.PPGETMODES:
-		putInt(out, modePCSPP|modeTRISTATE)
-		return 0, 0
+	if errno, done := h.session(ctx, cmd, in, out); done {
+		return 0, errno
 	}
-
 	// The rest act on the port and need the claim.
 	if _, known := ioctlNames[cmd]; !known {
 		n.unknown.Add(1)
@@ -248,7 +225,41 @@ func (h *handle) Ioctl(ctx context.Context, cmd uint32, arg uint64, in, out []by
 	if !h.claimed {
 		return 0, n.refuse(cmd, unix.EINVAL, "the port is not claimed (PPCLAIM first)")
 	}
-	p := n.port
+	return 0, h.portIoctl(cmd, in, out)
+}
+
+// session answers the ioctls about the open file rather than the port
+// (claim, exclusivity, IEEE 1284 mode and phase); done is false for the
+// others.
+func (h *handle) session(ctx context.Context, cmd uint32, in, out []byte) (errno unix.Errno, done bool) {
+	n := h.node
+	switch cmd {
+	case lpt.PPCLAIM:
+		return n.claimLocked(ctx, h), true
+	case lpt.PPEXCL:
+		if h.claimed {
+			return n.refuse(cmd, unix.EINVAL, "PPEXCL after PPCLAIM is too late"), true
+		}
+		h.excl = true // the board has no other drivers to keep out
+	case lpt.PPSETMODE:
+		h.mode = getInt(in)
+	case lpt.PPGETMODE:
+		putInt(out, h.mode)
+	case lpt.PPSETPHASE:
+		h.phase = getInt(in)
+	case lpt.PPGETPHASE:
+		putInt(out, h.phase)
+	case lpt.PPGETMODES:
+		putInt(out, modePCSPP|modeTRISTATE)
+	default:
+		return 0, false
+	}
+	return 0, true
+}
+
+// portIoctl answers an ioctl on the claimed port.
+func (h *handle) portIoctl(cmd uint32, in, out []byte) unix.Errno {
+	n, p := h.node, h.node.port
 	switch cmd {
 	case lpt.PPRELEASE:
 		n.releaseLocked(h)
@@ -283,10 +294,10 @@ func (h *handle) Ioctl(ctx context.Context, cmd uint32, arg uint64, in, out []by
 	case lpt.PPNEGOT:
 		if getInt(in) != ModeCompat {
 			// No IEEE 1284 peripheral answers on the board's cable.
-			return 0, unix.EIO
+			return unix.EIO
 		}
 	}
-	return 0, 0
+	return 0
 }
 
 // claimLocked takes the PE's port for h, waiting for another open file to
