@@ -220,7 +220,7 @@ func (o Options) Open() (*papers.PE, error) {
 		if err != nil {
 			return nil, fmt.Errorf("spmd: PE %d: %w", o.PE, err)
 		}
-		s.port = &guardedPort{Port: port}
+		s.port = &guardedPort{Port: port, timeout: o.Timeout}
 	}
 	p, err := papers.Open(s.port, papers.Config{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckInTimeout: o.CheckIn})
 	if err != nil {
@@ -362,7 +362,7 @@ func Fail(p *papers.PE, err error) {
 		return
 	}
 	if p.Port().Err() != nil {
-		stall(p.Port(), false)
+		stall(p.Port(), false, 0)
 		return
 	}
 	p.Abort(AbortCode) // bounded by the PE's timeout; on failure it stalls the port
@@ -379,6 +379,7 @@ func shared(p *papers.PE) bool {
 // show the others a PE that is alive and at their barrier.
 type guardedPort struct {
 	lpt.Port
+	timeout time.Duration // the program's bound on a wait (0: papers.DefaultTimeout)
 	mu      sync.Mutex
 	stopped bool
 }
@@ -405,7 +406,7 @@ func (g *guardedPort) stop() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !g.stopped {
-		stall(g.Port, true)
+		stall(g.Port, true, g.timeout)
 		g.stopped = true
 	}
 }
@@ -413,14 +414,14 @@ func (g *guardedPort) stop() {
 // stall ends this PE's part on a real port without its *papers.PE. With
 // raise (the signal handler, which has taken the port from the PE's
 // goroutine), it announces the departure as Fail does (papers.Abandon with
-// AbortCode, bounded by papers.DefaultTimeout: the others name this PE as
+// AbortCode, bounded by the program's wait timeout: the others name this PE as
 // soon as they reach a barrier). Without raise, or when the others do not
 // acknowledge, it holds both strobes low (every barrier stalls) with the
 // LED red and P_NAK low (acknowledging interrupts forever, so it never
 // blocks the others' acknowledge), and leaves the port so: a dead PE must
 // not look transparent unless the others were told.
-func stall(port lpt.Port, raise bool) {
-	if raise && papers.Abandon(port, AbortCode, 0) == nil {
+func stall(port lpt.Port, raise bool, timeout time.Duration) {
+	if raise && papers.Abandon(port, AbortCode, timeout) == nil {
 		return
 	}
 	port.WriteData(lpt.LR | lpt.DataMask)
