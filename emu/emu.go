@@ -296,6 +296,7 @@ func (b *Board) evaluateAfter(s *sim, k int, word uint64) {
 		}
 		if b.m.cas(hDFF, w, nw) {
 			s.dffW, s.t = nw, t
+			b.publish(s, t)
 			if s.contended > 0 {
 				b.m.add(hContention, uint64(s.contended))
 			}
@@ -304,6 +305,40 @@ func (b *Board) evaluateAfter(s *sim, k int, word uint64) {
 		}
 		s.dffW = 0 // what s computed was not committed: recompute
 	}
+}
+
+// publish stores, on a board small enough, every connector's status as s
+// computed it for the flip-flop word of T it just committed. A store never
+// replaces a newer T: a committer descheduled after its commit cannot put
+// back an old status.
+func (b *Board) publish(s *sim, t uint64) {
+	if len(b.ports) > pubPorts {
+		return
+	}
+	for j := 0; j*pubPerWord < len(b.ports); j++ {
+		nw := t << pubShift
+		for k := j * pubPerWord; k < min(len(b.ports), (j+1)*pubPerWord); k++ {
+			nw |= pubPins(s.status[k]) << (5 * (k % pubPerWord))
+		}
+		i := hStatus + j
+		for old := b.m.load(i); old>>pubShift < t && !b.m.cas(i, old, nw); old = b.m.load(i) {
+		}
+	}
+}
+
+// adopt takes port p's status published for flip-flop word w, if there is
+// one: the board evaluated from a snapshot of w's T, which holds every write
+// completed before w was committed.
+func (p *Port) adopt(w uint64) bool {
+	if len(p.b.ports) > pubPorts {
+		return false
+	}
+	x := p.b.m.load(hStatus + p.pe/pubPerWord)
+	if x>>pubShift != dffT(w) {
+		return false
+	}
+	p.dffW, p.st, p.lastQ = w, pubStatus(x, p.pe), qBits(dffState(w))
+	return true
 }
 
 // corruptTries bounds an evaluation's retries: each retry means another
@@ -551,7 +586,14 @@ func (p *Port) ReadStatus() uint8 {
 // not yet committed (its writer stopped in between) is found by the full
 // look every fullLookEvery reads, and by Wait before it sleeps.
 func (p *Port) status() uint8 {
-	if p.b.m.load(hDFF) != p.dffW || p.fullLook() {
+	w := p.b.m.load(hDFF)
+	if w == p.dffW {
+		if p.fullLook() {
+			p.refresh()
+		}
+		return p.st
+	}
+	if !p.adopt(w) {
 		p.refresh()
 	}
 	return p.st

@@ -48,6 +48,18 @@ func barrierPorts(t *testing.T) (*Board, []*Port) {
 // ready reports whether status shows the S0 barrier complete.
 func readyS0(status uint8) bool { return status&lpt.RDY != 0 }
 
+// pollReadyS0 polls p's status as the driver does until it shows the S0
+// barrier complete, for at most two full looks' worth of reads: a write
+// stored but not committed (its writer stopped) is seen by a full look.
+func pollReadyS0(p *Port) (st uint8, ok bool) {
+	for range 2 * fullLookEvery {
+		if st = p.ReadStatus(); readyS0(st) {
+			return st, true
+		}
+	}
+	return st, false
+}
+
 // TestStoppedAfterStore: a PE stopped between publishing its write and
 // evaluating the board holds nobody up — its write is on the board, and
 // the others evaluate it themselves.
@@ -60,7 +72,7 @@ func TestStoppedAfterStore(t *testing.T) {
 	go func() { ps[2].WriteData(lpt.S0); close(done) }() // arrives last, then stops
 	<-s.stopped
 	for k := 0; k < 2; k++ {
-		if st := ps[k].ReadStatus(); !readyS0(st) {
+		if st, ok := pollReadyS0(ps[k]); !ok {
 			t.Errorf("PE %d: status %#02x: the barrier did not complete while PE 2 was stopped after its write", k, st)
 		}
 	}
@@ -79,7 +91,7 @@ func TestStoppedBeforeCommit(t *testing.T) {
 	done := make(chan struct{})
 	go func() { ps[2].WriteData(lpt.S0); close(done) }()
 	<-s.stopped
-	if st := ps[0].ReadStatus(); !readyS0(st) {
+	if st, ok := pollReadyS0(ps[0]); !ok {
 		t.Fatalf("PE 0: status %#02x: the barrier did not complete while PE 2 was stopped before committing", st)
 	}
 	// The others move on to the next barrier (S1) meanwhile.
@@ -259,4 +271,38 @@ func TestWakeUps(t *testing.T) {
 		t.Error("the raise did not wake PE 0 (it is still registered as sleeping)")
 	}
 	<-done
+}
+
+// TestPublishNeverGoesBack: a committer descheduled between its commit and
+// its publication cannot put back its older statuses over a newer
+// committer's, and a port adopts only statuses published for the flip-flop
+// word it reads.
+func TestPublishNeverGoesBack(t *testing.T) {
+	b, ps := barrierPorts(t)
+	ps[0].WriteData(lpt.S0)
+	stale := newSim(b, -1)
+	b.evaluate(stale) // commits nothing: the board is settled
+	oldT := stale.t
+	ps[1].WriteData(lpt.S0)
+	ps[2].WriteData(lpt.S0) // completes the barrier: a newer T
+	w := b.m.load(hDFF)
+	published := b.m.load(hStatus)
+	if published>>pubShift != dffT(w) || dffT(w) <= oldT {
+		t.Fatalf("published T %d, flip-flop word T %d, stale T %d: want the word's T, newer than the stale one", published>>pubShift, dffT(w), oldT)
+	}
+	b.publish(stale, oldT)
+	if got := b.m.load(hStatus); got != published {
+		t.Errorf("a stale publication replaced %#x by %#x", published, got)
+	}
+	for k, p := range ps[:3] { // the plugged ones
+		pub := pubStatus(b.m.load(hStatus+k/pubPerWord), k)
+		if st := p.ReadStatus(); !readyS0(st) || st != pub {
+			t.Errorf("PE %d: status %#02x, published %#02x: want the completed barrier", k, st, pub)
+		}
+	}
+	// A word published for another T is not adopted.
+	b.m.store(hStatus, (dffT(w)-1)<<pubShift)
+	if ps[0].adopt(w) {
+		t.Error("port adopted statuses published for an older flip-flop word")
+	}
 }

@@ -353,10 +353,13 @@ func (s *sim) state() uint8 {
 }
 
 // q returns each flip-flop's Q, bit i for flip-flop i.
-func (s *sim) q() uint8 {
+func (s *sim) q() uint8 { return qBits(s.state()) }
+
+// qBits returns the Q bits of a packed flip-flop state, bit i for flip-flop i.
+func qBits(state uint8) uint8 {
 	var q uint8
-	for i, v := range s.dff {
-		q |= (v & 1) << i
+	for i := range maxFlipFlops {
+		q |= state >> (2 * i) & 1 << i
 	}
 	return q
 }

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
 // memory is a board's shared state: 64-bit words, every one read and
@@ -38,7 +40,7 @@ func (m memory) u32(i int) *uint32 { return (*uint32)(unsafe.Pointer(&m[i])) }
 
 const (
 	stateMagic   = 0x5041505245525332 // "PAPRERS2"
-	stateVersion = 4
+	stateVersion = 5
 	reasonBytes  = 256
 	lineWords    = 8 // one 64-byte cache line
 )
@@ -68,9 +70,15 @@ const (
 	hReason    = 3 * lineWords // reasonBytes
 	// The hot line: read at every poll, written by every evaluation that
 	// commits a new state.
-	hDFF        = 7 * lineWords // flip-flop word: T <<16 | power epoch <<8 | state
-	hSleepers   = hDFF + 1      // bit k: PE k sleeps in Wait
-	hPower      = hDFF + 2      // power-up word: seq <<16 | cycle
+	hDFF      = 7 * lineWords // flip-flop word: T <<16 | power epoch <<8 | state
+	hSleepers = hDFF + 1      // bit k: PE k sleeps in Wait
+	hPower    = hDFF + 2      // power-up word: seq <<16 | cycle
+	// Published statuses, on a board of at most pubPorts connectors: the
+	// committer of each flip-flop word stores every connector's status pins
+	// (five bits, three connectors a word) tagged with the word's T, so a
+	// port that finds a new flip-flop word reads its status from the same
+	// line instead of settling the board again.
+	hStatus     = hDFF + 3
 	headerWords = 8 * lineWords
 )
 
@@ -90,6 +98,22 @@ const (
 	seqShift = 16
 	seqOne   = 1 << seqShift
 )
+
+// Published status words: T <<16 | the pins of three connectors' status
+// registers, five bits each.
+const (
+	pubPerWord = 3
+	pubPorts   = (lineWords - 3) * pubPerWord
+	pubShift   = 16
+)
+
+// pubPins are a status register's pins, as published.
+func pubPins(status uint8) uint64 { return uint64(status&lpt.StatusPins) >> 3 }
+
+// pubStatus is connector k's status register from its published word.
+func pubStatus(w uint64, k int) uint8 {
+	return statusNotPins | uint8(w>>(5*(k%pubPerWord))&0x1f)<<3
+}
 
 func portWord(seq uint64, data, control uint8) uint64 {
 	return seq<<seqShift | uint64(control)<<8 | uint64(data)
