@@ -93,7 +93,8 @@ func compile(h *hw.Board, pes int) *Board {
 		}
 	}
 	for k := 0; k < h.PEs; k++ {
-		p := &Port{b: b, pe: k}
+		p := &isolated[Port](1)[0]
+		*p = Port{b: b, pe: k}
 		for _, l := range lpt.Lines {
 			cl := cableLine{line: l, net: netOf(hw.ConnectorRef(k), l.Pin), driver: -1}
 			if l.Output() {

@@ -2,6 +2,7 @@ package emu
 
 import (
 	"math/bits"
+	"unsafe"
 
 	"github.com/ttlpapers/ttlpapers/hw"
 	"github.com/ttlpapers/ttlpapers/lpt"
@@ -53,21 +54,33 @@ type sim struct {
 
 func newSim(b *Board, pe int) *sim {
 	size := len(b.ports)
-	s := &sim{b: b, pe: pe,
-		bits:   make([]byte, len(b.nets)+len(b.drivers)),
-		dff:    make([]uint8, len(b.dffs)),
-		status: make([]uint8, size),
-		words:  make([]uint64, 2*size+1),
-		snap:   make([]uint64, 2*size+1),
-		snap2:  make([]uint64, 2*size+1),
-		flags:  make([]uint32, (2*len(b.gates)+2*len(b.nets)+size+31)/32),
-		queue:  make([]int32, 0, 2*len(b.gates)),
-		ignore: make([]uint64, size),
+	s := &isolated[sim](1)[0]
+	*s = sim{b: b, pe: pe,
+		bits:     isolated[byte](len(b.nets) + len(b.drivers)),
+		dff:      isolated[uint8](len(b.dffs)),
+		status:   isolated[uint8](size),
+		words:    isolated[uint64](2*size + 1),
+		snap:     isolated[uint64](2*size + 1),
+		snap2:    isolated[uint64](2*size + 1),
+		flags:    isolated[uint32]((2*len(b.gates) + 2*len(b.nets) + size + 31) / 32),
+		queue:    isolated[int32](2 * len(b.gates))[:0],
+		ignore:   isolated[uint64](size),
+		deferred: isolated[int32](len(b.dffs))[:0],
+		check:    isolated[int32](len(b.nets))[:0],
+		dirty:    isolated[int32](size)[:0],
 	}
-	s.deferred = make([]int32, 0, len(b.dffs))
-	s.check = make([]int32, 0, len(b.nets))
-	s.dirty = make([]int32, 0, size)
 	return s
+}
+
+// isolated allocates n elements with a cache line of slack on either side:
+// the evaluators of PEs running on different CPUs write their scratch all
+// the time, and small allocations made one after the other would otherwise
+// share cache lines (false sharing) and move between the CPUs at every
+// write.
+func isolated[T any](n int) []T {
+	var zero T
+	pad := (8*lineWords + int(unsafe.Sizeof(zero)) - 1) / int(unsafe.Sizeof(zero))
+	return make([]T, n+2*pad)[pad : pad+n : pad+n]
 }
 
 // ignoreInert makes the simulation ignore the inert bits of every port
