@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/emulate"
+	"github.com/ttlpapers/ttlpapers/internal/anchors"
 	"github.com/ttlpapers/ttlpapers/internal/progress"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
@@ -37,6 +38,7 @@ func main() {
 	keyBits := flag.Int("keybits", 16, "bits per key: 8, 16, 24 or 32")
 	digitBits := flag.Int("digit", 4, "bits sorted per pass")
 	svg := flag.String("svg", "", "write the Strata state graph to this SVG file")
+	anchor := flag.Bool("anchor", true, "also time the native Go spin barrier of ../shared/anchors with as many goroutines, when it is there")
 	flag.Parse()
 	// On a terminal, one line of progress on stderr: a sort takes seconds.
 	line, start := progress.New(os.Stderr), time.Now()
@@ -49,6 +51,25 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	if *anchor {
+		if err := anchorLine(os.Stdout, *pes); err != nil {
+			fmt.Fprintf(os.Stderr, "radixsort: no comparison with the native spin barrier: %v\n", err)
+		}
+	}
+}
+
+// anchorLine prints the native Go spin barrier of ../shared/anchors with as
+// many goroutines as PEs, timed now, on this machine: a NAND synchronises
+// every PE twice (the result, then the trailing barrier), so on a machine
+// with fewer CPUs than PEs even a NAND built of two such barriers, with no
+// board to emulate, costs about twice this.
+func anchorLine(w io.Writer, pes int) error {
+	spin, err := anchors.GoSpin(pes)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "native Go spin barrier, %d goroutines, timed now: %.2f µs (a NAND synchronises every PE twice: %.2f µs of it)\n", pes, spin, 2*spin)
+	return nil
 }
 
 // Result is what PE 0 reports of a run.

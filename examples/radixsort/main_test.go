@@ -1,13 +1,18 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/ttlpapers/ttlpapers/internal/anchors"
 	"github.com/ttlpapers/ttlpapers/internal/leakcheck"
+	"github.com/ttlpapers/ttlpapers/internal/testenv"
 )
 
 // TestMain fails the tests when they leave goroutines running.
@@ -55,5 +60,21 @@ func TestRadixSort(t *testing.T) {
 				t.Errorf("%d PEs: state graph lacks %q", c.pes, s)
 			}
 		}
+	}
+}
+
+// The comparison line: the native spin barrier of ../shared/anchors with as
+// many goroutines as PEs, timed in the same run.
+func TestAnchorLine(t *testing.T) {
+	var out strings.Builder
+	if err := anchorLine(&out, 2); err != nil {
+		if errors.Is(err, anchors.ErrAbsent) {
+			testenv.Missing(t, "the anchors: %v", err)
+		}
+		t.Fatal(err)
+	}
+	var spin, twice float64
+	if _, err := fmt.Sscanf(out.String(), "native Go spin barrier, 2 goroutines, timed now: %f µs (a NAND synchronises every PE twice: %f µs of it)", &spin, &twice); err != nil || spin <= 0 || math.Abs(twice-2*spin) > 0.011 {
+		t.Errorf("anchor line %q: spin %v, twice %v, %v", out.String(), spin, twice, err)
 	}
 }
