@@ -395,6 +395,9 @@ func TestDifferential(t *testing.T) {
 	}
 }
 
+// maxFuzzSteps bounds FuzzDifferential's input, in bytes (about one step each).
+const maxFuzzSteps = 2048
+
 // FuzzDifferential drives the same comparison from fuzzed bytes: the first
 // byte picks the PE count and power-up, the rest are the random choices.
 func FuzzDifferential(f *testing.F) {
@@ -404,6 +407,10 @@ func FuzzDifferential(f *testing.F) {
 		if len(data) < 2 {
 			return
 		}
+		// Each step re-evaluates the whole reference netlist: a cap on the
+		// steps keeps every run short (a mutated input can grow to
+		// megabytes) without losing a sequence a shorter input can make.
+		data = data[:min(len(data), maxFuzzSteps)]
 		pes := 4 + int(data[0])%(lpt.MaxPEs-3)
 		ups := powerUps(rand.New(rand.NewPCG(uint64(data[1]), 1)))
 		up := ups[int(data[1])%len(ups)]
