@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRandomParkMiller(t *testing.T) {
@@ -32,15 +33,28 @@ func TestRandomParkMiller(t *testing.T) {
 	}
 }
 
+// Adjacent CycleCount/ElapsedCycles pairs measure 0 (Strata's manual), and
+// an interval measures at least its length less the calibrated overhead.
+// The machine may be loaded while the test runs (other packages' tests
+// beside it), so the pairs get a few batches: one quiet batch shows the
+// calibration right.
 func TestElapsedCyclesCalibrated(t *testing.T) {
 	zero := 0
-	for range 1000 {
-		if ElapsedCycles(CycleCount()) == 0 {
-			zero++
+	for batch := 0; batch < 5 && zero < 900; batch++ {
+		zero = 0
+		for range 1000 {
+			if ElapsedCycles(CycleCount()) == 0 {
+				zero++
+			}
 		}
 	}
 	if zero < 900 {
-		t.Errorf("adjacent CycleCount/ElapsedCycles measured 0 in %d of 1000 pairs, want almost all", zero)
+		t.Errorf("adjacent CycleCount/ElapsedCycles measured 0 in %d of 1000 pairs (best of 5 batches), want almost all", zero)
+	}
+	start := CycleCount()
+	time.Sleep(time.Millisecond)
+	if e := ElapsedCycles(start); e < uint32(time.Millisecond)-overhead() {
+		t.Errorf("a 1 ms sleep measured %d cycles, want at least %d", e, uint32(time.Millisecond)-overhead())
 	}
 	if CyclesToSeconds(2*CyclesPerSecond) != 2 {
 		t.Error("CyclesToSeconds(2e9) != 2")
