@@ -318,7 +318,7 @@ func (b *Board) publish(s *sim, t uint64) {
 	for j := 0; j*pubPerWord < len(b.ports); j++ {
 		nw := t << pubShift
 		for k := j * pubPerWord; k < min(len(b.ports), (j+1)*pubPerWord); k++ {
-			nw |= pubPins(s.status[k]) << (5 * (k % pubPerWord))
+			nw |= uint64(s.status[k]) << (8 * (k % pubPerWord))
 		}
 		i := hStatus + j
 		for old := b.m.load(i); old>>pubShift < t && !b.m.cas(i, old, nw); old = b.m.load(i) {

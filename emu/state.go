@@ -9,8 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
-
-	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
 // memory is a board's shared state: 64-bit words, every one read and
@@ -74,10 +72,10 @@ const (
 	hSleepers = hDFF + 1      // bit k: PE k sleeps in Wait
 	hPower    = hDFF + 2      // power-up word: seq <<16 | cycle
 	// Published statuses, on a board of at most pubPorts connectors: the
-	// committer of each flip-flop word stores every connector's status pins
-	// (five bits, three connectors a word) tagged with the word's T, so a
-	// port that finds a new flip-flop word reads its status from the same
-	// line instead of settling the board again.
+	// committer of each flip-flop word stores every connector's status (two
+	// connectors a word) tagged with the word's T, so a port that finds a
+	// new flip-flop word reads its status from the same line instead of
+	// settling the board again.
 	hStatus     = hDFF + 3
 	headerWords = 8 * lineWords
 )
@@ -99,21 +97,16 @@ const (
 	seqOne   = 1 << seqShift
 )
 
-// Published status words: T <<16 | the pins of three connectors' status
-// registers, five bits each.
+// Published status words: T <<16 | two connectors' status registers, the
+// even connector's in the low byte.
 const (
-	pubPerWord = 3
+	pubPerWord = 2
 	pubPorts   = (lineWords - 3) * pubPerWord
 	pubShift   = 16
 )
 
-// pubPins are a status register's pins, as published.
-func pubPins(status uint8) uint64 { return uint64(status&lpt.StatusPins) >> 3 }
-
 // pubStatus is connector k's status register from its published word.
-func pubStatus(w uint64, k int) uint8 {
-	return statusNotPins | uint8(w>>(5*(k%pubPerWord))&0x1f)<<3
-}
+func pubStatus(w uint64, k int) uint8 { return uint8(w >> (8 * (k % pubPerWord))) }
 
 func portWord(seq uint64, data, control uint8) uint64 {
 	return seq<<seqShift | uint64(control)<<8 | uint64(data)
