@@ -85,6 +85,11 @@ type Board struct {
 	// its CPUs (Port.use); only ever try-locked.
 	pmu sync.Mutex
 	ps  *sim
+
+	// In-process: the tick that bounds every sleep (wait.go).
+	tick     *time.Timer
+	tickOnce sync.Once
+	ticking  atomic.Bool
 }
 
 // An Option configures a new board (New, NewFromNetlist, CreateShared).
@@ -300,7 +305,7 @@ func (b *Board) evaluateAfter(s *sim, k int, word uint64) {
 			if s.contended > 0 {
 				b.m.add(hContention, uint64(s.contended))
 			}
-			b.wakeChanged(s)
+			b.wakeChanged(s, w)
 			return
 		}
 		s.dffW = 0 // what s computed was not committed: recompute

@@ -2,7 +2,6 @@ package emu
 
 import (
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -179,7 +178,7 @@ func TestStoppedBeforeWaking(t *testing.T) {
 }
 
 func sleeping(p *Port) bool {
-	return atomic.LoadUint32(p.b.m.u32(hSleepers))&(1<<p.pe) != 0
+	return p.b.sleeping()&(1<<p.pe) != 0
 }
 
 // TestContendedLine: two enabled drivers that disagree pull their net low

@@ -32,13 +32,15 @@ func (m memory) load(i int) uint64               { return atomic.LoadUint64(&m[i
 func (m memory) store(i int, v uint64)           { atomic.StoreUint64(&m[i], v) }
 func (m memory) cas(i int, old, new uint64) bool { return atomic.CompareAndSwapUint64(&m[i], old, new) }
 func (m memory) add(i int, d uint64) uint64      { return atomic.AddUint64(&m[i], d) }
+func (m memory) or(i int, v uint64) uint64       { return atomic.OrUint64(&m[i], v) }
+func (m memory) and(i int, v uint64) uint64      { return atomic.AndUint64(&m[i], v) }
 
 // u32 is the first four bytes of word i, for 32-bit atomics and futexes.
 func (m memory) u32(i int) *uint32 { return (*uint32)(unsafe.Pointer(&m[i])) }
 
 const (
 	stateMagic   = 0x5041505245525332 // "PAPRERS2"
-	stateVersion = 5
+	stateVersion = 6
 	reasonBytes  = 256
 	lineWords    = 8 // one 64-byte cache line
 )
@@ -69,7 +71,7 @@ const (
 	// The hot line: read at every poll, written by every evaluation that
 	// commits a new state.
 	hDFF      = 7 * lineWords // flip-flop word: T <<16 | power epoch <<8 | state
-	hSleepers = hDFF + 1      // bit k: PE k sleeps in Wait
+	hSleepers = hDFF + 1      // bit k: PE k sleeps in Wait; bit 32+k: on lines other PEs drive
 	hPower    = hDFF + 2      // power-up word: seq <<16 | cycle
 	// Published statuses, on a board of at most pubPorts connectors: the
 	// committer of each flip-flop word stores every connector's status (two
