@@ -1,5 +1,5 @@
-// Package anchors runs the baseline programs of ../shared/anchors — a
-// native Go spin barrier and Open MPI's MPI_Barrier — so that the
+// Package anchors runs the baseline programs of ../shared/anchors — the
+// native Go barriers and Open MPI's MPI_Barrier — so that the
 // project's benchmarks (go test -bench, papersctl bench --procs) measure
 // them in the same invocation and print ratios rather than absolute times
 // from different days. Each baseline is built once per process, to a
@@ -52,17 +52,29 @@ func Dir() (string, error) {
 var (
 	mu      sync.Mutex
 	builds  = map[string]string{} // anchor → binary
-	figures = map[string]float64{}
+	outputs = map[string]string{} // run → what it printed
 	tmp     string
 )
 
 // runTimeout bounds one run of an anchor.
 const runTimeout = 3 * time.Minute
 
-// GoSpin returns the native Go sense-reversing spin barrier's time per
-// barrier with n goroutines, in µs (gobarrier's spin_barrier_us).
-func GoSpin(n int) (float64, error) {
-	return figure(fmt.Sprintf("go n=%d", n), func() (string, error) {
+// GoBarriers are gobarrier's native Go barriers between n goroutines, in
+// µs per barrier: a sense-reversing spin barrier (the floor while every
+// goroutine has a CPU), the same barrier yielding at once, and a
+// sync.Cond barrier (the Go runtime's own park and hand-off: the floor when
+// goroutines outnumber CPUs).
+type GoBarriers struct {
+	Spin, Yield, Cond float64
+}
+
+// Best is the lowest of the three: the floor for an emulator that runs
+// each PE as a goroutine.
+func (g GoBarriers) Best() float64 { return min(g.Spin, g.Yield, g.Cond) }
+
+// Go returns gobarrier's three barriers with n goroutines.
+func Go(n int) (GoBarriers, error) {
+	out, err := output(fmt.Sprintf("go n=%d", n), func() (string, error) {
 		bin, err := build("gobarrier", func(dir, out string) *exec.Cmd {
 			cmd := exec.Command("go", "build", "-o", out, ".")
 			cmd.Dir = filepath.Join(dir, "gobarrier")
@@ -76,7 +88,20 @@ func GoSpin(n int) (float64, error) {
 		// n² datagrams a round.
 		iters := max(2000, 200000/(n*n))
 		return run(exec.Command(bin, "-n", strconv.Itoa(n), "-iters", strconv.Itoa(iters)))
-	}, "spin_barrier_us")
+	})
+	if err != nil {
+		return GoBarriers{}, err
+	}
+	var g GoBarriers
+	for _, f := range []struct {
+		v    *float64
+		name string
+	}{{&g.Spin, "spin_barrier_us"}, {&g.Yield, "yield_barrier_us"}, {&g.Cond, "cond_barrier_us"}} {
+		if *f.v, err = parse(out, f.name); err != nil {
+			return GoBarriers{}, fmt.Errorf("anchors: gobarrier -n %d: %w", n, err)
+		}
+	}
+	return g, nil
 }
 
 // MPIBarrier returns MPI_Barrier's time per barrier with n ranks on this
@@ -84,7 +109,7 @@ func GoSpin(n int) (float64, error) {
 // mpicc from mpi_collectives.c with its loop counts divided by 10, so
 // that 8 ranks on 2 CPUs take seconds rather than a minute.
 func MPIBarrier(n int) (float64, error) {
-	return figure(fmt.Sprintf("mpi np=%d", n), func() (string, error) {
+	out, err := output(fmt.Sprintf("mpi np=%d", n), func() (string, error) {
 		bin, err := build("mpi", func(dir, out string) *exec.Cmd {
 			src, err := os.ReadFile(filepath.Join(dir, "mpi_collectives.c"))
 			if err != nil {
@@ -104,33 +129,43 @@ func MPIBarrier(n int) (float64, error) {
 			return "", fmt.Errorf("%w: mpirun: %v", ErrAbsent, err)
 		}
 		return run(exec.Command("mpirun", "--allow-run-as-root", "--oversubscribe", "-np", strconv.Itoa(n), bin))
-	}, "barrier_us")
-}
-
-// figure measures one anchor figure once per process.
-func figure(key string, measure func() (string, error), name string) (float64, error) {
-	mu.Lock()
-	defer mu.Unlock()
-	if v, ok := figures[key]; ok {
-		return v, nil
-	}
-	out, err := measure()
+	})
 	if err != nil {
 		return 0, err
 	}
+	v, err := parse(out, "barrier_us")
+	if err != nil {
+		return 0, fmt.Errorf("anchors: MPI with %d ranks: %w", n, err)
+	}
+	return v, nil
+}
+
+// output runs one anchor measurement once per process.
+func output(key string, measure func() (string, error)) (string, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if out, ok := outputs[key]; ok {
+		return out, nil
+	}
+	out, err := measure()
+	if err != nil {
+		return "", err
+	}
+	outputs[key] = out
+	return out, nil
+}
+
+// parse finds "name value" in an anchor's output.
+func parse(out, name string) (float64, error) {
 	for _, line := range strings.Split(out, "\n") {
 		f := strings.Fields(line)
 		for i := 0; i+1 < len(f); i++ {
 			if f[i] == name {
-				v, err := strconv.ParseFloat(f[i+1], 64)
-				if err == nil {
-					figures[key] = v
-				}
-				return v, err
+				return strconv.ParseFloat(f[i+1], 64)
 			}
 		}
 	}
-	return 0, fmt.Errorf("anchors: %s printed no %s:\n%s", key, name, out)
+	return 0, fmt.Errorf("printed no %s:\n%s", name, out)
 }
 
 // build builds an anchor once; mk returns the build command for the
