@@ -510,8 +510,12 @@ type Port struct {
 	lastCheck int64  // Unix ns of the last liveness check
 	turn      uint32 // the partner the next liveness check looks at
 
-	wake  chan struct{} // in-process boards: Wait's wake-up
-	timer *time.Timer
+	// In-process boards: Wait's wake-up, its timer for short sleeps, and
+	// the done channel a goroutine watches for it (watch).
+	wake      chan struct{}
+	timer     *time.Timer
+	watched   <-chan struct{}
+	stopWatch chan struct{}
 }
 
 var (
@@ -728,6 +732,7 @@ func (p *Port) Close() error {
 		p.held = false
 		p.b.claimed.Add(-1)
 	}
+	p.unwatch()
 	p.b.release(p)
 	return nil
 }

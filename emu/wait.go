@@ -120,6 +120,14 @@ func (w *waiting) sleep(d time.Duration, done <-chan struct{}) bool {
 	case <-p.wake: // a wake-up meant for an earlier wait
 	default:
 	}
+	if b.shared == nil {
+		p.watch(done)
+		select {
+		case <-done: // closed before the watcher could see us sleep
+			return true
+		default:
+		}
+	}
 	gen := b.gen(k)
 	b.m.or(hSleepers, sleeperBits(k, w.mask&p.extBits != 0))
 	// A commit between our look and our registration: the committer
@@ -191,7 +199,9 @@ const (
 )
 
 // block sleeps until a writer wakes it, d passes, or done closes.
-// In-process, a sleep of maxBlock is bounded by the board's tick.
+// In-process a sleep of maxBlock is bounded by the board's tick, and done
+// is watched by a goroutine of the port's (watch), so that the sleep is a
+// plain channel receive: the runtime's cheapest park.
 func (b *Board) block(p *Port, gen uint32, d time.Duration, done <-chan struct{}) blockEnd {
 	if b.shared != nil {
 		w := b.m.u32(b.lay.per(p.pe, pGen))
@@ -200,30 +210,61 @@ func (b *Board) block(p *Port, gen uint32, d time.Duration, done <-chan struct{}
 		}
 		return timedOut
 	}
-	var timeout <-chan time.Time
-	if d < maxBlock {
+	if d >= maxBlock {
+		b.armTick()
+		<-p.wake
+	} else {
 		if p.timer == nil {
 			p.timer = time.NewTimer(d)
 		} else {
 			p.timer.Reset(d)
 		}
 		defer p.timer.Stop()
-		timeout = p.timer.C
-	} else {
-		b.armTick()
+		select {
+		case <-p.wake:
+		case <-p.timer.C:
+		}
+	}
+	// A writer clears the PE's sleeper bit before it wakes it; the tick
+	// and the watcher leave it set.
+	if b.sleeping()&(1<<p.pe) == 0 {
+		return woken
 	}
 	select {
-	case <-p.wake:
-		// A writer, or the tick: a writer clears the PE's sleeper bit
-		// first, the tick leaves it set.
-		if b.sleeping()&(1<<p.pe) == 0 {
-			return woken
-		}
-		return timedOut
 	case <-done:
 		return abandoned
-	case <-timeout:
+	default:
 		return timedOut
+	}
+}
+
+// watch makes sure that a goroutine wakes the port when done closes, for
+// as long as the port is held: one per port and done channel, not one
+// select per sleep.
+func (p *Port) watch(done <-chan struct{}) {
+	if done == nil || done == p.watched {
+		return
+	}
+	p.unwatch()
+	stop := make(chan struct{})
+	p.watched, p.stopWatch = done, stop
+	go func() {
+		select {
+		case <-done:
+			select {
+			case p.wake <- struct{}{}:
+			default:
+			}
+		case <-stop:
+		}
+	}()
+}
+
+// unwatch ends the port's watcher, if it has one.
+func (p *Port) unwatch() {
+	if p.stopWatch != nil {
+		close(p.stopWatch)
+		p.watched, p.stopWatch = nil, nil
 	}
 }
 
