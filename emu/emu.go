@@ -192,9 +192,13 @@ func (b *Board) survive(old bool) {
 // word and the power word.
 func (b *Board) collect(s *sim, dst []uint64) {
 	size := len(b.ports)
-	for k := 0; k < size; k++ {
-		dst[k] = b.m.load(b.lay.ports+k) &^ s.ignore[k]
-		dst[size+k] = b.m.load(b.lay.faults + k)
+	ports, faults := b.m[b.lay.ports:][:size], b.m[b.lay.faults:][:size]
+	dp, df, ignore := dst[:size], dst[size:][:size], s.ignore[:size]
+	for k := range ports {
+		dp[k] = atomic.LoadUint64(&ports[k]) &^ ignore[k]
+	}
+	for k := range faults {
+		df[k] = atomic.LoadUint64(&faults[k])
 	}
 	dst[2*size] = b.m.load(hPower)
 }
@@ -203,10 +207,10 @@ func (b *Board) collect(s *sim, dst []uint64) {
 func sumSeq(words []uint64) uint64 {
 	size := (len(words) - 1) / 2
 	var t uint64
-	for k := 0; k < size; k++ {
-		t += words[k]>>seqShift + words[size+k]>>faultSeqShift
+	for _, w := range words[:size] {
+		t += w >> seqShift
 	}
-	return t + words[2*size]>>seqShift
+	return t + faultSeqs(words) + words[2*size]>>seqShift
 }
 
 // faultSeqs is the sum of a snapshot's fault sequence numbers.
@@ -225,8 +229,9 @@ func onlyOwnChanged(s *sim, k int, word uint64) bool {
 	if s.snap[k] != word&^s.ignore[k] {
 		return false
 	}
+	old := s.words[:len(s.snap)]
 	for i, v := range s.snap {
-		if v != s.words[i] && i != k {
+		if v != old[i] && i != k {
 			return false
 		}
 	}
@@ -234,6 +239,7 @@ func onlyOwnChanged(s *sim, k int, word uint64) bool {
 }
 
 func equalWords(a, b []uint64) bool {
+	b = b[:len(a)]
 	for i := range a {
 		if a[i] != b[i] {
 			return false
@@ -312,21 +318,18 @@ func (b *Board) evaluateAfter(s *sim, k int, word uint64) {
 	}
 }
 
-// publish stores, on a board small enough, every connector's status as s
-// computed it for the flip-flop word of T it just committed. A store never
-// replaces a newer T: a committer descheduled after its commit cannot put
-// back an old status.
+// publish stores every connector's status as s computed it for the
+// flip-flop word of T it just committed. A store never replaces a newer T:
+// a committer descheduled after its commit cannot put back an old status.
 func (b *Board) publish(s *sim, t uint64) {
-	if len(b.ports) > pubPorts {
-		return
-	}
-	for j := 0; j*pubPerWord < len(b.ports); j++ {
-		nw := t << pubShift
-		for k := j * pubPerWord; k < min(len(b.ports), (j+1)*pubPerWord); k++ {
-			nw |= uint64(s.status[k]) << (8 * (k % pubPerWord))
+	st := s.status
+	pub := b.m[hStatus:][:(len(st)+pubPerWord-1)/pubPerWord]
+	for j := range pub {
+		nw := t<<pubShift | uint64(st[2*j])
+		if 2*j+1 < len(st) {
+			nw |= uint64(st[2*j+1]) << 8
 		}
-		i := hStatus + j
-		for old := b.m.load(i); old>>pubShift < t && !b.m.cas(i, old, nw); old = b.m.load(i) {
+		for old := atomic.LoadUint64(&pub[j]); old>>pubShift < t && !atomic.CompareAndSwapUint64(&pub[j], old, nw); old = atomic.LoadUint64(&pub[j]) {
 		}
 	}
 }
@@ -335,9 +338,6 @@ func (b *Board) publish(s *sim, t uint64) {
 // one: the board evaluated from a snapshot of w's T, which holds every write
 // completed before w was committed.
 func (p *Port) adopt(w uint64) bool {
-	if len(p.b.ports) > pubPorts {
-		return false
-	}
 	x := p.b.m.load(hStatus + p.pe/pubPerWord)
 	if x>>pubShift != dffT(w) {
 		return false

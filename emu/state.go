@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
 // memory is a board's shared state: 64-bit words, every one read and
@@ -47,7 +49,8 @@ const (
 
 // Header words. Lines 0-1 are written once, at creation (but the
 // contention count); line 2 holds the abort word, lines 3-6 its reason;
-// line 7 is the board's hot line.
+// line 7 is the board's hot line, and lines 8-9 hold the rest of the
+// published statuses.
 const (
 	hMagic    = iota
 	hVersion  // layout version
@@ -73,13 +76,13 @@ const (
 	hDFF      = 7 * lineWords // flip-flop word: T <<16 | power epoch <<8 | state
 	hSleepers = hDFF + 1      // bit k: PE k sleeps in Wait; bit 32+k: on lines other PEs drive
 	hPower    = hDFF + 2      // power-up word: seq <<16 | cycle
-	// Published statuses, on a board of at most pubPorts connectors: the
-	// committer of each flip-flop word stores every connector's status (two
-	// connectors a word) tagged with the word's T, so a port that finds a
-	// new flip-flop word reads its status from the same line instead of
-	// settling the board again.
+	// Published statuses: the committer of each flip-flop word stores every
+	// connector's status (two connectors a word) tagged with the word's T,
+	// so a port that finds a new flip-flop word reads its status there
+	// instead of settling the board again. A board of up to 10 connectors
+	// has them in the hot line; a larger one's go on in the next two.
 	hStatus     = hDFF + 3
-	headerWords = 8 * lineWords
+	headerWords = 10 * lineWords
 )
 
 // Per-port words, one cache line per connector from layout.perPort.
@@ -103,9 +106,12 @@ const (
 // even connector's in the low byte.
 const (
 	pubPerWord = 2
-	pubPorts   = (lineWords - 3) * pubPerWord
+	pubPorts   = (headerWords - hStatus) * pubPerWord
 	pubShift   = 16
 )
+
+// Every connector of the largest board has a published status.
+const _ = uint(pubPorts - lpt.MaxPEs)
 
 // pubStatus is connector k's status register from its published word.
 func pubStatus(w uint64, k int) uint8 { return uint8(w >> (8 * (k % pubPerWord))) }

@@ -99,7 +99,9 @@ func (w *waiting) spin(timeout time.Duration) bool {
 			} else if time.Since(start) >= min(spinFor, timeout) {
 				return false
 			}
-			b.yield()
+			if b.shared == nil {
+				runtime.Gosched() // a goroutine of this process may want the CPU
+			}
 		}
 	}
 }
@@ -176,14 +178,6 @@ func (b *Board) crowded() bool {
 		return int(b.m.load(hPEs)) > runtime.NumCPU()
 	}
 	return b.claimed.Load() > atomic.LoadInt32(&b.procs)
-}
-
-func (b *Board) yield() {
-	if b.shared != nil {
-		schedYield() // another process may need this CPU
-		return
-	}
-	runtime.Gosched()
 }
 
 // gen returns PE k's wake generation.
