@@ -8,22 +8,26 @@ import (
 )
 
 // Waiting. A port whose PE has a CPU of its own polls a little, since a
-// partner on another CPU arrives within microseconds, then sleeps. When PEs
-// outnumber CPUs a polling or yielding waiter takes the CPU from the PE it
-// waits for, so it sleeps at once: in-process on a channel, the Go
-// runtime's own park and hand-off (what a sync.Cond barrier costs);
-// between processes it yields a few times first (a process that sleeps on
-// a futex costs the kernel more than a goroutine's park), then sleeps on a
-// futex in the shared mapping. A writer whose commit changes what a sleeper
-// waits for wakes it: the last PE to arrive at a barrier wakes the others.
-// Writers load the sleepers word and nothing more when nobody sleeps. A
-// writer stopped between its write and its wake-up call delays a sleeper by
-// the sleep bound, no more: the sleeper then evaluates the board itself.
-// In-process, one timer per board bounds every sleep (the tick): a sleeper
-// arms it unless it is armed, instead of setting a timer of its own.
+// partner on another CPU arrives within microseconds, then sleeps: in
+// process after a few microseconds of polls (a goroutine's park and
+// wake-up cost about one), between processes after spinFor (a futex costs
+// the kernel more), never yielding to other processes meanwhile, as MPI
+// does not while its ranks have CPUs. When PEs outnumber CPUs a polling or
+// yielding waiter takes the CPU from the PE it waits for, so it sleeps at
+// once: in-process in a plain channel receive, the Go runtime's own park
+// and hand-off (what a sync.Cond barrier costs); between processes after a
+// few yields, on a futex in the shared mapping. A writer whose commit
+// changes what a sleeper waits for wakes it: the last PE to arrive at a
+// barrier wakes the others. Writers load the sleepers word and nothing
+// more when nobody sleeps. A writer stopped between its write and its
+// wake-up call delays a sleeper by the sleep bound, no more: the sleeper
+// then evaluates the board itself. In-process, one timer per board bounds
+// every sleep (the tick): a sleeper arms it unless it is armed, instead of
+// setting a timer of its own.
 const (
-	spinFor      = 50 * time.Microsecond // uncrowded: poll this long before sleeping
-	spinChecks   = 256                   // and read the clock, and yield, every so many polls
+	spinFor      = 50 * time.Microsecond // uncrowded, between processes: poll this long before sleeping
+	spinChecks   = 256                   // and read the clock every so many polls
+	spinPolls    = 256                   // uncrowded, in-process: poll this often before sleeping
 	yieldsShared = 64                    // crowded, between processes: yield this often before sleeping
 	maxBlock     = 2 * time.Millisecond  // the longest a sleeper sleeps between looks
 	sleepRec     = uint64(1) << 63       // a sleep record is set
@@ -71,11 +75,10 @@ func (w *waiting) changed() bool {
 	return (st^w.last)&w.mask != 0 || p.lastQ != w.q
 }
 
-// spin waits without sleeping while every PE has a CPU: it polls, yielding
-// now and then, since a partner on another CPU arrives within microseconds,
-// and an unrelated process that wants this CPU gets it. Crowded, between
-// processes, it yields a few times (the PE waited for may be queued behind
-// this one); crowded in-process it only looks once.
+// spin waits a little without sleeping. While every PE has a CPU it polls
+// (see Waiting above). Crowded, between processes, it yields a few times
+// (the PE waited for may be queued behind this one); crowded in-process it
+// only looks once.
 func (w *waiting) spin(timeout time.Duration) bool {
 	b := w.p.b
 	if b.crowded() {
@@ -88,7 +91,17 @@ func (w *waiting) spin(timeout time.Duration) bool {
 		}
 		return w.changed()
 	}
-	var start time.Time // read at the first yield: most waits end before
+	if b.shared == nil {
+		// In-process a park and wake-up cost about a microsecond: poll only
+		// as long as a partner running on another CPU takes to arrive.
+		for range spinPolls {
+			if w.changed() {
+				return true
+			}
+		}
+		return false
+	}
+	var start time.Time // read at the first check: most waits end before
 	for i := 1; ; i++ {
 		if w.changed() {
 			return true
@@ -98,9 +111,6 @@ func (w *waiting) spin(timeout time.Duration) bool {
 				start = time.Now()
 			} else if time.Since(start) >= min(spinFor, timeout) {
 				return false
-			}
-			if b.shared == nil {
-				runtime.Gosched() // a goroutine of this process may want the CPU
 			}
 		}
 	}
