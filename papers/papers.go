@@ -1,4 +1,4 @@
-// Package papers is the TTL_PAPERS driver: the seed's protocol (SPEC §5) over
+// Package papers is the TTL_PAPERS driver: the seed's protocol (docs/protocol.md) over
 // any lpt.Port, and the aggregate operations built on it.
 //
 // A PE opens its port with its id and the PE count, then runs the two
@@ -117,7 +117,7 @@ type Stats struct {
 	Interrupts uint64 // interrupts acknowledged
 }
 
-// Open takes over port for PE cfg.PE of cfg.PEs, initialises it (SPEC §5)
+// Open takes over port for PE cfg.PE of cfg.PEs, initialises it (docs/protocol.md, "Check-in")
 // and checks in with the other PEs: it returns once every PE has opened its
 // port, or an error naming the PEs that did not. The PE owns the port from
 // then on; Close releases it.
