@@ -240,6 +240,7 @@ func TestSeedComposite(t *testing.T) {
 		{`"The Average operation has the same overflow properties as a ReduceAdd of the same values." (20/4)`, []int32{7, -3, 12, 4}, Average, 5},
 		{`"Variance computes the sample variance of the values": sum of squared deviations over n-1 = 118/3`, []int32{7, -3, 12, 4}, Variance, 39},
 		{`"If the partition size is one, the reduction returns zero."`, []int32{9}, Variance, 0},
+		{`"The latter form is the one actually used." Our difference: two passes (mean, then deviations), since Σx² − (Σx)²/n cancels to 0 here even in float64; 5/3 truncates to 1`, []int32{2e9, 2e9 + 1, 2e9 + 2, 2e9 + 3}, Variance, 1},
 	}
 	for _, r := range rows {
 		got := collect(t, len(r.values), func(s *S) (int32, error) { return s.CompositeInt(r.values[s.Self()], r.op) })
