@@ -23,13 +23,12 @@
 // papersctl run sets the first three for each process it starts.
 //
 // Failure handling: Main turns a panic, an error return or a SIGINT, SIGTERM
-// or SIGHUP into a non-zero exit that the other PEs notice: the dying PE
-// raises the parallel interrupt and leaves the group, so every other PE's
-// current operation fails naming it, and no PE computes on without knowing
-// (docs/protocol.md, "Leaving, closing, failing"). On a shared-memory board
-// the launcher also aborts the board when any PE process dies — even by
-// SIGKILL, which no process can catch — and every other PE's next or current
-// operation fails at once.
+// or SIGHUP into a non-zero exit that the other PEs notice (docs/protocol.md: the
+// dying PE raises the parallel interrupt and leaves the group, so every
+// other PE's current operation fails naming it, and no PE computes on
+// without knowing). On a shared-memory board the launcher also aborts
+// the board when any PE process dies — even by SIGKILL, which no process can
+// catch — and every other PE's next or current operation fails at once.
 package spmd
 
 import (

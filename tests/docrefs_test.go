@@ -393,10 +393,10 @@ func TestDocTargetsCatchDrift(t *testing.T) {
 	tr := loadTree(t)
 	md := "As " + notes + " §5 says, and " + notes + ".md; see docs/nosuch.md and docs/protocol.md, \"No Such Heading\".\n" +
 		"[the barrier](protocol.md#no-such-anchor), [gone](gone.md), [fine](protocol.md#barrier), docs/protocol.md, \"Barrier\".\n" +
-		"`TestNoSuchThing` checks it, beside `TestDocTargets` and testing.BenchmarkResult; papers/nosuch.go, lpt/backend.Open.\n" +
+		"`TestPlantedButAbsent` checks it, beside `TestDocTargets` and testing.BenchmarkResult; papers/nosuch.go, lpt/backend.Open.\n" +
 		"The seed is ../shared/seeds/nosuch_1995.txt, not ../shared/seeds/ttl_papers_design_1995.txt; /dev/parport0.\n"
 	got := tr.check(t, "docs/planted.md", md)
-	want := []string{notes + " §5", notes + ".md", "docs/nosuch.md", `"No Such Heading"`, "#no-such-anchor", "gone.md", "TestNoSuchThing", "papers/nosuch.go", "nosuch_1995.txt"}
+	want := []string{notes + " §5", notes + ".md", "docs/nosuch.md", `"No Such Heading"`, "#no-such-anchor", "gone.md", "TestPlantedButAbsent", "papers/nosuch.go", "nosuch_1995.txt"}
 	for _, w := range want {
 		if !slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, w) }) {
 			t.Errorf("planted %s not reported; got %q", w, got)
@@ -406,9 +406,9 @@ func TestDocTargetsCatchDrift(t *testing.T) {
 		t.Errorf("%d reports for %d bad citations: %q", len(got), len(want), got)
 	}
 	src := "package planted\n\n// Do it as docs/registers.md, \"Inversions\", says, not as docs/registers.md, \"Reversions\";\n" +
-		"// TestGone checks it (" + notes + " §2).\nfunc F() { _ = \"docs/nosuch.md in a string is not a citation\" }\n"
+		"// TestPlantedAndGone checks it (" + notes + " §2).\nfunc F() { _ = \"docs/nosuch.md in a string is not a citation\" }\n"
 	got = tr.check(t, "planted/planted.go", src)
-	for _, w := range []string{`"Reversions"`, "TestGone", notes + " §2"} {
+	for _, w := range []string{`"Reversions"`, "TestPlantedAndGone", notes + " §2"} {
 		if !slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, w) }) {
 			t.Errorf("planted %s not reported in Go; got %q", w, got)
 		}
