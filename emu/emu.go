@@ -129,7 +129,7 @@ func (b *Board) start(job uint64, opts []Option) {
 	}
 	b.initHeader(job, o.power)
 	b.bs = newSim(b, -1)
-	b.collect(b.bs, b.bs.snap)
+	b.collect(b.bs, b.bs.snap, -1)
 	b.bs.powering = true
 	b.bs.rebuild(b.bs.snap, b.powerUpState(0))
 	b.bs.built = true
@@ -189,53 +189,41 @@ func (b *Board) survive(old bool) {
 
 // collect reads the inputs of the board into dst: every port word (as s
 // sees them: a port's own simulation drops the inert bits), every fault
-// word and the power word.
-func (b *Board) collect(s *sim, dst []uint64) {
+// word and the power word. In the same pass it sums their sequence numbers
+// and compares them with the inputs s applied last, but port k's.
+func (b *Board) collect(s *sim, dst []uint64, k int) (v view) {
 	size := len(b.ports)
 	ports, faults := b.m[b.lay.ports:][:size], b.m[b.lay.faults:][:size]
 	dp, df, ignore := dst[:size], dst[size:][:size], s.ignore[:size]
-	for k := range ports {
-		dp[k] = atomic.LoadUint64(&ports[k]) &^ ignore[k]
-	}
-	for k := range faults {
-		df[k] = atomic.LoadUint64(&faults[k])
-	}
-	dst[2*size] = b.m.load(hPower)
-}
-
-// sumSeq is T of a snapshot: the sum of its sequence numbers.
-func sumSeq(words []uint64) uint64 {
-	size := (len(words) - 1) / 2
-	var t uint64
-	for _, w := range words[:size] {
-		t += w >> seqShift
-	}
-	return t + faultSeqs(words) + words[2*size]>>seqShift
-}
-
-// faultSeqs is the sum of a snapshot's fault sequence numbers.
-func faultSeqs(words []uint64) uint64 {
-	size := (len(words) - 1) / 2
-	var t uint64
-	for _, w := range words[size : 2*size] {
-		t += w >> faultSeqShift
-	}
-	return t
-}
-
-// onlyOwnChanged reports whether s's latest collect differs from the
-// snapshot it applied last in port k's word alone, which holds word.
-func onlyOwnChanged(s *sim, k int, word uint64) bool {
-	if s.snap[k] != word&^s.ignore[k] {
-		return false
-	}
-	old := s.words[:len(s.snap)]
-	for i, v := range s.snap {
-		if v != old[i] && i != k {
-			return false
+	old, oldFaults := s.words[:size], s.words[size:][:size]
+	for i := range ports {
+		x := atomic.LoadUint64(&ports[i]) &^ ignore[i]
+		dp[i] = x
+		v.t += x >> seqShift
+		if x != old[i] && i != k {
+			v.others = true
 		}
 	}
-	return true
+	for i := range faults {
+		x := atomic.LoadUint64(&faults[i])
+		df[i] = x
+		v.faults += x >> faultSeqShift
+		if x != oldFaults[i] {
+			v.others = true
+		}
+	}
+	x := b.m.load(hPower)
+	dst[2*size] = x
+	v.t += v.faults + x>>seqShift
+	v.others = v.others || x != s.words[2*size]
+	return v
+}
+
+// view is what collect learns of a snapshot besides its words.
+type view struct {
+	t      uint64 // T: the sum of the sequence numbers
+	faults uint64 // the sum of the fault words' sequence numbers
+	others bool   // an input other than port k's differs from what s applied last
 }
 
 func equalWords(a, b []uint64) bool {
@@ -270,18 +258,23 @@ func (b *Board) evaluateAfter(s *sim, k int, word uint64) {
 			return
 		}
 		w := b.m.load(hDFF)
-		b.collect(s, s.snap)
-		if w == s.dffW && equalWords(s.snap, s.words) {
+		v := b.collect(s, s.snap, k)
+		if w == s.dffW && !v.others && (k < 0 || s.snap[k] == s.words[k]) {
 			return // nothing happened since s last looked
 		}
 		// Collect again until two collects agree: the words then held
-		// those values together, at one moment between the two.
-		if !(tries == 0 && k >= 0 && s.built && onlyOwnChanged(s, k, word)) {
-			for b.collect(s, s.snap2); !equalWords(s.snap, s.snap2); b.collect(s, s.snap2) {
-				s.snap, s.snap2 = s.snap2, s.snap
+		// those values together, at one moment between the two — unless
+		// only k's word changed since s applied the others (see above).
+		if !(tries == 0 && k >= 0 && s.built && !v.others && s.snap[k] == word&^s.ignore[k]) {
+			for {
+				v2 := b.collect(s, s.snap2, k)
+				if equalWords(s.snap, s.snap2) {
+					break
+				}
+				s.snap, s.snap2, v = s.snap2, s.snap, v2
 			}
 		}
-		t, tw := sumSeq(s.snap), dffT(w)
+		t, tw := v.t, dffT(w)
 		if t < tw {
 			continue // cannot happen: w was read before the snapshot
 		}
@@ -301,7 +294,7 @@ func (b *Board) evaluateAfter(s *sim, k int, word uint64) {
 			s.dffW, s.t = w, t
 			return
 		}
-		nw := dffWord(t, epoch, faultSeqs(s.snap), s.state())
+		nw := dffWord(t, epoch, v.faults, s.state())
 		if pause != nil {
 			pause(s.pe, beforeCommit)
 		}
