@@ -316,12 +316,19 @@ func TestWaitDone(t *testing.T) {
 	ps[0].WriteData(lpt.S0)
 	st := ps[0].ReadStatus()
 	done, never := make(chan struct{}), make(chan struct{})
-	ended := make(chan bool)
-	go func() { ended <- ps[0].Wait(st, lpt.RDY, time.Minute, done) }()
+	ended := make(chan bool, 1)
+	go func() {
+		// As the driver waits: each Wait blocks a few milliseconds at most.
+		for !ps[0].Wait(st, lpt.RDY, time.Minute, done) {
+		}
+		ended <- true
+	}()
 	waitFor(t, 10*time.Second, "PE 0 to sleep", func() bool { return sleeping(ps[0]) })
 	close(done)
-	if !<-ended {
-		t.Error("Wait reported no change when its done channel closed")
+	select {
+	case <-ended:
+	case <-time.After(30 * time.Second): // a hang, not a slow machine
+		t.Fatal("PE 0's wait went on after its done channel closed")
 	}
 	// PE 1 sleeps with a done channel that never closes; PE 2 completes
 	// the barrier and wakes it.
