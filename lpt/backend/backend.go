@@ -18,6 +18,7 @@ import (
 	"periph.io/x/host/v3"
 
 	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/lpt/linuxlpt"
 	"github.com/ttlpapers/ttlpapers/lpt/periphlpt"
 )
 
@@ -39,11 +40,11 @@ func Open(spec string) (lpt.Port, error) {
 	case KindDirect, KindDevPort:
 		base, _ := ParseBase(arg)
 		if kind == KindDirect {
-			return lpt.OpenDirect(base)
+			return linuxlpt.OpenDirect(base)
 		}
-		return lpt.OpenDevPort(base)
+		return linuxlpt.OpenDevPort(base)
 	case KindPPDev:
-		return lpt.OpenPPDev(arg)
+		return linuxlpt.OpenPPDev(arg)
 	default: // KindGPIO (Check refused any other kind)
 		if err := hostInit(); err != nil {
 			return nil, err
@@ -99,7 +100,7 @@ var hostInit = sync.OnceValue(func() error {
 })
 
 // Found is a port the system knows of, as one source lists it.
-type Found = lpt.Found
+type Found = linuxlpt.Found
 
 // Attempt is one access method tried on one port.
 type Attempt struct {
@@ -119,10 +120,10 @@ type Report struct {
 // closing each one. Opening a port writes two test patterns to its data
 // register and restores it.
 func Probe() Report {
-	r := Report{Found: lpt.FindPorts()}
+	r := Report{Found: linuxlpt.FindPorts()}
 	var bases []uint16
 	var devs []string
-	for _, sp := range lpt.SystemPorts(r.Found) {
+	for _, sp := range linuxlpt.SystemPorts(r.Found) {
 		if sp.Base != 0 && !slices.Contains(bases, sp.Base) {
 			bases = append(bases, sp.Base)
 		}

@@ -1,4 +1,4 @@
-package lpt
+package linuxlpt
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
 // ErrNoPort is wrapped by open errors when nothing that behaves like a
@@ -119,13 +121,13 @@ func LockdownMode() string {
 
 // probeData checks that a port answers: two patterns written to the data
 // register must read back, and the register's old value is restored.
-func probeData(p Port) error {
+func probeData(p lpt.Port) error {
 	old := p.ReadData()
 	defer p.WriteData(old)
-	for _, v := range [...]uint8{old&Strobes | 0x15, old&Strobes | 0x2a} {
+	for _, v := range [...]uint8{old&lpt.Strobes | 0x15, old&lpt.Strobes | 0x2a} {
 		p.WriteData(v)
 		if got := p.ReadData(); got != v {
-			if c := p.ReadControl(); c != 0xff && c&ControlInput != 0 { // 0xff: nothing there at all
+			if c := p.ReadControl(); c != 0xff && c&lpt.ControlInput != 0 { // 0xff: nothing there at all
 				return fmt.Errorf("%w: data register wrote %#02x, read back %#02x, and the control register (%#02x) has the input-direction bit set",
 					ErrNoPort, v, got, c)
 			}
