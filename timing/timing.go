@@ -8,7 +8,7 @@
 // status again (the resample); (b) a fast PE may change its data for the
 // next NAND before a slow PE has read this one, so a trailing barrier
 // follows. Trial runs one randomized trial of one protocol variant on an
-// emu.TimedBoard — the shipped variants are the real papers driver — and
+// timed.Board — the shipped variants are the real papers driver — and
 // Run and Margins count the failures over many: under realistic defaults
 // every variant without both safeguards fails at a measurable rate and the
 // driver never does, and the margins say how long a cable, how much skew
@@ -22,7 +22,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/emu/timed"
 	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
@@ -34,19 +34,19 @@ type Params struct {
 	// for the barrier variant; the interrupt variant does one interrupt).
 	NANDs int
 	// Port is the PCs' port timing.
-	Port emu.PortTiming
+	Port timed.PortTiming
 	// Metres bounds each PE's cable length: drawn from Metres[0] to
 	// Metres[1] in every trial.
 	Metres [2]float64
-	// Skew bounds each cable line's extra delay (emu.Cable).
+	// Skew bounds each cable line's extra delay (timed.Cable).
 	Skew time.Duration
-	// Wire is the cable per metre; the zero value is emu.DefaultWire.
-	Wire emu.Wire
+	// Wire is the cable per metre; the zero value is timed.DefaultWire.
+	Wire timed.Wire
 	// Speed is the PEs' spread in speed: each PE's operation time is
 	// multiplied by a factor drawn from 1-Speed to 1+Speed.
 	Speed float64
 	// Delays picks the gates' delays.
-	Delays emu.Corner
+	Delays timed.Corner
 	// Seed seeds every trial: trial i of every variant draws the same
 	// cables, speeds, delays, power-up and data.
 	Seed uint64
@@ -58,8 +58,8 @@ type Params struct {
 // to 10 % apart in speed, and every gate's delay anywhere between the
 // datasheet minimum and maximum.
 func DefaultParams() Params {
-	return Params{PEs: 4, NANDs: 8, Port: emu.ISA, Metres: [2]float64{emu.TenFeet, emu.TenFeet},
-		Skew: 2 * time.Nanosecond, Speed: 0.1, Delays: emu.Spread, Seed: 1}
+	return Params{PEs: 4, NANDs: 8, Port: timed.ISA, Metres: [2]float64{timed.TenFeet, timed.TenFeet},
+		Skew: 2 * time.Nanosecond, Speed: 0.1, Delays: timed.Spread, Seed: 1}
 }
 
 // MaxStallOps bounds a stall in port operations: a PE waiting for a
@@ -75,13 +75,13 @@ func (p Params) Check() error {
 		return fmt.Errorf("timing: %d PEs: the races need 2 to %d", p.PEs, lpt.MaxPEs)
 	case p.NANDs < 1 || p.NANDs > 10000:
 		return fmt.Errorf("timing: %d operations per trial: use 1 to 10000", p.NANDs)
-	case !(p.Metres[0] >= 0 && p.Metres[0] <= p.Metres[1] && p.Metres[1] <= emu.MaxCableMetres):
-		return fmt.Errorf("timing: cable lengths %v to %v m: want 0 <= min <= max <= %d", p.Metres[0], p.Metres[1], emu.MaxCableMetres)
+	case !(p.Metres[0] >= 0 && p.Metres[0] <= p.Metres[1] && p.Metres[1] <= timed.MaxCableMetres):
+		return fmt.Errorf("timing: cable lengths %v to %v m: want 0 <= min <= max <= %d", p.Metres[0], p.Metres[1], timed.MaxCableMetres)
 	case p.Skew < 0 || p.Skew > time.Millisecond:
 		return fmt.Errorf("timing: skew %v: use 0 to 1ms", p.Skew)
 	case !(p.Speed >= 0 && p.Speed <= 0.5):
 		return fmt.Errorf("timing: speed spread %v: use 0 to 0.5 (PEs up to 50 %% apart)", p.Speed)
-	case p.Delays > emu.NoDelay:
+	case p.Delays > timed.NoDelay:
 		return fmt.Errorf("timing: unknown delay corner %d", p.Delays)
 	}
 	if err := p.Port.Check(); err != nil {

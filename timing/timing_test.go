@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/emu/timed"
 	"github.com/ttlpapers/ttlpapers/emu/vcd"
 )
 
@@ -118,7 +118,7 @@ func TestParamsCheck(t *testing.T) {
 // cable than the driver's NAND, which holds well beyond 10 feet.
 func TestMargins(t *testing.T) {
 	p := DefaultParams()
-	ms, err := Margins(context.Background(), p, []Variant{variant(t, "nand/no-resample"), variant(t, "nand/shipped")}, []emu.PortTiming{emu.ISA}, 10)
+	ms, err := Margins(context.Background(), p, []Variant{variant(t, "nand/no-resample"), variant(t, "nand/shipped")}, []timed.PortTiming{timed.ISA}, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestMargins(t *testing.T) {
 	}
 	short, shipped := ms[0], ms[1]
 	t.Logf("%+v\n%+v", short, shipped)
-	if short.MaxMetres >= emu.TenFeet || short.BeyondMetres || shipped.MaxMetres < 10 {
+	if short.MaxMetres >= timed.TenFeet || short.BeyondMetres || shipped.MaxMetres < 10 {
 		t.Errorf("cable margins: no-resample %v m, shipped %v m; want below 10 feet, and 10 m or more", short.MaxMetres, shipped.MaxMetres)
 	}
 }

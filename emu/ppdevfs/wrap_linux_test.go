@@ -30,7 +30,7 @@ func TestWrapRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	rec, err := emu.RecordVCD(&buf, b)
+	rec, err := vcd.NewRecorder(&buf, b)
 	if err != nil {
 		t.Fatal(err)
 	}
