@@ -13,5 +13,5 @@ import (
 func OpenDirect(base uint16) (lpt.Port, error) {
 	return nil, &AccessError{Method: MethodDirect, Port: hexPort(base), Op: "ioperm",
 		Err: errors.New("direct port I/O needs an x86 CPU"),
-		Fix: "use ppdev (--ppdev /dev/parport0) or a GPIO mapping (--gpio)"}
+		Fix: "use ppdev (ppdev:/dev/parport0) or GPIO pins (gpio:D0=GPIO17,…)"}
 }

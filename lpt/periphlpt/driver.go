@@ -67,7 +67,7 @@ func (*driverLPT) After() []string         { return nil }
 func (d *driverLPT) Init() (bool, error) {
 	ports := d.find()
 	if len(ports) == 0 {
-		return false, errors.New("no parallel port known to the kernel (no /dev/parport*, no parport in /proc/ioports): load parport_pc and ppdev; papersctl probe shows what this machine has")
+		return false, errors.New("no parallel port known to the kernel (no /dev/parport*, no parport in /proc/ioports): load parport_pc and ppdev")
 	}
 	for i, sp := range ports {
 		n := sp.Number()
