@@ -213,7 +213,7 @@ func failure(h *hw.Board, cfg Config, findings []Check, c Check, lines string) C
 	if cfg.Port == nil {
 		c.Cause = "the wiring probe found no fault: a driver or emulator problem"
 	} else {
-		c.Cause = "one of these lines on some PE's cable, or a PC that did not start selftest with the same --pes: run single-PC mode (--single) on each PC to find which"
+		c.Cause = "one of these lines on some PE's cable, or a PC that did not start selftest with the same PE count: run single-PC mode on each PC to find which"
 	}
 	return c
 }

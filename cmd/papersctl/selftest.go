@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ttlpapers/ttlpapers/hw"
+	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/internal/term"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/lpt/backend"
@@ -78,46 +78,47 @@ func (c *selftestCmd) resolveMode(f *flagSet) selftest.Mode {
 	return selftest.Single
 }
 
+// selftestFlags names the flag of each selftest.Config field.
+var selftestFlags = map[string]string{"PEs": "pes", "PE": "pe", "Mode": "mode", "Faults": "inject", "Timeout": "timeout",
+	"CheckInTimeout": "checkin-timeout", "Backend": "port", "Record": "vcd"}
+
+// config is the selftest the flags ask for; the port is named, not yet
+// opened, and the recording only marked.
+func (c *selftestCmd) config() selftest.Config {
+	cfg := selftest.Config{PEs: c.pes, PE: c.pe, Faults: c.faults.list, Timeout: c.timeout, CheckInTimeout: c.checkIn,
+		Mode: c.chosen, Backend: c.spec()}
+	if c.vcd != "" {
+		cfg.Record = recordLater
+	}
+	return cfg
+}
+
+// recordLater stands in for the recorder, which run opens, while the
+// configuration is checked.
+func recordLater(*emu.Board) func(int, lpt.Port) lpt.Port { return nil }
+
 func (c *selftestCmd) check(f *flagSet, _ []string) error {
 	var p problems
-	real := c.spec() != ""
-	mode := c.resolveMode(f)
-	c.chosen = mode
+	c.chosen = c.resolveMode(f)
 	if c.single && c.mode != "" && c.mode != string(selftest.Single) {
 		p.addf("--single and --mode %s disagree: give one of them", c.mode)
 	}
-	switch {
-	case real && mode == selftest.Cluster:
-		p.addf("--mode cluster drives every PE's port and needs the emulator: drop --port, or use --mode single or multi-pc")
-	case !real && mode == selftest.MultiPC:
-		p.addf("--mode multi-pc runs on real ports, one PC per PE: give --port (on the emulator, cluster mode runs every PE)")
-	case real && len(c.faults.list) > 0:
-		p.addf("--inject %v: faults go into the emulator only: drop --inject, or drop --port", c.faults.list[0])
-	case real && c.vcd != "":
-		p.addf("--vcd records the emulator's nets: drop --vcd, or drop --port")
-	}
+	p.addFields(c.config().Validate(), selftestFlags)
 	if c.vcd != "" {
 		checkVCDPath(&p, c.vcd)
 	}
-	if !real && f.isSet("no-prompt") {
+	if c.spec() == "" && f.isSet("no-prompt") {
 		p.addf("--no-prompt: the emulator reads its own LEDs and asks nobody: drop --no-prompt")
 	}
-	if size, err := hw.SizeFor(c.pes); err == nil {
-		switch {
-		case mode == selftest.Cluster && f.isSet("pe"):
-			p.addf("--pe %d: cluster mode tests every PE; --pe picks one PC with --single or a real port", c.pe)
-		case mode == selftest.MultiPC && c.pe >= c.pes:
-			p.addf("--pe %d: with --pes %d the PE ids are 0 to %d", c.pe, c.pes, c.pes-1)
-		case mode == selftest.Single && c.pe >= size:
-			p.addf("--pe %d: the board for %d PEs has connectors 0 to %d", c.pe, c.pes, size-1)
-		}
+	if c.chosen == selftest.Cluster && f.isSet("pe") {
+		p.addf("--pe %d: cluster mode tests every PE; --pe picks one PC with --single or a real port", c.pe)
 	}
-	c.faults.check(&p, c.pes)
 	return p.err()
 }
 
 func (c *selftestCmd) run(e *env, _ []string) (err error) {
-	cfg := selftest.Config{PEs: c.pes, PE: c.pe, Faults: c.faults.list, Timeout: c.timeout, CheckInTimeout: c.checkIn, Mode: c.chosen}
+	cfg := c.config()
+	cfg.Record = nil
 	if c.vcd != "" {
 		out, err := openVCD(c.vcd)
 		if err != nil {
@@ -133,7 +134,7 @@ func (c *selftestCmd) run(e *env, _ []string) (err error) {
 			return err
 		}
 		defer port.Close()
-		cfg.Port, cfg.Backend = port, spec
+		cfg.Port = port
 		switch {
 		case c.noAsk:
 		case term.IsTerminal(e.stdin):
