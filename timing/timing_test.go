@@ -83,8 +83,8 @@ func TestTrialDeterministic(t *testing.T) {
 	}
 }
 
-// TestParamsCheck checks that bad parameters are refused with a message
-// naming them.
+// TestParamsCheck checks that Validate refuses bad parameters with a
+// message naming them.
 func TestParamsCheck(t *testing.T) {
 	for _, c := range []struct {
 		set  func(*Params)
@@ -101,7 +101,7 @@ func TestParamsCheck(t *testing.T) {
 	} {
 		p := DefaultParams()
 		c.set(&p)
-		if err := p.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
+		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("error %v, want one about %q", err, c.want)
 		}
 		if _, err := Trial(p, Variants[0], 0, nil); err == nil {

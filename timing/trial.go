@@ -79,8 +79,8 @@ type trial struct {
 // on it as a VCD file in nanoseconds. Its error is for a run that could not
 // be set up; what happened on the board is in the result.
 func Trial(p Params, v Variant, i int, vcd io.Writer) (*TrialResult, error) {
-	if err := p.Check(); err != nil {
-		return nil, err
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("timing: %w", err)
 	}
 	draw := rand.New(rand.NewPCG(p.Seed, uint64(i)))
 	t := &trial{p: p, v: v, n: p.PEs}

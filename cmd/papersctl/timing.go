@@ -109,6 +109,10 @@ func portList(s string) ([]timed.PortTiming, error) {
 
 // check turns the flags into trial parameters, the variants and the margin
 // search's ports, and refuses combinations that do not go together.
+// timingFlags names the flag of each timing.Params field.
+var timingFlags = map[string]string{"PEs": "pes", "NANDs": "nands", "Port": "port", "Metres": "cable", "Skew": "skew",
+	"Wire": "control-lines", "Speed": "speed", "Delays": "delays", "Seed": "seed"}
+
 func (c *timingCmd) check(f *flagSet, _ []string) error {
 	var pr problems
 	p := timing.DefaultParams()
@@ -126,9 +130,7 @@ func (c *timingCmd) check(f *flagSet, _ []string) error {
 	}
 	p.Delays, _ = timed.ParseCorner(c.delays)
 	p.PEs, p.NANDs, p.Skew, p.Speed, p.Seed = c.pes, c.nands, c.skew, c.speed, c.seed
-	if err := p.Check(); err != nil {
-		pr.addf("%s", strings.TrimPrefix(err.Error(), "timing: "))
-	}
+	pr.addFields(p.Validate(), timingFlags)
 	c.params = p
 	c.variants = timing.Variants
 	if c.variantList != "" {
