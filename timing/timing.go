@@ -93,7 +93,7 @@ func (p Params) Validate() error {
 	if p.Delays > timed.NoDelay {
 		bad("Delays", "{Delays} %d: unknown delay corner", p.Delays)
 	}
-	if err := p.Port.Check(); err != nil {
+	if err := p.Port.Validate(); err != nil {
 		bad("Port", "{Port}: %v", err)
 	} else if fast := float64(p.Port.Op) * (1 - p.Speed) * (1 - p.Port.Jitter); float64(p.Port.StallMax) > MaxStallOps*fast {
 		bad("Port", "{Port}: stalls up to %v are more than %d of the fastest port operations (%v): a PE stalled that long would run the driver's wall-clock interrupt check; shorten the stalls or slow the port", p.Port.StallMax, MaxStallOps, time.Duration(fast))

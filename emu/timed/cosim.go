@@ -56,8 +56,8 @@ func PortTimingByName(name string) (PortTiming, error) {
 	return PortTiming{}, fmt.Errorf("timed: no port timing %q: use %s", name, strings.Join(names, ", "))
 }
 
-// Check reports what is wrong with t.
-func (t PortTiming) Check() error {
+// Validate reports what is wrong with t.
+func (t PortTiming) Validate() error {
 	switch {
 	case t.Op <= 0:
 		return fmt.Errorf("timed: port timing %q: an operation must take some time (Op %v)", t.Name, t.Op)
@@ -155,7 +155,7 @@ func (b *Board) Ports(cfg RunConfig) ([]*Port, error) {
 	case cfg.Limit < 0:
 		return nil, fmt.Errorf("timed: negative time limit %v", cfg.Limit)
 	}
-	if err := cfg.Timing.Check(); err != nil {
+	if err := cfg.Timing.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.Limit == 0 {
