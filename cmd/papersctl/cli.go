@@ -14,6 +14,10 @@ package main
 // and register it in an init function. Single-flag ranges and syntax are
 // checked as the flag is read (f.Int's bounds, f.Choice's list); check adds
 // what needs several flags, collecting every problem with a problems value.
+// Where the work is a library's configuration (selftest.Config,
+// launch.Config, …), check fills it in and adds what its Validate finds
+// (problems.addFields), with a table from each field to its flag: the
+// rules live in the library, once, and the messages name the flags.
 // run returns nil (exit 0), errFailed after reporting a failure itself
 // (exit 1), or an error to print (exit 1); a usage error from check exits
 // 2 and a stop signal 128+n (130 for ^C).
