@@ -211,7 +211,7 @@ func NewFromNetlist(h *hw.Board, cfg Config) (*Board, error) {
 
 // adapt takes what the timed simulation needs from the untimed board's
 // compiled netlist, and gives each gate its delays. The gates come in the
-// order compile makes them: each component's units in turn.
+// order netlist.Compile makes them: each component's units in turn.
 func (b *Board) adapt(c *netlist.Circuit, cfg Config) {
 	rng := rand.New(rand.NewPCG(cfg.Seed, 1))
 	pick := func(d hw.Delay) time.Duration {
@@ -235,7 +235,7 @@ func (b *Board) adapt(c *netlist.Circuit, cfg Config) {
 		}
 	}
 	if len(parts) != len(c.Gates) {
-		panic(fmt.Sprintf("timed: compile made %d gates for %d units", len(c.Gates), len(parts)))
+		panic(fmt.Sprintf("timed: netlist.Compile made %d gates for %d units", len(c.Gates), len(parts)))
 	}
 	for i, g := range c.Gates {
 		p := parts[i].Part
