@@ -209,8 +209,8 @@ func NewFromNetlist(h *hw.Board, cfg Config) (*Board, error) {
 	return b, nil
 }
 
-// adapt takes what the timed simulation needs from the untimed board's
-// compiled netlist, and gives each gate its delays. The gates come in the
+// adapt takes what the timed simulation needs from the compiled
+// circuit, and gives each gate its delays. The gates come in the
 // order netlist.Compile makes them: each component's units in turn.
 func (b *Board) adapt(c *netlist.Circuit, cfg Config) {
 	rng := rand.New(rand.NewPCG(cfg.Seed, 1))
