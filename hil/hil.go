@@ -190,11 +190,11 @@ func (cfg Config) Validate() error {
 	}
 	for _, s := range cfg.Faults {
 		f, err := emu.ParseFault(s)
-		switch {
-		case err != nil:
-			bad("Faults", "{Faults}: %v", err)
-		case f.PE >= cfg.N && cfg.N >= 1:
-			bad("Faults", "{Faults} %v: PE %d is not on the %d-PE board (PEs 0 to %d)", f, f.PE, cfg.N, cfg.N-1)
+		if err == nil && cfg.N >= 1 {
+			err = f.OnBoard(cfg.N)
+		}
+		if err != nil {
+			bad("Faults", "{Faults} %s: %v", s, err)
 		}
 	}
 	if len(cfg.Args) == 0 {

@@ -309,8 +309,8 @@ func (cfg Config) Validate() error {
 			bad("PE", "{PE} %d: the board for %d PEs has connectors 0 to %d (PE out of range)", c.PE, c.PEs, size-1)
 		}
 		for _, f := range c.Faults {
-			if f.PE >= c.PEs {
-				bad("Faults", "{Faults} %v: PE %d is not on the %d-PE board (PEs 0 to %d)", f, f.PE, c.PEs, c.PEs-1)
+			if err := f.OnBoard(c.PEs); err != nil {
+				bad("Faults", "{Faults} %v: %v", f, err)
 			}
 		}
 	}
