@@ -28,14 +28,14 @@ func init() {
 
 // timingCmd is papersctl timing's flags and what check makes of them.
 type timingCmd struct {
-	pes, trials, nands, marginTrials, trial  int
+	pes, trials, nands, marginTrials, trial int
 	bus, cable, delays, variantList, mports string
-	control                                  string
-	vcdPath, svgPath                         string
-	opTime, skew                             time.Duration
-	speed, stallProb                         float64
-	seed                                     uint64
-	asJSON, margins                          bool
+	control                                 string
+	vcdPath, svgPath                        string
+	opTime, skew                            time.Duration
+	speed, stallProb                        float64
+	seed                                    uint64
+	asJSON, margins                         bool
 
 	params   timing.Params
 	variants []timing.Variant
