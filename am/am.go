@@ -91,6 +91,14 @@ func (m *Msg) ReplyMedium(h HandlerID, a Args, payload []byte) error {
 	return e.send("reply", int(m.Src), Right, 0, h, a, payload)
 }
 
+// Fail reports an error a handler cannot return — a bad address in a
+// request, say: the poll that ran the handler returns it.
+func (m *Msg) Fail(err error) {
+	if e := m.ep; e.err == nil {
+		e.err = e.errorf("handling a message from PE %d: %w", m.Src, err)
+	}
+}
+
 // Errors a misuse of the polling rules returns (wrapped, naming the PE).
 var (
 	// ErrInHandler: Poll or Wait from inside a handler, which must run
@@ -158,6 +166,7 @@ type Endpoint struct {
 	t        Transport
 	self, n  int
 	handlers []Handler
+	lib      []Handler // the libraries' handlers, at their reserved numbers less libBase
 	timeout  time.Duration
 	ctx      context.Context
 	done     <-chan struct{}
@@ -218,8 +227,40 @@ func (e *Endpoint) SetValue(key, v any) {
 // Register adds h to this PE's handler table and returns its number. Every
 // PE must register the same handlers in the same order.
 func (e *Endpoint) Register(h Handler) HandlerID {
+	if len(e.handlers) >= libBase {
+		panic("am: too many handlers")
+	}
 	e.handlers = append(e.handlers, h)
 	return HandlerID(len(e.handlers) - 1)
+}
+
+// Library handlers have numbers of their own, fixed when the program
+// starts (Reserve, from a package's variable declarations), so that a
+// library (splitc, strata) may install its handlers on a PE at any point
+// of the program without shifting the program's own numbers.
+const libBase = 1 << 15
+
+var reserved int
+
+// Reserve sets aside n handler numbers for a library and returns the
+// first. Call it from a package-level variable declaration: the numbers
+// then depend only on the program's packages, the same on every PE of
+// every process of the program.
+func Reserve(n int) HandlerID {
+	reserved += n
+	return HandlerID(libBase + reserved - n)
+}
+
+// Install puts h at a reserved number on this PE.
+func (e *Endpoint) Install(id HandlerID, h Handler) {
+	i := int(id) - libBase
+	if i < 0 || i >= reserved {
+		panic(fmt.Sprintf("am: Install(%d): not a number Reserve returned", id))
+	}
+	if len(e.lib) < reserved {
+		e.lib = append(e.lib, make([]Handler, reserved-len(e.lib))...)
+	}
+	e.lib[i] = h
 }
 
 // errorf formats an error of this PE.
@@ -430,14 +471,20 @@ func (e *Endpoint) dispatch() {
 	m := &e.msg
 	m.Src, m.Net, m.Args, m.Payload, m.replied = int(p.Src), p.Net, p.Args, p.Data[:p.Len], false
 	e.stats.Handled++
-	if int(p.Handler) >= len(e.handlers) || e.handlers[p.Handler] == nil {
+	var h Handler
+	if i := int(p.Handler); i < libBase && i < len(e.handlers) {
+		h = e.handlers[i]
+	} else if i -= libBase; i >= 0 && i < len(e.lib) {
+		h = e.lib[i]
+	}
+	if h == nil {
 		if e.err == nil {
-			e.err = e.errorf("message from PE %d names handler %d, which this PE has not registered (every PE must Register the same handlers in the same order)", p.Src, p.Handler)
+			e.err = e.errorf("message from PE %d names handler %d, which this PE has not registered (every PE must Register the same handlers in the same order, and attach the libraries it uses, such as splitc.Attach, before the others use them)", p.Src, p.Handler)
 		}
 		return
 	}
 	e.cur = m
-	e.handlers[p.Handler](m)
+	h(m)
 	e.cur = nil
 }
 
@@ -456,6 +503,13 @@ const (
 // silence — no message handled — longer than the timeout in a
 // *TimeoutError naming it.
 func (e *Endpoint) Wait(op string, on int, done func() bool) error {
+	return e.wait(op, on, done, sleepFor)
+}
+
+// wait is Wait sleeping at most nap at a time once it has spun and
+// yielded: a condition no message changes (a barrier on the board) is
+// looked at again after nap.
+func (e *Endpoint) wait(op string, on int, done func() bool, nap time.Duration) error {
 	if e.cur != nil {
 		return e.misuse(op, ErrInHandler)
 	}
@@ -493,7 +547,7 @@ func (e *Endpoint) Wait(op string, on int, done func() bool) error {
 		if i < spinPolls+yieldPolls {
 			runtime.Gosched()
 		} else {
-			e.t.Wait(sleepFor, e.done)
+			e.t.Wait(nap, e.done)
 		}
 	}
 }

@@ -32,12 +32,12 @@ func run(t testing.TB, n int, timeout time.Duration, fn func(p *papers.PE, ep *a
 // counterPE registers, in the same order on every PE, a request handler
 // that counts and replies, and the reply handler that counts the replies.
 type counterPE struct {
-	ep              *am.Endpoint
-	requests, acks  int
-	hRequest, hAck  am.HandlerID
-	replyErr        error
-	lastArgs        am.Args
-	lastSrc, lastOn int
+	ep             *am.Endpoint
+	requests, acks int
+	hRequest, hAck am.HandlerID
+	replyErr       error
+	lastArgs       am.Args
+	lastSrc        int
 }
 
 func newCounter(ep *am.Endpoint, reply bool) *counterPE {
