@@ -10,6 +10,10 @@ import (
 // looks once it has spun and yielded.
 const barrierNap = 20 * time.Microsecond
 
+// boardEvery is how many polls of the network a barrier makes per look at
+// the board.
+const boardEvery = 8
+
 // Barrier is the board barrier for a PE on a data network: it keeps
 // polling while it waits, as every blocking call of the seeds' libraries
 // does (Strata's Barrier is not ATOMIC; Split-C's barrier polls), so a PE
@@ -24,7 +28,13 @@ func Barrier(p *papers.PE) error {
 		return err
 	}
 	var qerr error
+	calls := 0
 	err := e.wait("barrier", -1, func() bool {
+		// A look at the board costs more than a poll of the network: look
+		// every boardEvery polls, so messages are answered promptly.
+		if calls++; calls%boardEvery != 1 {
+			return false
+		}
 		ok, err := p.QueryBarrier()
 		qerr = err
 		return ok || err != nil
