@@ -34,7 +34,7 @@ const (
 // handler and four argument words. Longer transfers are split into packets
 // by the layers above (Strata's block transfers, Split-C's bulk forms), as
 // the CM-5's were into 4-word Xfer packets.
-const MaxMedium = 1024
+const MaxMedium = 256
 
 // Packet is one active message as a transport carries it: the handler's
 // number, four argument words and up to MaxMedium bytes of payload.

@@ -356,6 +356,9 @@ func TestBadPointers(t *testing.T) {
 		if err := splitc.AllSpreadFree(m, s); err != nil {
 			return err
 		}
+		if err := splitc.Barrier(p); err != nil { // the other PE has freed it too
+			return err
+		}
 		if err := splitc.Put(m, s.At(1-p.Self()), 1); err != nil {
 			return err
 		}

@@ -199,8 +199,8 @@ func TestSeedMultiBlock(t *testing.T) {
 		if err := s.ServiceAllTransfers(0); err != nil { // 2 packets each
 			return err
 		}
-		if r := s.GetABXremaining(ids[0]); r != size-2*256 {
-			t.Errorf("after one round: %d words remain, want %d", r, size-2*256)
+		if r := s.GetABXremaining(ids[0]); r != size-2*am.MaxMedium/4 {
+			t.Errorf("after one round: %d words remain, want %d", r, size-2*am.MaxMedium/4)
 		}
 		if err := s.CompleteTransfer(ids[0]); err != nil {
 			return err

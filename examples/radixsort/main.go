@@ -38,6 +38,7 @@ func main() {
 	keyBits := flag.Int("keybits", 16, "bits per key: 8, 16, 24 or 32")
 	digitBits := flag.Int("digit", 4, "bits sorted per pass")
 	svg := flag.String("svg", "", "write the Strata state graph to this SVG file")
+	memory := flag.Bool("memory", false, "coalesce through Split-C global memory (a store per key, then all_store_sync: Libsplit-C §6.2) instead of the board's NAND lines")
 	anchor := flag.Bool("anchor", true, "also time the native Go spin barrier of ../shared/anchors with as many goroutines, when it is there")
 	flag.Parse()
 	// On a terminal, one line of progress on stderr: a sort takes seconds.
@@ -45,7 +46,7 @@ func main() {
 	show := func(pass, passes int) {
 		line.Show("radixsort: pass %d of %d, %v", pass, passes, time.Since(start).Round(time.Second))
 	}
-	err := run(line.Above(os.Stdout), *pes, *keys, Config{KeyBits: *keyBits, DigitBits: *digitBits, Progress: show}, *svg)
+	err := run(line.Above(os.Stdout), *pes, *keys, Config{KeyBits: *keyBits, DigitBits: *digitBits, Progress: show, Memory: *memory}, *svg)
 	line.Clear()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -84,8 +85,12 @@ func run(w io.Writer, pes, keys int, cfg Config, svg string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "radix sort: %d PEs x %d keys of %d bits, %d-bit digits (%d passes): sorted and verified\n",
-		pes, keys, cfg.KeyBits, cfg.DigitBits, cfg.KeyBits/cfg.DigitBits)
+	how := "the board's NAND lines"
+	if cfg.Memory {
+		how = "global memory (splitc stores)"
+	}
+	fmt.Fprintf(w, "radix sort: %d PEs x %d keys of %d bits, %d-bit digits (%d passes), coalesced through %s: sorted and verified\n",
+		pes, keys, cfg.KeyBits, cfg.DigitBits, cfg.KeyBits/cfg.DigitBits, how)
 	fmt.Fprintf(w, "%-10s %12s %8s\n", "phase", "time", "NANDs")
 	for _, p := range res.Phases {
 		fmt.Fprintf(w, "%-10s %12v %8d\n", p.Name, p.Time.Round(time.Microsecond), p.NANDs)
