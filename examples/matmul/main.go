@@ -178,7 +178,7 @@ func check(c []float64, i, j, q, b int) error {
 				want += aAt(i*b+r, k) * bAt(k, j*b+col)
 			}
 			if got := c[r*b+col]; got != want {
-				return fmt.Errorf("C[%d][%d] = %v, want %v", i*b+r, j*b+col, got, want)
+				return fmt.Errorf("entry (%d, %d) of C is %v, want %v", i*b+r, j*b+col, got, want)
 			}
 		}
 	}
