@@ -1,6 +1,9 @@
 package am
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Net names one of the two data networks. The CM-5 had two, and the seeds
 // give them roles: requests travel on the left network, replies on the
@@ -15,10 +18,13 @@ const (
 )
 
 func (n Net) String() string {
-	if n == Left {
+	switch n {
+	case Left:
 		return "left"
+	case Right:
+		return "right"
 	}
-	return "right"
+	return fmt.Sprintf("Net(%d)", uint8(n))
 }
 
 // Nets is a set of networks to poll.

@@ -303,7 +303,7 @@ func TestAtomics(t *testing.T) {
 		// A test-and-set lock around a read-modify-write in two round trips.
 		for range 20 {
 			for {
-				old, err := splitc.TestAndSet(m, s.At(n))
+				old, err := splitc.SetFlag(m, s.At(n))
 				if err != nil {
 					return err
 				}

@@ -384,9 +384,9 @@ func Exchange[T Integer](m *Memory, g Global[T], v T) (T, error) {
 	return fromBits[T](old), err
 }
 
-// TestAndSet sets *g to 1 and returns the old value (Split-C's
+// SetFlag sets *g to 1 and returns the old value (Split-C's
 // test_and_set).
-func TestAndSet[T Integer](m *Memory, g Global[T]) (T, error) {
+func SetFlag[T Integer](m *Memory, g Global[T]) (T, error) {
 	old, err := runAtomic(m, "test_and_set", atomicTestAndSet, g, 0, 0)
 	return fromBits[T](old), err
 }
