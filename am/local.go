@@ -2,7 +2,6 @@ package am
 
 import (
 	"fmt"
-	"runtime"
 	"sync/atomic"
 	"time"
 )
@@ -26,34 +25,11 @@ type Local struct {
 }
 
 type localPE struct {
-	state    atomic.Int32              // attached, leaving, drained
-	gone     atomic.Pointer[GoneError] // set once, when the PE leaves
-	sleeping atomic.Bool
-	wake     chan struct{} // buffered 1: a sender's nudge to a sleeping receiver
-	timer    *time.Timer
-	_        [64]byte // keep PEs' flags off each other's cache lines
+	peer                            // its state, as every transport keeps it
+	gone  atomic.Pointer[GoneError] // set once, when the PE leaves
+	wake  chan struct{}             // buffered 1: a sender's nudge to a sleeping receiver
+	timer *time.Timer
 }
-
-type inbox struct {
-	_     [64]byte
-	tail  atomic.Uint64 // next position producers claim
-	_     [56]byte
-	head  uint64 // next position the consumer reads (its own goroutine only)
-	_     [56]byte
-	slots [inboxSlots]slot
-}
-
-type slot struct {
-	seq atomic.Uint64 // pos: free for position pos; pos+1: holds position pos
-	p   Packet
-}
-
-// The states of a PE on the network.
-const (
-	attached = iota
-	leaving  // it drains its inboxes: what is in them is handled
-	drained  // it has gone: what arrives now is not
-)
 
 // NewLocal makes the in-process data network of n PEs.
 func NewLocal(n int) (*Local, error) {
@@ -62,9 +38,7 @@ func NewLocal(n int) (*Local, error) {
 	}
 	l := &Local{n: n, boxes: make([]inbox, n*int(numNets)), pes: make([]localPE, n)}
 	for i := range l.boxes {
-		for j := range l.boxes[i].slots {
-			l.boxes[i].slots[j].seq.Store(uint64(j))
-		}
+		l.boxes[i].init()
 	}
 	for k := range l.pes {
 		l.pes[k].wake = make(chan struct{}, 1)
@@ -87,87 +61,40 @@ func (t *localT) PEs() int  { return t.l.n }
 
 func (t *localT) Send(dst int, p *Packet) (bool, error) {
 	l := t.l
-	if g := l.pes[dst].gone.Load(); g != nil {
+	pe := &l.pes[dst]
+	if g := pe.gone.Load(); g != nil {
 		return false, g
 	}
-	q := &l.boxes[dst*int(numNets)+int(p.Net)]
-	pos := q.tail.Load()
-	var s *slot
-	for {
-		s = &q.slots[pos&(inboxSlots-1)]
-		switch seq := s.seq.Load(); {
-		case seq == pos:
-			if q.tail.CompareAndSwap(pos, pos+1) {
-				goto claimed
-			}
-			pos = q.tail.Load()
-		case seq < pos:
-			return false, nil // full: the consumer has not freed this slot
-		default:
-			pos = q.tail.Load()
-		}
+	s, pos, ok := l.boxes[dst*int(numNets)+int(p.Net)].put(t.self, p)
+	if !ok {
+		return false, nil
 	}
-claimed:
-	copyPacket(&s.p, p)
-	s.p.Src = int32(t.self)
-	s.seq.Store(pos + 1)
-	pe := &l.pes[dst]
-	if pe.sleeping.Load() {
+	if pe.sleeping.Load() != 0 {
 		select {
 		case pe.wake <- struct{}{}:
 		default:
 		}
 	}
-	// Checked after the packet is in. A PE that leaves marks itself
-	// leaving, drains its inboxes, then marks itself drained: if dst was
-	// not leaving here, its drain comes later and handles the packet; if
-	// it was, wait for the drain and see whether the packet was taken.
-	if pe.state.Load() == attached {
-		return true, nil
-	}
-	for pe.state.Load() != drained {
-		runtime.Gosched()
-	}
-	if s.seq.Load() == pos+1 {
+	if pe.lost(s, pos, nil) {
 		return true, pe.gone.Load()
 	}
 	return true, nil
 }
 
-// copyPacket copies the header and the payload, not the unused bytes.
-func copyPacket(dst, src *Packet) {
-	dst.Handler, dst.Net, dst.Len, dst.Args = src.Handler, src.Net, src.Len, src.Args
-	copy(dst.Data[:src.Len], src.Data[:src.Len])
-}
-
 func (t *localT) Recv(net Net, p *Packet) bool {
-	q := &t.l.boxes[t.self*int(numNets)+int(net)]
-	s := &q.slots[q.head&(inboxSlots-1)]
-	if s.seq.Load() != q.head+1 {
-		return false
-	}
-	copyPacket(p, &s.p)
-	p.Src = s.p.Src
-	s.seq.Store(q.head + inboxSlots)
-	q.head++
-	return true
+	return t.l.boxes[t.self*int(numNets)+int(net)].take(p)
 }
 
 // pending reports whether either inbox of this PE holds a packet.
 func (t *localT) pending() bool {
-	for net := range numNets {
-		q := &t.l.boxes[t.self*int(numNets)+int(net)]
-		if q.slots[q.head&(inboxSlots-1)].seq.Load() == q.head+1 {
-			return true
-		}
-	}
-	return false
+	b := t.l.boxes[t.self*int(numNets):]
+	return b[Left].ready() || b[Right].ready()
 }
 
 func (t *localT) Wait(d time.Duration, done <-chan struct{}) {
 	pe := &t.l.pes[t.self]
-	pe.sleeping.Store(true)
-	defer pe.sleeping.Store(false)
+	pe.sleeping.Store(1)
+	defer pe.sleeping.Store(0)
 	if t.pending() {
 		return
 	}
@@ -191,11 +118,7 @@ func (t *localT) Leave(cause error, drain func()) {
 	l := t.l
 	pe := &l.pes[t.self]
 	pe.gone.CompareAndSwap(nil, &GoneError{PE: t.self, Cause: cause})
-	pe.state.Store(leaving)
-	if drain != nil {
-		drain()
-	}
-	pe.state.Store(drained)
+	pe.leave(drain)
 	for k := range l.pes { // wake every waiter: one may be waiting on this PE
 		if k != t.self {
 			select {
