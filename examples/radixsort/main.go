@@ -9,6 +9,10 @@
 //
 //	go run ./examples/radixsort -pes 4 -svg radix.svg
 //
+// With -memory the coalesce goes through Split-C's global memory instead,
+// as the Libsplit-C report's radix sort does (§6.2): a store per key into a
+// spread array, then all_store_sync (package splitc, on the data network).
+//
 // Every key crosses the board once per pass, 4 bits per NAND, so the
 // coalesce phase dominates: 2000 16-bit keys per PE take about 0.6 s on 4
 // emulated PEs and 3 s on 8 (2 vCPUs); the NAND counts are what a real
