@@ -2,6 +2,7 @@ package strata_test
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -280,5 +281,47 @@ func TestNoDataNetwork(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDataNetInGraphAndLog: block transfers are a state of the state graph
+// (StateXfer, "block transfer"), and LogDataNet logs sends and polls.
+func TestDataNetInGraphAndLog(t *testing.T) {
+	svg := t.TempDir() + "/xfer.svg"
+	var logs [2]strings.Builder
+	runStrata(t, 2, func(s *strata.S) error {
+		s.SetOutput(nil, &logs[s.Self()])
+		if err := s.InitTrace(svg, "block transfer"); err != nil {
+			return err
+		}
+		s.SetLogging(strata.LogDataNet)
+		p := s.Port(3)
+		p.Base, p.Count = make([]strata.Word, 100), 100
+		if err := s.Barrier(); err != nil {
+			return err
+		}
+		if s.Self() == 0 {
+			if err := s.SendBlockXferPollBoth(1, 3, 0, make([]strata.Word, 100)); err != nil {
+				return err
+			}
+		} else {
+			for p.Count != 0 {
+				if err := s.PollBothTilEmpty(); err != nil {
+					return err
+				}
+			}
+		}
+		s.SetLogging(0)
+		return s.OutputStateLog()
+	})
+	b, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "block transfer") {
+		t.Error("the state graph has no block transfer state")
+	}
+	if !strings.Contains(logs[0].String(), "SendBlockXferPollBoth") || !strings.Contains(logs[1].String(), "PollBothTilEmpty: ") {
+		t.Errorf("logs:\nPE 0: %s\nPE 1: %s", logs[0].String(), logs[1].String())
 	}
 }
