@@ -432,3 +432,73 @@ func TestZeroAllocs(t *testing.T) {
 }
 
 func sizeOf[T splitc.Number](v T) uintptr { return unsafe.Sizeof(v) }
+
+// TestStress has 8 PEs mix every kind of operation on random PEs at once:
+// fetch_and_adds that must all count, puts and stores each PE makes to
+// its own slots of every PE, gets and reads of them, and bulk transfers —
+// so inboxes fill, replies wait in queues and slots are reused.
+func TestStress(t *testing.T) {
+	const n, rounds = 8, 300
+	gm(t, n, func(p *papers.PE, m *splitc.Memory) error {
+		me := p.Self()
+		sum, err := splitc.AllSpreadMalloc[int64](m, n)
+		if err != nil {
+			return err
+		}
+		slots, err := splitc.AllSpreadMalloc[int32](m, n*n*2) // PE q's part: [writer*2+0] put, [writer*2+1] stored
+		if err != nil {
+			return err
+		}
+		blk, err := splitc.AllSpreadMalloc[uint16](m, n*n*100) // PE q's part: 100 per writer
+		if err != nil {
+			return err
+		}
+		slot := func(q, writer, k int) splitc.Global[int32] { return slots.At(q).Add(writer*2 + k) }
+		rng := uint32(me*7919 + 1)
+		next := func(k int) int { rng = rng*1664525 + 1013904223; return int(rng>>16) % k }
+		var got int32
+		buf := make([]uint16, 100)
+		for r := range rounds {
+			q := next(n)
+			if _, err := splitc.FetchAndAdd(m, sum.At(q), int64(me+1)); err != nil {
+				return err
+			}
+			if err := splitc.Put(m, slot(q, me, 0), int32(r)); err != nil {
+				return err
+			}
+			if err := splitc.Store(m, slot(q, me, 1), int32(r)); err != nil {
+				return err
+			}
+			if err := splitc.Get(m, &got, slot(next(n), next(n), 0)); err != nil {
+				return err
+			}
+			if r%50 == 0 {
+				for i := range buf {
+					buf[i] = uint16(me*1000 + r + i)
+				}
+				if err := splitc.BulkPut(m, blk.At(q).Add(me*100), buf); err != nil {
+					return err
+				}
+			}
+			if r%7 == 0 {
+				if err := splitc.Sync(m); err != nil {
+					return err
+				}
+			}
+		}
+		if err := splitc.Sync(m); err != nil {
+			return err
+		}
+		if err := splitc.AllStoreSync(m); err != nil {
+			return err
+		}
+		total, err := splitc.AllReduceToOneAdd(p, splitc.Local(m, sum)[0])
+		if err != nil {
+			return err
+		}
+		if want := int64(rounds * n * (n + 1) / 2); total != want {
+			t.Errorf("PE %d: the fetch_and_adds sum to %d, want %d", me, total, want)
+		}
+		return splitc.Barrier(p)
+	})
+}
