@@ -7,7 +7,9 @@
 //
 // The same function runs unchanged on the real board (papers.Open on a real
 // port, or spmd.Main) and as separate processes on a shared-memory board
-// (papersctl run).
+// (papersctl run). Each PE here also has an endpoint on an in-process data
+// network (package am), which Split-C's global memory and Strata's active
+// messages use; the other runners do not attach one yet (docs/datanet.md).
 package emulate
 
 import (
