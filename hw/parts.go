@@ -260,7 +260,7 @@ var (
 		// Male: the PC's port is female, and a standard straight-through
 		// DB-25 male-to-female extension cable plugs its male end into the
 		// PC and its female end onto the board, pin n to pin n.
-		Symbol: "Connector:DB25_Male", Footprint: "Connector_Dsub:DSUB-25_Male_Horizontal_P2.77x2.84mm_EdgePinOffset7.70mm_Housed_MountingHolesOffset9.12mm",
+		Symbol: "Connector:DB25_Pins", Footprint: "Connector_Dsub:DSUB-25_Pins_Horizontal_P2.77x2.84mm_EdgePinOffset7.70mm_Housed_MountingHolesOffset9.12mm",
 	}
 )
 
@@ -286,7 +286,7 @@ var (
 		Symbol: "Device:LED_Dual_AKA", Footprint: "LED_THT:LED_D5.0mm-3",
 	}
 	// PowerIn takes a regulated 5 V supply: pin 1 +5 V, pin 2 ground.
-	PowerIn = twoPin("5V DC in", "2-way screw terminal for a regulated 5 V supply", "Pin_1", "Pin_2", "Connector:Screw_Terminal_01x02", "TerminalBlock:TerminalBlock_bornier-2_P5.08mm")
+	PowerIn = twoPin("5V DC in", "2-way screw terminal for a regulated 5 V supply", "Pin_1", "Pin_2", "Connector:Screw_Terminal_01x02", "TerminalBlock_Phoenix:TerminalBlock_Phoenix_MKDS-1,5-2-5.08_1x02_P5.08mm_Horizontal")
 )
 
 // Pins of LEDBicolour: anodes for green and red, and the common cathode.

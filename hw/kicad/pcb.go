@@ -20,8 +20,11 @@ func (u um) String() string { return strconv.FormatFloat(float64(u)/1000, 'f', -
 type fpPad struct {
 	Num         string // "0": a mounting hole, on no net
 	X, Y        um
-	Shape       string // rect, oval or circle
+	Shape       string // rect, roundrect or circle
 	Size, Drill um
+	// RRatio is a roundrect's corner radius over its size, as the library
+	// gives it.
+	RRatio string
 }
 
 // footprintDef is the geometry of one library footprint: its pads and its
@@ -35,43 +38,44 @@ type footprintDef struct {
 }
 
 // footprintDefs are the pads of the KiCad library footprints the hw parts
-// name, copied by hand from KiCad 6's libraries so the generator needs no
+// name, copied by hand from KiCad 9's libraries so the generator needs no
 // KiCad install; TestFootprintPadsMatchKiCadLibrary checks them against
 // the library when it is installed.
 var footprintDefs = map[string]*footprintDef{
-	"Package_DIP:DIP-14_W7.62mm": dip(14, 16800),
-	"Package_DIP:DIP-20_W7.62mm": dip(20, 24400),
-	"Connector_Dsub:DSUB-25_Male_Horizontal_P2.77x2.84mm_EdgePinOffset7.70mm_Housed_MountingHolesOffset9.12mm": {
+	"Package_DIP:DIP-14_W7.62mm": dip(14, 16760),
+	"Package_DIP:DIP-20_W7.62mm": dip(20, 24380),
+	"Connector_Dsub:DSUB-25_Pins_Horizontal_P2.77x2.84mm_EdgePinOffset7.70mm_Housed_MountingHolesOffset9.12mm": {
 		Pads: append(append(
-			[]fpPad{{"0", 40170, 1420, "circle", 4000, 3200}, {"0", -6930, 1420, "circle", 4000, 3200}}, // mounting holes
-			padRow{1, 13, 0, 0, 2770, 1600, 1000, "rect", "circle"}.pads()...),
-			padRow{14, 12, 1385, 2840, 2770, 1600, 1000, "circle", "circle"}.pads()...),
-		X0: -10450, Y0: -2350, X1: 43700, Y1: 17450,
+			[]fpPad{{"0", -6930, 1420, "circle", 4000, 3200, ""}, {"0", 40170, 1420, "circle", 4000, 3200, ""}}, // mounting holes
+			padRow{1, 13, 0, 0, 2770, 1600, 1000, "rect", "circle", ""}.pads()...),
+			padRow{14, 12, 1385, 2840, 2770, 1600, 1000, "circle", "circle", ""}.pads()...),
+		X0: -10430, Y0: -2310, X1: 43670, Y1: 17440,
 		Edge: 7700, // the name's EdgePinOffset7.70mm
 	},
-	"LED_THT:LED_D5.0mm-3":                          {padRow{1, 3, 0, 0, 2540, 1800, 900, "rect", "circle"}.pads(), -1150, -3250, 6250, 3250, 0},
-	"LED_THT:LED_D5.0mm":                            {padRow{1, 2, 0, 0, 2540, 1800, 900, "rect", "circle"}.pads(), -1950, -3250, 4500, 3250, 0},
-	"Capacitor_THT:C_Disc_D5.0mm_W2.5mm_P5.00mm":    {padRow{1, 2, 0, 0, 5000, 1600, 800, "circle", "circle"}.pads(), -1050, -1500, 6050, 1500, 0},
-	"Capacitor_THT:CP_Radial_D5.0mm_P2.00mm":        {padRow{1, 2, 0, 0, 2000, 1600, 800, "rect", "circle"}.pads(), -1750, -2750, 3750, 2750, 0},
-	"TerminalBlock:TerminalBlock_bornier-2_P5.08mm": {padRow{1, 2, 0, 0, 5080, 3000, 1520, "rect", "circle"}.pads(), -2710, -4000, 7790, 4000, 0},
+	"LED_THT:LED_D5.0mm-3":                       {padRow{1, 3, 0, 0, 2540, 1800, 900, "rect", "circle", ""}.pads(), -1150, -3210, 6230, 3210, 0},
+	"LED_THT:LED_D5.0mm":                         {padRow{1, 2, 0, 0, 2540, 1800, 900, "rect", "circle", ""}.pads(), -1950, -3210, 4490, 3210, 0},
+	"Capacitor_THT:C_Disc_D5.0mm_W2.5mm_P5.00mm": {padRow{1, 2, 0, 0, 5000, 1600, 800, "circle", "circle", ""}.pads(), -1050, -1500, 6050, 1500, 0},
+	"Capacitor_THT:CP_Radial_D5.0mm_P2.00mm":     {padRow{1, 2, 0, 0, 2000, 1600, 800, "roundrect", "circle", "0.15625"}.pads(), -1750, -2750, 3750, 2750, 0},
+	"TerminalBlock_Phoenix:TerminalBlock_Phoenix_MKDS-1,5-2-5.08_1x02_P5.08mm_Horizontal": {
+		padRow{1, 2, 0, 0, 5080, 2600, 1300, "roundrect", "circle", "0.096154"}.pads(), -3040, -5710, 8130, 5100, 0},
 	"Resistor_THT:R_Axial_DIN0207_L6.3mm_D2.5mm_P10.16mm_Horizontal": {
-		padRow{1, 2, 0, 0, 10160, 1600, 800, "circle", "oval"}.pads(), -1050, -1500, 11210, 1500, 0},
+		padRow{1, 2, 0, 0, 10160, 1600, 800, "circle", "circle", ""}.pads(), -1050, -1500, 11210, 1500, 0},
 }
 
 // dip is a dual in-line package, 0.3" wide: pins down the left side, back
 // up the right; bottom is the courtyard's lower edge.
 func dip(pins int, bottom um) *footprintDef {
-	d := &footprintDef{X0: -1100, Y0: -1550, X1: 8700, Y1: bottom}
+	d := &footprintDef{X0: -1060, Y0: -1520, X1: 8670, Y1: bottom}
 	for i := range pins {
 		x, y := um(0), um(i)*2540
 		if i >= pins/2 {
 			x, y = 7620, um(pins-1-i)*2540
 		}
-		shape := "oval"
+		shape, ratio := "circle", ""
 		if i == 0 {
-			shape = "rect"
+			shape, ratio = "roundrect", "0.15625"
 		}
-		d.Pads = append(d.Pads, fpPad{strconv.Itoa(i + 1), x, y, shape, 1600, 800})
+		d.Pads = append(d.Pads, fpPad{strconv.Itoa(i + 1), x, y, shape, 1600, 800, ratio})
 	}
 	return d
 }
@@ -82,16 +86,17 @@ type padRow struct {
 	first, n                  int
 	x0, y, pitch, size, drill um
 	firstShape, shape         string
+	firstRRatio               string
 }
 
 func (r padRow) pads() []fpPad {
 	var out []fpPad
 	for i := range r.n {
-		s := r.shape
+		s, ratio := r.shape, ""
 		if i == 0 {
-			s = r.firstShape
+			s, ratio = r.firstShape, r.firstRRatio
 		}
-		out = append(out, fpPad{strconv.Itoa(r.first + i), r.x0 + um(i)*r.pitch, r.y, s, r.size, r.drill})
+		out = append(out, fpPad{strconv.Itoa(r.first + i), r.x0 + um(i)*r.pitch, r.y, s, r.size, r.drill, ratio})
 	}
 	return out
 }
@@ -381,8 +386,12 @@ func writeFootprint(w *writer, b *hw.Board, key, schematicFile string, f fpPlace
 				net = fmt.Sprintf(" (net %d %s) (pinfunction %s) (pintype %s)", code[n.Name], quote(netlistName(n.Name)), quote(pinName(c.Part, pin)), quote(kicadPinType(pin.Type)))
 			}
 		}
-		w.line("(pad %s thru_hole %s (at %v %v%s) (size %v %v) (drill %v) (layers *.Cu *.Mask)%s (tstamp %s))",
-			quote(p.Num), p.Shape, p.X, p.Y, rot(f.Rot), p.Size, p.Size, p.Drill, net, uuid(fmt.Sprintf("%s/pad%d", u, i)))
+		ratio := ""
+		if p.RRatio != "" {
+			ratio = " (roundrect_rratio " + p.RRatio + ")"
+		}
+		w.line("(pad %s thru_hole %s (at %v %v%s) (size %v %v) (drill %v) (layers *.Cu *.Mask)%s%s (tstamp %s))",
+			quote(p.Num), p.Shape, p.X, p.Y, rot(f.Rot), p.Size, p.Size, p.Drill, ratio, net, uuid(fmt.Sprintf("%s/pad%d", u, i)))
 	}
 	w.close()
 }

@@ -57,7 +57,7 @@ func TestPCBIsTheNetlist(t *testing.T) {
 func TestPCBReaderFindsMistakes(t *testing.T) {
 	b := hw.MustNew(4)
 	src := string(kicad.PCB(b, "x.kicad_sch"))
-	old := `(pad "1" thru_hole rect (at 0 0) (size 1.6 1.6) (drill 0.8) (layers *.Cu *.Mask) (net `
+	old := `(pad "1" thru_hole roundrect (at 0 0) (size 1.6 1.6) (drill 0.8) (layers *.Cu *.Mask) (roundrect_rratio 0.15625) (net `
 	i := strings.Index(src, old)
 	if i < 0 {
 		t.Fatal("no DIP pin 1 on a net in the board file")
