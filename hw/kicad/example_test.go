@@ -28,7 +28,11 @@ func ExampleBOM() {
 // The 4-PE board file read back: which pads carry RDYQ, the flip-flop's
 // output that every PE's Busy multiplexer passes on.
 func ExamplePCB() {
-	nets, footprints, err := kicad.ReadPCB(kicad.PCB(hw.MustNew(4), "ttl_papers_4pe.kicad_sch"))
+	pcb, err := kicad.PCB(hw.MustNew(4), "ttl_papers_4pe.kicad_sch")
+	if err != nil {
+		panic(err)
+	}
+	nets, footprints, err := kicad.ReadPCB(pcb)
 	if err != nil {
 		panic(err)
 	}

@@ -27,28 +27,34 @@ func Base(pes int) string { return fmt.Sprintf("ttl_papers_%dpe", pes) }
 
 // Files generates one board's files, keyed by path relative to the kicad/
 // folder ("ttl_papers_4pe/ttl_papers_4pe.kicad_sch", ...).
-func Files(b *hw.Board) map[string][]byte {
+func Files(b *hw.Board) (map[string][]byte, error) {
 	base := Base(b.PEs)
 	p := func(ext string) string { return filepath.Join(base, base+ext) }
+	pcb, err := PCB(b, base+".kicad_sch")
+	if err != nil {
+		return nil, err
+	}
 	return map[string][]byte{
 		p(".kicad_pro"): Project(b, base),
 		p(".kicad_sch"): Schematic(b),
-		p(".kicad_pcb"): PCB(b, base+".kicad_sch"),
+		p(".kicad_pcb"): pcb,
 		p(".net"):       Netlist(b, base+".kicad_sch"),
 		p("-bom.csv"):   BOM(b),
 		p("-wires.csv"): Wires(b),
-	}
+	}, nil
 }
 
 // AllFiles generates the files of every board size, plus a README.
-func AllFiles() map[string][]byte {
+func AllFiles() (map[string][]byte, error) {
 	all := map[string][]byte{"README.md": []byte(readme)}
 	for _, n := range hw.Sizes {
-		for k, v := range Files(hw.MustNew(n)) {
-			all[k] = v
+		files, err := Files(hw.MustNew(n))
+		if err != nil {
+			return nil, err
 		}
+		maps.Copy(all, files)
 	}
-	return all
+	return all, nil
 }
 
 const readme = `# TTL_PAPERS board design files (generated)
@@ -71,7 +77,10 @@ wire-wrap or perfboard (-wires.csv).
 // Generate writes every board size's files under dir and returns their
 // paths, sorted.
 func Generate(dir string) ([]string, error) {
-	files := AllFiles()
+	files, err := AllFiles()
+	if err != nil {
+		return nil, err
+	}
 	paths := slices.Sorted(maps.Keys(files))
 	for _, p := range paths {
 		full := filepath.Join(dir, p)

@@ -24,7 +24,10 @@ var kicadDir = filepath.Join("..", "..", "kicad")
 // TestCommittedFilesAreFresh fails when the files under kicad/ differ from
 // what the generator writes now: regenerate with `go run ./cmd/papersctl kicad`.
 func TestCommittedFilesAreFresh(t *testing.T) {
-	want := kicad.AllFiles()
+	want, err := kicad.AllFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range slices.Sorted(maps.Keys(want)) {
 		got, err := os.ReadFile(filepath.Join(kicadDir, p))
 		if err != nil {
@@ -36,7 +39,7 @@ func TestCommittedFilesAreFresh(t *testing.T) {
 		}
 	}
 	// Nothing else may sit there: a file the generator no longer writes is stale too.
-	err := filepath.Walk(kicadDir, func(path string, info os.FileInfo, err error) error {
+	err = filepath.Walk(kicadDir, func(path string, info os.FileInfo, err error) error {
 		if err != nil || info.IsDir() {
 			return err
 		}
@@ -261,4 +264,16 @@ func TestSupplyIsFlagged(t *testing.T) {
 			t.Errorf("%d PEs: PWR_FLAGs sit on %q, want one on GND and one on VCC", n, flagged)
 		}
 	}
+}
+
+// boardFile reads the committed board file of the n-PE board, which
+// TestCommittedFilesAreFresh proves is what the generator writes.
+func boardFile(t *testing.T, n int) []byte {
+	t.Helper()
+	base := kicad.Base(n)
+	src, err := os.ReadFile(filepath.Join(kicadDir, base, base+".kicad_pcb"))
+	if err != nil {
+		t.Fatalf("%v (run `go run ./cmd/papersctl kicad`)", err)
+	}
+	return src
 }

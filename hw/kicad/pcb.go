@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ttlpapers/ttlpapers/hw"
+	"github.com/ttlpapers/ttlpapers/hw/kicad/route"
 )
 
 // um is a length on the board in micrometres: KiCad's footprints put pads
@@ -174,7 +175,7 @@ func layoutGroup(b *hw.Board, group, title string, width um, caps map[*hw.Compon
 const edgeGroup = "cable"
 
 // capGap separates a decoupling capacitor's courtyard from its chip's.
-const capGap um = 500
+const capGap um = 1270 // 500 µm still after snapping to the grid
 
 func footprintOf(c *hw.Component) *footprintDef {
 	fp := footprintDefs[c.Part.Footprint]
@@ -222,7 +223,21 @@ func placeFootprints(b *hw.Board) *pcbLayout {
 		l.right = max(l.right, l.left+edgeSpan+um(row.perEdge)*row.pitch-fpGap)
 	}
 	l.right += edgeSpan
+	l.snap()
 	return l
+}
+
+// snap moves every footprint but the edge connectors onto the router's
+// grid, counted from the board's corner, so the pads on a 2.54 mm pitch
+// land on grid points.
+func (l *pcbLayout) snap() {
+	g := um(Rules.Grid)
+	on := func(v, from um) um { return from + (v-from+g/2)/g*g }
+	for i, f := range l.fps {
+		if f.c.Group != edgeGroup {
+			l.fps[i].X, l.fps[i].Y = on(f.X, l.left), on(f.Y, l.top)
+		}
+	}
 }
 
 // edgeAndCaps returns the cable connectors (PE k's is conns[k]) and each
@@ -306,13 +321,22 @@ var pcbLayers = []string{
 	`46 "B.CrtYd" user "B.Courtyard"`, `47 "F.CrtYd" user "F.Courtyard"`, `48 "B.Fab" user`, `49 "F.Fab" user`,
 }
 
-// PCB renders the board as a KiCad 6 board file: every footprint placed
-// on a grid by functional group, every pad on its hw net, no tracks (route
-// it in Pcbnew, or build on perfboard from the wire list). Footprints link
-// to their schematic symbols, so Pcbnew's Update PCB from Schematic keeps
-// working.
-func PCB(b *hw.Board, schematicFile string) []byte {
+// PCB renders the board as a KiCad board file (KiCad 6's format, which
+// KiCad 9 reads): every footprint placed on a grid by functional group,
+// every pad on its hw net and, for the sizes in RoutedSizes, every net
+// routed by package route. Footprints link to their schematic symbols, so
+// Pcbnew's Update PCB from Schematic keeps working.
+func PCB(b *hw.Board, schematicFile string) ([]byte, error) {
 	l := placeFootprints(b)
+	var res *route.Result
+	state := "placed by function, not routed."
+	if routed(b.PEs) {
+		var err error
+		if res, err = routeLayout(b, l); err != nil {
+			return nil, err
+		}
+		state = "placed by function, routed by package route."
+	}
 	paper := "A0"
 	for _, p := range papers {
 		if um(p.w)*10 >= l.right+boardAt && um(p.h)*10 >= l.bottom+boardAt {
@@ -326,14 +350,14 @@ func PCB(b *hw.Board, schematicFile string) []byte {
 	w.line("(general (thickness 1.6))")
 	w.line("(paper %s)", quote(paper))
 	w.line("(title_block (title %s) (rev %s) (company \"ttlpapers\") (comment 1 %s))", quote(b.Name), quote(b.Revision),
-		quote("Generated from the hw netlist by papersctl kicad: placed by function, not routed."))
+		quote("Generated from the hw netlist by papersctl kicad: "+state))
 	w.open("(layers")
 	for _, layer := range pcbLayers {
 		w.line("(%s)", layer)
 	}
 	w.close()
 	w.line("(setup (pad_to_mask_clearance 0))")
-	code := writeNets(w, b)
+	code := writeNets(w, b, l)
 	for _, f := range l.fps {
 		writeFootprint(w, b, key, schematicFile, f, code)
 	}
@@ -341,20 +365,36 @@ func PCB(b *hw.Board, schematicFile string) []byte {
 		w.line("(gr_text %s (at %v %v) (layer \"F.SilkS\") (effects (font (size 2 2) (thickness 0.3)) (justify left)) (tstamp %s))", quote(t.text), t.X, t.Y, uuid(key+"pcb/title/"+t.text))
 	}
 	w.line("(gr_rect (start %v %v) (end %v %v) (layer \"Edge.Cuts\") (width 0.1) (fill none) (tstamp %s))", l.left, l.top, l.right, l.bottom, uuid(key+"pcb/edge"))
+	if res != nil {
+		writeTracks(w, key, res, code)
+	}
 	w.close()
-	return []byte(w.b.String())
+	return []byte(w.b.String()), nil
 }
 
-// writeNets declares the nets, numbered in the netlist export's order, and
-// returns each one's number.
-func writeNets(w *writer, b *hw.Board) map[string]int {
+// writeNets declares the nets, numbered in the netlist export's order
+// (then the unconnected pins' nets, in footprint order), and returns each
+// one's number by KiCad name.
+func writeNets(w *writer, b *hw.Board, l *pcbLayout) map[string]int {
 	nets := append([]*hw.Net(nil), b.Nets...)
 	sort.Slice(nets, func(i, j int) bool { return netlistName(nets[i].Name) < netlistName(nets[j].Name) })
 	code := map[string]int{}
 	w.line("(net 0 \"\")")
-	for i, n := range nets {
-		code[n.Name] = i + 1
-		w.line("(net %d %s)", i+1, quote(netlistName(n.Name)))
+	add := func(name string) {
+		if _, ok := code[name]; !ok {
+			code[name] = len(code) + 1
+			w.line("(net %d %s)", code[name], quote(name))
+		}
+	}
+	for _, n := range nets {
+		add(netlistName(n.Name))
+	}
+	for _, f := range l.fps {
+		for _, p := range f.fp.Pads {
+			if name, _, ok := padNet(b, f.c, p); ok {
+				add(name)
+			}
+		}
 	}
 	return code
 }
@@ -372,19 +412,19 @@ func writeFootprint(w *writer, b *hw.Board, key, schematicFile string, f fpPlace
 	w.line("(path \"/%s\")", uuid(key+c.Ref)) // the schematic symbol's uuid
 	w.line("(attr through_hole)")
 	cx, cy := (f.fp.X0+f.fp.X1)/2, (f.fp.Y0+f.fp.Y1)/2
-	if f.fp.Edge != 0 {
+	switch {
+	case f.fp.Edge != 0:
 		cy = f.fp.Y0/2 - 400 // on the board, between the pads and the courtyard's inner side
+	case oneRow(f.fp) && cy == 0 && f.fp.Y0 <= -2500:
+		cy = f.fp.Y0 + 600 // a round part's pads run through its centre: above them
 	}
 	w.line("(fp_text reference %s (at %v %v) (layer \"F.SilkS\") (effects (font (size 1 1) (thickness 0.15))) (tstamp %s))", quote(c.Ref), cx, cy, uuid(u+"/ref"))
 	w.line("(fp_text value %s (at %v %v) (layer \"F.Fab\") (effects (font (size 1 1) (thickness 0.15))) (tstamp %s))", quote(c.Part.Name), cx, cy+1500, uuid(u+"/value"))
 	w.line("(fp_rect (start %v %v) (end %v %v) (layer \"F.CrtYd\") (width 0.05) (fill none) (tstamp %s))", f.fp.X0, f.fp.Y0, f.fp.X1, f.fp.Y1, uuid(u+"/courtyard"))
 	for i, p := range f.fp.Pads {
 		net := ""
-		if num, err := strconv.Atoi(p.Num); err == nil {
-			if n := b.NetOf(hw.Node{Ref: c.Ref, Pin: num}); n != nil {
-				pin, _ := c.Part.PinByNum(num)
-				net = fmt.Sprintf(" (net %d %s) (pinfunction %s) (pintype %s)", code[n.Name], quote(netlistName(n.Name)), quote(pinName(c.Part, pin)), quote(kicadPinType(pin.Type)))
-			}
+		if name, pin, ok := padNet(b, c, p); ok {
+			net = fmt.Sprintf(" (net %d %s) (pinfunction %s) (pintype %s)", code[name], quote(name), quote(pinName(c.Part, pin)), quote(kicadPinType(pin.Type)))
 		}
 		ratio := ""
 		if p.RRatio != "" {
@@ -394,6 +434,16 @@ func writeFootprint(w *writer, b *hw.Board, key, schematicFile string, f fpPlace
 			quote(p.Num), p.Shape, p.X, p.Y, rot(f.Rot), p.Size, p.Size, p.Drill, ratio, net, uuid(fmt.Sprintf("%s/pad%d", u, i)))
 	}
 	w.close()
+}
+
+// oneRow reports whether every pad of the footprint is on its origin's row.
+func oneRow(fp *footprintDef) bool {
+	for _, p := range fp.Pads {
+		if p.Y != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // rot is the angle field of a footprint or pad position: KiCad gives pads
@@ -406,8 +456,9 @@ func rot(deg int) string {
 }
 
 // ReadPCB parses a KiCad board file into nets by name (the sheet path
-// prefix "/" removed, pads on no net left out) and footprint library names
-// by reference.
+// prefix "/" removed, pads on no net or on the "unconnected-(…)" net of a
+// pin left unconnected left out) and footprint library names by
+// reference.
 func ReadPCB(src []byte) (nets map[string][]Node, footprints map[string]string, err error) {
 	root, err := ParseExpr(string(src))
 	if err != nil {
@@ -429,7 +480,7 @@ func ReadPCB(src []byte) (nets map[string][]Node, footprints map[string]string, 
 		}
 		footprints[ref] = fp.Arg(0)
 		for _, p := range fp.Children("pad") {
-			if n := p.Child("net"); n != nil && n.Arg(1) != "" {
+			if n := p.Child("net"); n != nil && n.Arg(1) != "" && !strings.HasPrefix(n.Arg(1), "unconnected-(") {
 				name := strings.TrimPrefix(n.Arg(1), "/")
 				nets[name] = append(nets[name], Node{ref, p.Arg(0)})
 			}
