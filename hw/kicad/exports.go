@@ -215,7 +215,7 @@ func Project(b *hw.Board, base string) []byte {
 			"microvia_diameter": 0.3, "microvia_drill": 0.1, "diff_pair_gap": 0.25, "diff_pair_via_gap": 0.25, "diff_pair_width": 0.2}
 	}
 	pro := map[string]any{
-		"meta": map[string]any{"filename": base + ".kicad_pro", "version": 3},
+		"meta":   map[string]any{"filename": base + ".kicad_pro", "version": 3},
 		"sheets": [][]string{{uuid(b.Name + "/sheet"), ""}},
 		"board": map[string]any{"design_settings": map[string]any{
 			"rules": map[string]any{

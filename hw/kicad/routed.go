@@ -3,8 +3,8 @@ package kicad
 import (
 	"crypto/sha256"
 	"fmt"
-	"sync"
 	"strconv"
+	"sync"
 
 	"github.com/ttlpapers/ttlpapers/hw"
 	"github.com/ttlpapers/ttlpapers/hw/kicad/route"
