@@ -156,12 +156,12 @@ func kicadCLI(t *testing.T) string {
 	return p
 }
 
-// boardCopy copies the n-PE board's project, schematic and board into a
+// boardCopy copies the n-PE board's project, schematic, BOM and board into a
 // temporary directory, for kicad-cli to read (and leave its caches in).
 func boardCopy(t *testing.T, n int, pcb []byte) string {
 	t.Helper()
 	dir, base := t.TempDir(), kicad.Base(n)
-	for _, ext := range []string{".kicad_pro", ".kicad_sch"} {
+	for _, ext := range []string{".kicad_pro", ".kicad_sch", "-bom.csv"} {
 		src, err := os.ReadFile(filepath.Join(kicadDir, base, base+ext))
 		if err != nil {
 			t.Fatal(err)
