@@ -15,6 +15,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/hw"
 	"github.com/ttlpapers/ttlpapers/hw/kicad"
+	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
@@ -24,6 +25,7 @@ var kicadDir = filepath.Join("..", "..", "kicad")
 // TestCommittedFilesAreFresh fails when the files under kicad/ differ from
 // what the generator writes now: regenerate with `go run ./cmd/papersctl kicad`.
 func TestCommittedFilesAreFresh(t *testing.T) {
+	testenv.SlowUnderRace(t, "routing the boards")
 	want, err := kicad.AllFiles()
 	if err != nil {
 		t.Fatal(err)
