@@ -78,14 +78,13 @@ func diff(got, want []string) string {
 // the netlist the emulator simulates — no more (a short) and no fewer (a
 // missing track).
 func TestCopperIsTheNetlist(t *testing.T) {
-	for _, n := range kicad.RoutedSizes {
-		b := hw.MustNew(n)
-		groups, err := kicad.ReadCopper(boardFile(t, n))
+	for _, b := range kicad.Routed() {
+		groups, err := kicad.ReadCopper(boardFile(t, kicad.BaseOf(b)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if d := diff(partition(groups, onHwNet(b)), hwPartition(b)); d != "" {
-			t.Errorf("%d PEs: the copper is not the netlist:\n%s", n, d)
+			t.Errorf("%s: the copper is not the netlist:\n%s", b.Name, d)
 		}
 	}
 }
@@ -116,7 +115,7 @@ func longestSegment(t *testing.T, src string) string {
 // the reader sees each: otherwise the test above proves nothing.
 func TestCopperReaderFindsMistakes(t *testing.T) {
 	b := hw.MustNew(4)
-	src := string(boardFile(t, 4))
+	src := string(boardFile(t, kicad.Base(4)))
 	want := hwPartition(b)
 
 	cut := strings.Replace(src, longestSegment(t, src), "", 1)
@@ -156,11 +155,11 @@ func kicadCLI(t *testing.T) string {
 	return p
 }
 
-// boardCopy copies the n-PE board's project, schematic, BOM and board into a
+// boardCopy copies a board's project, schematic, BOM and board into a
 // temporary directory, for kicad-cli to read (and leave its caches in).
-func boardCopy(t *testing.T, n int, pcb []byte) string {
+func boardCopy(t *testing.T, base string, pcb []byte) string {
 	t.Helper()
-	dir, base := t.TempDir(), kicad.Base(n)
+	dir := t.TempDir()
 	for _, ext := range []string{".kicad_pro", ".kicad_sch", "-bom.csv"} {
 		src, err := os.ReadFile(filepath.Join(kicadDir, base, base+ext))
 		if err != nil {
@@ -234,15 +233,16 @@ func drc(t *testing.T, cli, pcb string) drcReport {
 // find the net it leaves unconnected.
 func TestKiCadDRC(t *testing.T) {
 	cli := kicadCLI(t)
-	for _, n := range kicad.RoutedSizes {
-		r := drc(t, cli, boardCopy(t, n, boardFile(t, n)))
+	for _, b := range kicad.Routed() {
+		base := kicad.BaseOf(b)
+		r := drc(t, cli, boardCopy(t, base, boardFile(t, base)))
 		if len(r.Violations)+len(r.Unconnected)+len(r.Parity) != 0 {
-			t.Errorf("%d PEs: KiCad's DRC finds %d violations, %d unconnected items, %d schematic parity issues:\n%v\n%v\n%v",
-				n, len(r.Violations), len(r.Unconnected), len(r.Parity), r.Violations, r.Unconnected, r.Parity)
+			t.Errorf("%s: KiCad's DRC finds %d violations, %d unconnected items, %d schematic parity issues:\n%v\n%v\n%v",
+				b.Name, len(r.Violations), len(r.Unconnected), len(r.Parity), r.Violations, r.Unconnected, r.Parity)
 		}
 	}
-	src := string(boardFile(t, 4))
-	r := drc(t, cli, boardCopy(t, 4, []byte(strings.Replace(src, longestSegment(t, src), "", 1))))
+	src := string(boardFile(t, kicad.Base(4)))
+	r := drc(t, cli, boardCopy(t, kicad.Base(4), []byte(strings.Replace(src, longestSegment(t, src), "", 1))))
 	if len(r.Unconnected) == 0 {
 		t.Errorf("4 PEs with a track removed: KiCad's DRC finds nothing unconnected (%d violations)", len(r.Violations))
 	}
@@ -259,9 +259,9 @@ var ipcNet = regexp.MustCompile(`(?m)^317(\S+)\s+(\S+)\s+-(\S+)\s`)
 // KiCad's view of the copper is the emulator's netlist.
 func TestKiCadNetsAreTheNetlist(t *testing.T) {
 	cli := kicadCLI(t)
-	for _, n := range kicad.RoutedSizes {
-		b := hw.MustNew(n)
-		pcb := boardCopy(t, n, boardFile(t, n))
+	for _, b := range kicad.Routed() {
+		base := kicad.BaseOf(b)
+		pcb := boardCopy(t, base, boardFile(t, base))
 		out := filepath.Join(filepath.Dir(pcb), "board.d356")
 		if msg, err := exec.Command(cli, "pcb", "export", "ipcd356", "-o", out, pcb).CombinedOutput(); err != nil {
 			t.Fatalf("kicad-cli pcb export ipcd356: %v\n%s", err, msg)
@@ -286,7 +286,7 @@ func TestKiCadNetsAreTheNetlist(t *testing.T) {
 			groups = append(groups, byNet[name])
 		}
 		if d := diff(partition(groups, onHwNet(b)), hwPartition(b)); d != "" {
-			t.Errorf("%d PEs: KiCad's IPC-D-356 nets are not the netlist:\n%s", n, d)
+			t.Errorf("%s: KiCad's IPC-D-356 nets are not the netlist:\n%s", b.Name, d)
 		}
 	}
 }

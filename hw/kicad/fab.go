@@ -103,7 +103,8 @@ const FabDir = "fab"
 // and returns their paths relative to dir.
 func Fab(cli, dir string) ([]string, error) {
 	var paths []string
-	for _, base := range RoutedBases() {
+	for _, b := range Routed() {
+		base := BaseOf(b)
 		files, err := FabFiles(cli, filepath.Join(dir, base, base+".kicad_pcb"))
 		if err != nil {
 			return nil, err
@@ -123,13 +124,4 @@ func Fab(cli, dir string) ([]string, error) {
 		}
 	}
 	return paths, nil
-}
-
-// RoutedBases are the folder names of the routed boards.
-func RoutedBases() []string {
-	var out []string
-	for _, n := range RoutedSizes {
-		out = append(out, Base(n))
-	}
-	return out
 }

@@ -19,9 +19,9 @@ import (
 // sends to a board house is the board in the repository.
 func TestFabOutputsAreCurrent(t *testing.T) {
 	cli := kicadCLI(t)
-	for _, n := range kicad.RoutedSizes {
-		base := kicad.Base(n)
-		want, err := kicad.FabFiles(cli, boardCopy(t, n, boardFile(t, n)))
+	for _, b := range kicad.Routed() {
+		base := kicad.BaseOf(b)
+		want, err := kicad.FabFiles(cli, boardCopy(t, base, boardFile(t, base)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -28,7 +28,7 @@ func Base(pes int) string { return fmt.Sprintf("ttl_papers_%dpe", pes) }
 // Files generates one board's files, keyed by path relative to the kicad/
 // folder ("ttl_papers_4pe/ttl_papers_4pe.kicad_sch", ...).
 func Files(b *hw.Board) (map[string][]byte, error) {
-	base := Base(b.PEs)
+	base := BaseOf(b)
 	p := func(ext string) string { return filepath.Join(base, base+ext) }
 	pcb, err := PCB(b, base+".kicad_sch")
 	if err != nil {
@@ -47,8 +47,16 @@ func Files(b *hw.Board) (map[string][]byte, error) {
 // AllFiles generates the files of every board size, plus a README.
 func AllFiles() (map[string][]byte, error) {
 	all := map[string][]byte{"README.md": []byte(readme)}
+	boards := []*hw.Board{}
 	for _, n := range hw.Sizes {
-		files, err := Files(hw.MustNew(n))
+		boards = append(boards, hw.MustNew(n))
+	}
+	pi, err := hw.PiAdapter()
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range append(boards, pi) {
+		files, err := Files(b)
 		if err != nil {
 			return nil, err
 		}

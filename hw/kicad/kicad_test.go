@@ -271,11 +271,11 @@ func TestSupplyIsFlagged(t *testing.T) {
 	}
 }
 
-// boardFile reads the committed board file of the n-PE board, which
-// TestCommittedFilesAreFresh proves is what the generator writes.
-func boardFile(t *testing.T, n int) []byte {
+// boardFile reads the committed board file of a board (by its file name
+// stem, kicad.BaseOf), which TestCommittedFilesAreFresh proves is what the
+// generator writes.
+func boardFile(t *testing.T, base string) []byte {
 	t.Helper()
-	base := kicad.Base(n)
 	src, err := os.ReadFile(filepath.Join(kicadDir, base, base+".kicad_pcb"))
 	if err != nil {
 		t.Fatalf("%v (run `go run ./cmd/papersctl kicad`)", err)

@@ -53,6 +53,28 @@ var footprintDefs = map[string]*footprintDef{
 		X0: -10430, Y0: -2310, X1: 43670, Y1: 17440,
 		Edge: 7700, // the name's EdgePinOffset7.70mm
 	},
+	"Connector_Dsub:DSUB-25_Socket_Horizontal_P2.77x2.84mm_EdgePinOffset7.70mm_Housed_MountingHolesOffset9.12mm": {
+		Pads: append(append(
+			[]fpPad{{"0", -40170, 1420, "circle", 4000, 3200, ""}, {"0", 6930, 1420, "circle", 4000, 3200, ""}}, // mounting holes
+			padRow{1, 13, 0, 0, -2770, 1600, 1000, "rect", "circle", ""}.pads()...),
+			padRow{14, 12, -1385, 2840, -2770, 1600, 1000, "circle", "circle", ""}.pads()...),
+		X0: -43670, Y0: -2310, X1: 10430, Y1: 17610,
+		Edge: 7700,
+	},
+	"Connector_PinHeader_2.54mm:PinHeader_2x20_P2.54mm_Vertical": {
+		Pads: func() []fpPad {
+			var pads []fpPad
+			for i := range 40 {
+				shape := "circle"
+				if i == 0 {
+					shape = "rect"
+				}
+				pads = append(pads, fpPad{strconv.Itoa(i + 1), um(i%2) * 2540, um(i/2) * 2540, shape, 1700, 1000, ""})
+			}
+			return pads
+		}(),
+		X0: -1770, Y0: -1780, X1: 4320, Y1: 50030,
+	},
 	"LED_THT:LED_D5.0mm-3":                       {padRow{1, 3, 0, 0, 2540, 1800, 900, "rect", "circle", ""}.pads(), -1150, -3210, 6230, 3210, 0},
 	"LED_THT:LED_D5.0mm":                         {padRow{1, 2, 0, 0, 2540, 1800, 900, "rect", "circle", ""}.pads(), -1950, -3210, 4490, 3210, 0},
 	"Capacitor_THT:C_Disc_D5.0mm_W2.5mm_P5.00mm": {padRow{1, 2, 0, 0, 5000, 1600, 800, "circle", "circle", ""}.pads(), -1050, -1500, 6050, 1500, 0},
@@ -211,12 +233,16 @@ func placeFootprints(b *hw.Board) *pcbLayout {
 	if len(conns) > 0 {
 		row.fp = footprintOf(conns[0])
 		row.pitch = row.fp.X1 - row.fp.X0 + fpGap
-		row.perEdge = max(int(boardW/row.pitch), (len(conns)+1)/2)
+		row.perEdge = max(min(int(boardW/row.pitch), len(conns)), (len(conns)+1)/2)
+	}
+	width := max(boardW, um(row.perEdge)*row.pitch-fpGap)
+	if row.perEdge < int(boardW/row.pitch) {
+		width = um(row.perEdge)*row.pitch - fpGap // fewer cables than an edge holds: as wide as they are
 	}
 	l := &pcbLayout{left: boardAt, top: boardAt}
 	split := min(row.perEdge, len(conns))
 	gridTop := l.topConnectors(conns[split:], row)
-	gridBottom := l.groups(b, caps, max(boardW, um(row.perEdge)*row.pitch-fpGap), gridTop)
+	gridBottom := l.groups(b, caps, width, gridTop)
 	l.bottom = gridBottom + edgeSpan
 	l.bottomConnectors(conns[:split], row, gridBottom)
 	if len(conns) > 0 {
@@ -307,7 +333,11 @@ func (l *pcbLayout) bottomConnectors(conns []*hw.Component, row connectorRow, gr
 	for i, c := range conns {
 		x, oy := l.left+edgeSpan+um(i)*row.pitch, gridBottom+2*fpGap-row.fp.Y0
 		l.fps = append(l.fps, fpPlaced{c, row.fp, x - row.fp.X0, oy, 0})
-		l.titles = append(l.titles, groupTitle{fmt.Sprintf("PE %d", i), x, oy + row.fp.Y0 - fpGap})
+		title := fmt.Sprintf("PE %d", i)
+		if len(conns) == 1 && c.Part == hw.DB25Socket {
+			title = "Printer cable to the board" // the Pi adapter's port
+		}
+		l.titles = append(l.titles, groupTitle{title, x, oy + row.fp.Y0 - fpGap})
 		l.bottom = oy + row.fp.Edge
 	}
 }
@@ -330,7 +360,7 @@ func PCB(b *hw.Board, schematicFile string) ([]byte, error) {
 	l := placeFootprints(b)
 	var res *route.Result
 	state := "placed by function, not routed."
-	if routed(b.PEs) {
+	if routed(b) {
 		var err error
 		if res, err = routeLayout(b, l); err != nil {
 			return nil, err

@@ -40,12 +40,11 @@ func sameFootprints(t *testing.T, what string, got, want map[string]string) {
 // TestPCBIsTheNetlist reads each board file back and checks that every hw
 // component has its footprint and every pad sits on its hw net.
 func TestPCBIsTheNetlist(t *testing.T) {
-	for _, n := range hw.Sizes {
-		b := hw.MustNew(n)
-		base := kicad.Base(n)
-		nets, fps, err := kicad.ReadPCB(boardFile(t, n))
+	for _, b := range allBoards(t) {
+		base := kicad.BaseOf(b)
+		nets, fps, err := kicad.ReadPCB(boardFile(t, base))
 		if err != nil {
-			t.Fatalf("%d PEs: %v", n, err)
+			t.Fatalf("%s: %v", b.Name, err)
 		}
 		sameFootprints(t, base+".kicad_pcb", fps, footprintRefs(b))
 		sameNets(t, base+".kicad_pcb", nets, hwNets(b))
@@ -103,8 +102,8 @@ func TestFootprintPadsMatchKiCadLibrary(t *testing.T) {
 		testenv.Missing(t, "%s not found: install Debian's kicad-footprints package (apt-get install -y kicad-footprints) to check footprint pads", dir)
 	}
 	seen := map[string]bool{}
-	for _, n := range hw.Sizes {
-		root, err := kicad.ParseExpr(string(boardFile(t, n)))
+	for _, b := range allBoards(t) {
+		root, err := kicad.ParseExpr(string(boardFile(t, kicad.BaseOf(b))))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,13 +179,13 @@ type pcbnewBoard struct {
 // and checks its view of them against the hw netlist.
 func TestPcbnewLoadsTheBoards(t *testing.T) {
 	var files []string
-	for _, n := range hw.Sizes {
-		base := kicad.Base(n)
+	boards := allBoards(t)
+	for _, b := range boards {
+		base := kicad.BaseOf(b)
 		files = append(files, filepath.Join(kicadDir, base, base+".kicad_pcb"))
 	}
 	got := loadWithPcbnew(t, files)
-	for i, n := range hw.Sizes {
-		b := hw.MustNew(n)
+	for i, b := range boards {
 		g, ok := got[files[i]]
 		if !ok {
 			t.Fatalf("pcbnew said nothing about %s", files[i])
@@ -323,4 +322,18 @@ func (b box) overlaps(c box) bool { return b[0] < c[2] && c[0] < b[2] && b[1] < 
 // furthest apart (0 when they touch or overlap).
 func (b box) gap(c box) int {
 	return max(c[0]-b[2], b[0]-c[2], c[1]-b[3], b[1]-c[3], 0)
+}
+
+// allBoards are the boards of every size and the Pi adapter.
+func allBoards(t *testing.T) []*hw.Board {
+	t.Helper()
+	var out []*hw.Board
+	for _, n := range hw.Sizes {
+		out = append(out, hw.MustNew(n))
+	}
+	pi, err := hw.PiAdapter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(out, pi)
 }

@@ -3,6 +3,7 @@ package kicad
 import (
 	"crypto/sha256"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -15,16 +16,36 @@ import (
 var Rules = route.Hobby
 
 // RoutedSizes are the board sizes the generator routes; the others are
-// placed only (route them in Pcbnew).
+// placed only (route them in Pcbnew). The Pi adapter is routed too.
 var RoutedSizes = []int{4, 8}
 
-func routed(pes int) bool {
-	for _, s := range RoutedSizes {
-		if s == pes {
-			return true
-		}
+func routed(b *hw.Board) bool {
+	return b.Name == hw.PiAdapterName || slices.Contains(RoutedSizes, b.PEs)
+}
+
+// PiBase is the file name stem of the Raspberry Pi adapter's files.
+const PiBase = "ttl_papers_pi"
+
+// BaseOf is the file name stem of a board's files: Base(b.PEs), or PiBase.
+func BaseOf(b *hw.Board) string {
+	if b.Name == hw.PiAdapterName {
+		return PiBase
 	}
-	return false
+	return Base(b.PEs)
+}
+
+// Routed returns the boards the generator routes: RoutedSizes and the Pi
+// adapter.
+func Routed() []*hw.Board {
+	var out []*hw.Board
+	for _, n := range RoutedSizes {
+		out = append(out, hw.MustNew(n))
+	}
+	pi, err := hw.PiAdapter()
+	if err != nil {
+		panic(err) // periphlpt.RaspberryPi is fixed and on the header: TestPiAdapter
+	}
+	return append(out, pi)
 }
 
 // absPad is pad p of a placed footprint, in board coordinates.
@@ -37,7 +58,8 @@ func absPad(f fpPlaced, p fpPad) (x, y um) {
 
 // padNet is the KiCad net of a footprint's pad: its hw net, or for a pin
 // on no hw net the "unconnected-(REF-NAME-PadN)" net KiCad's schematic
-// gives it; mounting holes are on no net ("").
+// gives it ("unconnected-(REF-PadN)" for a pin without a name); mounting
+// holes are on no net ("").
 func padNet(b *hw.Board, c *hw.Component, p fpPad) (name string, pin hw.Pin, ok bool) {
 	num, err := strconv.Atoi(p.Num)
 	if err != nil || num == 0 {
@@ -47,7 +69,10 @@ func padNet(b *hw.Board, c *hw.Component, p fpPad) (name string, pin hw.Pin, ok 
 	if n := b.NetOf(hw.Node{Ref: c.Ref, Pin: num}); n != nil {
 		return netlistName(n.Name), pin, true
 	}
-	return fmt.Sprintf("unconnected-(%s-%s-Pad%d)", c.Ref, pinName(c.Part, pin), num), pin, true
+	if name := pinName(c.Part, pin); name != "" {
+		return fmt.Sprintf("unconnected-(%s-%s-Pad%d)", c.Ref, name, num), pin, true
+	}
+	return fmt.Sprintf("unconnected-(%s-Pad%d)", c.Ref, num), pin, true
 }
 
 // routeLayout routes the placed board.
@@ -62,7 +87,7 @@ func routeLayout(b *hw.Board, l *pcbLayout) (*route.Result, error) {
 		}
 	}
 	r := Rules
-	r.Power = []string{hw.VCC, hw.GND}
+	r.Power = []string{hw.VCC, hw.GND, hw.NetPi3V3}
 	key := sha256.Sum256(fmt.Appendf(nil, "%v %v", rb, r))
 	routes.Lock()
 	defer routes.Unlock()
