@@ -74,12 +74,14 @@ Everything here is generated from the hw netlist by
 Do not edit these files: change package hw and regenerate (a test fails
 when they are stale). How to build a board: docs/board.md.
 
-One folder per board size (4, 8, 16 and 32 PEs), each with a KiCad 6
+One folder per board size (4, 8, 16 and 32 PEs), each with a KiCad
 project and schematic, a board (.kicad_pcb: the DB-25s on its edges,
-every other footprint placed by function, every pad on its net, not
-routed), the netlist export (.net),
-the bill of materials (-bom.csv) and a point-to-point wiring list for
-wire-wrap or perfboard (-wires.csv).
+every other footprint placed by function, every pad on its net; routed
+for 4 and 8 PEs), the netlist export (.net), the bill of materials
+(-bom.csv) and a point-to-point wiring list for wire-wrap or perfboard
+(-wires.csv); ttl_papers_pi is the Raspberry Pi adapter. The routed
+boards' fab/ folders hold Gerbers, drill and position files and a zip
+for a board house, made by KiCad 9 (papersctl kicad --fab).
 `
 
 // Generate writes every board size's files under dir and returns their

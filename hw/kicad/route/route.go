@@ -40,6 +40,12 @@ type Rules struct {
 	Power []string
 	// MaxIterations bounds rip-up and reroute.
 	MaxIterations int
+	// Jumpers, on a two-layer board, makes it a one-layer board with
+	// jumper wires, as the seed's board was: B.Cu is the copper, and F.Cu
+	// stands for wires on the component side, so dear that the router uses
+	// one only where a net cannot get past the others; each straight F.Cu
+	// run is one jumper, its vias the jumper's holes.
+	Jumpers bool
 }
 
 // Hobby are rules every hobby board house accepts (most take 0.15 mm
@@ -131,6 +137,9 @@ const (
 	stepCost = 10  // one grid step along the layer's preferred direction
 	turnCost = 20  // one grid step across it
 	viaCost  = 120 // a via
+	// With Rules.Jumpers: a jumper's hole, and a grid step of its wire.
+	jumperEnd  = 2000
+	jumperStep = 40
 )
 
 // Route routes every net of b with rules r.
@@ -527,12 +536,14 @@ func (g *grid) search(n *net, tree []int32, k int, pres int32) []int32 {
 		// Layer 0 (F.Cu) prefers horizontal runs, layer 1 vertical; a
 		// one-layer board has no preference.
 		hc, vc := int32(stepCost), int32(stepCost)
-		if g.layers == 2 {
-			if l == 0 {
-				vc = turnCost
-			} else {
-				hc = turnCost
-			}
+		switch {
+		case g.r.Jumpers && l == 0:
+			hc, vc = jumperStep, jumperStep
+		case g.r.Jumpers:
+		case l == 0:
+			vc = turnCost
+		default:
+			hc = turnCost
 		}
 		try := func(next int, step int32) {
 			if !g.open(n, next%g.cells) {
@@ -564,7 +575,11 @@ func (g *grid) search(n *net, tree []int32, k int, pres int32) []int32 {
 					extra += g.congestion(x, pres)
 				}
 			})
-			try((1-l)*g.cells+cell, viaCost+extra)
+			cost := int32(viaCost)
+			if g.r.Jumpers {
+				cost = jumperEnd
+			}
+			try((1-l)*g.cells+cell, cost+extra)
 		}
 	}
 	return nil

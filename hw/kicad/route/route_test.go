@@ -160,3 +160,29 @@ func TestRouteRejectsBadRules(t *testing.T) {
 		t.Error("a zero grid was accepted")
 	}
 }
+
+// TestRouteWithJumpers routes the small board as a one-layer board with
+// jumper wires: the front, standing for the jumpers, carries well under
+// what it carries when it is a copper layer (this board is all crossings:
+// every chip has every net, in another order).
+func TestRouteWithJumpers(t *testing.T) {
+	front := func(r route.Rules) int {
+		res, err := route.Route(dips(), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, s := range res.Segments {
+			if s.Layer == 0 {
+				n += max(s.X1-s.X0, s.X0-s.X1) + max(s.Y1-s.Y0, s.Y0-s.Y1)
+			}
+		}
+		return n
+	}
+	r := route.Hobby
+	two := front(r)
+	r.Jumpers = true
+	if one := front(r); one*4 > two*3 {
+		t.Errorf("jumper wires %d µm long in all, the front layer of the two-layer routing %d µm: want under three quarters", one, two)
+	}
+}
