@@ -55,11 +55,7 @@ func TestPCBIsTheNetlist(t *testing.T) {
 // see it, or the test above proves nothing.
 func TestPCBReaderFindsMistakes(t *testing.T) {
 	b := hw.MustNew(4)
-	pcb, err := kicad.PCB(b, "x.kicad_sch")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := string(pcb)
+	src := string(boardFile(t, kicad.Base(4)))
 	old := `(pad "1" thru_hole roundrect (at 0 0) (size 1.6 1.6) (drill 0.8) (layers *.Cu *.Mask) (roundrect_rratio 0.15625) (net `
 	i := strings.Index(src, old)
 	if i < 0 {
