@@ -14,7 +14,7 @@ const module = "github.com/ttlpapers/ttlpapers/"
 var layer = map[string]int{
 	"internal/testenv": 0, "internal/measure": 0, "internal/stop": 0, "internal/leakcheck": 0, "internal/term": 0, "internal/progress": 1, "internal/axis": 0, "internal/anchors": 0,
 	"lpt": 1, "lpt/periphlpt": 2, "lpt/backend": 3,
-	"hw": 4, "hw/kicad": 5,
+	"hw": 4, "hw/kicad/route": 4, "hw/kicad": 5,
 	"emu/vcd": 2, "emu": 5, "emu/ppdevfs": 6,
 	"papers": 5, "strata": 6, "splitc": 6,
 	"emulate": 7, "spmd": 7, "selftest": 8, "launch": 8, "timing": 8,
