@@ -1,8 +1,11 @@
-// Package kicad generates the TTL_PAPERS board's KiCad 6 design files from
-// the hw netlist — schematic, project, unrouted board, netlist export, bill
-// of materials and wire-wrap list for each board size — and reads
-// schematics and netlists back, so tests can prove that what a builder
-// solders is exactly what the emulator simulates.
+// Package kicad generates the TTL_PAPERS board's KiCad design files (in
+// KiCad 6's format, which KiCad 9 reads) from the hw netlist — schematic,
+// project with design rules, board (routed by package route for 4 and 8
+// PEs and the Raspberry Pi adapter), netlist export, bill of materials and
+// wire-wrap list — and, with KiCad 9's kicad-cli, the routed boards'
+// fabrication outputs; and it reads schematics, netlists and boards (their
+// copper too) back, so tests can prove that what a builder solders is
+// exactly what the emulator simulates.
 //
 // Nothing is drawn by hand: symbols are drawn by this package (one
 // rectangle per part with every datasheet pin, lib_ids naming KiCad's
