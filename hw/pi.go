@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ttlpapers/ttlpapers/lpt"
-	"github.com/ttlpapers/ttlpapers/lpt/periphlpt"
+	"github.com/ttlpapers/ttlpapers/lpt/gpiomap"
 )
 
 // PiAdapterName is the name of the Raspberry Pi adapter board.
@@ -20,14 +20,14 @@ const (
 func PiNet(line string) string { return line + "_3V3" }
 
 // PiAdapter is the board that gives a Raspberry Pi a printer port for one
-// PE: a DB-25 socket wired, as periphlpt.RaspberryPi maps them, to the
+// PE: a DB-25 socket wired, as gpiomap.RaspberryPi maps them, to the
 // Pi's 40-pin header. The twelve Pi→board lines run straight (74LS inputs
 // read the Pi's 3.3 V as high); the five board→Pi lines go through a
 // 74LVC245 on the Pi's 3.3 V, whose 5 V-tolerant inputs take the 74LS
 // outputs and whose outputs never exceed 3.3 V (docs/hardware.md). The
 // adapter takes no power from the board; it serves PEs = 1.
 func PiAdapter() (*Board, error) {
-	header, err := periphlpt.RaspberryPi.HeaderPins()
+	header, err := gpiomap.RaspberryPi.HeaderPins()
 	if err != nil {
 		return nil, err
 	}
@@ -60,10 +60,10 @@ func PiAdapter() (*Board, error) {
 	for _, p := range lpt.GroundPins {
 		b.connect(GND, Node{j.Ref, p})
 	}
-	for _, p := range periphlpt.PiGround {
+	for _, p := range gpiomap.PiGround {
 		b.connect(GND, Node{h.Ref, p})
 	}
-	for _, p := range periphlpt.Pi3V3 {
+	for _, p := range gpiomap.Pi3V3 {
 		b.connect(NetPi3V3, Node{h.Ref, p})
 	}
 	b.connect(NetPi3V3, Node{u.Ref, 20}, Node{u.Ref, 1}) // supply; DIR high: A to B

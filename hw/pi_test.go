@@ -5,7 +5,7 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/hw"
 	"github.com/ttlpapers/ttlpapers/lpt"
-	"github.com/ttlpapers/ttlpapers/lpt/periphlpt"
+	"github.com/ttlpapers/ttlpapers/lpt/gpiomap"
 )
 
 // TestPiAdapter follows every port line from the adapter's DB-25 to the
@@ -17,7 +17,7 @@ func TestPiAdapter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	header, err := periphlpt.RaspberryPi.HeaderPins()
+	header, err := gpiomap.RaspberryPi.HeaderPins()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestPiAdapter(t *testing.T) {
 			t.Errorf("U1 pin %d on %q, want %s", c.pin, got, c.want)
 		}
 	}
-	for _, p := range periphlpt.Pi5V {
+	for _, p := range gpiomap.Pi5V {
 		if got := on("J2", p); got != "" {
 			t.Errorf("the Pi's 5 V (header pin %d) is on %s: the adapter must not touch it", p, got)
 		}

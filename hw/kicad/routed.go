@@ -43,7 +43,7 @@ func Routed() []*hw.Board {
 	}
 	pi, err := hw.PiAdapter()
 	if err != nil {
-		panic(err) // periphlpt.RaspberryPi is fixed and on the header: TestPiAdapter
+		panic(err) // gpiomap.RaspberryPi is fixed and on the header: TestPiAdapter
 	}
 	return append(out, pi)
 }

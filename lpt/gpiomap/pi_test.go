@@ -1,4 +1,4 @@
-package periphlpt_test
+package gpiomap_test
 
 import (
 	"os"
@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/ttlpapers/ttlpapers/lpt"
-	"github.com/ttlpapers/ttlpapers/lpt/periphlpt"
+	"github.com/ttlpapers/ttlpapers/lpt/gpiomap"
 )
 
 // TestRaspberryPiMatchesTheDocs checks the wiring table of
@@ -20,10 +20,10 @@ func TestRaspberryPiMatchesTheDocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := string(src)
-	if !strings.Contains(doc, "\n"+periphlpt.RaspberryPi.String()+"\n") {
-		t.Errorf("docs/hardware.md does not quote the mapping %s", periphlpt.RaspberryPi)
+	if !strings.Contains(doc, "\n"+gpiomap.RaspberryPi.String()+"\n") {
+		t.Errorf("docs/hardware.md does not quote the mapping %s", gpiomap.RaspberryPi)
 	}
-	pins, err := periphlpt.RaspberryPi.HeaderPins()
+	pins, err := gpiomap.RaspberryPi.HeaderPins()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,15 +43,15 @@ func TestRaspberryPiMatchesTheDocs(t *testing.T) {
 				break
 			}
 		}
-		if strconv.Itoa(l.Pin) != r[1] || periphlpt.RaspberryPi[i] != r[3] || strconv.Itoa(pins[i]) != r[4] {
-			t.Errorf("docs row %q: RaspberryPi maps %s (DB-25 pin %d) to %s, header pin %d", r[0], l.Name, l.Pin, periphlpt.RaspberryPi[i], pins[i])
+		if strconv.Itoa(l.Pin) != r[1] || gpiomap.RaspberryPi[i] != r[3] || strconv.Itoa(pins[i]) != r[4] {
+			t.Errorf("docs row %q: RaspberryPi maps %s (DB-25 pin %d) to %s, header pin %d", r[0], l.Name, l.Pin, gpiomap.RaspberryPi[i], pins[i])
 		}
 	}
 }
 
 // TestHeaderPinsRejectsOtherPins asks for a pin the header does not have.
 func TestHeaderPinsRejectsOtherPins(t *testing.T) {
-	m := periphlpt.RaspberryPi
+	m := gpiomap.RaspberryPi
 	m[0] = "GPIO40"
 	if _, err := m.HeaderPins(); err == nil || !strings.Contains(err.Error(), "GPIO40") {
 		t.Errorf("got %v, want an error naming GPIO40", err)

@@ -1,4 +1,4 @@
-package periphlpt
+package gpiomap
 
 import (
 	"fmt"
@@ -8,7 +8,8 @@ import (
 
 // RaspberryPi is the mapping for a Raspberry Pi's 40-pin header (BCM GPIO
 // names): the wiring docs/hardware.md tabulates and the Pi adapter board
-// (kicad/ttl_papers_pi) is built for. Every pin is a plain GPIO on
+// (kicad/ttl_papers_pi) is built for, and the mapping to give the gpio: port
+// spec on a Pi. Every pin is a plain GPIO on
 // gpiochip0, so a register write is one bulk write; none is one of the
 // header's I²C, SPI or UART pins.
 var RaspberryPi = mustParse("nStrobe=GPIO4,D0=GPIO17,D1=GPIO18,D2=GPIO27,D3=GPIO22,D4=GPIO23,D5=GPIO24,D6=GPIO25,D7=GPIO5," +
@@ -49,7 +50,7 @@ func (m Mapping) HeaderPins() ([len(lpt.Lines)]int, error) {
 		}
 		p, ok := PiHeader[name]
 		if !ok {
-			return out, fmt.Errorf("periphlpt: %s is not a GPIO on the Raspberry Pi's 40-pin header (use BCM names, GPIO0 to GPIO27)", name)
+			return out, fmt.Errorf("gpiomap: %s is not a GPIO on the Raspberry Pi's 40-pin header (use BCM names, GPIO0 to GPIO27)", name)
 		}
 		out[i] = p
 	}
