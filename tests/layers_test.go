@@ -17,9 +17,10 @@ var layer = map[string]int{
 	"hw": 4, "hw/kicad": 5,
 	"emu/vcd": 2, "emu": 5, "emu/ppdevfs": 6,
 	"papers": 5, "strata": 6, "splitc": 6,
-	"emulate": 7, "spmd": 7, "selftest": 8, "launch": 8, "timing": 8,
-	"internal/qemu": 8, "hil": 9,
-	"examples/spmd": 10, "examples/radixsort": 10, "cmd/papersctl": 10,
+	"spmd/substrate": 6, "spmd/port": 7, "spmd/shm": 7, "mpi": 7,
+	"emulate": 7, "spmd": 8, "selftest": 9, "launch": 9, "timing": 9,
+	"internal/qemu": 9, "hil": 10,
+	"examples/spmd": 11, "examples/radixsort": 11, "cmd/papersctl": 11,
 }
 
 // protocol packages must not depend on the board (hw) or its emulator (emu),

@@ -2,11 +2,14 @@
 // sum of all PE ids with aggregate operations and prints "PE i/n sum=S".
 //
 // The same binary runs on the board, with its PE, PE count and port from
-// PAPERS_PE, PAPERS_PES and PAPERS_BOARD (or -papers.* flags), or as N
-// processes on one machine under papersctl run:
+// PAPERS_PE, PAPERS_PES and PAPERS_PORT (or -papers.* flags), as N
+// processes on one machine under papersctl run, or on a cluster under
+// mpirun:
 //
 //	go build -o spmd ./examples/spmd
 //	papersctl run -n 4 -- ./spmd
+//	go build -tags mpi -o spmd ./examples/spmd
+//	mpirun -np 4 ./spmd
 //
 // -rounds R repeats the sum R times (a collective-heavy load for tests).
 package main
