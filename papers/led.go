@@ -49,7 +49,9 @@ func (p *PE) SetLED(c LED) error {
 	}
 	if v := p.last&^ledBits | uint8(c)<<ledShift; v != p.last {
 		p.last = v
-		p.port.WriteData(v)
+		if p.eng == nil {
+			p.port.WriteData(v)
+		}
 	}
 	return nil
 }
