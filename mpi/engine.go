@@ -73,7 +73,7 @@ type engine struct {
 	members uint64
 	epoch   int32
 	left    bool
-	done    uint64 // data operations completed
+	done    uint64 // collectives completed in this epoch
 
 	pending Request // the collective in flight, if pendOp != ""
 	pendOp  string
@@ -532,9 +532,19 @@ func (e *engine) acknowledge(op string, mine ctl, raisers uint64, code uint8) (u
 	if mine.stay {
 		stays = self
 	}
-	top, allPending := e.done, mine.pending || rejoining
-	if rejoining {
-		top = 0
+	// The collective counts of the participants: the lowest, the highest,
+	// and whether every one has a collective in flight.
+	var lo, hi uint64
+	allPending, counted := true, false
+	count := func(done uint64, pending bool) {
+		if !counted {
+			lo, hi, counted = done, done, true
+		}
+		lo, hi = min(lo, done), max(hi, done)
+		allPending = allPending && pending
+	}
+	if !rejoining {
+		count(e.done, mine.pending)
 	}
 	start := time.Now()
 	for {
@@ -582,20 +592,16 @@ func (e *engine) acknowledge(op string, mine ctl, raisers uint64, code uint8) (u
 			stays |= 1 << from
 		}
 		if e.members&(1<<from) != 0 {
-			switch {
-			case c.done > top:
-				top, allPending = c.done, c.pending
-			case c.done == top:
-				allPending = allPending && c.pending
-			}
+			count(c.done, c.pending)
 		}
 	}
-	if err := e.settle(op, top, allPending); err != nil {
+	if err := e.settle(op, hi, lo == hi && allPending); err != nil {
 		return 0, err
 	}
 	e.lastLeft, e.lastJoined = e.members&^stays, stays&^e.members
 	e.members = stays
 	e.epoch++
+	e.done = 0 // counted per epoch: a PE that rejoins has missed some
 	if stays&self == 0 {
 		return code, nil
 	}
@@ -609,14 +615,15 @@ func (e *engine) acknowledge(op string, mine ctl, raisers uint64, code uint8) (u
 }
 
 // settle decides the collective in flight after an acknowledge: top is the
-// most collectives any participant completed, allPending whether every
-// participant at top has the next one in flight (so it completes
-// everywhere). A collective that completed somewhere completes here too.
-func (e *engine) settle(op string, top uint64, allPending bool) error {
+// most collectives any participant completed, next whether every
+// participant had completed top and had the next one in flight (so it
+// completes everywhere). A collective that completed somewhere completes
+// here too; any other is abandoned.
+func (e *engine) settle(op string, top uint64, next bool) error {
 	if e.pendOp == "" {
 		return nil
 	}
-	if e.done == top && !allPending {
+	if e.done == top && !next {
 		e.abandoned = true
 		return nil
 	}

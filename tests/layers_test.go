@@ -12,7 +12,7 @@ const module = "github.com/ttlpapers/ttlpapers/"
 // of a lower rank (the README's package map, bottom up). A package missing
 // from the table fails the test, so a new one is placed on purpose.
 var layer = map[string]int{
-	"internal/testenv": 0, "internal/measure": 0, "internal/stop": 0, "internal/leakcheck": 0, "internal/term": 0, "internal/progress": 1, "internal/axis": 0, "internal/anchors": 0,
+	"internal/testenv": 0, "internal/measure": 0, "internal/stop": 0, "internal/leakcheck": 0, "internal/term": 0, "internal/progress": 1, "internal/axis": 0, "internal/anchors": 0, "internal/conformance": 6,
 	"lpt": 1, "lpt/periphlpt": 2, "lpt/backend": 3,
 	"hw": 4, "hw/kicad": 5,
 	"emu/vcd": 2, "emu": 5, "emu/ppdevfs": 6,
