@@ -11,6 +11,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
@@ -105,8 +106,8 @@ func Open(cfg papers.Config) (*papers.PE, error) {
 		return nil, fmt.Errorf("mpi: PE %d of %d asked for, but MPI started this process as rank %d of %d", cfg.PE, cfg.PEs, rank, size)
 	}
 	cfg.PE, cfg.PEs = rank, size
-	if size > 64 {
-		return nil, fmt.Errorf("mpi: %d ranks: a PAPERS program has at most 64 PEs here (participant masks are 64 bits); start at most 64", size)
+	if size > lpt.MaxPEs {
+		return nil, fmt.Errorf("mpi: %d ranks: a PAPERS program has 1 to %d PEs, as the largest board: start at most %d (mpirun -np)", size, lpt.MaxPEs, lpt.MaxPEs)
 	}
 	world, err := w.Dup()
 	if err != nil {

@@ -233,7 +233,7 @@ func (o Options) Open() (*papers.PE, error) {
 	}
 	s, err := d.Open(o.Port, substrate.Options{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckIn: o.CheckIn})
 	if err != nil {
-		return nil, fmt.Errorf("spmd: %w", err)
+		return nil, err // the driver's or papers' own error, naming the PE
 	}
 	sessions.Store(s.PE(), s)
 	return s.PE(), nil

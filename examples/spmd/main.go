@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"math/bits"
+	"time"
 
 	"github.com/ttlpapers/ttlpapers/papers"
 	"github.com/ttlpapers/ttlpapers/spmd"
@@ -30,6 +31,7 @@ func main() {
 }
 
 func run(p *papers.PE, rounds int) error {
+	start, before := time.Now(), p.Stats().NANDs
 	var sum int
 	for r := 0; r < rounds; r++ {
 		s, err := Sum(p, p.Self())
@@ -41,7 +43,11 @@ func run(p *papers.PE, rounds int) error {
 		}
 		sum = s
 	}
+	elapsed, nands := time.Since(start), p.Stats().NANDs-before
 	fmt.Printf("PE %d/%d sum=%d\n", p.Self(), p.PEs(), sum)
+	if p.Self() == 0 && nands > 0 {
+		fmt.Printf("PE 0: %d NANDs in %d rounds, %.2f µs per NAND\n", nands, rounds, float64(elapsed.Nanoseconds())/1e3/float64(nands))
+	}
 	return nil
 }
 

@@ -424,14 +424,14 @@ func gathers(p *papers.PE, _ Side) error {
 	}
 	for i, v := range out {
 		if v != value[float32](i) {
-			return fmt.Errorf("Gather: slot %d = %v, want %v", i, v, value[float32](i))
+			return fmt.Errorf("papers.Gather: slot %d = %v, want %v", i, v, value[float32](i))
 		}
 	}
 	// Multicast: a rotation, every PE receiving from its right neighbour.
 	from := (k + 1) % n
 	got, err := papers.Multicast(p, from, int64(k*k))
 	if err != nil || got != int64(from*from) {
-		return fmt.Errorf("Multicast from PE %d = %d, %v; want %d", from, got, err, from*from)
+		return fmt.Errorf("papers.Multicast from PE %d = %d, %v; want %d", from, got, err, from*from)
 	}
 	in := make([]int16, n)
 	for i := range in {
@@ -439,7 +439,7 @@ func gathers(p *papers.PE, _ Side) error {
 	}
 	s, err := papers.Scatter(p, 0, in)
 	if err != nil || s != int16(1000+10*k) {
-		return fmt.Errorf("Scatter from PE 0 = %d, %v; want %d", s, err, 1000+10*k)
+		return fmt.Errorf("papers.Scatter from PE 0 = %d, %v; want %d", s, err, 1000+10*k)
 	}
 	type rec struct {
 		A int32
@@ -469,7 +469,7 @@ func splitPhase(p *papers.PE, _ Side) error {
 		return err
 	}
 	if err := p.Barrier(); !errors.Is(err, papers.ErrSplit) {
-		return fmt.Errorf("Barrier during a split-phase barrier: %v, want ErrSplit", err)
+		return fmt.Errorf("p.Barrier during a split-phase barrier: %v, want ErrSplit", err)
 	}
 	for {
 		done, err := p.QueryBarrier()
@@ -531,7 +531,7 @@ func interrupts(p *papers.PE, _ Side) error {
 		}
 	}
 	if got := p.Stats().Interrupts - before; got != 1 {
-		return fmt.Errorf("Stats counts %d interrupts, want 1", got)
+		return fmt.Errorf("p.Stats counts %d interrupts, want 1", got)
 	}
 	if err := p.CheckInterrupt(); err != nil {
 		return fmt.Errorf("CheckInterrupt with none pending: %v", err)
@@ -554,7 +554,7 @@ func leaveRejoin(p *papers.PE, s Side) error {
 			return err
 		}
 		if err := p.Barrier(); !errors.Is(err, papers.ErrLeft) {
-			return fmt.Errorf("Barrier after Leave: %v, want ErrLeft", err)
+			return fmt.Errorf("p.Barrier after Leave: %v, want ErrLeft", err)
 		}
 		if err := s.Await("solo", n-1); err != nil { // the others run without us
 			return err
@@ -573,12 +573,12 @@ func leaveRejoin(p *papers.PE, s Side) error {
 		}
 		sum, err := papers.Reduce(p, papers.Sum, int32(k+1))
 		if m := int32(n - 1); err != nil || sum != m*(m+1)/2 {
-			return fmt.Errorf("Sum without PE %d = %d, %v; want %d", last, sum, err, m*(m+1)/2)
+			return fmt.Errorf("the sum without PE %d = %d, %v; want %d", last, sum, err, m*(m+1)/2)
 		}
 		_, err = papers.Broadcast(p, last, int32(k))
 		var ae *papers.AbsentError
 		if !errors.As(err, &ae) || ae.Missing != 1<<last || !strings.Contains(err.Error(), fmt.Sprintf("PE %d", last)) {
-			return fmt.Errorf("Broadcast from the departed PE %d: %v, want an *AbsentError naming it", last, err)
+			return fmt.Errorf("papers.Broadcast from the departed PE %d: %v, want an *AbsentError naming it", last, err)
 		}
 		s.Post("solo")
 		ie, err = untilInterrupt(p)
@@ -594,7 +594,7 @@ func leaveRejoin(p *papers.PE, s Side) error {
 	}
 	sum, err := papers.Reduce(p, papers.Sum, int32(k+1))
 	if m := int32(n); err != nil || sum != m*(m+1)/2 {
-		return fmt.Errorf("Sum after the rejoin = %d, %v; want %d", sum, err, m*(m+1)/2)
+		return fmt.Errorf("the sum after the rejoin = %d, %v; want %d", sum, err, m*(m+1)/2)
 	}
 	return nil
 }
@@ -651,15 +651,15 @@ func argErrors(p *papers.PE, _ Side) error {
 	k := p.Self()
 	_, err := papers.Broadcast(p, p.PEs(), int8(0))
 	if !errors.Is(err, papers.ErrArgument) || !strings.Contains(err.Error(), fmt.Sprintf("PE %d", k)) {
-		return fmt.Errorf("Broadcast from PE %d (out of range): %v", p.PEs(), err)
+		return fmt.Errorf("papers.Broadcast from PE %d (out of range): %v", p.PEs(), err)
 	}
 	in := []int8{1}
 	_, err = papers.Scatter(p, 0, in)
 	if !errors.Is(err, papers.ErrArgument) {
-		return fmt.Errorf("Scatter of 1 element to %d PEs: %v, want ErrArgument on every PE", p.PEs(), err)
+		return fmt.Errorf("papers.Scatter of 1 element to %d PEs: %v, want ErrArgument on every PE", p.PEs(), err)
 	}
 	if _, err := papers.Reduce(p, papers.Op(99), int32(1)); !errors.Is(err, papers.ErrArgument) {
-		return fmt.Errorf("Reduce with Op(99): %v", err)
+		return fmt.Errorf("papers.Reduce with Op(99): %v", err)
 	}
 	return p.Barrier()
 }

@@ -35,7 +35,7 @@ func (shmDriver) SharedTerminal() bool { return true }
 
 func (shmDriver) Check(spec string) error {
 	if path, _ := strings.CutPrefix(spec, Prefix); path == "" {
-		return fmt.Errorf("shm: %q names no board: write shm:/dev/shm/papers-NAME (papersctl run sets it)", spec)
+		return fmt.Errorf("spmd: shm: %q names no board: write shm:/dev/shm/papers-NAME (papersctl run sets it)", spec)
 	}
 	return nil
 }
@@ -47,15 +47,15 @@ func (d shmDriver) Open(spec string, o substrate.Options) (substrate.Session, er
 	path := strings.TrimPrefix(spec, Prefix)
 	b, err := emu.OpenShared(path)
 	if err != nil {
-		return nil, fmt.Errorf("shm: PE %d: %w", o.PE, err)
+		return nil, fmt.Errorf("spmd: shm: PE %d: %w", o.PE, err)
 	}
 	if o.PE >= b.PEs() {
 		b.Close()
-		return nil, fmt.Errorf("shm: PE id %d does not fit the %d-PE board %s", o.PE, b.PEs(), path)
+		return nil, fmt.Errorf("spmd: shm: PE id %d does not fit the %d-PE board %s", o.PE, b.PEs(), path)
 	}
 	if job := os.Getenv(EnvJob); job != "" && job != fmt.Sprintf("%016x", b.Job()) {
 		b.Close()
-		return nil, fmt.Errorf("shm: PE %d: board %s belongs to job %016x, not to this PE's job %s (%s): the run it was started for is over", o.PE, path, b.Job(), job, EnvJob)
+		return nil, fmt.Errorf("spmd: shm: PE %d: board %s belongs to job %016x, not to this PE's job %s (%s): the run it was started for is over", o.PE, path, b.Job(), job, EnvJob)
 	}
 	port, err := b.Port(o.PE)
 	if err != nil {
