@@ -21,6 +21,11 @@
 // whose in-process runs live in package emulate so that a program for real
 // hardware does not link the emulator.
 //
+// A PE can also run on an Engine (OpenEngine): a substrate with collectives
+// of its own, such as MPI (package mpi), where the same methods call the
+// engine's barrier, reductions and gathers instead of building them from
+// NANDs, with the same semantics (docs/mpi.md).
+//
 // # Errors
 //
 // Every error names its package and PE once ("papers: PE 3: ..."). Test for
