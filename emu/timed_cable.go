@@ -29,7 +29,7 @@ type Cable struct {
 // Wire is how a metre of printer cable delays a signal.
 type Wire struct {
 	// Propagation per metre: signals travel at about 0.66 c in PVC cable,
-	// 5 ns/m (SPEC: a 10-foot cable is about 15 ns each way).
+	// 5 ns/m: a 10-foot cable is about 15 ns each way (docs/timing.md, "The model").
 	Propagation time.Duration
 	// Edge is the rise or fall time (10-90 %) per metre of cable that one
 	// 24 mA driver must charge: the seed saw a 74LS40 driving four 10-foot

@@ -26,7 +26,7 @@ type PortTiming struct {
 
 // Port timings of the PCs of three eras.
 var (
-	// ISA is the seed's PC: a 486DX33 with an ISA printer port. SPEC §6
+	// ISA is the seed's PC: a 486DX33 with an ISA printer port. docs/protocol.md
 	// derives 1.26 µs per operation from the seed's measurements (a
 	// barrier, 2 operations, in 2.5 µs; a NAND, 5, in 6.3 µs); an
 	// interrupt handler on it takes microseconds.

@@ -32,7 +32,7 @@
 // them but in backends.go, which links them all.
 //
 // Failure handling: Main turns a panic, an error return or a SIGINT, SIGTERM
-// or SIGHUP into a non-zero exit that the other PEs notice (SPEC §5: the
+// or SIGHUP into a non-zero exit that the other PEs notice (docs/protocol.md: the
 // dying PE raises the parallel interrupt and leaves the group, so every
 // other PE's current operation fails naming it, and no PE computes on
 // without knowing). On a shared-memory board the launcher also aborts the
@@ -360,10 +360,11 @@ func run(p *papers.PE, fn func(*papers.PE) error) (code int) {
 }
 
 // Fail ends a PE that cannot go on, so that the others stop too instead of
-// computing with a missing partner (SPEC §5), before the process exits; its
-// driver does what its substrate allows (the Fail of its substrate.Session). On a real
-// board it announces its departure: it raises the parallel interrupt with
-// AbortCode and leaves the group (papers.PE.Abort), so every other PE's
+// computing with a missing partner (docs/protocol.md), before the process
+// exits; its driver does what its substrate allows (the Fail of its
+// substrate.Session). On a real board it announces its departure: it raises
+// the parallel interrupt with AbortCode and leaves the group
+// (papers.PE.Abort), so every other PE's
 // current operation returns a *papers.InterruptError that carries the code
 // and names this PE (Left) — as soon as they reach a barrier, not after
 // their timeout. If the others do not acknowledge within the PE's timeout,
