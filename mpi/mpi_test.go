@@ -165,9 +165,11 @@ func TestConformance(t *testing.T) {
 	}
 }
 
-// TestStoppedRank: a rank stopped by SIGSTOP makes every other rank's
+// TestStoppedRank: a rank stopped by SIGSTOP makes the other ranks'
 // barrier fail within the timeout with an error naming it, and mpirun ends
-// the job with a non-zero status.
+// the job with a non-zero status. The first rank to fail ends the job:
+// mpirun then continues and kills the rest (the stopped rank too, which may
+// answer a late ping meanwhile), so one report naming it is what is sure.
 func TestStoppedRank(t *testing.T) {
 	const timeout = 2 * time.Second
 	start := time.Now()
@@ -175,10 +177,12 @@ func TestStoppedRank(t *testing.T) {
 	if err == nil {
 		t.Fatalf("mpirun exited 0 with a stopped rank:\n%s", out)
 	}
+	named := false
 	for _, k := range []int{0, 1} {
-		if want := fmt.Sprintf("PE %d: barrier did not complete within %v: PE 2 did not answer a ping", k, timeout); !strings.Contains(out, want) {
-			t.Errorf("no %q in:\n%s", want, out)
-		}
+		named = named || strings.Contains(out, fmt.Sprintf("PE %d: barrier did not complete within %v: PE 2 did not answer a ping", k, timeout))
+	}
+	if !named {
+		t.Errorf("no rank reports that PE 2 did not answer:\n%s", out)
 	}
 	t.Logf("mpirun ended %v after it started:\n%s", time.Since(start).Round(time.Millisecond), out)
 }
