@@ -184,6 +184,10 @@ func TestStoppedRank(t *testing.T) {
 	if !named {
 		t.Errorf("no rank reports that PE 2 did not answer:\n%s", out)
 	}
+	// mpirun's start, 100 barriers, the timeout and the ping's deadline.
+	if d := time.Since(start); d > 3*timeout+10*time.Second {
+		t.Errorf("the job took %v to end after a rank stopped (timeout %v)", d, timeout)
+	}
 	t.Logf("mpirun ended %v after it started:\n%s", time.Since(start).Round(time.Millisecond), out)
 }
 
