@@ -123,9 +123,9 @@ func Open(cfg papers.Config) (*papers.PE, error) {
 	for k := range size {
 		e.ranks = append(e.ranks, k)
 	}
-	checkIn := cmp.Or(cfg.CheckInTimeout, e.timeout)
-	e.timeout, checkIn = checkIn, e.timeout
-	defer func() { e.timeout = checkIn }()
+	wait := e.timeout // the check-in has a bound of its own
+	e.timeout = cmp.Or(cfg.CheckInTimeout, wait)
+	defer func() { e.timeout = wait }()
 	return papers.OpenEngine(e, cfg)
 }
 
