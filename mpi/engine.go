@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 	"unsafe"
@@ -607,12 +608,31 @@ func (e *engine) acknowledge(op string, mine ctl, raisers uint64, code uint8) (u
 		return code, nil
 	}
 	e.ranks = papers.Members(stays)
-	data, err := e.world.Subset(e.ranks, int(e.epoch)%32768)
+	data, err := e.subset(op)
 	if err != nil {
 		return 0, e.fail(op, err)
 	}
 	e.data = data
 	return code, nil
+}
+
+// subset creates the communicator of the participants of the new epoch.
+// MPI_Comm_create_group has no nonblocking form: every participant has just
+// acknowledged, so it returns at once, unless one stops or dies in between;
+// then, as the call cannot be abandoned, a watchdog ends the process with an
+// error after the timeout, and mpirun ends the job.
+func (e *engine) subset(op string) (Comm, error) {
+	done := make(chan struct{})
+	defer close(done)
+	go func(self int, timeout time.Duration, members string) {
+		select {
+		case <-done:
+		case <-time.After(timeout):
+			fmt.Fprintf(os.Stderr, "papers: PE %d: %s: the communicator of %s was not created within %v after the interrupt acknowledge: one of them stopped or died; ending this process\n", self, op, members, timeout)
+			os.Exit(1)
+		}
+	}(e.self, e.timeout, pes(e.members))
+	return e.world.Subset(e.ranks, int(e.epoch)%32768)
 }
 
 // settle decides the collective in flight after an acknowledge: top is the
