@@ -71,6 +71,10 @@ type engine struct {
 	ctx     context.Context
 	world   Comm // control messages
 	data    Comm // the participants' collectives
+	// groups is the parent of every epoch's data communicator: kept apart
+	// from world, since MPI_Comm_create_group talks on its parent with the
+	// tag it is given, which must not meet the control messages.
+	groups  Comm
 	ranks   []int
 	members uint64
 	epoch   int32
@@ -118,8 +122,12 @@ func Open(cfg papers.Config) (*papers.PE, error) {
 	if err != nil {
 		return nil, err
 	}
+	groups, err := world.Dup()
+	if err != nil {
+		return nil, err
+	}
 	e := &engine{self: rank, n: size, timeout: cmp.Or(cfg.Timeout, papers.DefaultTimeout), ctx: cfg.Context,
-		world: world, data: data, members: 1<<size - 1,
+		world: world, data: data, groups: groups, members: 1<<size - 1,
 		scalar: Alloc(16), ctlBuf: Alloc(2 * ctlSize)}
 	for k := range size {
 		e.ranks = append(e.ranks, k)
@@ -632,7 +640,7 @@ func (e *engine) subset(op string) (Comm, error) {
 			os.Exit(1)
 		}
 	}(e.self, e.timeout, pes(e.members))
-	return e.world.Subset(e.ranks, int(e.epoch)%32768)
+	return e.groups.Subset(e.ranks, int(e.epoch)%32768)
 }
 
 // settle decides the collective in flight after an acknowledge: top is the
