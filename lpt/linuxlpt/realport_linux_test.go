@@ -1,4 +1,4 @@
-package lpt_test
+package linuxlpt_test
 
 import (
 	"bytes"

@@ -1,6 +1,10 @@
-package lpt
+package linuxlpt
 
-import "golang.org/x/sys/unix"
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/ttlpapers/ttlpapers/lpt"
+)
 
 // DevPortPath is the kernel's byte-per-I/O-port device.
 const DevPortPath = "/dev/port"
@@ -11,7 +15,7 @@ const DevPortPath = "/dev/port"
 // and a kernel without lockdown, and checks that the data register reads
 // back. Each register operation is one pread or pwrite system call; errors
 // after opening go to the sticky Err.
-func OpenDevPort(base uint16) (Port, error) {
+func OpenDevPort(base uint16) (lpt.Port, error) {
 	if base > 0xffff-2 {
 		return nil, accessError(MethodDevPort, hexPort(base), "open", unix.EINVAL)
 	}
@@ -31,7 +35,7 @@ type devPort struct {
 	fd   int
 	base int64
 	buf  [1]byte // ports are used by one goroutine
-	err  StickyError
+	err  lpt.StickyError
 }
 
 func (p *devPort) read(off int64) uint8 {
@@ -64,11 +68,11 @@ func (p *devPort) fail(op string, err error) {
 	p.err.Set(accessError(MethodDevPort, hexPort(uint16(p.base)), op, err))
 }
 
-func (p *devPort) WriteData(v uint8)    { p.write(DataOffset, v) }
-func (p *devPort) ReadData() uint8      { return p.read(DataOffset) }
-func (p *devPort) ReadStatus() uint8    { return p.read(StatusOffset) }
-func (p *devPort) WriteControl(v uint8) { p.write(ControlOffset, v) }
-func (p *devPort) ReadControl() uint8   { return p.read(ControlOffset) }
+func (p *devPort) WriteData(v uint8)    { p.write(lpt.DataOffset, v) }
+func (p *devPort) ReadData() uint8      { return p.read(lpt.DataOffset) }
+func (p *devPort) ReadStatus() uint8    { return p.read(lpt.StatusOffset) }
+func (p *devPort) WriteControl(v uint8) { p.write(lpt.ControlOffset, v) }
+func (p *devPort) ReadControl() uint8   { return p.read(lpt.ControlOffset) }
 func (p *devPort) Err() error           { return p.err.Err() }
 
 func (p *devPort) Close() error {

@@ -1,22 +1,22 @@
-package emu_test
+package timed_test
 
 import (
 	"fmt"
 	"sync"
 
-	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/emu/timed"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
-// ExampleNewTimed runs the real driver on a timed board: two PEs on the
+// ExampleNew runs the real driver on a timed board: two PEs on the
 // seed's ISA ports with 10-foot cables, a check-in and one NAND, in
 // simulated time. The same seeds give the same run on any machine.
-func ExampleNewTimed() {
-	b, err := emu.NewTimed(emu.TimedConfig{PEs: 2, Cable: emu.Cable{Metres: []float64{emu.TenFeet}}, PowerUp: []bool{false, false}})
+func ExampleNew() {
+	b, err := timed.New(timed.Config{PEs: 2, Cable: timed.Cable{Metres: []float64{timed.TenFeet}}, PowerUp: []bool{false, false}})
 	if err != nil {
 		panic(err)
 	}
-	ports, err := b.Ports(emu.RunConfig{Timing: emu.ISA})
+	ports, err := b.Ports(timed.RunConfig{Timing: timed.ISA})
 	if err != nil {
 		panic(err)
 	}

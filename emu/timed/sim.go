@@ -1,4 +1,4 @@
-package emu
+package timed
 
 import (
 	"fmt"
@@ -65,11 +65,11 @@ func (q *eventQueue) pop() tevent {
 }
 
 // levelOf is a gate input's level: unconnected inputs float high.
-func (b *TimedBoard) levelOf(n int32) bool { return n < 0 || b.level[n] }
+func (b *Board) levelOf(n int32) bool { return n < 0 || b.level[n] }
 
 // resolve computes a net's level from its drivers, by the untimed board's
 // rule: undriven floats high, drivers that disagree pull it low.
-func (b *TimedBoard) resolve(n int32) bool {
+func (b *Board) resolve(n int32) bool {
 	any, val := false, true
 	for _, d := range b.nets[n].drivers {
 		st := b.drv[d].cur
@@ -89,7 +89,7 @@ func (b *TimedBoard) resolve(n int32) bool {
 // power-up) and schedules its outputs after the delay of the path the
 // change took: clock-to-output for a flip-flop's clock, enable-to-output
 // for a buffer's enable, input-to-output otherwise.
-func (b *TimedBoard) evaluate(gi, trigger int32) {
+func (b *Board) evaluate(gi, trigger int32) {
 	g := &b.gates[gi]
 	var in uint32
 	for i, n := range g.in {
@@ -113,7 +113,7 @@ func (b *TimedBoard) evaluate(gi, trigger int32) {
 	b.scheduleDriver(g.out, drive(driving, out), delay)
 }
 
-func (b *TimedBoard) scheduleDriver(d int32, to uint8, delay time.Duration) {
+func (b *Board) scheduleDriver(d int32, to uint8, delay time.Duration) {
 	if d >= 0 {
 		b.schedule(&b.drv[d], d, false, to, delay)
 	}
@@ -122,7 +122,7 @@ func (b *TimedBoard) scheduleDriver(d int32, to uint8, delay time.Duration) {
 // schedule sends a driver or a PC input towards a new state after delay,
 // inertially: a change back to the current state before the pending one
 // happened cancels it.
-func (b *TimedBoard) schedule(st *tstate, idx int32, pc bool, to uint8, delay time.Duration) {
+func (b *Board) schedule(st *tstate, idx int32, pc bool, to uint8, delay time.Duration) {
 	if st.proj == to {
 		return
 	}
@@ -138,7 +138,7 @@ func (b *TimedBoard) schedule(st *tstate, idx int32, pc bool, to uint8, delay ti
 }
 
 // step applies the earliest event.
-func (b *TimedBoard) step() {
+func (b *Board) step() {
 	e := b.q.pop()
 	b.now = e.at
 	if e.pc {
@@ -175,7 +175,7 @@ func (b *TimedBoard) step() {
 
 // runUntil applies every event up to and including time t, and moves the
 // clock to t.
-func (b *TimedBoard) runUntil(t time.Duration) {
+func (b *Board) runUntil(t time.Duration) {
 	for len(b.q.ev) > 0 && b.q.ev[0].at <= t {
 		b.step()
 	}
@@ -187,10 +187,10 @@ func (b *TimedBoard) runUntil(t time.Duration) {
 const quietLimit = 1 << 22
 
 // runQuiet applies events until none is left.
-func (b *TimedBoard) runQuiet() {
+func (b *Board) runQuiet() {
 	for n := 0; len(b.q.ev) > 0; n++ {
 		if n > quietLimit {
-			panic("emu: the timed board does not settle (a combinational loop in the netlist?)")
+			panic("timed: the timed board does not settle (a combinational loop in the netlist?)")
 		}
 		b.step()
 	}
@@ -198,7 +198,7 @@ func (b *TimedBoard) runQuiet() {
 
 // write sets PE k's data and control registers now: the PC's pins change
 // at once, the board sees each line after its cable's delay.
-func (b *TimedBoard) write(k int, data, control uint8) {
+func (b *Board) write(k int, data, control uint8) {
 	p := &b.ports[k]
 	p.data, p.control = data, control
 	pins := lpt.OutputPins(data, control)
@@ -232,7 +232,7 @@ func (b *TimedBoard) write(k int, data, control uint8) {
 
 // status is the status register PE k reads now, from the levels at the PC
 // end of its cable (an unplugged cable's inputs float high).
-func (b *TimedBoard) status(k int) uint8 {
+func (b *Board) status(k int) uint8 {
 	var pins lpt.Pins
 	for i, l := range lpt.Lines {
 		if l.Reg == lpt.Status && b.pcIn[k*len(lpt.Lines)+i].cur&high != 0 {
@@ -243,18 +243,18 @@ func (b *TimedBoard) status(k int) uint8 {
 }
 
 // Now returns the simulated time: how long since power-up.
-func (b *TimedBoard) Now() time.Duration {
+func (b *Board) Now() time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.now
 }
 
 // Netlist returns the board's hw netlist.
-func (b *TimedBoard) Netlist() *hw.Board { return b.h }
+func (b *Board) Netlist() *hw.Board { return b.h }
 
 // NetNames returns the names of the nets, in the order Levels reports them
 // (the same as the untimed Board's).
-func (b *TimedBoard) NetNames() []string {
+func (b *Board) NetNames() []string {
 	names := make([]string, len(b.nets))
 	for i := range b.nets {
 		names[i] = b.nets[i].name
@@ -264,14 +264,14 @@ func (b *TimedBoard) NetNames() []string {
 
 // Levels returns every net's level at the current simulated time, indexed
 // like NetNames, reusing dst's storage.
-func (b *TimedBoard) Levels(dst []bool) []bool {
+func (b *Board) Levels(dst []bool) []bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return append(dst[:0], b.level...)
 }
 
 // NetLevel returns the level of a named net now.
-func (b *TimedBoard) NetLevel(name string) (bool, error) {
+func (b *Board) NetLevel(name string) (bool, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for i := range b.nets {
@@ -279,5 +279,5 @@ func (b *TimedBoard) NetLevel(name string) (bool, error) {
 			return b.level[i], nil
 		}
 	}
-	return false, fmt.Errorf("emu: no net %q on the %d-PE board", name, b.h.PEs)
+	return false, fmt.Errorf("timed: no net %q on the %d-PE board", name, b.h.PEs)
 }

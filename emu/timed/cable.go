@@ -1,4 +1,4 @@
-package emu
+package timed
 
 import (
 	"fmt"
@@ -59,15 +59,15 @@ const MaxCableMetres = 1000
 
 func (c Cable) check(pes int) error {
 	if n := len(c.Metres); n > 1 && n < pes {
-		return fmt.Errorf("emu: %d cable lengths for %d PEs: give one for all, or one per PE", n, pes)
+		return fmt.Errorf("timed: %d cable lengths for %d PEs: give one for all, or one per PE", n, pes)
 	}
 	for k, m := range c.Metres {
 		if !(m >= 0 && m <= MaxCableMetres) {
-			return fmt.Errorf("emu: PE %d's cable is %v m long: use 0 to %d m", k, m, MaxCableMetres)
+			return fmt.Errorf("timed: PE %d's cable is %v m long: use 0 to %d m", k, m, MaxCableMetres)
 		}
 	}
 	if c.Skew < 0 || c.Wire.Propagation < 0 || c.Wire.Edge < 0 || c.Wire.PullUpRise < 0 {
-		return fmt.Errorf("emu: negative cable delay (skew %v, wire %+v)", c.Skew, c.Wire)
+		return fmt.Errorf("timed: negative cable delay (skew %v, wire %+v)", c.Skew, c.Wire)
 	}
 	return nil
 }
@@ -88,7 +88,7 @@ func perMetre(d time.Duration, m float64) time.Duration { return time.Duration(f
 // wire gives every cable line its delays: each PC-driven line its delay
 // into the board for each edge, each status input its delay from the
 // board's net, slowed by every plugged cable that net drives.
-func (b *TimedBoard) wire(c Cable, rng *rand.Rand) {
+func (b *Board) wire(c Cable, rng *rand.Rand) {
 	w := c.Wire
 	if w == (Wire{}) {
 		w = DefaultWire

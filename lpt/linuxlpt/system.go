@@ -1,10 +1,12 @@
-package lpt
+package linuxlpt
 
 import (
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
 // Found is a parallel port the system knows of, as one source lists it.
@@ -34,7 +36,7 @@ func (sp SystemPort) Number() int {
 
 // Open opens the port: through ppdev when it has a node (the way for
 // ordinary users), else by direct I/O at its base address.
-func (sp SystemPort) Open() (Port, error) {
+func (sp SystemPort) Open() (lpt.Port, error) {
 	var errs []error
 	if sp.Dev != "" {
 		p, err := OpenPPDev(sp.Dev)

@@ -1,4 +1,4 @@
-package emu_test
+package timed_test
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/emu/timed"
 	"github.com/ttlpapers/ttlpapers/emu/vcd"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
@@ -18,7 +18,7 @@ import (
 
 // runTimed runs fn on every port of a timed run, one goroutine per PE, and
 // joins their errors.
-func runTimed(t *testing.T, b *emu.TimedBoard, cfg emu.RunConfig, fn func(p *emu.TimedPort) error) error {
+func runTimed(t *testing.T, b *timed.Board, cfg timed.RunConfig, fn func(p *timed.Port) error) error {
 	t.Helper()
 	ports, err := b.Ports(cfg)
 	if err != nil {
@@ -42,7 +42,7 @@ func runTimed(t *testing.T, b *emu.TimedBoard, cfg emu.RunConfig, fn func(p *emu
 // NANDs of random contributions checked against the true NAND, and a
 // parallel interrupt from PE 0 that the others find with CheckInterrupt.
 // It returns each PE's operation count and final clock.
-func program(t *testing.T, b *emu.TimedBoard, cfg emu.RunConfig) []string {
+func program(t *testing.T, b *timed.Board, cfg timed.RunConfig) []string {
 	t.Helper()
 	const nands = 6
 	n := 4
@@ -54,7 +54,7 @@ func program(t *testing.T, b *emu.TimedBoard, cfg emu.RunConfig) []string {
 		}
 	}
 	trace := make([]string, n)
-	err := runTimed(t, b, cfg, func(port *emu.TimedPort) error {
+	err := runTimed(t, b, cfg, func(port *timed.Port) error {
 		k := port.PE()
 		p, err := papers.Open(port, papers.Config{PE: k, PEs: n, Timeout: time.Minute})
 		if err != nil {
@@ -130,18 +130,18 @@ func interruptFromPE0(p *papers.PE) error {
 // reads, docs/timing.md.)
 func TestTimedRunsDriver(t *testing.T) {
 	for _, c := range []struct {
-		timing emu.PortTiming
+		timing timed.PortTiming
 		metres float64
-	}{{emu.ISA, emu.TenFeet}, {emu.PCIe, emu.TenFeet}} {
+	}{{timed.ISA, timed.TenFeet}, {timed.PCIe, timed.TenFeet}} {
 		timing := c.timing
 		for state := range 4 {
 			up := []bool{state&1 != 0, state&2 != 0}
 			run := func() []string {
-				b, err := emu.NewTimed(emu.TimedConfig{PEs: 4, Delays: emu.Spread, Cable: emu.Cable{Metres: []float64{c.metres}, Skew: 2 * time.Nanosecond}, PowerUp: up, Seed: uint64(state)})
+				b, err := timed.New(timed.Config{PEs: 4, Delays: timed.Spread, Cable: timed.Cable{Metres: []float64{c.metres}, Skew: 2 * time.Nanosecond}, PowerUp: up, Seed: uint64(state)})
 				if err != nil {
 					t.Fatal(err)
 				}
-				cfg := emu.RunConfig{Timing: timing, Speed: []float64{1, 1.1, 0.9, 1.05}, Start: []time.Duration{0, 3 * time.Microsecond}, Seed: uint64(state)}
+				cfg := timed.RunConfig{Timing: timing, Speed: []float64{1, 1.1, 0.9, 1.05}, Start: []time.Duration{0, 3 * time.Microsecond}, Seed: uint64(state)}
 				return program(t, b, cfg)
 			}
 			a, b := run(), run()
@@ -156,17 +156,17 @@ func TestTimedRunsDriver(t *testing.T) {
 // error that names them.
 func TestTimedPortsErrors(t *testing.T) {
 	for _, c := range []struct {
-		cfg  emu.RunConfig
+		cfg  timed.RunConfig
 		want string
 	}{
-		{emu.RunConfig{PEs: 5, Timing: emu.ISA}, "5 PEs"},
-		{emu.RunConfig{Timing: emu.PortTiming{Name: "x"}}, "some time"},
-		{emu.RunConfig{Timing: emu.ISA, Speed: []float64{1, 0}}, "speed factor 0"},
-		{emu.RunConfig{Timing: emu.ISA, Start: []time.Duration{-1}}, "start -1ns"},
-		{emu.RunConfig{Timing: emu.PortTiming{Name: "j", Op: 1, Jitter: 1}}, "jitter"},
-		{emu.RunConfig{Timing: emu.PortTiming{Name: "s", Op: 1, StallMin: 2, StallMax: 1}}, "stalls"},
+		{timed.RunConfig{PEs: 5, Timing: timed.ISA}, "5 PEs"},
+		{timed.RunConfig{Timing: timed.PortTiming{Name: "x"}}, "some time"},
+		{timed.RunConfig{Timing: timed.ISA, Speed: []float64{1, 0}}, "speed factor 0"},
+		{timed.RunConfig{Timing: timed.ISA, Start: []time.Duration{-1}}, "start -1ns"},
+		{timed.RunConfig{Timing: timed.PortTiming{Name: "j", Op: 1, Jitter: 1}}, "jitter"},
+		{timed.RunConfig{Timing: timed.PortTiming{Name: "s", Op: 1, StallMin: 2, StallMax: 1}}, "stalls"},
 	} {
-		b, err := emu.NewTimed(emu.TimedConfig{PEs: 4})
+		b, err := timed.New(timed.Config{PEs: 4})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -174,19 +174,19 @@ func TestTimedPortsErrors(t *testing.T) {
 			t.Errorf("%+v: error %v, want one about %q", c.cfg, err, c.want)
 		}
 	}
-	b, _ := emu.NewTimed(emu.TimedConfig{PEs: 4})
-	if _, err := b.Ports(emu.RunConfig{Timing: emu.ISA}); err != nil {
+	b, _ := timed.New(timed.Config{PEs: 4})
+	if _, err := b.Ports(timed.RunConfig{Timing: timed.ISA}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Ports(emu.RunConfig{Timing: emu.ISA}); err == nil {
+	if _, err := b.Ports(timed.RunConfig{Timing: timed.ISA}); err == nil {
 		t.Error("a second run on one timed board accepted")
 	}
-	for _, cfg := range []emu.TimedConfig{
-		{PEs: 0}, {PEs: 33}, {PEs: 4, Cable: emu.Cable{Metres: []float64{1, 2}}},
-		{PEs: 4, Cable: emu.Cable{Metres: []float64{-1}}}, {PEs: 4, Cable: emu.Cable{Skew: -1}},
+	for _, cfg := range []timed.Config{
+		{PEs: 0}, {PEs: 33}, {PEs: 4, Cable: timed.Cable{Metres: []float64{1, 2}}},
+		{PEs: 4, Cable: timed.Cable{Metres: []float64{-1}}}, {PEs: 4, Cable: timed.Cable{Skew: -1}},
 	} {
-		if _, err := emu.NewTimed(cfg); err == nil {
-			t.Errorf("NewTimed(%+v) accepted", cfg)
+		if _, err := timed.New(cfg); err == nil {
+			t.Errorf("New(%+v) accepted", cfg)
 		}
 	}
 }
@@ -195,7 +195,7 @@ func TestTimedPortsErrors(t *testing.T) {
 // the file shows after each read is what the PE read, PC-side lines lag
 // the board's by the cable, and times are in nanoseconds.
 func TestTimedVCD(t *testing.T) {
-	b, err := emu.NewTimed(emu.TimedConfig{PEs: 2, Cable: emu.Cable{Metres: []float64{2}}, PowerUp: []bool{false, false}})
+	b, err := timed.New(timed.Config{PEs: 2, Cable: timed.Cable{Metres: []float64{2}}, PowerUp: []bool{false, false}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestTimedVCD(t *testing.T) {
 		v  uint8
 	}
 	reads := make([][]read, 2)
-	err = runTimed(t, b, emu.RunConfig{Timing: emu.ISA}, func(port *emu.TimedPort) error {
+	err = runTimed(t, b, timed.RunConfig{Timing: timed.ISA}, func(port *timed.Port) error {
 		p, err := papers.Open(port, papers.Config{PE: port.PE(), PEs: 2})
 		if err != nil {
 			return err
@@ -248,84 +248,8 @@ func TestTimedVCD(t *testing.T) {
 		t.Fatalf("PE 0's D6 at the board and at the PC: %v, %v", board, pc)
 	}
 	lag := time.Duration(board.Changes[1].T-pc.Changes[1].T) * f.Timescale
-	want := 2*emu.DefaultWire.Propagation + emu.DefaultWire.Edge // 2 m, half of a 2 m edge
+	want := 2*timed.DefaultWire.Propagation + timed.DefaultWire.Edge // 2 m, half of a 2 m edge
 	if lag != want {
 		t.Errorf("D6 reached the board %v after the PC drove it, want %v", lag, want)
-	}
-}
-
-// nandWrapped runs a check-in and one NAND (PE k contributes 3<<k) on
-// PEs 0 and 1 of an untimed board through recorded ports.
-func nandWrapped(t *testing.T, b *emu.Board, rec *vcd.Recorder) []uint8 {
-	t.Helper()
-	results := make([]uint8, 2)
-	var wg sync.WaitGroup
-	for k := range 2 {
-		port, err := b.Port(k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wrapped, err := rec.Wrap(k, port)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wg.Go(func() {
-			p, err := papers.Open(wrapped, papers.Config{PE: k, PEs: 2, Timeout: 10 * time.Second})
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer p.Close()
-			if results[k], err = p.NAND(uint8(0x3 << k)); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
-	return results
-}
-
-// TestRecordVCDUntimed records an untimed run through wrapped ports: one
-// time step per operation, each PC's status as it read it, and each PC's
-// port lines as other names for the nets at its connector.
-func TestRecordVCDUntimed(t *testing.T) {
-	b, err := emu.New(2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	rec, err := emu.RecordVCD(&buf, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rec.Wrap(4, nil); err == nil {
-		t.Error("wrapping PE 4 of a 4-connector board accepted")
-	}
-	results := nandWrapped(t, b, rec)
-	ops := rec.Ops()
-	if err := rec.Close(); err != nil {
-		t.Fatal(err)
-	}
-	f, err := vcd.Parse(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.End != ops+1 {
-		t.Errorf("the file ends at step %d after %d operations, want %d", f.End, ops, ops+1)
-	}
-	reads := 0
-	for k := range 2 {
-		reads += len(f.Signal(fmt.Sprintf("pc.PE%d.read", k)).Changes)
-		for i, c := range f.Signal(fmt.Sprintf("pc.PE%d.nError", k)).Changes {
-			if board := f.Signal("board.I0").Changes[i]; c != board {
-				t.Fatalf("PE %d's nError change %d is %v, the board's I0 %v: they are one net", k, i, c, board)
-			}
-		}
-	}
-	if reads == 0 || int64(reads) >= ops {
-		t.Errorf("%d reads among %d operations", reads, ops)
-	}
-	if results[0] != ^uint8(0x3&0x6)&lpt.DataMask || results[1] != results[0] {
-		t.Errorf("NAND results %#x, want %#x on both", results, ^uint8(0x2)&lpt.DataMask)
 	}
 }

@@ -1,4 +1,4 @@
-package lpt
+package linuxlpt
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-package lpt
+package linuxlpt
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
 // ErrNoPort is wrapped by open errors when nothing that behaves like a
@@ -53,7 +55,7 @@ func accessError(method, port, op string, err error) *AccessError {
 // port.
 func advice(method, port, op string, err error) string {
 	if errors.Is(err, ErrNoPort) {
-		return "check the address (papersctl probe lists the ports this machine has; /proc/ioports names them parport0, ...), " +
+		return "check the address (the kernel lists its ports in /proc/ioports, as parport0, ...), " +
 			"that the port is enabled in the BIOS/firmware setup, and that its mode is SPP/\"Normal\" rather than EPP/ECP/bidirectional"
 	}
 	var errno unix.Errno
@@ -63,15 +65,15 @@ func advice(method, port, op string, err error) string {
 	switch errno {
 	case unix.EPERM, unix.EACCES:
 		if mode := LockdownMode(); mode != "" && method != MethodPPDev {
-			return fmt.Sprintf("the kernel is in lockdown mode [%s], which forbids raw port I/O even to root; use ppdev (--ppdev /dev/parport0) instead", mode)
+			return fmt.Sprintf("the kernel is in lockdown mode [%s], which forbids raw port I/O even to root; use ppdev (ppdev:/dev/parport0) instead", mode)
 		}
 		if method == MethodPPDev {
 			return fmt.Sprintf("no permission to open %s: add your user to the device's group (usually lp: sudo usermod -aG lp $USER, then log in again), or run as root", port)
 		}
-		return "raw port I/O needs root or CAP_SYS_RAWIO (sudo setcap cap_sys_rawio+ep ./papersctl); " +
-			"as an ordinary user in the lp group, use ppdev (--ppdev /dev/parport0) instead"
+		return fmt.Sprintf("raw port I/O needs root or CAP_SYS_RAWIO (sudo setcap cap_sys_rawio+ep %s); "+
+			"as an ordinary user in the lp group, use ppdev (ppdev:/dev/parport0) instead", os.Args[0])
 	case unix.ENOSYS:
-		return "this kernel has no ioperm (built without CONFIG_X86_IOPL_IOPERM, or not an x86 kernel); use ppdev (--ppdev /dev/parport0) or /dev/port"
+		return "this kernel has no ioperm (built without CONFIG_X86_IOPL_IOPERM, or not an x86 kernel); use ppdev (ppdev:/dev/parport0) or /dev/port (devport:0x378)"
 	case unix.ENOTSUP:
 		return "ioperm cannot be applied to every thread of a program linked with cgo: build with CGO_ENABLED=0"
 	case unix.EINVAL:
@@ -82,14 +84,14 @@ func advice(method, port, op string, err error) string {
 		if method == MethodDevPort {
 			return "this kernel has no /dev/port (CONFIG_DEVPORT is off, or devtmpfs is not mounted); use ioperm or ppdev"
 		}
-		return fmt.Sprintf("%s does not exist: load the drivers (sudo modprobe parport_pc ppdev) and check that the port exists (papersctl probe)", port)
+		return fmt.Sprintf("%s does not exist: load the drivers (sudo modprobe parport_pc ppdev) and check that the port exists (ls /dev/parport*)", port)
 	case unix.ENXIO, unix.ENODEV:
 		if op == "PPCLAIM" {
 			// ppdev cannot register an exclusive device while another
 			// driver has one on the port.
 			return busyAdvice
 		}
-		return fmt.Sprintf("no parallel port is behind %s: check papersctl probe, and that parport_pc found the port (dmesg | grep parport)", port)
+		return fmt.Sprintf("no parallel port is behind %s: check that parport_pc found the port (dmesg | grep parport)", port)
 	case unix.EBUSY:
 		return busyAdvice
 	}
@@ -119,13 +121,13 @@ func LockdownMode() string {
 
 // probeData checks that a port answers: two patterns written to the data
 // register must read back, and the register's old value is restored.
-func probeData(p Port) error {
+func probeData(p lpt.Port) error {
 	old := p.ReadData()
 	defer p.WriteData(old)
-	for _, v := range [...]uint8{old&Strobes | 0x15, old&Strobes | 0x2a} {
+	for _, v := range [...]uint8{old&lpt.Strobes | 0x15, old&lpt.Strobes | 0x2a} {
 		p.WriteData(v)
 		if got := p.ReadData(); got != v {
-			if c := p.ReadControl(); c != 0xff && c&ControlInput != 0 { // 0xff: nothing there at all
+			if c := p.ReadControl(); c != 0xff && c&lpt.ControlInput != 0 { // 0xff: nothing there at all
 				return fmt.Errorf("%w: data register wrote %#02x, read back %#02x, and the control register (%#02x) has the input-direction bit set",
 					ErrNoPort, v, got, c)
 			}

@@ -1,9 +1,11 @@
-package lpt
+package linuxlpt
 
 import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
 // OpenPPDev opens a port through the kernel's ppdev driver (/dev/parport0,
@@ -14,7 +16,7 @@ import (
 //
 // Each register operation is one ioctl. Errors after opening go to the
 // sticky Err; the operation then reads 0xff.
-func OpenPPDev(path string) (Port, error) {
+func OpenPPDev(path string) (lpt.Port, error) {
 	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, accessError(MethodPPDev, path, "open", err)
@@ -42,7 +44,7 @@ type ppdevPort struct {
 	path    string
 	claimed bool
 	buf     uint8 // the ioctl's one-byte argument; ports are used by one goroutine
-	err     StickyError
+	err     lpt.StickyError
 }
 
 // ioctl runs one register request on p.buf. It does not allocate.

@@ -1,4 +1,4 @@
-package lpt
+package linuxlpt
 
 // Linux ppdev ioctl requests (<linux/ppdev.h>); golang.org/x/sys/unix
 // defines none of them. The argument of each is a pointer to the value (one

@@ -1,12 +1,14 @@
 //go:build linux && (amd64 || 386)
 
-package lpt
+package linuxlpt
 
 import (
 	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
 // inb and outb are the x86 IN and OUT instructions (inout_*.s).
@@ -24,7 +26,7 @@ func outb(port uint16, v uint8)
 // It needs root or CAP_SYS_RAWIO, a kernel with ioperm and without
 // lockdown, and a program built with CGO_ENABLED=0; when any is missing the
 // *AccessError says so.
-func OpenDirect(base uint16) (Port, error) {
+func OpenDirect(base uint16) (lpt.Port, error) {
 	if base > 0xffff-2 {
 		return nil, accessError(MethodDirect, hexPort(base), "ioperm", unix.EINVAL)
 	}
@@ -53,7 +55,7 @@ func ioperm(base uint16, on uintptr) error {
 type directPort struct {
 	base   uint16
 	closed atomic.Bool // after Close an IN/OUT would fault: refuse instead
-	err    StickyError
+	err    lpt.StickyError
 }
 
 func (p *directPort) ok() bool {
@@ -66,7 +68,7 @@ func (p *directPort) ok() bool {
 
 func (p *directPort) WriteData(v uint8) {
 	if p.ok() {
-		outb(p.base+DataOffset, v)
+		outb(p.base+lpt.DataOffset, v)
 	}
 }
 
@@ -74,19 +76,19 @@ func (p *directPort) ReadData() uint8 {
 	if !p.ok() {
 		return 0xff
 	}
-	return inb(p.base + DataOffset)
+	return inb(p.base + lpt.DataOffset)
 }
 
 func (p *directPort) ReadStatus() uint8 {
 	if !p.ok() {
 		return 0xff
 	}
-	return inb(p.base + StatusOffset)
+	return inb(p.base + lpt.StatusOffset)
 }
 
 func (p *directPort) WriteControl(v uint8) {
 	if p.ok() {
-		outb(p.base+ControlOffset, v)
+		outb(p.base+lpt.ControlOffset, v)
 	}
 }
 
@@ -94,7 +96,7 @@ func (p *directPort) ReadControl() uint8 {
 	if !p.ok() {
 		return 0xff
 	}
-	return inb(p.base + ControlOffset)
+	return inb(p.base + lpt.ControlOffset)
 }
 
 func (p *directPort) Err() error { return p.err.Err() }

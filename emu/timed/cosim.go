@@ -1,4 +1,4 @@
-package emu
+package timed
 
 import (
 	"errors"
@@ -53,20 +53,20 @@ func PortTimingByName(name string) (PortTiming, error) {
 		}
 		names = append(names, t.Name)
 	}
-	return PortTiming{}, fmt.Errorf("emu: no port timing %q: use %s", name, strings.Join(names, ", "))
+	return PortTiming{}, fmt.Errorf("timed: no port timing %q: use %s", name, strings.Join(names, ", "))
 }
 
-// Check reports what is wrong with t.
-func (t PortTiming) Check() error {
+// Validate reports what is wrong with t.
+func (t PortTiming) Validate() error {
 	switch {
 	case t.Op <= 0:
-		return fmt.Errorf("emu: port timing %q: an operation must take some time (Op %v)", t.Name, t.Op)
+		return fmt.Errorf("timed: port timing %q: an operation must take some time (Op %v)", t.Name, t.Op)
 	case !(t.Jitter >= 0 && t.Jitter < 1):
-		return fmt.Errorf("emu: port timing %q: jitter %v must be at least 0 and below 1", t.Name, t.Jitter)
+		return fmt.Errorf("timed: port timing %q: jitter %v must be at least 0 and below 1", t.Name, t.Jitter)
 	case !(t.StallProb >= 0 && t.StallProb <= 1):
-		return fmt.Errorf("emu: port timing %q: stall probability %v must be from 0 to 1", t.Name, t.StallProb)
+		return fmt.Errorf("timed: port timing %q: stall probability %v must be from 0 to 1", t.Name, t.StallProb)
 	case t.StallMin < 0 || t.StallMax < t.StallMin:
-		return fmt.Errorf("emu: port timing %q: stalls from %v to %v: want 0 <= min <= max", t.Name, t.StallMin, t.StallMax)
+		return fmt.Errorf("timed: port timing %q: stalls from %v to %v: want 0 <= min <= max", t.Name, t.StallMin, t.StallMax)
 	}
 	return nil
 }
@@ -90,7 +90,7 @@ type RunConfig struct {
 	Limit time.Duration
 }
 
-// TimedPort is one PE's printer port on a timed board. Its operations run
+// Port is one PE's printer port on a timed board. Its operations run
 // in simulated-time order across all PEs: each one waits until every PE
 // still running has one pending, then the earliest runs (ties in PE
 // order), against the board as it is at that instant. A run is therefore
@@ -98,7 +98,7 @@ type RunConfig struct {
 // programs must meet only through their ports: a PE that waits for another
 // by other means stops the clock. Its methods are meant to be called from
 // one goroutine (the PE).
-type TimedPort struct {
+type Port struct {
 	c    *cosim
 	pe   int
 	t    time.Duration // this PE's clock: when its last operation ran
@@ -114,14 +114,14 @@ type TimedPort struct {
 	err     error
 }
 
-var _ lpt.Port = (*TimedPort)(nil)
+var _ lpt.Port = (*Port)(nil)
 
 // cosim is the scheduler of one run.
 type cosim struct {
 	mu    sync.Mutex
-	b     *TimedBoard
+	b     *Board
 	t     PortTiming
-	ports []*TimedPort
+	ports []*Port
 	live  int // ports not closed
 	ready int // ports with an operation pending
 	limit time.Duration
@@ -138,7 +138,7 @@ const (
 
 // Ports returns the ports of the PEs of one run on b. A board runs one
 // program: build a new board for the next.
-func (b *TimedBoard) Ports(cfg RunConfig) ([]*TimedPort, error) {
+func (b *Board) Ports(cfg RunConfig) ([]*Port, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	n := cfg.PEs
@@ -147,15 +147,15 @@ func (b *TimedBoard) Ports(cfg RunConfig) ([]*TimedPort, error) {
 	}
 	switch {
 	case b.cosim != nil:
-		return nil, errors.New("emu: this timed board already runs a program: build a new board for the next")
+		return nil, errors.New("timed: this timed board already runs a program: build a new board for the next")
 	case n < 1 || n > b.pes:
-		return nil, fmt.Errorf("emu: %d PEs on a timed board with %d cables plugged in: use 1 to %d", n, b.pes, b.pes)
+		return nil, fmt.Errorf("timed: %d PEs on a timed board with %d cables plugged in: use 1 to %d", n, b.pes, b.pes)
 	case len(cfg.Speed) > n || len(cfg.Start) > n:
-		return nil, fmt.Errorf("emu: %d speeds and %d start times for %d PEs", len(cfg.Speed), len(cfg.Start), n)
+		return nil, fmt.Errorf("timed: %d speeds and %d start times for %d PEs", len(cfg.Speed), len(cfg.Start), n)
 	case cfg.Limit < 0:
-		return nil, fmt.Errorf("emu: negative time limit %v", cfg.Limit)
+		return nil, fmt.Errorf("timed: negative time limit %v", cfg.Limit)
 	}
-	if err := cfg.Timing.Check(); err != nil {
+	if err := cfg.Timing.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.Limit == 0 {
@@ -171,9 +171,9 @@ func (b *TimedBoard) Ports(cfg RunConfig) ([]*TimedPort, error) {
 			start = cfg.Start[k]
 		}
 		if !(speed > 0 && speed <= 100) || start < 0 {
-			return nil, fmt.Errorf("emu: PE %d: speed factor %v (use above 0, up to 100) or start %v (use 0 or later)", k, speed, start)
+			return nil, fmt.Errorf("timed: PE %d: speed factor %v (use above 0, up to 100) or start %v (use 0 or later)", k, speed, start)
 		}
-		c.ports = append(c.ports, &TimedPort{c: c, pe: k, t: b.now + start, op: time.Duration(float64(cfg.Timing.Op) * speed),
+		c.ports = append(c.ports, &Port{c: c, pe: k, t: b.now + start, op: time.Duration(float64(cfg.Timing.Op) * speed),
 			rng: rand.New(rand.NewPCG(cfg.Seed, uint64(k))), wake: make(chan uint8, 1)})
 	}
 	b.cosim = c
@@ -181,7 +181,7 @@ func (b *TimedBoard) Ports(cfg RunConfig) ([]*TimedPort, error) {
 }
 
 // cost draws the time to this PE's next operation.
-func (p *TimedPort) cost() time.Duration {
+func (p *Port) cost() time.Duration {
 	t := p.c.t
 	d := time.Duration(float64(p.op) * (1 + t.Jitter*(2*p.rng.Float64()-1)))
 	if t.StallProb > 0 && p.rng.Float64() < t.StallProb {
@@ -191,7 +191,7 @@ func (p *TimedPort) cost() time.Duration {
 }
 
 // do queues an operation and waits for its turn.
-func (p *TimedPort) do(kind, v uint8) uint8 {
+func (p *Port) do(kind, v uint8) uint8 {
 	c := p.c
 	c.mu.Lock()
 	if p.closed {
@@ -212,7 +212,7 @@ func (c *cosim) dispatch() {
 	if c.live == 0 || c.ready < c.live {
 		return
 	}
-	var q *TimedPort
+	var q *Port
 	for _, p := range c.ports {
 		if p.pending && (q == nil || p.t < q.t) {
 			q = p
@@ -222,7 +222,7 @@ func (c *cosim) dispatch() {
 	c.ready--
 	q.ops++
 	if q.t > c.limit && q.err == nil {
-		q.err = fmt.Errorf("emu: PE %d ran past the time limit of the timed run (%v of simulated time)", q.pe, c.limit)
+		q.err = fmt.Errorf("timed: PE %d ran past the time limit of the timed run (%v of simulated time)", q.pe, c.limit)
 	}
 	q.wake <- c.b.exec(q.pe, q.kind, q.val, q.t)
 }
@@ -235,7 +235,7 @@ func (c *cosim) done() bool {
 }
 
 // exec runs one operation of PE k at time t.
-func (b *TimedBoard) exec(k int, kind, v uint8, t time.Duration) uint8 {
+func (b *Board) exec(k int, kind, v uint8, t time.Duration) uint8 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.runUntil(t)
@@ -260,24 +260,24 @@ func (b *TimedBoard) exec(k int, kind, v uint8, t time.Duration) uint8 {
 }
 
 // WriteData writes the data register.
-func (p *TimedPort) WriteData(v uint8) { p.do(opWriteData, v) }
+func (p *Port) WriteData(v uint8) { p.do(opWriteData, v) }
 
 // WriteControl writes the control register.
-func (p *TimedPort) WriteControl(v uint8) { p.do(opWriteControl, v) }
+func (p *Port) WriteControl(v uint8) { p.do(opWriteControl, v) }
 
 // ReadStatus reads the status register: the status lines as they are at
 // the PC end of the cable at this operation's instant.
-func (p *TimedPort) ReadStatus() uint8 { return p.do(opReadStatus, 0) }
+func (p *Port) ReadStatus() uint8 { return p.do(opReadStatus, 0) }
 
 // ReadData reads back the data register.
-func (p *TimedPort) ReadData() uint8 { return p.do(opReadData, 0) }
+func (p *Port) ReadData() uint8 { return p.do(opReadData, 0) }
 
 // ReadControl reads back the control register.
-func (p *TimedPort) ReadControl() uint8 { return p.do(opReadControl, 0) }
+func (p *Port) ReadControl() uint8 { return p.do(opReadControl, 0) }
 
 // Err returns the port's error: the run's time limit passed, or the port
 // used after Close.
-func (p *TimedPort) Err() error {
+func (p *Port) Err() error {
 	p.c.mu.Lock()
 	defer p.c.mu.Unlock()
 	return p.err
@@ -285,13 +285,13 @@ func (p *TimedPort) Err() error {
 
 // Close ends this PE's part in the run; the others go on without waiting
 // for it. The registers keep their values.
-func (p *TimedPort) Close() error {
+func (p *Port) Close() error {
 	c := p.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !p.closed {
 		p.closed = true
-		p.err = fmt.Errorf("emu: PE %d's timed port is closed", p.pe)
+		p.err = fmt.Errorf("timed: PE %d's timed port is closed", p.pe)
 		c.live--
 		c.dispatch()
 	}
@@ -300,7 +300,7 @@ func (p *TimedPort) Close() error {
 
 // Idle lets d of simulated time pass before this PE's next operation: the
 // PE computes, or waits for something other than the board.
-func (p *TimedPort) Idle(d time.Duration) {
+func (p *Port) Idle(d time.Duration) {
 	if d <= 0 {
 		return
 	}
@@ -310,17 +310,17 @@ func (p *TimedPort) Idle(d time.Duration) {
 }
 
 // PE returns the PE this port belongs to.
-func (p *TimedPort) PE() int { return p.pe }
+func (p *Port) PE() int { return p.pe }
 
 // Now returns this PE's clock: the simulated time of its last operation.
-func (p *TimedPort) Now() time.Duration {
+func (p *Port) Now() time.Duration {
 	p.c.mu.Lock()
 	defer p.c.mu.Unlock()
 	return p.t
 }
 
 // Ops returns the number of operations this port has made.
-func (p *TimedPort) Ops() uint64 {
+func (p *Port) Ops() uint64 {
 	p.c.mu.Lock()
 	defer p.c.mu.Unlock()
 	return p.ops

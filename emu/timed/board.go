@@ -1,4 +1,30 @@
-package emu
+// Package timed is the TTL_PAPERS board in simulated time. A Board runs
+// the circuit package emu/netlist compiles for the untimed board (package
+// emu) — the same gates, nets and drivers, each gate's logic from
+// hw.Func.Eval — as an event-driven simulation: every gate output changes
+// its part's propagation delay after its inputs (inertial: a pulse shorter
+// than the delay is swallowed), every line of every printer cable adds its
+// propagation delay, skew and the slow edges of a driver loaded by long
+// cables (see Cable), and the PCs' port operations take the time of their
+// port hardware, in simulated-time order (see Board.Ports). Package timing
+// shows the seed's two NAND races with it (docs/timing.md). With NoDelay
+// and ideal cables it settles exactly as the untimed board does
+// (TestTimedZeroDelayMatchesUntimed).
+//
+// Why two evaluators. The timed board is one event queue, as in MAME's
+// netlist, and zero delay is just delay 0; the untimed board does not use
+// it, and the reason is not speed per operation — on one core a write and
+// settle costs about the same here (BenchmarkZeroDelayWriteSettle: 289,
+// 301 and 313 ns for 4, 8 and 32 PEs, against 336, 353 and 615 ns for
+// emu's BenchmarkWriteSettle in the same run). It is concurrency. A timed
+// run has one simulated clock, so its PEs take turns under one lock; the
+// untimed board has no lock at all: every PE evaluates the board in a
+// private copy from a snapshot of the published registers, and the
+// flip-flops advance by compare-and-swap, so that PEs in separate
+// processes on a board in shared memory run at once, and a PE killed at
+// any instruction holds nobody up. One queue under one lock would give
+// that up.
+package timed
 
 import (
 	"fmt"
@@ -8,20 +34,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ttlpapers/ttlpapers/emu/netlist"
 	"github.com/ttlpapers/ttlpapers/hw"
 	"github.com/ttlpapers/ttlpapers/lpt"
 )
-
-// Timed emulation. A TimedBoard runs the netlist compile() builds for the
-// untimed board — the same gates, nets and drivers, each gate's logic from
-// hw.Func.Eval — as an event-driven simulation in simulated time: every
-// gate output changes its part's propagation delay after its inputs
-// (inertial: a pulse shorter than the delay is swallowed), every line of
-// every printer cable adds its propagation delay, skew and the slow edges
-// of a driver loaded by long cables (see Cable), and the PCs' port
-// operations take the time of their port hardware (see Ports). With
-// NoDelay and ideal cables it settles exactly as the untimed board does
-// (TestTimedZeroDelayMatchesUntimed).
 
 // Corner selects each gate's propagation delay from its part's datasheet
 // figures (hw.Delay).
@@ -49,11 +65,11 @@ func ParseCorner(s string) (Corner, error) {
 	if i := slices.Index(cornerNames[:], strings.ToLower(s)); i >= 0 {
 		return Corner(i), nil
 	}
-	return 0, fmt.Errorf("emu: delay corner %q: use typ, min, max, spread (each gate at random between min and max) or zero", s)
+	return 0, fmt.Errorf("timed: delay corner %q: use typ, min, max, spread (each gate at random between min and max) or zero", s)
 }
 
-// TimedConfig configures a timed board.
-type TimedConfig struct {
+// Config configures a timed board.
+type Config struct {
 	// PEs is the number of cables plugged in, connectors 0 to PEs-1 (1 to
 	// 32); the board is the smallest that holds them.
 	PEs int
@@ -70,9 +86,9 @@ type TimedConfig struct {
 	Seed uint64
 }
 
-// TimedBoard is an emulated board in simulated time. Its PEs run through
+// Board is an emulated board in simulated time. Its PEs run through
 // the ports Ports returns; its methods are safe for concurrent use.
-type TimedBoard struct {
+type Board struct {
 	mu      sync.Mutex // guards everything below while a run is on
 	h       *hw.Board
 	pes     int
@@ -92,7 +108,7 @@ type TimedBoard struct {
 	q       eventQueue
 	now     time.Duration
 	zero    bool // the power-up settle: every delay is zero
-	rec     *TimedRecording
+	rec     *Recording
 	cosim   *cosim
 }
 
@@ -109,7 +125,16 @@ const (
 	high = 2
 )
 
-func drive(driving, level bool) uint8 { return uint8(bit(driving)) | uint8(bit(level))<<1 }
+func drive(driving, level bool) uint8 {
+	var s uint8
+	if driving {
+		s |= on
+	}
+	if level {
+		s |= high
+	}
+	return s
+}
 
 type tgate struct {
 	fn                   hw.Func
@@ -144,33 +169,33 @@ type tline struct {
 	rise, fall time.Duration
 }
 
-// NewTimed builds a timed board for cfg.PEs PEs on the smallest board that
+// New builds a timed board for cfg.PEs PEs on the smallest board that
 // holds them.
-func NewTimed(cfg TimedConfig) (*TimedBoard, error) {
+func New(cfg Config) (*Board, error) {
 	size, err := hw.SizeFor(cfg.PEs)
 	if err != nil {
 		return nil, err
 	}
-	return NewTimedFromNetlist(hw.MustNew(size), cfg)
+	return NewFromNetlist(hw.MustNew(size), cfg)
 }
 
-// NewTimedFromNetlist builds a timed board for the given netlist with the
+// NewFromNetlist builds a timed board for the given netlist with the
 // first cfg.PEs cables plugged in, and powers it up: every PC's registers
 // read 0, and the board settles from the flip-flop states of cfg.PowerUp.
-func NewTimedFromNetlist(h *hw.Board, cfg TimedConfig) (*TimedBoard, error) {
+func NewFromNetlist(h *hw.Board, cfg Config) (*Board, error) {
 	if cfg.PEs < 1 || cfg.PEs > h.PEs {
-		return nil, fmt.Errorf("emu: %d PEs do not fit the %d-PE board: use 1 to %d", cfg.PEs, h.PEs, h.PEs)
+		return nil, fmt.Errorf("timed: %d PEs do not fit the %d-PE board: use 1 to %d", cfg.PEs, h.PEs, h.PEs)
 	}
 	if cfg.Delays > NoDelay {
-		return nil, fmt.Errorf("emu: unknown delay corner %d", cfg.Delays)
+		return nil, fmt.Errorf("timed: unknown delay corner %d", cfg.Delays)
 	}
 	if err := cfg.Cable.check(cfg.PEs); err != nil {
 		return nil, err
 	}
-	b := &TimedBoard{h: h, pes: cfg.PEs}
-	b.adapt(compile(h, cfg.PEs), cfg)
+	b := &Board{h: h, pes: cfg.PEs}
+	b.adapt(netlist.Compile(h), cfg)
 	if cfg.PowerUp != nil && len(cfg.PowerUp) != len(b.ffs) {
-		return nil, fmt.Errorf("emu: %d power-up states for %d flip-flops (%s): give one Q level each, or none for random", len(cfg.PowerUp), len(b.ffs), strings.Join(b.ffName, ", "))
+		return nil, fmt.Errorf("timed: %d power-up states for %d flip-flops (%s): give one Q level each, or none for random", len(cfg.PowerUp), len(b.ffs), strings.Join(b.ffName, ", "))
 	}
 	b.wire(cfg.Cable, rand.New(rand.NewPCG(cfg.Seed, 2)))
 	q := cfg.PowerUp
@@ -184,10 +209,10 @@ func NewTimedFromNetlist(h *hw.Board, cfg TimedConfig) (*TimedBoard, error) {
 	return b, nil
 }
 
-// adapt takes what the timed simulation needs from the untimed board's
-// compiled netlist, and gives each gate its delays. The gates come in the
-// order compile makes them: each component's units in turn.
-func (b *TimedBoard) adapt(c *Board, cfg TimedConfig) {
+// adapt takes what the timed simulation needs from the compiled
+// circuit, and gives each gate its delays. The gates come in the
+// order netlist.Compile makes them: each component's units in turn.
+func (b *Board) adapt(c *netlist.Circuit, cfg Config) {
 	rng := rand.New(rand.NewPCG(cfg.Seed, 1))
 	pick := func(d hw.Delay) time.Duration {
 		switch cfg.Delays {
@@ -209,51 +234,51 @@ func (b *TimedBoard) adapt(c *Board, cfg TimedConfig) {
 			parts, units = append(parts, comp), append(units, u)
 		}
 	}
-	if len(parts) != len(c.gates) {
-		panic(fmt.Sprintf("emu: compile made %d gates for %d units", len(c.gates), len(parts)))
+	if len(parts) != len(c.Gates) {
+		panic(fmt.Sprintf("timed: netlist.Compile made %d gates for %d units", len(c.Gates), len(parts)))
 	}
-	for i, g := range c.gates {
+	for i, g := range c.Gates {
 		p := parts[i].Part
-		b.gates = append(b.gates, tgate{fn: g.fn, in: g.in, en: g.en, enLow: g.enLow, out: g.out, outN: g.outN,
+		b.gates = append(b.gates, tgate{fn: g.Fn, in: g.In, en: g.En, enLow: g.EnLow, out: g.Out, outN: g.OutN,
 			delay: pick(p.Delay), clock: pick(p.ClockDelay), enable: pick(p.EnableDelay)})
-		if g.fn == hw.FuncDFF {
+		if g.Fn == hw.FuncDFF {
 			b.ffs = append(b.ffs, int32(i))
 			b.ffName = append(b.ffName, flipFlopName(parts[i], units[i], c, g))
 		}
 	}
-	for _, n := range c.nets {
-		b.nets = append(b.nets, tnet{name: n.name, drivers: n.drivers, loads: n.loads})
+	for _, n := range c.Nets {
+		b.nets = append(b.nets, tnet{name: n.Name, drivers: n.Drivers, loads: n.Loads})
 	}
-	for _, d := range c.drivers {
-		b.drvNet = append(b.drvNet, d.net)
+	for _, d := range c.Drivers {
+		b.drvNet = append(b.drvNet, d.Net)
 	}
-	b.drv = make([]tstate, len(c.drivers))
-	b.level = make([]bool, len(c.nets))
-	b.dff = make([]hw.DFFState, len(c.gates))
+	b.drv = make([]tstate, len(c.Drivers))
+	b.level = make([]bool, len(c.Nets))
+	b.dff = make([]hw.DFFState, len(c.Gates))
 	b.adaptPorts(c, cfg.PEs)
-	b.drv[c.vcc] = tstate{cur: on | high, proj: on | high}
-	b.drv[c.gnd] = tstate{cur: on, proj: on}
+	b.drv[c.VCC] = tstate{cur: on | high, proj: on | high}
+	b.drv[c.GND] = tstate{cur: on, proj: on}
 }
 
 // adaptPorts takes each connector's cable lines from the compiled netlist;
 // the first pes are plugged in.
-func (b *TimedBoard) adaptPorts(c *Board, pes int) {
-	b.pcIn = make([]tstate, len(c.ports)*len(lpt.Lines))
+func (b *Board) adaptPorts(c *netlist.Circuit, pes int) {
+	b.pcIn = make([]tstate, len(c.Connectors)*len(lpt.Lines))
 	b.inWait = make([]time.Duration, len(b.pcIn))
 	b.inNet = make([]int32, len(b.pcIn))
 	for i := range b.inNet {
 		b.inNet[i] = -1
 	}
-	for k, p := range c.ports {
+	for k, p := range c.Connectors {
 		tp := tport{plugged: k < pes}
-		for _, cl := range p.outputs {
-			tp.outs = append(tp.outs, tline{line: lineIndex(cl.line), driver: cl.driver})
+		for _, cl := range p.Outputs {
+			tp.outs = append(tp.outs, tline{line: lineIndex(cl.Line), driver: cl.Driver})
 		}
-		for _, cl := range p.inputs {
-			i := int32(k*len(lpt.Lines) + lineIndex(cl.line))
-			b.inNet[i] = cl.net
-			if cl.net >= 0 && tp.plugged {
-				b.nets[cl.net].pcIns = append(b.nets[cl.net].pcIns, i)
+		for _, cl := range p.Inputs {
+			i := int32(k*len(lpt.Lines) + lineIndex(cl.Line))
+			b.inNet[i] = cl.Net
+			if cl.Net >= 0 && tp.plugged {
+				b.nets[cl.Net].pcIns = append(b.nets[cl.Net].pcIns, i)
 			}
 		}
 		b.ports = append(b.ports, tp)
@@ -262,14 +287,14 @@ func (b *TimedBoard) adaptPorts(c *Board, pes int) {
 
 // flipFlopName says which 74LS74 half a flip-flop gate is and what it
 // drives: "U3 half 1 (Q: RDYQ)".
-func flipFlopName(comp *hw.Component, unit int, c *Board, g gate) string {
-	out, pin := "Q", g.out
+func flipFlopName(comp *hw.Component, unit int, c *netlist.Circuit, g netlist.Gate) string {
+	out, pin := "Q", g.Out
 	if pin < 0 {
-		out, pin = "nQ", g.outN
+		out, pin = "nQ", g.OutN
 	}
 	net := "unconnected"
 	if pin >= 0 {
-		net = c.nets[c.drivers[pin].net].name
+		net = c.Nets[c.Drivers[pin].Net].Name
 	}
 	return fmt.Sprintf("%s half %d (%s: %s)", comp.Ref, unit+1, out, net)
 }
@@ -280,21 +305,21 @@ func lineIndex(l lpt.Line) int {
 			return i
 		}
 	}
-	panic("emu: a port line not in lpt.Lines")
+	panic("timed: a port line not in lpt.Lines")
 }
 
 // FlipFlops names the board's 74LS74 halves in the order of
-// TimedConfig.PowerUp.
-func (b *TimedBoard) FlipFlops() []string { return slices.Clone(b.ffName) }
+// Config.PowerUp.
+func (b *Board) FlipFlops() []string { return slices.Clone(b.ffName) }
 
 // PowerUpStates returns the Q level each flip-flop powered up with, in the
 // order FlipFlops names them.
-func (b *TimedBoard) PowerUpStates() []bool { return slices.Clone(b.powered) }
+func (b *Board) PowerUpStates() []bool { return slices.Clone(b.powered) }
 
 // powerUp brings the board to its power-on levels: every PC's registers 0,
 // the flip-flops at the given Q levels, and everything settled from there
 // at once (a real board has settled long before any program starts).
-func (b *TimedBoard) powerUp(q []bool) {
+func (b *Board) powerUp(q []bool) {
 	b.powered = q
 	for i := range b.gates {
 		for _, d := range []int32{b.gates[i].out, b.gates[i].outN} {

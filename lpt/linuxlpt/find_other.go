@@ -1,8 +1,12 @@
 //go:build !linux
 
-package lpt
+package linuxlpt
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/ttlpapers/ttlpapers/lpt"
+)
 
 var errNotLinux = errors.New("lpt: real printer ports are supported on Linux only; use a GPIO-backed port or the emulator")
 
@@ -11,10 +15,10 @@ var errNotLinux = errors.New("lpt: real printer ports are supported on Linux onl
 func FindPorts() []Found { return nil }
 
 // OpenPPDev fails: ppdev is Linux's.
-func OpenPPDev(string) (Port, error) { return nil, errNotLinux }
+func OpenPPDev(string) (lpt.Port, error) { return nil, errNotLinux }
 
 // OpenDirect fails: direct port I/O is supported on Linux only.
-func OpenDirect(uint16) (Port, error) { return nil, errNotLinux }
+func OpenDirect(uint16) (lpt.Port, error) { return nil, errNotLinux }
 
 // OpenDevPort fails: /dev/port is Linux's.
-func OpenDevPort(uint16) (Port, error) { return nil, errNotLinux }
+func OpenDevPort(uint16) (lpt.Port, error) { return nil, errNotLinux }

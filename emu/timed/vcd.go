@@ -1,4 +1,4 @@
-package emu
+package timed
 
 import (
 	"errors"
@@ -6,36 +6,12 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/emu/vcd"
-	"github.com/ttlpapers/ttlpapers/hw"
 	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
-// RecordVCD records an untimed board's run as a VCD file on w, one time
-// step per port operation: wrap each port with the recorder's Wrap, and
-// Close it when done. Each PC's port lines are the nets at its connector.
-func RecordVCD(w io.Writer, b *Board) (*vcd.Recorder, error) {
-	return vcd.NewRecorder(w, b, portNets(b.Netlist()))
-}
-
-// portNets names the net each port line of each connector is on, "" for
-// the lines the board does not connect.
-func portNets(h *hw.Board) [][]string {
-	nets := make([][]string, h.PEs)
-	for k := range nets {
-		for _, l := range lpt.Lines {
-			name := ""
-			if n := h.NetOf(hw.Node{Ref: hw.ConnectorRef(k), Pin: l.Pin}); n != nil {
-				name = n.Name
-			}
-			nets[k] = append(nets[k], name)
-		}
-	}
-	return nets
-}
-
-// TimedRecording is a timed board's run being recorded as a VCD file.
-type TimedRecording struct {
-	b   *TimedBoard
+// Recording is a timed board's run being recorded as a VCD file.
+type Recording struct {
+	b   *Board
 	w   *vcd.Writer
 	lay vcd.Layout
 }
@@ -45,17 +21,17 @@ type TimedRecording struct {
 // PC's port lines as the PC sees them, at its end of the cable, with its
 // registers and an event at each operation (scope "pc"). Start it before
 // the run and Close it after.
-func (b *TimedBoard) RecordVCD(w io.Writer) (*TimedRecording, error) {
+func (b *Board) RecordVCD(w io.Writer) (*Recording, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.rec != nil {
-		return nil, errors.New("emu: the timed board is already being recorded")
+		return nil, errors.New("timed: the board is already being recorded")
 	}
 	vw, err := vcd.NewWriter(w, "1ns", "timed emulator run: simulated time in ns")
 	if err != nil {
 		return nil, err
 	}
-	r := &TimedRecording{b: b, w: vw}
+	r := &Recording{b: b, w: vw}
 	r.lay = vcd.DeclareBoard(vw, b.NetNames(), len(b.ports), func(int, int) int { return -1 })
 	init := map[vcd.Var]vcd.Value{}
 	for n, v := range b.level {
@@ -77,15 +53,15 @@ func (b *TimedBoard) RecordVCD(w io.Writer) (*TimedRecording, error) {
 	return r, nil
 }
 
-func (r *TimedRecording) net(t time.Duration, n int32, v bool) {
+func (r *Recording) net(t time.Duration, n int32, v bool) {
 	r.w.Set(int64(t), r.lay.Nets[n], vcd.Bool(v))
 }
 
-func (r *TimedRecording) line(t time.Duration, k, i int, v bool) {
+func (r *Recording) line(t time.Duration, k, i int, v bool) {
 	r.w.Set(int64(t), r.lay.PEs[k].Lines[i], vcd.Bool(v))
 }
 
-func (r *TimedRecording) op(t time.Duration, k int, kind, v uint8) {
+func (r *Recording) op(t time.Duration, k int, kind, v uint8) {
 	pv := &r.lay.PEs[k]
 	switch kind {
 	case opWriteData:
@@ -105,7 +81,7 @@ func (r *TimedRecording) op(t time.Duration, k int, kind, v uint8) {
 // Close stops recording and flushes the file. After a run (every port
 // closed) it first lets the board settle, so that the changes still on
 // their way when the last PE finished are in the file too.
-func (r *TimedRecording) Close() error {
+func (r *Recording) Close() error {
 	b := r.b
 	b.mu.Lock()
 	c := b.cosim

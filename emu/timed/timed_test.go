@@ -1,4 +1,4 @@
-package emu
+package timed
 
 import (
 	"fmt"
@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/hw"
 	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
 // powerUpOf reads the flip-flop states of an untimed board, in the order of
 // a timed board's FlipFlops, from the nets their outputs drive.
-func powerUpOf(t *testing.T, u *Board, tb *TimedBoard) []bool {
+func powerUpOf(t *testing.T, u *emu.Board, tb *Board) []bool {
 	t.Helper()
 	lv := u.Levels(nil)
 	var q []bool
@@ -50,19 +51,19 @@ func unpredictable(data []uint8, k int, v uint8) bool {
 // and requires every net and every PE's status to agree after each.
 func TestTimedZeroDelayMatchesUntimed(t *testing.T) {
 	for _, pes := range []int{1, 4, 6, 16} {
-		u, err := New(pes)
+		u, err := emu.New(pes)
 		if err != nil {
 			t.Fatal(err)
 		}
-		probe, err := NewTimed(TimedConfig{PEs: pes, Delays: NoDelay})
+		probe, err := New(Config{PEs: pes, Delays: NoDelay})
 		if err != nil {
 			t.Fatal(err)
 		}
-		tb, err := NewTimed(TimedConfig{PEs: pes, Delays: NoDelay, PowerUp: powerUpOf(t, u, probe)})
+		tb, err := New(Config{PEs: pes, Delays: NoDelay, PowerUp: powerUpOf(t, u, probe)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ports := make([]*Port, pes)
+		ports := make([]*emu.Port, pes)
 		for k := range ports {
 			if ports[k], err = u.Port(k); err != nil {
 				t.Fatal(err)
@@ -104,7 +105,7 @@ func TestTimedZeroDelayMatchesUntimed(t *testing.T) {
 
 // differ says where an untimed and a timed board disagree: a net, or a
 // PE's status.
-func differ(u *Board, tb *TimedBoard, ports []*Port) string {
+func differ(u *emu.Board, tb *Board, ports []*emu.Port) string {
 	want, got := u.Levels(nil), tb.Levels(nil)
 	for i, n := range u.NetNames() {
 		if want[i] != got[i] {
@@ -121,7 +122,7 @@ func differ(u *Board, tb *TimedBoard, ports []*Port) string {
 
 // arrival returns when PE k's status input for line name changes next,
 // stepping the board until it does.
-func arrival(t *testing.T, b *TimedBoard, k int, name string) time.Duration {
+func arrival(t *testing.T, b *Board, k int, name string) time.Duration {
 	t.Helper()
 	l, err := lpt.LineByName(name)
 	if err != nil {
@@ -145,7 +146,7 @@ func arrival(t *testing.T, b *TimedBoard, k int, name string) time.Duration {
 // NAND bit reach a PC after exactly the sum of the datasheet delays and
 // the cable model's — the data later, as its 74LS40 drives four cables.
 func TestTimedPathDelays(t *testing.T) {
-	b, err := NewTimed(TimedConfig{PEs: 4, Cable: Cable{Metres: []float64{TenFeet}}, PowerUp: []bool{true, false}})
+	b, err := New(Config{PEs: 4, Cable: Cable{Metres: []float64{TenFeet}}, PowerUp: []bool{true, false}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +180,7 @@ func TestTimedPathDelays(t *testing.T) {
 // its delay and passes a longer one: PE 0 drops data bit 0 for 5 ns, then
 // for 40 ns, with the 74LS40 at its typical 12 ns.
 func TestTimedInertialDelay(t *testing.T) {
-	b, err := NewTimed(TimedConfig{PEs: 4, PowerUp: []bool{false, false}})
+	b, err := New(Config{PEs: 4, PowerUp: []bool{false, false}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +213,7 @@ func TestTimedInertialDelay(t *testing.T) {
 // random ones are reproducible from the seed and take both values.
 func TestTimedPowerUp(t *testing.T) {
 	for _, q := range []bool{false, true} {
-		b, err := NewTimed(TimedConfig{PEs: 4, PowerUp: []bool{q, false}})
+		b, err := New(Config{PEs: 4, PowerUp: []bool{q, false}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,8 +226,8 @@ func TestTimedPowerUp(t *testing.T) {
 	}
 	seen := map[bool]bool{}
 	for seed := range uint64(16) {
-		a, _ := NewTimed(TimedConfig{PEs: 4, Seed: seed})
-		b, _ := NewTimed(TimedConfig{PEs: 4, Seed: seed})
+		a, _ := New(Config{PEs: 4, Seed: seed})
+		b, _ := New(Config{PEs: 4, Seed: seed})
 		if !slices.Equal(a.PowerUpStates(), b.PowerUpStates()) {
 			t.Fatalf("seed %d powered up as %v, then as %v", seed, a.PowerUpStates(), b.PowerUpStates())
 		}
@@ -235,7 +236,7 @@ func TestTimedPowerUp(t *testing.T) {
 	if len(seen) != 2 {
 		t.Errorf("16 seeds powered the barrier flip-flop up only as %v", seen)
 	}
-	if _, err := NewTimed(TimedConfig{PEs: 4, PowerUp: []bool{true}}); err == nil {
+	if _, err := New(Config{PEs: 4, PowerUp: []bool{true}}); err == nil {
 		t.Error("one power-up state for two flip-flops accepted")
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/internal/qemu"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/lpt/backend"
+	"github.com/ttlpapers/ttlpapers/lpt/linuxlpt"
 )
 
 const (
@@ -99,7 +100,7 @@ func directChecks() (status uint8, ok bool) {
 	var direct lpt.Port
 	check("direct-open", func() (string, error) {
 		var err error
-		direct, err = lpt.OpenDirect(base)
+		direct, err = linuxlpt.OpenDirect(base)
 		return "", err
 	})
 	if direct == nil {
@@ -129,12 +130,12 @@ func directChecks() (status uint8, ok bool) {
 		if err := direct.Close(); err != nil {
 			return "", err
 		}
-		if v := direct.ReadStatus(); v != 0xff || !errors.Is(direct.Err(), lpt.ErrClosed) {
+		if v := direct.ReadStatus(); v != 0xff || !errors.Is(direct.Err(), linuxlpt.ErrClosed) {
 			return "", fmt.Errorf("after Close: read %#02x, Err %v; want 0xff and ErrClosed", v, direct.Err())
 		}
 		return "", nil
 	})
-	check("direct-missing", func() (string, error) { return wantErr(lpt.OpenDirect(nowhere))(lpt.ErrNoPort, "SPP") })
+	check("direct-missing", func() (string, error) { return wantErr(linuxlpt.OpenDirect(nowhere))(linuxlpt.ErrNoPort, "SPP") })
 	return status, true
 }
 
@@ -205,7 +206,7 @@ func ppdevChecks(status uint8) {
 	var pp lpt.Port
 	check("ppdev-open", func() (string, error) {
 		var err error
-		pp, err = lpt.OpenPPDev(ppdev0)
+		pp, err = linuxlpt.OpenPPDev(ppdev0)
 		return "", err
 	})
 	if pp != nil {
@@ -224,7 +225,7 @@ func ppdevChecks(status uint8) {
 		// ppdev reaches the same hardware register as inb.
 		check("ppdev-is-hardware", func() (string, error) {
 			pp.WriteData(0x69)
-			d, err := lpt.OpenDirect(base)
+			d, err := linuxlpt.OpenDirect(base)
 			if err != nil {
 				return "", err
 			}
@@ -234,7 +235,7 @@ func ppdevChecks(status uint8) {
 			}
 			return "", nil
 		})
-		check("ppdev-exclusive", func() (string, error) { return wantErr(lpt.OpenPPDev(ppdev0))(unix.ENXIO, "rmmod lp") })
+		check("ppdev-exclusive", func() (string, error) { return wantErr(linuxlpt.OpenPPDev(ppdev0))(unix.ENXIO, "rmmod lp") })
 		check("ppdev-bench", func() (string, error) { return bench(pp) })
 		check("ppdev-close", func() (string, error) {
 			if err := pp.Close(); err != nil {
@@ -248,16 +249,16 @@ func ppdevChecks(status uint8) {
 			return "", err
 		}
 		defer qemu.UnloadModule("lp")
-		return wantErr(lpt.OpenPPDev(ppdev0))(unix.ENXIO, "rmmod lp")
+		return wantErr(linuxlpt.OpenPPDev(ppdev0))(unix.ENXIO, "rmmod lp")
 	})
 	check("ppdev-missing", func() (string, error) {
-		return wantErr(lpt.OpenPPDev("/dev/parport1"))(unix.ENOENT, "modprobe parport_pc ppdev")
+		return wantErr(linuxlpt.OpenPPDev("/dev/parport1"))(unix.ENOENT, "modprobe parport_pc ppdev")
 	})
 }
 
 // claimable checks that nobody holds the ppdev claim on LPT1.
 func claimable() error {
-	q, err := lpt.OpenPPDev(ppdev0)
+	q, err := linuxlpt.OpenPPDev(ppdev0)
 	if err != nil {
 		return fmt.Errorf("claiming %s: %w", ppdev0, err)
 	}
@@ -266,7 +267,7 @@ func claimable() error {
 
 func devportChecks(status uint8) {
 	check("devport", func() (string, error) {
-		p, err := lpt.OpenDevPort(base)
+		p, err := linuxlpt.OpenDevPort(base)
 		if err != nil {
 			return "", err
 		}
@@ -279,7 +280,7 @@ func devportChecks(status uint8) {
 		}
 		return bench(p)
 	})
-	check("devport-missing", func() (string, error) { return wantErr(lpt.OpenDevPort(nowhere))(lpt.ErrNoPort, "SPP") })
+	check("devport-missing", func() (string, error) { return wantErr(linuxlpt.OpenDevPort(nowhere))(linuxlpt.ErrNoPort, "SPP") })
 }
 
 // probeCheck runs papersctl probe's backend.Probe; its GPIO summary runs
@@ -363,21 +364,21 @@ func runUnprivileged() (string, error) {
 
 // unprivileged runs as uid 65534, without capabilities.
 func unprivileged() {
-	check("nobody-direct", func() (string, error) { return wantErr(lpt.OpenDirect(base))(unix.EPERM, "CAP_SYS_RAWIO") })
-	check("nobody-devport", func() (string, error) { return wantErr(lpt.OpenDevPort(base))(unix.EACCES, "CAP_SYS_RAWIO") })
-	check("nobody-ppdev", func() (string, error) { return wantErr(lpt.OpenPPDev(ppdev0))(unix.EACCES, "usermod -aG lp") })
+	check("nobody-direct", func() (string, error) { return wantErr(linuxlpt.OpenDirect(base))(unix.EPERM, "CAP_SYS_RAWIO") })
+	check("nobody-devport", func() (string, error) { return wantErr(linuxlpt.OpenDevPort(base))(unix.EACCES, "CAP_SYS_RAWIO") })
+	check("nobody-ppdev", func() (string, error) { return wantErr(linuxlpt.OpenPPDev(ppdev0))(unix.EACCES, "usermod -aG lp") })
 }
 
 func lockdown() {
 	check("lockdown-mode", func() (string, error) {
-		if m := lpt.LockdownMode(); m == "" {
+		if m := linuxlpt.LockdownMode(); m == "" {
 			return "", errors.New("lockdown= on the command line, yet LockdownMode reports none")
 		} else {
 			return "mode=" + m, nil
 		}
 	})
-	check("lockdown-direct", func() (string, error) { return wantErr(lpt.OpenDirect(base))(unix.EPERM, "lockdown") })
-	check("lockdown-devport", func() (string, error) { return wantErr(lpt.OpenDevPort(base))(unix.EPERM, "lockdown") })
+	check("lockdown-direct", func() (string, error) { return wantErr(linuxlpt.OpenDirect(base))(unix.EPERM, "lockdown") })
+	check("lockdown-devport", func() (string, error) { return wantErr(linuxlpt.OpenDevPort(base))(unix.EPERM, "lockdown") })
 	check("lockdown-ppdev", func() (string, error) {
 		for _, m := range []string{"parport", "parport_pc", "ppdev"} {
 			if err := qemu.LoadModule("/lib/modules/"+m+".ko", ""); err != nil {
@@ -387,7 +388,7 @@ func lockdown() {
 		if err := waitFor(ppdev0); err != nil {
 			return "", err
 		}
-		p, err := lpt.OpenPPDev(ppdev0)
+		p, err := linuxlpt.OpenPPDev(ppdev0)
 		if err != nil {
 			return "", fmt.Errorf("ppdev must still work under lockdown: %w", err)
 		}
@@ -454,9 +455,9 @@ func wantErr(p lpt.Port, err error) func(target error, hint string) (string, err
 			p.Close()
 			return "", fmt.Errorf("opened; want an error wrapping %v", target)
 		}
-		var ae *lpt.AccessError
+		var ae *linuxlpt.AccessError
 		if !errors.As(err, &ae) || !errors.Is(err, target) || !strings.Contains(err.Error(), hint) {
-			return "", fmt.Errorf("got %q; want an *lpt.AccessError wrapping %v that mentions %q", err, target, hint)
+			return "", fmt.Errorf("got %q; want an *linuxlpt.AccessError wrapping %v that mentions %q", err, target, hint)
 		}
 		return fmt.Sprintf("message: %s", err), nil
 	}
