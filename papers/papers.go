@@ -108,6 +108,8 @@ type PE struct {
 	eng        Engine // nil on a board; see OpenEngine
 	sensed     bool   // on an engine: nand holds the NAND of the last split-phase barrier
 	sensedNAND uint8
+
+	datanet DataNet // the data network's endpoint, attached by the runner (datanet.go)
 }
 
 type peState uint8
