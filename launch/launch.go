@@ -3,7 +3,7 @@
 // does, the way mpirun runs MPI programs locally.
 //
 // It creates the board, starts the processes with PAPERS_PE, PAPERS_PES,
-// PAPERS_BOARD and PAPERS_JOB set (package spmd reads them), prefixes every
+// PAPERS_PORT and PAPERS_JOB set (package spmd reads them), prefixes every
 // output line with its PE, forwards signals (continuing stopped PEs so that
 // they act on them, and killing what is left within a second), and watches
 // the processes: when one dies — killed by any signal including SIGKILL, a

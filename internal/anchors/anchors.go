@@ -1,5 +1,5 @@
 // Package anchors runs the baseline programs of ../shared/anchors — the
-// native Go barriers and Open MPI's MPI_Barrier — so that the
+// native Go barriers and Open MPI's collectives — so that the
 // project's benchmarks (go test -bench, papersctl bench --procs) measure
 // them in the same invocation and print ratios rather than absolute times
 // from different days. Each baseline is built once per process, to a
@@ -52,7 +52,7 @@ func Dir() (string, error) {
 var (
 	mu      sync.Mutex
 	builds  = map[string]string{} // anchor → binary
-	outputs = map[string]string{} // run → what it printed
+	figures = map[string]float64{}
 	tmp     string
 )
 
@@ -72,9 +72,27 @@ type GoBarriers struct {
 // each PE as a goroutine.
 func (g GoBarriers) Best() float64 { return min(g.Spin, g.Yield, g.Cond) }
 
-// Go returns gobarrier's three barriers with n goroutines.
+// Go returns gobarrier's three barriers with n goroutines; one run gives
+// all three.
 func Go(n int) (GoBarriers, error) {
-	out, err := output(fmt.Sprintf("go n=%d", n), func() (string, error) {
+	key := fmt.Sprintf("go n=%d", n)
+	var g GoBarriers
+	for _, f := range []struct {
+		v    *float64
+		name string
+	}{{&g.Spin, "spin_barrier_us"}, {&g.Yield, "yield_barrier_us"}, {&g.Cond, "cond_barrier_us"}} {
+		v, err := figure(key+" "+f.name, func() (string, error) { return runGo(key, n) }, f.name)
+		if err != nil {
+			return g, err
+		}
+		*f.v = v
+	}
+	return g, nil
+}
+
+// runGo runs gobarrier once per PE count; the caller holds mu.
+func runGo(key string, n int) (string, error) {
+	return once(key, func() (string, error) {
 		bin, err := build("gobarrier", func(dir, out string) *exec.Cmd {
 			cmd := exec.Command("go", "build", "-o", out, ".")
 			cmd.Dir = filepath.Join(dir, "gobarrier")
@@ -89,27 +107,60 @@ func Go(n int) (GoBarriers, error) {
 		iters := max(2000, 200000/(n*n))
 		return run(exec.Command(bin, "-n", strconv.Itoa(n), "-iters", strconv.Itoa(iters)))
 	})
-	if err != nil {
-		return GoBarriers{}, err
-	}
-	var g GoBarriers
-	for _, f := range []struct {
-		v    *float64
-		name string
-	}{{&g.Spin, "spin_barrier_us"}, {&g.Yield, "yield_barrier_us"}, {&g.Cond, "cond_barrier_us"}} {
-		if *f.v, err = parse(out, f.name); err != nil {
-			return GoBarriers{}, fmt.Errorf("anchors: gobarrier -n %d: %w", n, err)
-		}
-	}
-	return g, nil
 }
 
 // MPIBarrier returns MPI_Barrier's time per barrier with n ranks on this
-// machine (mpirun --oversubscribe), in µs. The anchor is built with
-// mpicc from mpi_collectives.c with its loop counts divided by 10, so
-// that 8 ranks on 2 CPUs take seconds rather than a minute.
+// machine (mpirun --oversubscribe), in µs.
 func MPIBarrier(n int) (float64, error) {
-	out, err := output(fmt.Sprintf("mpi np=%d", n), func() (string, error) {
+	c, err := MPI(n, false)
+	return c.Barrier, err
+}
+
+// Collectives are mpi_collectives.c's figures, µs per operation.
+type Collectives struct {
+	Barrier, AllreduceInt, BcastByte float64
+}
+
+// MPI returns mpi_collectives.c's figures with n ranks on this machine
+// (mpirun --oversubscribe; with tcp, --mca btl tcp,self: the path a
+// cluster's network takes). The anchor is built with mpicc with its loop
+// counts divided by 10, so that 8 ranks on 2 CPUs take seconds rather than
+// a minute; one run gives every figure.
+func MPI(n int, tcp bool) (Collectives, error) {
+	key := fmt.Sprintf("mpi np=%d tcp=%v", n, tcp)
+	var c Collectives
+	for _, f := range []struct {
+		v    *float64
+		name string
+	}{{&c.Barrier, "barrier_us"}, {&c.AllreduceInt, "allreduce_int_us"}, {&c.BcastByte, "bcast_byte_us"}} {
+		v, err := figure(key+" "+f.name, func() (string, error) { return runMPI(key, n, tcp) }, f.name)
+		if err != nil {
+			return c, err
+		}
+		*f.v = v
+	}
+	return c, nil
+}
+
+// outputs caches an anchor's output per configuration (guarded by mu).
+var outputs = map[string]string{}
+
+// once runs an anchor once per configuration; the caller holds mu.
+func once(key string, measure func() (string, error)) (string, error) {
+	if out, ok := outputs[key]; ok {
+		return out, nil
+	}
+	out, err := measure()
+	if err == nil {
+		outputs[key] = out
+	}
+	return out, err
+}
+
+// runMPI runs mpi_collectives.c once per configuration; the caller holds
+// mu.
+func runMPI(key string, n int, tcp bool) (string, error) {
+	return once(key, func() (string, error) {
 		bin, err := buildMPI("mpi", "mpi_collectives.c", "skip = 10000, it = 200000", "skip = 1000, it = 20000")
 		if err != nil {
 			return "", err
@@ -117,16 +168,17 @@ func MPIBarrier(n int) (float64, error) {
 		if _, err := exec.LookPath("mpirun"); err != nil {
 			return "", fmt.Errorf("%w: mpirun: %v", ErrAbsent, err)
 		}
-		return run(exec.Command("mpirun", "--allow-run-as-root", "--oversubscribe", "-np", strconv.Itoa(n), bin))
+		args := append([]string{"--allow-run-as-root", "--oversubscribe", "-np", strconv.Itoa(n)}, TCPArgs(tcp)...)
+		return run(exec.Command("mpirun", append(args, bin)...))
 	})
-	if err != nil {
-		return 0, err
+}
+
+// TCPArgs are mpirun's arguments for the TCP path (none without tcp).
+func TCPArgs(tcp bool) []string {
+	if tcp {
+		return []string{"--mca", "btl", "tcp,self"}
 	}
-	v, err := parse(out, "barrier_us")
-	if err != nil {
-		return 0, fmt.Errorf("anchors: MPI with %d ranks: %w", n, err)
-	}
-	return v, nil
+	return nil
 }
 
 // MPIData runs mpi_data.c at 2 ranks (its loop counts divided by 5, to
@@ -180,32 +232,30 @@ func buildMPI(name, file, old, new string) (string, error) {
 	})
 }
 
-// output runs one anchor measurement once per process.
-func output(key string, measure func() (string, error)) (string, error) {
+// figure measures one anchor figure once per process.
+func figure(key string, measure func() (string, error), name string) (float64, error) {
 	mu.Lock()
 	defer mu.Unlock()
-	if out, ok := outputs[key]; ok {
-		return out, nil
+	if v, ok := figures[key]; ok {
+		return v, nil
 	}
 	out, err := measure()
 	if err != nil {
-		return "", err
+		return 0, err
 	}
-	outputs[key] = out
-	return out, nil
-}
-
-// parse finds "name value" in an anchor's output.
-func parse(out, name string) (float64, error) {
 	for _, line := range strings.Split(out, "\n") {
 		f := strings.Fields(line)
 		for i := 0; i+1 < len(f); i++ {
 			if f[i] == name {
-				return strconv.ParseFloat(f[i+1], 64)
+				v, err := strconv.ParseFloat(f[i+1], 64)
+				if err == nil {
+					figures[key] = v
+				}
+				return v, err
 			}
 		}
 	}
-	return 0, fmt.Errorf("printed no %s:\n%s", name, out)
+	return 0, fmt.Errorf("anchors: %s printed no %s:\n%s", key, name, out)
 }
 
 // build builds an anchor once; mk returns the build command for the
@@ -255,6 +305,6 @@ func Cleanup() {
 	defer mu.Unlock()
 	if tmp != "" {
 		os.RemoveAll(tmp)
-		tmp, builds = "", map[string]string{}
+		tmp, builds, outputs = "", map[string]string{}, map[string]string{}
 	}
 }

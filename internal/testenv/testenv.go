@@ -19,3 +19,13 @@ func Missing(t testing.TB, format string, args ...any) {
 	}
 	t.Skipf(format, args...)
 }
+
+// SlowUnderRace skips a test that takes minutes under the race detector
+// and runs one goroutine: .ci/run runs such tests again without -race
+// (the tests named in its slow-under-race step), so CI still runs them.
+func SlowUnderRace(t testing.TB, why string) {
+	t.Helper()
+	if Race {
+		t.Skipf("%s takes minutes under the race detector; .ci/run runs this test without it", why)
+	}
+}
