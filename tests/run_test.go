@@ -322,7 +322,10 @@ func TestRunForwardsSignals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Failed < 0 || rep.Status == 0 || !regexp.MustCompile(`stopped by terminated`).MatchString(out.String()) {
+	// The run was stopped by the signal: that is the report, not a PE's
+	// exit status 143.
+	if rep.Failed != -1 || rep.Status != 143 || rep.Signal != unix.SIGTERM || rep.Reason != "stopped by terminated" ||
+		!regexp.MustCompile(`stopped by terminated`).MatchString(out.String()) {
 		t.Errorf("SIGTERM: report %+v\n%s", rep, out.String())
 	}
 }

@@ -19,8 +19,9 @@ func init() {
 		synopsis: "-n N [flags] [--] PROGRAM [ARGS]",
 		about: "Starts N processes of PROGRAM as PEs 0..N-1 of an emulated board in shared memory\n" +
 			"(PAPERS_PE, PAPERS_PES and PAPERS_BOARD are set for each; see docs/spmd.md), like mpirun\n" +
-			"(-np N is accepted for -n N). Forwards ^C, SIGTERM and SIGHUP to every PE. Exits with the\n" +
-			"status of the first PE that failed.",
+			"(-np N is accepted for -n N). Each PE runs in a process group of its own: ^C, SIGTERM and\n" +
+			"SIGHUP are forwarded to every group, and a second one kills them at once. Exits with the\n" +
+			"status of the first PE that failed, or 128+n when stopped by signal n (130 for ^C).",
 		args: positional{synopsis: "PROGRAM [ARGS]", min: 1, max: -1, complete: "files",
 			missing: "no program: write papersctl run -n N -- PROGRAM [ARGS]"},
 		new: func() runner { return &runCmd{} }})
@@ -103,8 +104,11 @@ func (c *runCmd) run(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if rep.Failed >= 0 {
+	if rep.Reason != "" {
 		fmt.Fprintf(e.stderr, "papersctl run: %s\n", rep.Reason)
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(e.stderr, "papersctl run: %s\n", n)
 	}
 	if rep.Status != 0 {
 		return exitStatus(rep.Status)

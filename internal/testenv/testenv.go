@@ -5,6 +5,7 @@ package testenv
 
 import (
 	"os"
+	"strconv"
 	"testing"
 )
 
@@ -18,4 +19,24 @@ func Missing(t testing.TB, format string, args ...any) {
 		t.Fatalf("required in CI: "+format, args...)
 	}
 	t.Skipf(format, args...)
+}
+
+// EnvTrials, when set, is how many times the stress tests of the launcher
+// and the self-test repeat each case (issue 26's figures come from 100);
+// by default they make a quick few, for CI.
+const EnvTrials = "TTLPAPERS_RUN_TRIALS"
+
+// Trials is the number of trials a stress test makes: $TTLPAPERS_RUN_TRIALS,
+// or quick.
+func Trials(t testing.TB, quick int) int {
+	t.Helper()
+	s := os.Getenv(EnvTrials)
+	if s == "" {
+		return quick
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		t.Fatalf("%s=%q: want a positive number of trials", EnvTrials, s)
+	}
+	return n
 }
