@@ -23,6 +23,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/ttlpapers/ttlpapers/emu"
 )
 
 // Defaults.
@@ -33,13 +35,17 @@ const (
 	DefaultGrace       = 2 * time.Second
 )
 
+// CheckBoard checks a board name (Config.Board): a plain name that, after
+// BoardPrefix, makes a file name of at most emu.MaxNameLen characters.
+func CheckBoard(name string) error { return emu.CheckNameAfter(BoardPrefix, name) }
+
 // Config describes a run.
 type Config struct {
 	N       int      // processes to start
 	Program string   // path or name on $PATH
 	Args    []string // the program's arguments
 	// Board names the shared board (file Dir/papers-Board): a plain
-	// name (emu.CheckName). Empty: a fresh board with a unique name. The
+	// name (CheckBoard). Empty: a fresh board with a unique name. The
 	// board of a live run is never disturbed: a run asking for part of a
 	// board (PEs and First) joins it when the PE count matches and its
 	// PEs are free, and any other run naming it is refused, with that

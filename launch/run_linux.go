@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,7 +69,7 @@ func (cfg *Config) check() (string, error) {
 		return "", fmt.Errorf("launch: %d PEs: %w", cfg.PEs, err)
 	}
 	if cfg.Board != "" {
-		if err := emu.CheckName(cfg.Board); err != nil {
+		if err := CheckBoard(cfg.Board); err != nil {
 			return "", fmt.Errorf("launch: -board: %w", err)
 		}
 	}
@@ -112,6 +113,9 @@ func attach(cfg Config) (b *emu.Board, path string, owned bool, err error) {
 	b, err = emu.CreateShared(path, cfg.PEs)
 	if err == nil {
 		return b, path, true, nil
+	}
+	if errno := unix.Errno(0); errors.As(err, &errno) && (errors.Is(errno, fs.ErrPermission) || errno == unix.EROFS) {
+		return nil, "", false, fmt.Errorf("launch: cannot create board %q in directory %s (%v): give -dir a directory you can write to", name, cfg.Dir, errno)
 	}
 	info, ierr := emu.InspectShared(path)
 	if cfg.Board == "" || ierr != nil || !info.Live() {

@@ -8,7 +8,6 @@ import (
 	"os/signal"
 	"strings"
 
-	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/internal/stop"
 	"github.com/ttlpapers/ttlpapers/launch"
 	"github.com/ttlpapers/ttlpapers/lpt"
@@ -123,13 +122,13 @@ type exitStatus int
 func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
 
 // checkBoardName checks a --board name before anything starts: the
-// launcher's rule (emu.CheckName), plus no leading '-', which would read as
-// a flag.
+// launcher's rule (launch.CheckBoard), plus no leading '-', which would
+// read as a flag.
 func checkBoardName(s string) error {
 	if strings.HasPrefix(s, "-") {
 		return errors.New("starts with '-': use a plain name such as job1")
 	}
-	if err := emu.CheckName(s); err != nil {
+	if err := launch.CheckBoard(s); err != nil {
 		return errors.New(strings.TrimPrefix(err.Error(), "emu: "))
 	}
 	return nil
