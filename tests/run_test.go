@@ -7,6 +7,7 @@ package tests
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/internal/leakcheck"
+	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"github.com/ttlpapers/ttlpapers/launch"
 )
 
@@ -363,4 +365,94 @@ func waitOpened(dir string, n int) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// TestRunInterruptCLI: ^C to papersctl run is reported as the user's
+// interrupt (exit 130, "stopped by interrupt"), not as a PE's exit status
+// 130; a second ^C ends papersctl at once, with what the PEs started; and
+// issue 26's case — a PE that leaves `sleep 15` behind, then SIGTERM and
+// SIGINT to papersctl — ends long before the sleep would. Repeated
+// $TTLPAPERS_RUN_TRIALS times.
+func TestRunInterruptCLI(t *testing.T) {
+	ctl, prog := bin(t, "papersctl"), bin(t, "spmd")
+	start := func(dir string, args ...string) (*exec.Cmd, *lockedOutput) {
+		out := &lockedOutput{}
+		cmd := exec.Command(ctl, append([]string{"run", "-dir", dir}, args...)...)
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd, out
+	}
+	status := func(err error) int {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		return 0
+	}
+	n := testenv.Trials(t, 2)
+	for trial := range n {
+		dir := shmDir(t)
+		cmd, out := start(dir, "-n", "2", "--", prog, "-rounds", "1000000000")
+		waitOpened(dir, 2)
+		cmd.Process.Signal(unix.SIGINT)
+		err := cmd.Wait()
+		if s := status(err); s != 130 || !strings.Contains(out.String(), "papersctl run: stopped by interrupt\n") || strings.Contains(out.String(), "exited with status") {
+			t.Fatalf("trial %d: ^C: exit %d (%v), want 130 and the interrupt reported:\n%s", trial, s, err, out.String())
+		}
+
+		cmd, out = start(dir, "-n", "1", "-open-timeout", "1m", "--", "sh", "-c", `trap "" INT TERM; sleep 30 & echo $!; wait`)
+		waitFor(t, time.Minute, "the PE's child", func() bool { return strings.Contains(out.String(), "\n") })
+		var child int
+		fmt.Sscanf(strings.TrimPrefix(out.String(), "[PE 0] "), "%d", &child)
+		cmd.Process.Signal(unix.SIGINT)
+		time.Sleep(50 * time.Millisecond)
+		second := time.Now()
+		cmd.Process.Signal(unix.SIGINT)
+		err = cmd.Wait()
+		took := time.Since(second)
+		if s := status(err); s != 130 || took > 500*time.Millisecond || running(child) {
+			unix.Kill(child, unix.SIGKILL)
+			t.Fatalf("trial %d: second ^C: exit %d after %v, child %d running %v; want 130 at once, the child killed:\n%s", trial, s, took, child, running(child), out.String())
+		}
+
+		begin := time.Now()
+		cmd, out = start(dir, "-n", "1", "--", "sh", "-c", "sleep 15 & echo $!; exit 0")
+		waitFor(t, time.Minute, "the PE's child", func() bool { return strings.Contains(out.String(), "\n") })
+		fmt.Sscanf(strings.TrimPrefix(out.String(), "[PE 0] "), "%d", &child)
+		cmd.Process.Signal(unix.SIGTERM)
+		cmd.Process.Signal(unix.SIGINT)
+		cmd.Wait()
+		if took := time.Since(begin); took > 10*time.Second || running(child) {
+			unix.Kill(child, unix.SIGKILL)
+			t.Fatalf("trial %d: a PE's leftover sleep 15: papersctl took %v, the sleep running %v\n%s", trial, took, running(child), out.String())
+		}
+	}
+	t.Logf("%d trials: ^C reported as the interrupt (130), a second ^C ends at once, a leftover child never holds the job", n)
+}
+
+// lockedOutput collects a command's output while a test reads it.
+type lockedOutput struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedOutput) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedOutput) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// running reports whether process pid is alive and not a zombie.
+func running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	i := bytes.LastIndexByte(b, ')')
+	return pid > 0 && err == nil && i > 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X'
 }
