@@ -16,6 +16,7 @@ import (
 
 // jsonCheck is a check as the JSON report carries it.
 type jsonCheck struct {
+	MayHide  []string `json:"may_hide"`
 	Name     string   `json:"name"`
 	Pass     bool     `json:"pass"`
 	Status   string   `json:"status"`
