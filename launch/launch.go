@@ -86,7 +86,10 @@ type Report struct {
 	Exits []Exit // indexed by PE - First
 	// Failed is the PE whose failure ended the run, -1 if none.
 	Failed int
-	Reason string // why, naming the PE ("PE 2 was killed by signal killed")
+	// Reason says why the run ended early, naming the PE ("PE 2 was
+	// killed by signal killed") or the signal ("stopped by interrupt");
+	// empty when it did not.
+	Reason string
 	// Aborted is when the launcher aborted the board after the failure.
 	Aborted time.Time
 	Status  int    // the run's exit status: 0, the failed PE's status (at least 1), or 128+n for a stop by signal n
