@@ -326,7 +326,7 @@ func (r *run) finish() {
 			// A kill is delivered, not done, when kill returns: see the
 			// processes gone (a moment) before the board goes.
 			for gone := time.Now().Add(time.Second); len(r.lingering()) > 0 && time.Now().Before(gone); {
-				time.Sleep(time.Millisecond)
+				time.Sleep(5 * time.Millisecond)
 			}
 			return
 		}

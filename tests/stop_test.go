@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,14 +75,12 @@ func (tr stopTrial) run(t *testing.T, dir string) (hang bool, err error) {
 		return false, nil
 	case tr.stopFor >= tr.timeout && blamed:
 		return false, nil
-	case tr.stopFor < tr.timeout && blamed && overloaded():
+	case tr.stopFor < tr.timeout && blamed && testenv.Overloaded():
 		t.Logf("overloaded machine: a %v stop failed the run: %s", tr.stopFor, rep.Reason)
 		return false, nil
 	}
 	return false, fmt.Errorf("report %+v\n%s", rep, out.String())
 }
-
-func overloaded() bool { return loadAverage() > float64(runtime.NumCPU()) }
 
 // TestRunStopRandomPE stops a random PE of a 3-PE run at a random moment
 // for a random time, shorter or longer than the PEs' timeout, then
@@ -205,7 +202,7 @@ func TestRunSignalEndsStoppedPE(t *testing.T) {
 		last = max(last, x.At.Sub(sent))
 	}
 	report := t.Errorf
-	if overloaded() {
+	if testenv.Overloaded() {
 		report = t.Logf
 	}
 	if last > time.Second {

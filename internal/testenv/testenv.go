@@ -4,7 +4,9 @@
 package testenv
 
 import (
+	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"testing"
 )
@@ -40,3 +42,19 @@ func Trials(t testing.TB, quick int) int {
 	}
 	return n
 }
+
+// LoadAverage is the 1-minute load average, 0 if unknown.
+func LoadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	var load float64
+	fmt.Sscan(string(b), &load)
+	return load
+}
+
+// Overloaded reports whether more processes want the CPUs than there are:
+// a bound on how soon something happens is then about the machine, not
+// the mechanism, and tests log it instead of failing.
+func Overloaded() bool { return LoadAverage() > float64(runtime.NumCPU()) }
