@@ -17,10 +17,11 @@ import (
 // the report must say so rather than claim the one fault alone.
 
 // maskBudget bounds the simulation one diagnosis spends looking for the
-// faults its matches hide, in readings simulated: boards of up to 8 PEs
-// are searched whole; on bigger ones the search may stop, and the report
-// then warns without naming every fault.
-const maskBudget = 3_000_000
+// faults its matches hide, in readings simulated (counted in whole probes,
+// though most stop early): boards of up to 8 PEs are searched whole, of
+// 16 for up to 8 matches, of 32 for one; beyond, the report warns without
+// naming every fault.
+const maskBudget = 20_000_000
 
 // masked returns the faults that each of the matching hypotheses ms hides
 // — other catalogue faults that, present with it, give exactly its
