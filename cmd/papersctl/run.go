@@ -95,7 +95,10 @@ func (c *runCmd) run(e *env, args []string) error {
 	cfg := c.cfg
 	cfg.Program, cfg.Args = args[0], args[1:]
 	cfg.Stdout, cfg.Stderr = e.stdout, e.stderr
-	sigs := make(chan os.Signal, 1)
+	// Room for a second signal that comes before the launcher took the
+	// first: signal.Notify drops what does not fit, and the second one is
+	// the one that kills at once.
+	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, stop.Signals...)
 	defer signal.Stop(sigs)
 	cfg.Signals = sigs
