@@ -21,6 +21,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"github.com/ttlpapers/ttlpapers/launch"
 	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/spmd"
 )
 
 // EnvStopTrials, when set, is the number of SIGSTOP trials
@@ -124,17 +125,28 @@ func TestRunStopRandomPE(t *testing.T) {
 // makes the kill come soon after the blame). Repeated
 // $TTLPAPERS_RUN_TRIALS times.
 func TestRunStoppedPENamed(t *testing.T) {
-	dir := shmDir(t)
 	n := testenv.Trials(t, 3)
 	for trial := range n {
+		dir := shmDir(t)
 		var out bytes.Buffer
-		go func() {
-			waitComputing(dir, 3)
-			// PE 1's pid is the holder of its port.
-			stopHolder(dir, 1)
-		}()
+		done := make(chan struct{})
+		var wg sync.WaitGroup
 		rep, err := launch.Run(context.Background(), launch.Config{N: 3, Program: bin(t, "spmd"), Args: []string{"-rounds", "1000000000"}, Dir: dir,
-			Stdout: &out, Stderr: &out, Timeout: 300 * time.Millisecond, Grace: time.Duration(trial%4) * 20 * time.Millisecond})
+			Stdout: &out, Stderr: &out, Timeout: 300 * time.Millisecond, Grace: time.Duration(trial%4) * 20 * time.Millisecond,
+			// Check-in may take long on a loaded machine: only the stop
+			// of PE 1, once every PE computes, is to time the others out.
+			Env: []string{spmd.EnvCheckIn + "=1m"},
+			Started: func(pe int, p *os.Process) {
+				if pe == 1 {
+					wg.Go(func() {
+						if waitComputing(done, dir, 3) {
+							p.Signal(unix.SIGSTOP)
+						}
+					})
+				}
+			}})
+		close(done)
+		wg.Wait()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,33 +157,45 @@ func TestRunStoppedPENamed(t *testing.T) {
 	t.Logf("%d trials: the stopped PE named, status 1, every time", n)
 }
 
-// waitComputing waits (up to a minute) until the n PEs of the one board
-// in dir are past check-in: each has shown both barrier phases.
-func waitComputing(dir string, n int) {
-	waitOpened(dir, n)
-	paths, _ := filepath.Glob(filepath.Join(dir, launch.BoardPrefix+"*"))
-	if len(paths) != 1 {
-		return
-	}
-	b, err := emu.OpenShared(paths[0])
-	if err != nil {
-		return
-	}
-	defer b.Close()
+// waitComputing waits until the n PEs of the one board in dir are past
+// check-in — each has shown both barrier phases — and reports whether they
+// got there before done.
+func waitComputing(done <-chan struct{}, dir string, n int) bool {
+	var b *emu.Board
+	defer func() {
+		if b != nil {
+			b.Close()
+		}
+	}()
 	seen := make([]map[uint8]bool, n)
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Microsecond) {
+	for k := range seen {
+		seen[k] = map[uint8]bool{}
+	}
+	for {
+		select {
+		case <-done:
+			return false
+		case <-time.After(100 * time.Microsecond):
+		}
+		if b == nil {
+			paths, _ := filepath.Glob(filepath.Join(dir, launch.BoardPrefix+"*"))
+			if len(paths) != 1 {
+				continue
+			}
+			var err error
+			if b, err = emu.OpenShared(paths[0]); err != nil {
+				continue
+			}
+		}
 		all := true
 		for k := range seen {
-			if seen[k] == nil {
-				seen[k] = map[uint8]bool{}
-			}
 			if ph := b.PortInfo(k).Data & lpt.Strobes; ph == lpt.S0 || ph == lpt.S1 {
 				seen[k][ph] = true
 			}
 			all = all && len(seen[k]) == 2
 		}
 		if all {
-			return
+			return true
 		}
 	}
 }
