@@ -330,6 +330,9 @@ func processAlive(w uint64) bool {
 	return state != 'Z' && state != 'X' && (wordStart(w) == 0 || start == wordStart(w))
 }
 
+// wordStart is a process word's start time.
+func wordStart(w uint64) uint64 { return w >> pidBits }
+
 // startTime is process pid's start time, 0 if unknown.
 func startTime(pid int) uint64 {
 	_, start, _ := procStat(pid)

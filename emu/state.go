@@ -212,7 +212,6 @@ const pidBits = 22 // Linux pids are below 2^22 (PID_MAX_LIMIT)
 
 func procWord(pid int, start uint64) uint64 { return start<<pidBits | uint64(pid) }
 func wordPID(w uint64) int                  { return int(w & (1<<pidBits - 1)) }
-func wordStart(w uint64) uint64             { return w >> pidBits }
 
 // self is this process's process word.
 var self = procWord(os.Getpid(), startTime(os.Getpid()))
