@@ -392,12 +392,15 @@ func TestRunInterruptCLI(t *testing.T) {
 			t.Fatalf("trial %d: ^C: exit %d (%v), want 130 and the interrupt reported:\n%s", trial, s, err, out.String())
 		}
 
-		cmd, out = start(dir, "-n", "1", "-open-timeout", "1m", "--", "sh", "-c", `trap "" INT TERM; sleep 30 & echo $!; wait`)
+		// The PE shrugs off the first ^C (its background sleep ignores it);
+		// the second ^C is sent once the first has reached the PE — two
+		// sent at once may reach papersctl as one.
+		cmd, out = start(dir, "-n", "1", "-open-timeout", "1m", "--", "sh", "-c", `trap "echo shrugged" INT TERM; sleep 30 & echo $!; while :; do wait; done`)
 		waitFor(t, time.Minute, "the PE's child", func() bool { return strings.Contains(out.String(), "\n") })
 		var child int
 		fmt.Sscanf(strings.TrimPrefix(out.String(), "[PE 0] "), "%d", &child)
 		cmd.Process.Signal(unix.SIGINT)
-		time.Sleep(50 * time.Millisecond)
+		waitFor(t, time.Minute, "the first ^C to reach the PE", func() bool { return strings.Contains(out.String(), "shrugged") })
 		second := time.Now()
 		cmd.Process.Signal(unix.SIGINT)
 		err = cmd.Wait()
