@@ -43,7 +43,9 @@ func (l *lockedBuffer) String() string {
 // whole, in prefixed pieces, and the run succeeds.
 func TestRunLongLine(t *testing.T) {
 	const n = 1_100_000
-	for trial := range testenv.Trials(t, 2) {
+	trials := testenv.Trials(t, 2)
+	defer func() { t.Logf("%d trials: the line came through whole every time", trials) }()
+	for trial := range trials {
 		var out bytes.Buffer
 		rep, err := launch.Run(context.Background(), launch.Config{N: 2, Program: os.Args[0], Dir: t.TempDir(),
 			Env: []string{fmt.Sprintf("%s=%d", longLinePE, n)}, Stdout: &out, Stderr: &out})
@@ -112,10 +114,14 @@ func waitOutput(out *lockedBuffer) {
 // ends, its process group is killed, and the report says so.
 func TestRunChildOutlivesPE(t *testing.T) {
 	const grace = 300 * time.Millisecond
-	for trial := range testenv.Trials(t, 2) {
+	var worst time.Duration
+	trials := testenv.Trials(t, 2)
+	defer func() { t.Logf("%d trials: the job ended at worst %v after it started (grace %v), the child killed", trials, worst, grace) }()
+	for trial := range trials {
 		start := time.Now()
 		rep, out, child := childPID(t, "sleep 30 & echo $!; exit 0", launch.Config{Grace: grace}, nil)
 		took := time.Since(start)
+		worst = max(worst, took)
 		if running(child) {
 			unix.Kill(child, unix.SIGKILL)
 			t.Fatalf("trial %d: the PE's child %d still runs after the job", trial, child)
@@ -131,12 +137,16 @@ func TestRunChildOutlivesPE(t *testing.T) {
 // only the PE; the run reports the signal itself (not a PE's exit status
 // 143) and ends long before the child would have.
 func TestRunSignalReachesGroup(t *testing.T) {
-	for trial := range testenv.Trials(t, 2) {
+	var worst time.Duration
+	trials := testenv.Trials(t, 2)
+	defer func() { t.Logf("%d trials: SIGTERM reached the PE's child every time; the run took at worst %v", trials, worst) }()
+	for trial := range trials {
 		sigs := make(chan os.Signal, 1)
 		start := time.Now()
 		rep, out, child := childPID(t, "sleep 30 & echo $!; wait", launch.Config{Signals: sigs, OpenTimeout: time.Minute},
 			func(out *lockedBuffer) { waitOutput(out); sigs <- unix.SIGTERM })
 		took := time.Since(start)
+		worst = max(worst, took)
 		if running(child) {
 			unix.Kill(child, unix.SIGKILL)
 			t.Fatalf("trial %d: SIGTERM did not reach the PE's child %d", trial, child)
