@@ -116,7 +116,9 @@ func TestRunChildOutlivesPE(t *testing.T) {
 	const grace = 300 * time.Millisecond
 	var worst time.Duration
 	trials := testenv.Trials(t, 2)
-	defer func() { t.Logf("%d trials: the job ended at worst %v after it started (grace %v), the child killed", trials, worst, grace) }()
+	defer func() {
+		t.Logf("%d trials: the job ended at worst %v after it started (grace %v), the child killed", trials, worst, grace)
+	}()
 	for trial := range trials {
 		start := time.Now()
 		rep, out, child := childPID(t, "sleep 30 & echo $!; exit 0", launch.Config{Grace: grace}, nil)
@@ -139,7 +141,9 @@ func TestRunChildOutlivesPE(t *testing.T) {
 func TestRunSignalReachesGroup(t *testing.T) {
 	var worst time.Duration
 	trials := testenv.Trials(t, 2)
-	defer func() { t.Logf("%d trials: SIGTERM reached the PE's child every time; the run took at worst %v", trials, worst) }()
+	defer func() {
+		t.Logf("%d trials: SIGTERM reached the PE's child every time; the run took at worst %v", trials, worst)
+	}()
 	for trial := range trials {
 		sigs := make(chan os.Signal, 1)
 		start := time.Now()
