@@ -3,140 +3,39 @@ package emu
 import (
 	"fmt"
 
+	"github.com/ttlpapers/ttlpapers/emu/netlist"
 	"github.com/ttlpapers/ttlpapers/hw"
 	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
-// The compiled netlist (gates, drivers, nets, the cable lines of each
-// port) is immutable and shared by every simulator of the board: each
-// evaluator's private simulation (sim.go), and the timed simulator. What
-// changes lives elsewhere: the port registers, faults and flip-flop states
-// in the board's memory (state.go), the levels in each evaluator.
-type gate struct {
-	fn    hw.Func
-	in    []int32 // nets (-1: unconnected, floats high); DFF: D, CLK, PRE, CLR
-	en    int32   // buffer enable net, -1 for none
-	enLow bool
-	out   int32 // driver index, -1 when the output pin is not connected
-	outN  int32 // DFF nQ driver
-}
+// The compiled netlist (package emu/netlist) is immutable and shared by
+// every evaluator's private simulation (sim.go). What changes lives
+// elsewhere: the port registers, faults and flip-flop states in the
+// board's memory (state.go), the levels in each evaluator.
+type (
+	gate      = netlist.Gate
+	driver    = netlist.Driver
+	net       = netlist.Net
+	cableLine = netlist.CableLine
+)
 
-type driver struct {
-	net int32
-}
-
-type net struct {
-	name    string
-	drivers []int32
-	loads   []int32 // gates reading this net
-	readers []int32 // ports whose status pins read this net
-	multi   bool    // more than one driver: can see contention
-}
-
-// cableLine is one port line of one PE as the board sees it.
-type cableLine struct {
-	line   lpt.Line
-	net    int32 // -1 when the board does not connect the pin
-	driver int32 // PC-driven lines: the PC's driver on that net
-}
-
-// compile builds the immutable simulation structures of a netlist; their
-// indices are deterministic, so every process compiling the same netlist
-// agrees on them and on the memory layout.
+// compile builds the board's simulation structures from a netlist: the
+// compiled circuit, and each connector's port.
 func compile(h *hw.Board, pes int) *Board {
-	b := &Board{hw: h, pes: pes}
-	netIdx := map[*hw.Net]int32{}
-	for _, n := range h.Nets {
-		netIdx[n] = int32(len(b.nets))
-		b.nets = append(b.nets, net{name: n.Name})
-	}
-	netOf := func(ref string, pin int) int32 {
-		if n := h.NetOf(hw.Node{Ref: ref, Pin: pin}); n != nil {
-			return netIdx[n]
-		}
-		return -1
-	}
-	addDriver := func(n int32) int32 {
-		if n < 0 {
-			return -1
-		}
-		d := int32(len(b.drivers))
-		b.drivers = append(b.drivers, driver{net: n})
-		b.nets[n].drivers = append(b.nets[n].drivers, d)
-		return d
-	}
-	b.vcc = addDriver(netIdx[h.Net(hw.VCC)])
-	b.gnd = addDriver(netIdx[h.Net(hw.GND)])
-	for _, c := range h.Components {
-		for _, u := range c.Part.Units {
-			g := gate{fn: u.Func, en: -1, outN: -1}
-			for _, p := range u.In {
-				g.in = append(g.in, netOf(c.Ref, p))
-			}
-			switch u.Func {
-			case hw.FuncDFF:
-				g.in = append(g.in, netOf(c.Ref, u.Preset), netOf(c.Ref, u.Clear))
-				g.outN = addDriver(netOf(c.Ref, u.NQ))
-			case hw.FuncBuffer:
-				if u.Enable != 0 {
-					g.en, g.enLow = netOf(c.Ref, u.Enable), u.EnableLow
-				}
-			}
-			g.out = addDriver(netOf(c.Ref, u.Out))
-			gi := int32(len(b.gates))
-			for _, n := range append(append([]int32(nil), g.in...), g.en) {
-				if n >= 0 && !contains(b.nets[n].loads, gi) {
-					b.nets[n].loads = append(b.nets[n].loads, gi)
-				}
-			}
-			b.gates = append(b.gates, g)
-		}
-	}
-	for k := 0; k < h.PEs; k++ {
+	c := netlist.Compile(h)
+	b := &Board{hw: h, pes: pes, nets: c.Nets, drivers: c.Drivers, gates: c.Gates, vcc: c.VCC, gnd: c.GND}
+	for k, conn := range c.Connectors {
 		p := &isolated[Port](1)[0]
-		*p = Port{b: b, pe: k}
-		for _, l := range lpt.Lines {
-			cl := cableLine{line: l, net: netOf(hw.ConnectorRef(k), l.Pin), driver: -1}
-			if l.Output() {
-				cl.driver = addDriver(cl.net)
-				if cl.driver >= 0 {
-					p.outputs = append(p.outputs, cl)
-					p.outPins |= 1 << l.Pin
-					p.outDriver[l.Pin] = cl.driver
-				}
-			}
-			p.lines = append(p.lines, cl)
-			if !l.Output() {
-				p.inputs = append(p.inputs, cl)
-				if cl.net >= 0 {
-					b.nets[cl.net].readers = append(b.nets[cl.net].readers, int32(k))
-				}
-			}
+		*p = Port{b: b, pe: k, lines: conn.Lines, outputs: conn.Outputs, inputs: conn.Inputs}
+		for _, cl := range conn.Outputs {
+			p.outPins |= 1 << cl.Line.Pin
+			p.outDriver[cl.Line.Pin] = cl.Driver
 		}
 		b.ports = append(b.ports, p)
-		b.ledNets = append(b.ledNets, [2]int32{netIdxByName(h, netIdx, hw.CableNet(k, "LED_G")), netIdxByName(h, netIdx, hw.CableNet(k, "LED_R"))})
-	}
-	for i := range b.nets {
-		b.nets[i].multi = len(b.nets[i].drivers) > 1
+		b.ledNets = append(b.ledNets, [2]int32{c.NetByName(hw.CableNet(k, "LED_G")), c.NetByName(hw.CableNet(k, "LED_R"))})
 	}
 	b.derive()
 	return b
-}
-
-func netIdxByName(h *hw.Board, idx map[*hw.Net]int32, name string) int32 {
-	if n := h.Net(name); n != nil {
-		return idx[n]
-	}
-	return -1
-}
-
-func contains(s []int32, v int32) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // maxFlipFlops is how many 74LS74 halves the board's flip-flop word holds
@@ -147,7 +46,7 @@ const maxFlipFlops = 4
 // in gate order, each port's inert pins, and the memory layout.
 func (b *Board) derive() {
 	for i := range b.gates {
-		if b.gates[i].fn == hw.FuncDFF {
+		if b.gates[i].Fn == hw.FuncDFF {
 			b.dffs = append(b.dffs, int32(i))
 		}
 	}
@@ -161,10 +60,10 @@ func (b *Board) derive() {
 	b.ready, b.intr = -1, -1
 	for i, g := range b.dffs {
 		b.dffOf[g] = int8(i)
-		if d := b.gates[g].out; d >= 0 && b.nets[b.drivers[d].net].name == hw.NetRDYQ {
+		if d := b.gates[g].Out; d >= 0 && b.nets[b.drivers[d].Net].Name == hw.NetRDYQ {
 			b.ready = i
 		}
-		if d := b.gates[g].outN; d >= 0 && b.nets[b.drivers[d].net].name == hw.NetINTQ {
+		if d := b.gates[g].OutN; d >= 0 && b.nets[b.drivers[d].Net].Name == hw.NetINTQ {
 			b.intr = i
 		}
 	}
@@ -172,8 +71,8 @@ func (b *Board) derive() {
 		p.inert = b.inertPins(p)
 		p.inertBits = inertBits(p.inert)
 		for _, cl := range p.inputs {
-			if cl.net >= 0 && b.readsOthers(cl.net, p.pe) {
-				p.extBits |= cl.line.Mask
+			if cl.Net >= 0 && b.readsOthers(cl.Net, p.pe) {
+				p.extBits |= cl.Line.Mask
 			}
 		}
 	}
@@ -193,8 +92,8 @@ func (b *Board) inertPins(p *Port) lpt.Pins {
 		}
 	}
 	for _, cl := range p.outputs {
-		if b.reachesState(cl.net) {
-			inert &^= 1 << cl.line.Pin
+		if b.reachesState(cl.Net) {
+			inert &^= 1 << cl.Line.Pin
 		}
 	}
 	return inert
@@ -212,16 +111,16 @@ func (b *Board) reachesState(n0 int32) bool {
 			continue
 		}
 		seen[n] = true
-		if b.nets[n].multi || len(b.nets[n].readers) > 0 {
+		if b.nets[n].Multi || len(b.nets[n].Readers) > 0 {
 			return true
 		}
-		for _, gi := range b.nets[n].loads {
+		for _, gi := range b.nets[n].Loads {
 			g := &b.gates[gi]
-			if g.fn == hw.FuncDFF {
+			if g.Fn == hw.FuncDFF {
 				return true
 			}
-			if g.out >= 0 {
-				todo = append(todo, b.drivers[g.out].net)
+			if g.Out >= 0 {
+				todo = append(todo, b.drivers[g.Out].Net)
 			}
 		}
 	}
@@ -250,13 +149,13 @@ func inertBits(inert lpt.Pins) uint64 {
 func (b *Board) readsOthers(n0 int32, pe int) bool {
 	own := map[int32]bool{}
 	for _, cl := range b.ports[pe].outputs {
-		own[cl.driver] = true
+		own[cl.Driver] = true
 	}
 	gateOf := map[int32]int32{}
 	for gi, g := range b.gates {
-		gateOf[g.out] = int32(gi)
-		if g.outN >= 0 {
-			gateOf[g.outN] = int32(gi)
+		gateOf[g.Out] = int32(gi)
+		if g.OutN >= 0 {
+			gateOf[g.OutN] = int32(gi)
 		}
 	}
 	seen := map[int32]bool{}
@@ -268,15 +167,15 @@ func (b *Board) readsOthers(n0 int32, pe int) bool {
 			continue
 		}
 		seen[n] = true
-		for _, d := range b.nets[n].drivers {
+		for _, d := range b.nets[n].Drivers {
 			gi, isGate := gateOf[d]
 			switch {
 			case d == b.vcc || d == b.gnd || own[d]:
 			case !isGate:
 				return true // another port's pin
-			case b.gates[gi].fn != hw.FuncDFF:
-				todo = append(todo, b.gates[gi].in...)
-				todo = append(todo, b.gates[gi].en)
+			case b.gates[gi].Fn != hw.FuncDFF:
+				todo = append(todo, b.gates[gi].In...)
+				todo = append(todo, b.gates[gi].En)
 			}
 		}
 	}

@@ -64,13 +64,13 @@ func (r *ref) settleCounting(powerUp, count bool) {
 		pins := lpt.OutputPins(r.data[k], r.ctl[k])
 		plugged, s0, s1 := faultInfo(r.fault[k])
 		for _, cl := range p.outputs {
-			r.on[cl.driver] = plugged
-			r.val[cl.driver] = (pins.High(cl.line.Pin) || s1&(1<<cl.line.Pin) != 0) && s0&(1<<cl.line.Pin) == 0
+			r.on[cl.Driver] = plugged
+			r.val[cl.Driver] = (pins.High(cl.Line.Pin) || s1&(1<<cl.Line.Pin) != 0) && s0&(1<<cl.Line.Pin) == 0
 		}
 	}
 	for i, g := range b.dffs { // flip-flop outputs as they were
-		r.drive(b.gates[g].out, true, r.dff[i].Q)
-		r.drive(b.gates[g].outN, true, !r.dff[i].Q)
+		r.drive(b.gates[g].Out, true, r.dff[i].Q)
+		r.drive(b.gates[g].OutN, true, !r.dff[i].Q)
 	}
 	for {
 		r.combinational()
@@ -83,7 +83,7 @@ func (r *ref) settleCounting(powerUp, count bool) {
 			}
 			_, out, outN, next := hw.FuncDFF.Eval(in, 4, true, st)
 			gt := &b.gates[g]
-			c1, c2 := r.drive(gt.out, true, out), r.drive(gt.outN, true, outN)
+			c1, c2 := r.drive(gt.Out, true, out), r.drive(gt.OutN, true, outN)
 			changed = changed || next != r.dff[i] || c1 || c2
 			r.dff[i] = next
 		}
@@ -92,7 +92,7 @@ func (r *ref) settleCounting(powerUp, count bool) {
 		}
 	}
 	for i := range b.nets {
-		if count && b.nets[i].multi && r.disagree(int32(i)) {
+		if count && b.nets[i].Multi && r.disagree(int32(i)) {
 			r.contention++
 		}
 	}
@@ -109,7 +109,7 @@ func (r *ref) drive(d int32, on, val bool) bool {
 
 func (r *ref) inputs(g int32) uint32 {
 	var in uint32
-	for k, n := range r.b.gates[g].in {
+	for k, n := range r.b.gates[g].In {
 		if r.in(n) {
 			in |= 1 << k
 		}
@@ -127,11 +127,11 @@ func (r *ref) combinational() {
 		}
 		for gi := range b.gates {
 			g := &b.gates[gi]
-			if g.fn == hw.FuncDFF || g.out < 0 {
+			if g.Fn == hw.FuncDFF || g.Out < 0 {
 				continue
 			}
-			on, out, _, _ := g.fn.Eval(r.inputs(int32(gi)), len(g.in), g.en < 0 || r.in(g.en) != g.enLow, hw.DFFState{})
-			r.drive(g.out, on, out)
+			on, out, _, _ := g.Fn.Eval(r.inputs(int32(gi)), len(g.In), g.En < 0 || r.in(g.En) != g.EnLow, hw.DFFState{})
+			r.drive(g.Out, on, out)
 		}
 		changed := false
 		for n := range b.nets {
@@ -148,7 +148,7 @@ func (r *ref) combinational() {
 func (r *ref) resolve(n int32) bool {
 	v := true
 	any := false
-	for _, d := range r.b.nets[n].drivers {
+	for _, d := range r.b.nets[n].Drivers {
 		if r.on[d] {
 			if any && r.val[d] != v {
 				return false
@@ -161,7 +161,7 @@ func (r *ref) resolve(n int32) bool {
 
 func (r *ref) disagree(n int32) bool {
 	any, v := false, false
-	for _, d := range r.b.nets[n].drivers {
+	for _, d := range r.b.nets[n].Drivers {
 		if r.on[d] {
 			if any && r.val[d] != v {
 				return true
@@ -176,10 +176,10 @@ func (r *ref) status(k int) uint8 {
 	plugged, s0, s1 := faultInfo(r.fault[k])
 	st := statusNotPins
 	for _, cl := range r.b.ports[k].inputs {
-		l := !plugged || r.in(cl.net)
-		l = (l || s1&(1<<cl.line.Pin) != 0) && s0&(1<<cl.line.Pin) == 0
-		if l != cl.line.Inverted {
-			st |= cl.line.Mask
+		l := !plugged || r.in(cl.Net)
+		l = (l || s1&(1<<cl.Line.Pin) != 0) && s0&(1<<cl.Line.Pin) == 0
+		if l != cl.Line.Inverted {
+			st |= cl.Line.Mask
 		}
 	}
 	return st
@@ -207,8 +207,8 @@ func newStimulus(t testing.TB, pes int, up PowerUp, miswire bool, next func(int)
 		k := next(pes)
 		for gi := range b.gates {
 			g := &b.gates[gi]
-			if g.fn == hw.FuncBuffer && g.out >= 0 && b.nets[b.drivers[g.out].net].name == hw.CableNet(k, "Busy") && g.enLow {
-				g.enLow = false
+			if g.Fn == hw.FuncBuffer && g.Out >= 0 && b.nets[b.drivers[g.Out].Net].Name == hw.CableNet(k, "Busy") && g.EnLow {
+				g.EnLow = false
 				break
 			}
 		}
@@ -344,7 +344,7 @@ func (s *stimulus) checkAll(i int, what string) {
 	levels := b.Levels(nil)
 	for n, l := range levels {
 		if l != r.level[n] {
-			s.t.Fatalf("step %d%s: net %s is %v, reference %v", i, what, b.nets[n].name, l, r.level[n])
+			s.t.Fatalf("step %d%s: net %s is %v, reference %v", i, what, b.nets[n].Name, l, r.level[n])
 		}
 	}
 	st := dffState(b.m.load(hDFF))

@@ -12,11 +12,10 @@
 // reproducibly, or take a chosen one (PowerUp); by default both halves
 // power up with Q low.
 //
-// TimedBoard is the same netlist in simulated time: the part library's
-// propagation delays, cable delay and slew per PE and line, and PC port
-// timing, with PEs' port operations run in simulated-time order — how the
-// seed's two NAND races are shown (package timing, docs/timing.md). With
-// zero delays it equals the zero-delay board.
+// Package emu/netlist compiles the netlist; package emu/timed runs the
+// same circuit in simulated time (the part library's propagation delays,
+// cables, PC port timing), and its package comment says why the two keep
+// evaluators of their own; package emu/vcd records either board's run.
 //
 // No lock guards the board. Each PE publishes its registers in a word of
 // its own; every port evaluates the board from a consistent snapshot of
@@ -428,7 +427,7 @@ func (b *Board) LED(pe int) LED {
 // diagnosis.
 func (b *Board) NetLevel(name string) (bool, error) {
 	for i := range b.nets {
-		if b.nets[i].name == name {
+		if b.nets[i].Name == name {
 			var v bool
 			b.look(func(s *sim) { v = s.level(int32(i)) })
 			return v, nil
@@ -442,7 +441,7 @@ func (b *Board) NetLevel(name string) (bool, error) {
 func (b *Board) NetNames() []string {
 	names := make([]string, len(b.nets))
 	for i := range b.nets {
-		names[i] = b.nets[i].name
+		names[i] = b.nets[i].Name
 	}
 	return names
 }
@@ -761,8 +760,8 @@ func (b *Board) explainStall(s *sim, self int, phase uint8) (string, uint64) {
 		}
 		var st uint8
 		for _, cl := range p.lines {
-			if (cl.line.Mask == lpt.S0 || cl.line.Mask == lpt.S1) && cl.line.Reg == lpt.Data && s.level(cl.net) {
-				st |= cl.line.Mask
+			if (cl.Line.Mask == lpt.S0 || cl.Line.Mask == lpt.S1) && cl.Line.Reg == lpt.Data && s.level(cl.Net) {
+				st |= cl.Line.Mask
 			}
 		}
 		switch {

@@ -82,7 +82,7 @@ func TestSharedMatchesInProcess(t *testing.T) {
 	a, b := mem.Levels(nil), shm.Levels(nil)
 	for i := range a {
 		if a[i] != b[i] {
-			t.Errorf("net %s differs", mem.nets[i].name)
+			t.Errorf("net %s differs", mem.nets[i].Name)
 		}
 	}
 	if mem.Contention() != shm.Contention() {

@@ -81,10 +81,19 @@ func ParseFault(s string) (Fault, error) {
 	return f, nil
 }
 
+// OnBoard reports, as an error that says why not, whether f's PE is one
+// of a board's pes PEs.
+func (f Fault) OnBoard(pes int) error {
+	if f.PE < 0 || f.PE >= pes {
+		return fmt.Errorf("PE %d is not on the %d-PE board (PEs 0 to %d)", f.PE, pes, pes-1)
+	}
+	return nil
+}
+
 // Inject applies a fault. Faults stay until Repair.
 func (b *Board) Inject(f Fault) error {
-	if f.PE < 0 || f.PE >= len(b.ports) {
-		return fmt.Errorf("emu: fault %v: PE %d is not on the %d-PE board", f, f.PE, len(b.ports))
+	if err := f.OnBoard(len(b.ports)); err != nil {
+		return fmt.Errorf("emu: fault %v: %w", f, err)
 	}
 	return b.changeFault(f.PE, func(plugged bool, stuck0, stuck1 uint32) (bool, uint32, uint32) {
 		pin := uint32(1) << f.Line.Pin

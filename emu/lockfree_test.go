@@ -191,8 +191,8 @@ func TestContendedLine(t *testing.T) {
 	busy := hw.CableNet(1, "Busy")
 	for gi := range b.gates {
 		g := &b.gates[gi]
-		if g.fn == hw.FuncBuffer && b.nets[b.drivers[g.out].net].name == busy && !g.enLow {
-			g.enLow = true
+		if g.Fn == hw.FuncBuffer && b.nets[b.drivers[g.Out].Net].Name == busy && !g.EnLow {
+			g.EnLow = true
 		}
 	}
 	ps := claimAll(t, b)

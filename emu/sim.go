@@ -137,7 +137,7 @@ func bit(v bool) uint32 {
 // sinks more current than a high one sources.
 func (s *sim) resolve(n int32) bool {
 	any, val := false, true
-	for _, d := range s.b.nets[n].drivers {
+	for _, d := range s.b.nets[n].Drivers {
 		on, v := s.driverBits(d)
 		if !on {
 			continue
@@ -153,7 +153,7 @@ func (s *sim) resolve(n int32) bool {
 // disagree reports whether a net's enabled drivers disagree.
 func (s *sim) disagree(n int32) bool {
 	any, val := false, false
-	for _, d := range s.b.nets[n].drivers {
+	for _, d := range s.b.nets[n].Drivers {
 		if on, v := s.driverBits(d); on {
 			if any && v != val {
 				return true
@@ -177,17 +177,17 @@ func (s *sim) setDriver(d int32, on, val bool) {
 	if d < 0 || !s.setDriverBits(d, on, val) {
 		return
 	}
-	n := s.b.drivers[d].net
-	if f := s.checkFlag(n); s.b.nets[n].multi && !s.flag(f) {
+	n := s.b.drivers[d].Net
+	if f := s.checkFlag(n); s.b.nets[n].Multi && !s.flag(f) {
 		s.setFlag(f)
 		s.check = append(s.check, n)
 	}
 	if v := s.resolve(n); v != s.level(n) {
 		s.setNet(n, v)
-		for _, g := range s.b.nets[n].loads {
+		for _, g := range s.b.nets[n].Loads {
 			s.push(g)
 		}
-		for _, k := range s.b.nets[n].readers {
+		for _, k := range s.b.nets[n].Readers {
 			s.markStatus(k)
 		}
 	}
@@ -218,7 +218,7 @@ func (s *sim) settle() {
 			}
 			gi := s.queue[i]
 			s.clearFlag(int(gi))
-			if s.b.gates[gi].fn == hw.FuncDFF {
+			if s.b.gates[gi].Fn == hw.FuncDFF {
 				if f := s.deferFlag(gi); !s.flag(f) {
 					s.setFlag(f)
 					s.deferred = append(s.deferred, gi)
@@ -262,7 +262,7 @@ func (s *sim) settle() {
 func (s *sim) eval(gi int32) {
 	g := &s.b.gates[gi]
 	var in uint32
-	for k, n := range g.in {
+	for k, n := range g.In {
 		if s.level(n) {
 			in |= 1 << k
 		}
@@ -275,11 +275,11 @@ func (s *sim) eval(gi int32) {
 			st.Clk = in&2 != 0
 		}
 	}
-	on, out, outN, next := g.fn.Eval(in, len(g.in), g.en < 0 || s.level(g.en) != g.enLow, st)
-	s.setDriver(g.out, on, out)
+	on, out, outN, next := g.Fn.Eval(in, len(g.In), g.En < 0 || s.level(g.En) != g.EnLow, st)
+	s.setDriver(g.Out, on, out)
 	if i >= 0 {
 		s.dff[i] = uint8(bit(next.Q) | bit(next.Clk)<<1)
-		s.setDriver(g.outN, true, outN)
+		s.setDriver(g.OutN, true, outN)
 	}
 }
 
@@ -293,10 +293,10 @@ func (s *sim) portStatus(k int) uint8 {
 	plugged, stuck0, stuck1 := faultInfo(s.words[len(s.b.ports)+k])
 	status := statusNotPins
 	for _, cl := range s.b.ports[k].inputs {
-		level := !plugged || s.level(cl.net)
-		level = (level || stuck1&(1<<cl.line.Pin) != 0) && stuck0&(1<<cl.line.Pin) == 0
-		if level != cl.line.Inverted {
-			status |= cl.line.Mask
+		level := !plugged || s.level(cl.Net)
+		level = (level || stuck1&(1<<cl.Line.Pin) != 0) && stuck0&(1<<cl.Line.Pin) == 0
+		if level != cl.Line.Inverted {
+			status |= cl.Line.Mask
 		}
 	}
 	return status
@@ -389,8 +389,8 @@ func (s *sim) rebuild(words []uint64, state uint8) {
 	s.setDriverBits(b.vcc, true, true)
 	s.setDriverBits(b.gnd, true, false)
 	for i := range b.gates {
-		s.setDriverBits(b.gates[i].out, true, true)
-		s.setDriverBits(b.gates[i].outN, true, true)
+		s.setDriverBits(b.gates[i].Out, true, true)
+		s.setDriverBits(b.gates[i].OutN, true, true)
 	}
 	size := len(b.ports)
 	copy(s.words, words)
@@ -399,7 +399,7 @@ func (s *sim) rebuild(words []uint64, state uint8) {
 	}
 	for i := range b.nets {
 		s.setNet(int32(i), s.resolve(int32(i)))
-		if b.nets[i].multi && !s.flag(s.checkFlag(int32(i))) {
+		if b.nets[i].Multi && !s.flag(s.checkFlag(int32(i))) {
 			s.setFlag(s.checkFlag(int32(i)))
 			s.check = append(s.check, int32(i))
 		}

@@ -31,6 +31,7 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emu/ppdevfs"
+	"github.com/ttlpapers/ttlpapers/field"
 	"github.com/ttlpapers/ttlpapers/internal/qemu"
 	"github.com/ttlpapers/ttlpapers/lpt"
 )
@@ -178,14 +179,38 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return res, err
 }
 
+// Validate reports every problem with cfg's machines, faults, command and
+// timeout as *field.Error values, joined. (The binary and the kernel are
+// looked for when the run starts.)
+func (cfg Config) Validate() error {
+	var errs []error
+	bad := func(name, format string, args ...any) { errs = append(errs, field.Errorf(name, format, args...)) }
+	if cfg.N < 1 || cfg.N > lpt.MaxPEs {
+		bad("N", "{N} %d: %d machines: use 1 to %d", cfg.N, cfg.N, lpt.MaxPEs)
+	}
+	for _, s := range cfg.Faults {
+		f, err := emu.ParseFault(s)
+		if err == nil && cfg.N >= 1 {
+			err = f.OnBoard(cfg.N)
+		}
+		if err != nil {
+			bad("Faults", "{Faults} %s: %v", s, err)
+		}
+	}
+	if len(cfg.Args) == 0 {
+		bad("Args", "no papersctl command to run in the machines ({Args}), e.g. selftest --port 0x378")
+	}
+	if cfg.Timeout < 0 {
+		bad("Timeout", "{Timeout} %v: need 0 (the default) or more", cfg.Timeout)
+	}
+	return errors.Join(errs...)
+}
+
 // prepare checks cfg, fills in its defaults and finds QEMU and the kernel,
 // before any work starts.
 func prepare(cfg Config) (Config, *qemu.Kernel, error) {
-	if cfg.N < 1 || cfg.N > lpt.MaxPEs {
-		return cfg, nil, fmt.Errorf("hil: %d machines: use 1 to %d", cfg.N, lpt.MaxPEs)
-	}
-	if len(cfg.Args) == 0 {
-		return cfg, nil, errors.New("hil: no papersctl command to run in the machines (e.g. selftest --port 0x378)")
+	if err := cfg.Validate(); err != nil {
+		return cfg, nil, fmt.Errorf("hil: %w", err)
 	}
 	if cfg.Binary == "" {
 		return cfg, nil, errors.New("hil: no papersctl binary: build one with BuildPapersctl")

@@ -354,7 +354,7 @@ var clusterSelftest = []string{"selftest", "--port", "0x378", "--pe", hil.PEPlac
 
 // TestSelftestCluster runs the multi-PC selftest on four machines at once
 // against one healthy board: every machine passes, and the driver's
-// operations cost what SPEC says when nobody is late.
+// operations cost what docs/protocol.md says when nobody is late.
 func TestSelftestCluster(t *testing.T) {
 	bin := requireHIL(t)
 	res := run(t, hil.Config{N: 4, Binary: bin, Args: clusterSelftest, Timeout: 4 * time.Minute})

@@ -1,6 +1,6 @@
 // Package hw is the TTL_PAPERS board as data: a 74LS part library with real
 // pinouts and delays, and a netlist builder for the 4-PE board of the seed
-// (U1-U8, reconstructed gate by gate in SPEC §4) and its 8-, 16- and 32-PE
+// (U1-U8, reconstructed gate by gate in docs/circuit.md) and its 8-, 16- and 32-PE
 // scalings.
 //
 // The netlist is the project's single source of truth for the circuit: the
@@ -103,7 +103,7 @@ func MustNew(pes int) *Board {
 	return b
 }
 
-// Net names (SPEC §3/§4). Per-PE cable nets are "PE<k>.<line>".
+// Net names (docs/circuit.md, "The four-PE board"). Per-PE cable nets are "PE<k>.<line>".
 const (
 	NetAllS0  = "nALL_S0"  // low when every PE drives S0
 	NetAllS1  = "nALL_S1"  // low when every PE drives S1

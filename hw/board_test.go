@@ -7,7 +7,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
-// The 4-PE board is exactly SPEC §4's eight chips.
+// The 4-PE board is exactly the eight chips of docs/circuit.md, "The four-PE board".
 func TestFourPEBoard(t *testing.T) {
 	b := MustNew(4)
 	want := []*Part{LS20, LS20, LS74, LS125, LS126, LS40, LS40, LS244}
@@ -20,7 +20,7 @@ func TestFourPEBoard(t *testing.T) {
 	if c := b.Component("U9"); c != nil {
 		t.Errorf("a 4-PE board has a ninth chip %s", c.Part.Name)
 	}
-	// Spot checks from SPEC §4.
+	// Spot checks from docs/circuit.md.
 	on := func(net string, nodes ...Node) {
 		t.Helper()
 		for _, n := range nodes {
@@ -132,7 +132,7 @@ func TestSizes(t *testing.T) {
 			counts[n][c.Part.Name]++
 		}
 	}
-	// SPEC §4 scaling: one 74LS125 and one 74LS126 per 4 PEs; 74LS30 trees at 8.
+	// docs/circuit.md, "Scaling": one 74LS125 and one 74LS126 per 4 PEs; 74LS30 trees at 8.
 	for _, n := range Sizes {
 		if counts[n]["74LS125"] != n/4 || counts[n]["74LS126"] != n/4 || counts[n]["DB25"] != n {
 			t.Errorf("%d PEs: %v", n, counts[n])

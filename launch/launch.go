@@ -52,8 +52,9 @@ type Config struct {
 	// run's processes; one left by a run that is over is replaced.
 	Board string
 	Dir   string // where boards live; DefaultDir when empty
-	// PEs is the board's PE count when this run creates it (0: N). First
-	// is the id of the first PE this run starts: PEs First..First+N-1.
+	// PEs is the board's PE count when this run creates it (0: First+N,
+	// see BoardPEs). First is the id of the first PE this run starts: PEs
+	// First..First+N-1.
 	PEs, First int
 	// OpenTimeout bounds how long a process may take to open the board.
 	OpenTimeout time.Duration

@@ -23,7 +23,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ttlpapers/ttlpapers/emu"
-	"github.com/ttlpapers/ttlpapers/hw"
+	"github.com/ttlpapers/ttlpapers/field"
 	"github.com/ttlpapers/ttlpapers/internal/stop"
 	"github.com/ttlpapers/ttlpapers/spmd"
 )
@@ -59,23 +59,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // check validates the configuration, fills in the defaults and finds the
 // program.
 func (cfg *Config) check() (string, error) {
-	if cfg.PEs == 0 {
-		cfg.PEs = cfg.First + cfg.N
+	if err := cfg.Validate(); err != nil {
+		return "", fmt.Errorf("launch: %w", err)
 	}
-	if cfg.N < 1 || cfg.First < 0 || cfg.First+cfg.N > cfg.PEs {
-		return "", fmt.Errorf("launch: cannot start %d processes as PEs %d.. of a %d-PE board: give -n from 1 to %d, and -first and -pes so that first+n <= pes", cfg.N, cfg.First, cfg.PEs, hw.Sizes[len(hw.Sizes)-1])
-	}
-	if _, err := hw.SizeFor(cfg.PEs); err != nil {
-		return "", fmt.Errorf("launch: %d PEs: %w", cfg.PEs, err)
-	}
-	if cfg.Board != "" {
-		if err := CheckBoard(cfg.Board); err != nil {
-			return "", fmt.Errorf("launch: -board: %w", err)
-		}
-	}
-	if cfg.Program == "" {
-		return "", errors.New("launch: no program to run: give it after --, e.g. papersctl run -n 4 -- ./prog")
-	}
+	cfg.PEs = cfg.BoardPEs()
 	prog, err := exec.LookPath(cfg.Program)
 	if err != nil {
 		return "", fmt.Errorf("launch: program %q: %w", cfg.Program, err)
@@ -122,14 +109,14 @@ func attach(cfg Config) (b *emu.Board, path string, owned bool, err error) {
 		return nil, "", false, fmt.Errorf("launch: %w", err)
 	}
 	if cfg.N == cfg.PEs {
-		return nil, "", false, fmt.Errorf("launch: board %q is in use by %s: choose another -board name; to share it, start each run with -pes TOTAL and its own -first", cfg.Board, info.Users())
+		return nil, "", false, fmt.Errorf("launch: %w", field.Errorf("Board", "board %q is in use by %s: choose another {Board} name; to share it, start each run with {PEs} TOTAL and its own {First}", cfg.Board, info.Users()))
 	}
 	if info.PEs != cfg.PEs {
-		return nil, "", false, fmt.Errorf("launch: board %q was created for %d PEs and this run asks for %d (-pes): give every run sharing it the same -pes", cfg.Board, info.PEs, cfg.PEs)
+		return nil, "", false, fmt.Errorf("launch: %w", field.Errorf("PEs", "board %q was created for %d PEs and this run asks for %d ({PEs}): give every run sharing it the same {PEs}", cfg.Board, info.PEs, cfg.PEs))
 	}
 	for pe := cfg.First; pe < cfg.First+cfg.N; pe++ {
 		if info.Holders[pe] != 0 && info.Alive[pe] {
-			return nil, "", false, fmt.Errorf("launch: PE %d of board %q is already run by process %d (%s): give this run PEs of its own with -first", pe, cfg.Board, info.Holders[pe], info.Users())
+			return nil, "", false, fmt.Errorf("launch: %w", field.Errorf("First", "PE %d of board %q is already run by process %d (%s): give this run PEs of its own with {First}", pe, cfg.Board, info.Holders[pe], info.Users()))
 		}
 	}
 	if b, err = emu.OpenShared(path); err != nil {

@@ -5,7 +5,8 @@
 // bit, and whether the register bit is inverted on the pin), the TTL_PAPERS
 // names the seed gives those bits, and the small Port interface that every
 // backend implements: the emulated ports of package emu, and the real ports
-// (ioperm, ppdev, /dev/port, periph.io GPIO). Everything else in the project —
+// of lpt/linuxlpt (ioperm, ppdev, /dev/port) and lpt/periphlpt (periph.io
+// GPIO); lpt/lpttest wraps any port for tests. Everything else in the project —
 // the emulator's pin model, the board netlist's cable connectors, selftest
 // diagnoses — derives pin numbers and masks from the table here.
 package lpt

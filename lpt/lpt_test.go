@@ -2,7 +2,8 @@ package lpt
 
 import "testing"
 
-// TestInversions checks the register↔pin mapping against SPEC §2 pin by pin.
+// TestInversions checks the register↔pin mapping against docs/registers.md,
+// "Inversions", pin by pin.
 func TestInversions(t *testing.T) {
 	// All register bits 0: the inverted control lines are high, the rest low.
 	p := OutputPins(0, 0)

@@ -1,12 +1,12 @@
 package papers
 
-// Aggregate operations (SPEC §6): every collective is built from the board's
-// one communication primitive, the 4-bit NAND of every PE's data lines (one
-// NAND = one barrier with a side effect = 5 port operations). The NAND-
-// operation count of each collective is documented on it, beside the lower
-// bound and the naive gather-everything count; docs/aggregates.md has the
-// table. n is the PE count, w the width of the type in bits, q = ceil(w/4)
-// the number of nybbles of one value.
+// Aggregate operations (docs/protocol.md, "Operations built on the NAND"):
+// every collective is built from the board's one communication primitive, the
+// 4-bit NAND of every PE's data lines (one NAND = one barrier with a side
+// effect = 5 port operations). The NAND-operation count of each collective
+// is documented on it, beside the lower bound and the naive gather-everything
+// count; docs/aggregates.md has the table. n is the PE count, w the width of
+// the type in bits, q = ceil(w/4) the number of nybbles of one value.
 //
 // Arguments that an SPMD program passes identically on every PE (a root, an
 // Op, a ScanKind, the type) are checked locally before any NAND: each PE that
@@ -127,7 +127,7 @@ func (p *PE) nandBits(x uint64, w int) (uint64, error) {
 
 // broadcastBits returns root's low w bits of x on every PE: q NANDs. The root
 // drives the complement of each nybble and every other PE 0xf, so each NAND
-// is the root's nybble itself (SPEC §6).
+// is the root's nybble itself.
 func (p *PE) broadcastBits(root int, x uint64, w int) (uint64, error) {
 	if p.self == root {
 		x = ^x

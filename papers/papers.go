@@ -1,5 +1,6 @@
-// Package papers is the TTL_PAPERS driver: the seed's protocol (SPEC §5) over
-// any lpt.Port, and the aggregate operations built on it.
+// Package papers is the TTL_PAPERS driver: the seed's protocol
+// (docs/protocol.md) over any lpt.Port, and the aggregate operations built on
+// it.
 //
 // A PE opens its port with its id and the PE count, then runs the two
 // primitives the board provides — a barrier (2 port operations) and, as its
@@ -117,10 +118,10 @@ type Stats struct {
 	Interrupts uint64 // interrupts acknowledged
 }
 
-// Open takes over port for PE cfg.PE of cfg.PEs, initialises it (SPEC §5)
-// and checks in with the other PEs: it returns once every PE has opened its
-// port, or an error naming the PEs that did not. The PE owns the port from
-// then on; Close releases it.
+// Open takes over port for PE cfg.PE of cfg.PEs, initialises it
+// (docs/protocol.md, "Check-in") and checks in with the other PEs: it returns
+// once every PE has opened its port, or an error naming the PEs that did not.
+// The PE owns the port from then on; Close releases it.
 func Open(port lpt.Port, cfg Config) (*PE, error) {
 	if cfg.PEs < 1 || cfg.PEs > lpt.MaxPEs {
 		return nil, fmt.Errorf("papers: %d PEs: a TTL_PAPERS board connects 1 to %d", cfg.PEs, lpt.MaxPEs)

@@ -1,10 +1,11 @@
 package papers_test
 
-// SPIDER (Birsan, UBC 1995; seeds/spider_birsan_1995.txt) as tests: its
-// programmable combine agents — user code that merges data byte by byte and
-// counts the agents it has merged — and its fault-injection runs that
-// report what was delivered, on TTL_PAPERS (SPEC §11). Each row quotes the
-// thesis.
+// SPIDER (Birsan, UBC 1995; ../shared/seeds/spider_birsan_1995.txt beside
+// the checkout, docs/seeds.md) as tests: its programmable combine agents —
+// user code that merges data byte by byte and counts the agents it has
+// merged — and its fault-injection runs that report what was delivered, on
+// TTL_PAPERS (docs/aggregates.md, "Contributor counts (SPIDER)"). Each row
+// quotes the thesis.
 
 import (
 	"fmt"

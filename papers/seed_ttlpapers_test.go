@@ -1,8 +1,9 @@
 package papers_test
 
 // The TTL_PAPERS design paper (Dietz, Chung, Mattox and Muhammad, Purdue,
-// January 1995; seeds/ttl_papers_design_1995.txt) as tests: every worked
-// example and every operation count it gives, each row quoting its line.
+// January 1995; ../shared/seeds/ttl_papers_design_1995.txt beside the
+// checkout, docs/seeds.md) as tests: every worked example and every
+// operation count it gives, each row quoting its line.
 // Where this driver chose otherwise, the row says so and tests our choice.
 
 import (
@@ -205,22 +206,47 @@ func TestSeedParticipation(t *testing.T) {
 }
 
 // TestSeedHalt: §2.2 "In contrast, setting both P_S1 and P_S0 to 0 will
-// ensure that all barrier operations halt." (TestStalledPE names the
+// ensure that all barrier operations halt." PE 1 arrives at a barrier
+// (StartBarrier raises its strobe) and then writes S1=S0=0; PE 0 arrives
+// after that write, so without it the barrier would complete. Both phases:
+// the barrier into S0 and the barrier into S1. (TestStalledPE names the
 // staller too.)
 func TestSeedHalt(t *testing.T) {
-	err := emulate.Run(2, papers.Config{Timeout: 50 * time.Millisecond}, func(p *papers.PE) error {
-		if p.Self() == 1 {
-			p.Port().WriteData(lpt.DataMask) // S1 = S0 = 0
+	for pre := range 2 { // barriers before: the halted one is the other phase
+		halted := make(chan struct{}, 1) // PE 1 has written S1=S0=0 (closed: it has returned)
+		done := make(chan struct{})      // PE 0 has returned
+		err := emulate.Run(2, papers.Config{Timeout: 100 * time.Millisecond, CheckInTimeout: 10 * time.Second}, func(p *papers.PE) error {
+			if p.Self() == 0 {
+				defer close(done)
+			} else {
+				defer close(halted)
+			}
+			for range pre {
+				if err := p.Barrier(); err != nil {
+					return err
+				}
+			}
+			if p.Self() == 1 {
+				if err := p.StartBarrier(); err != nil {
+					return err
+				}
+				p.Port().WriteData(lpt.DataMask) // S1 = S0 = 0
+				halted <- struct{}{}
+				<-done // stay open: closing would park the port, which halts barriers too
+				return nil
+			}
+			if _, ok := <-halted; !ok {
+				return errors.New("PE 1 returned before halting the barriers")
+			}
+			var te *papers.TimeoutError
+			if err := p.Barrier(); !errors.As(err, &te) {
+				return fmt.Errorf("barrier %d with S1=S0=0 on PE 1: %v, want it to halt (a timeout)", pre+1, err)
+			}
 			return nil
+		})
+		if err != nil {
+			t.Error(err)
 		}
-		var te *papers.TimeoutError
-		if err := p.Barrier(); !errors.As(err, &te) {
-			return fmt.Errorf("barrier with S1=S0=0 on PE 1: %v, want it to halt (a timeout)", err)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Error(err)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/hw"
 	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/lpt/lpttest"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
@@ -23,9 +24,9 @@ import (
 type env struct {
 	p       *papers.PE
 	ops     func() uint64
-	board   *emu.Board    // nil on real ports
-	shared  *shared       // in-process coordination; nil on real ports
-	lock    *lockstepPort // nil on real ports
+	board   *emu.Board        // nil on real ports
+	shared  *shared           // in-process coordination; nil on real ports
+	lock    *lpttest.Lockstep // nil on real ports
 	timeout time.Duration
 	res     *[]result
 	step    string
@@ -212,7 +213,7 @@ func failure(h *hw.Board, cfg Config, findings []Check, c Check, lines string) C
 	if cfg.Port == nil {
 		c.Cause = "the wiring probe found no fault: a driver or emulator problem"
 	} else {
-		c.Cause = "one of these lines on some PE's cable, or a PC that did not start selftest with the same --pes: run single-PC mode (--single) on each PC to find which"
+		c.Cause = "one of these lines on some PE's cable, or a PC that did not start selftest with the same PE count: run single-PC mode on each PC to find which"
 	}
 	return c
 }
@@ -231,7 +232,7 @@ func runSession(ctx context.Context, rep *Report, board *emu.Board, cfg Config, 
 	per := make([][]result, cfg.PEs)
 	var opened atomic.Int32
 	sh := newShared(cfg.PEs)
-	body := func(p *papers.PE, ops func() uint64, b *emu.Board, sh *shared, lp *lockstepPort) error {
+	body := func(p *papers.PE, ops func() uint64, b *emu.Board, sh *shared, lp *lpttest.Lockstep) error {
 		opened.Add(1)
 		e := &env{p: p, ops: ops, board: b, shared: sh, lock: lp, timeout: cfg.Timeout, res: &per[p.Self()], portOps: rep.PortOps, mu: mu}
 		err := s.run(e)
@@ -250,7 +251,7 @@ func runSession(ctx context.Context, rep *Report, board *emu.Board, cfg Config, 
 			return nil, err
 		}
 		err = emulate.RunPorts(ctx, board, cfg.PEs, func(ctx context.Context, k int, port *emu.Port) error {
-			lp := &lockstepPort{Port: cfg.traced(k, port), sh: sh, timeout: 5 * cfg.Timeout}
+			lp := &lpttest.Lockstep{Port: cfg.traced(k, port), Meet: func() error { return sh.meet(5 * cfg.Timeout) }}
 			c := pcfg
 			c.PE, c.Context = k, ctx
 			p, err := papers.Open(lp, c)
@@ -262,7 +263,7 @@ func runSession(ctx context.Context, rep *Report, board *emu.Board, cfg Config, 
 			return body(p, port.Ops, board, sh, lp)
 		})
 	} else {
-		cp := &countingPort{Port: cfg.Port}
+		cp := lpttest.NewCounting(cfg.Port)
 		var p *papers.PE
 		if p, err = papers.Open(cp, pcfg); err == nil {
 			err = body(p, cp.Ops, nil, nil, nil)
@@ -369,61 +370,6 @@ func merge(per [][]result) []result {
 	return out
 }
 
-// countingPort counts a real port's operations, and keeps the port open
-// when the driver closes it between sessions.
-type countingPort struct {
-	lpt.Port
-	n atomic.Uint64
-}
-
-func (c *countingPort) WriteData(v uint8)    { c.n.Add(1); c.Port.WriteData(v) }
-func (c *countingPort) ReadData() uint8      { c.n.Add(1); return c.Port.ReadData() }
-func (c *countingPort) ReadStatus() uint8    { c.n.Add(1); return c.Port.ReadStatus() }
-func (c *countingPort) WriteControl(v uint8) { c.n.Add(1); c.Port.WriteControl(v) }
-func (c *countingPort) ReadControl() uint8   { c.n.Add(1); return c.Port.ReadControl() }
-func (c *countingPort) Close() error         { return nil }
-func (c *countingPort) Ops() uint64          { return c.n.Load() }
-
-// lockstepPort makes the PEs of an emulated cluster take their port
-// operations in lockstep while it is on: no PE starts its k-th operation
-// before every PE has finished its (k-1)-th. Then nobody is ever late, and
-// an operation's port-operation count is exactly its cost on an idle
-// board, whatever the goroutine scheduling.
-type lockstepPort struct {
-	lpt.Port
-	sh      *shared
-	on      bool
-	timeout time.Duration
-	err     error
-}
-
-func (l *lockstepPort) step() {
-	if l.on && l.err == nil {
-		l.err = l.sh.meet(l.timeout)
-	}
-}
-
-func (l *lockstepPort) WriteData(v uint8)    { l.step(); l.Port.WriteData(v) }
-func (l *lockstepPort) ReadData() uint8      { l.step(); return l.Port.ReadData() }
-func (l *lockstepPort) ReadStatus() uint8    { l.step(); return l.Port.ReadStatus() }
-func (l *lockstepPort) WriteControl(v uint8) { l.step(); l.Port.WriteControl(v) }
-func (l *lockstepPort) ReadControl() uint8   { l.step(); return l.Port.ReadControl() }
-
-// ExplainStall passes the emulated port's explanation on.
-func (l *lockstepPort) ExplainStall() string {
-	if x, ok := l.Port.(lpt.StallExplainer); ok {
-		return x.ExplainStall()
-	}
-	return ""
-}
-
-func (l *lockstepPort) Err() error {
-	if l.err != nil {
-		return fmt.Errorf("lockstep: %w", l.err)
-	}
-	return l.Port.Err()
-}
-
 // opCost runs op n times and returns the fewest and most port operations
 // one run took: in lockstep on the emulator, else as they come (the fewest
 // is then the cost when nobody was late).
@@ -432,8 +378,8 @@ func opCost(e *env, n int, op func() error) (lo, hi uint64, err error) {
 		if err := e.shared.meet(5 * e.timeout); err != nil {
 			return 0, 0, err
 		}
-		e.lock.on = true
-		defer func() { e.lock.on = false }()
+		e.lock.On = true
+		defer func() { e.lock.On = false }()
 	}
 	lo = ^uint64(0)
 	for range n {

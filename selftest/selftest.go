@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/field"
 	"github.com/ttlpapers/ttlpapers/hw"
 	"github.com/ttlpapers/ttlpapers/lpt"
 )
@@ -60,8 +61,10 @@ const MultiPCCheckIn = time.Minute
 type Config struct {
 	// Port is the real port to test; nil means the embedded emulator.
 	Port lpt.Port
-	// Backend names the port in the report ("port:0x378"); the emulator
-	// is "emulator".
+	// Backend names the port in the report ("port:0x378"); Emulator (or
+	// empty) is the emulator. A Backend other than that, with Port not yet
+	// opened, is enough for Validate to check a configuration for a real
+	// port.
 	Backend string
 	Mode    Mode // default: Cluster on the emulator, Single on a real port
 	PEs     int  // PEs in the cluster (default 4); the board is the smallest that holds them
@@ -179,11 +182,16 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	size, err := cfg.normalize()
-	if err != nil {
-		return nil, err
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("selftest: %w", err)
 	}
+	if cfg.Port == nil && cfg.real() {
+		return nil, fmt.Errorf("selftest: Backend %q names a real port but Port is nil: open the port (lpt/backend.Open) and give it", cfg.Backend)
+	}
+	cfg = cfg.withDefaults()
+	size, _ := hw.SizeFor(cfg.PEs) // Validate checked it
 	real := cfg.Port != nil
+	var err error
 	rep := &Report{Backend: cfg.Backend, Mode: cfg.Mode, PEs: cfg.PEs, PE: cfg.PE, PortOps: map[string]uint64{}}
 	h := hw.MustNew(size)
 	var board *emu.Board
@@ -220,10 +228,18 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	return rep, nil
 }
 
-// normalize fills in cfg's defaults, checks it, and returns the size of
-// the board its PE count needs.
-func (cfg *Config) normalize() (size int, err error) {
-	real := cfg.Port != nil
+// Emulator is the Backend of a selftest on the embedded emulator.
+const Emulator = "emulator"
+
+// real reports whether cfg tests a real port: one is open (Port), or one
+// is named (Backend) before it is opened.
+func (cfg Config) real() bool {
+	return cfg.Port != nil || cfg.Backend != "" && cfg.Backend != Emulator
+}
+
+// withDefaults is cfg with every zero field that has a default filled in.
+func (cfg Config) withDefaults() Config {
+	real := cfg.real()
 	if cfg.PEs == 0 {
 		cfg.PEs = 4
 	}
@@ -234,24 +250,7 @@ func (cfg *Config) normalize() (size int, err error) {
 		}
 	}
 	if cfg.Backend == "" {
-		cfg.Backend = "emulator"
-	}
-	if size, err = hw.SizeFor(cfg.PEs); err != nil {
-		return 0, fmt.Errorf("selftest: %w", err)
-	}
-	switch {
-	case cfg.Mode != Cluster && cfg.Mode != Single && cfg.Mode != MultiPC:
-		return 0, fmt.Errorf("selftest: unknown mode %q: use cluster, single or multi-pc", cfg.Mode)
-	case real && cfg.Mode == Cluster:
-		return 0, errors.New("selftest: cluster mode drives every PE's port and needs the emulator: on real ports use single-PC mode, or multi-PC mode (--pe i --pes n on every PC)")
-	case !real && cfg.Mode == MultiPC:
-		return 0, errors.New("selftest: multi-PC mode runs on real ports, one PC per PE: on the emulator use cluster mode (it runs every PE in-process)")
-	case real && len(cfg.Faults) > 0:
-		return 0, errors.New("selftest: faults can only be injected into the emulator (drop --inject, or drop the real port)")
-	case cfg.Timeout < 0 || cfg.CheckInTimeout < 0:
-		return 0, fmt.Errorf("selftest: negative timeout (timeout %v, check-in timeout %v)", cfg.Timeout, cfg.CheckInTimeout)
-	case cfg.PE < 0 || cfg.PE >= cfg.PEs && cfg.Mode == MultiPC || cfg.PE >= size:
-		return 0, fmt.Errorf("selftest: PE %d out of range: with %d PEs the ids are 0 to %d", cfg.PE, cfg.PEs, cfg.PEs-1)
+		cfg.Backend = Emulator
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = EmulatorTimeout
@@ -268,7 +267,58 @@ func (cfg *Config) normalize() (size int, err error) {
 	if cfg.LatencyOps <= 0 {
 		cfg.LatencyOps = 20000
 	}
-	return size, nil
+	return cfg
+}
+
+// Validate reports every problem with cfg (its zero fields taken at their
+// defaults) as *field.Error values, joined: a command can check its
+// configuration before it opens a port, naming the real one by Backend
+// alone.
+func (cfg Config) Validate() error {
+	real := cfg.real()
+	c := cfg.withDefaults()
+	var errs []error
+	bad := func(name, format string, args ...any) { errs = append(errs, field.Errorf(name, format, args...)) }
+	size, err := hw.SizeFor(c.PEs)
+	if err != nil {
+		bad("PEs", "{PEs} %d: %v", c.PEs, err)
+	}
+	switch {
+	case c.Mode != Cluster && c.Mode != Single && c.Mode != MultiPC:
+		bad("Mode", "{Mode} %q: unknown mode: use cluster, single or multi-pc", c.Mode)
+	case real && c.Mode == Cluster:
+		bad("Mode", "{Mode} cluster drives every PE's port and needs the emulator: drop {Backend}, or use {Mode} single or multi-pc")
+	case !real && c.Mode == MultiPC:
+		bad("Mode", "{Mode} multi-pc runs on real ports, one PC per PE: give {Backend} (on the emulator, cluster mode runs every PE)")
+	}
+	if real && len(c.Faults) > 0 {
+		bad("Faults", "{Faults} %v: faults go into the emulator only: drop {Faults}, or drop {Backend}", c.Faults[0])
+	}
+	if real && c.Record != nil {
+		bad("Record", "{Record} records the emulator's nets: drop {Record}, or drop {Backend}")
+	}
+	if cfg.Timeout < 0 {
+		bad("Timeout", "{Timeout} %v: need 0 (the default) or more", cfg.Timeout)
+	}
+	if cfg.CheckInTimeout < 0 {
+		bad("CheckInTimeout", "{CheckInTimeout} %v: need 0 (the default) or more", cfg.CheckInTimeout)
+	}
+	if err == nil {
+		switch {
+		case c.PE < 0:
+			bad("PE", "{PE} %d out of range: PE ids start at 0", c.PE)
+		case c.Mode == MultiPC && c.PE >= c.PEs:
+			bad("PE", "{PE} %d: with {PEs} %d the PE ids are 0 to %d (out of range)", c.PE, c.PEs, c.PEs-1)
+		case c.Mode == Single && c.PE >= size:
+			bad("PE", "{PE} %d: the board for %d PEs has connectors 0 to %d (PE out of range)", c.PE, c.PEs, size-1)
+		}
+		for _, f := range c.Faults {
+			if err := f.OnBoard(c.PEs); err != nil {
+				bad("Faults", "{Faults} %v: %v", f, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // emulatedBoard builds the emulated board of netlist h for cfg: in

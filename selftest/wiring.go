@@ -578,7 +578,7 @@ func finding(h *hw.Board, hs []hypothesis, exact bool) Check {
 	c.Cause = cause(first)
 	who := fmt.Sprintf("PE %d", first.pe)
 	if len(pes) > 1 {
-		who = fmt.Sprintf("one of PEs %v (they cannot be told apart from these readings: run single-PC mode, --single, on each PC to find which)", c.PEs)
+		who = fmt.Sprintf("one of PEs %v (they cannot be told apart from these readings: run single-PC mode on each PC to find which)", c.PEs)
 	}
 	switch {
 	case !exact:
@@ -655,7 +655,7 @@ func invisibleReason(line string, leds bool) string {
 		return "the board does not connect nSelectIn (reserved): a fault there is harmless and cannot be seen"
 	case "D4", "D5":
 		if !leds {
-			return "not checkable without a person confirming the LED colours (run on a terminal without --no-prompt)"
+			return "not checkable without a person confirming the LED colours (run on a terminal, with the prompts on)"
 		}
 	}
 	return "reads exactly like a healthy board in this mode: not checkable without the other mode (single-PC or cluster)"

@@ -23,7 +23,7 @@
 // papersctl run sets the first three for each process it starts.
 //
 // Failure handling: Main turns a panic, an error return or a SIGINT, SIGTERM
-// or SIGHUP into a non-zero exit that the other PEs notice (SPEC §5: the
+// or SIGHUP into a non-zero exit that the other PEs notice (docs/protocol.md: the
 // dying PE raises the parallel interrupt and leaves the group, so every
 // other PE's current operation fails naming it, and no PE computes on
 // without knowing). On a shared-memory board the launcher also aborts
@@ -347,7 +347,7 @@ func run(p *papers.PE, fn func(*papers.PE) error) (code int) {
 }
 
 // Fail ends a PE that cannot go on, so that the others stop too instead of
-// computing with a missing partner (SPEC §5), before the process exits. On a
+// computing with a missing partner (docs/protocol.md), before the process exits. On a
 // real board it announces its departure: it raises the parallel interrupt
 // with AbortCode and leaves the group (papers.PE.Abort), so every other PE's
 // current operation returns a *papers.InterruptError that carries the code

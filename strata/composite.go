@@ -114,6 +114,16 @@ func gatherParticipants[T int32 | uint32 | float32](pe *papers.PE, v T) ([]T, er
 }
 
 // sampleVariance is sum((x - mean)^2) / (n - 1), and 0 for one value.
+//
+// It makes two passes (the mean, then the squared deviations), where the
+// Strata manual (§5, "Composite Reductions") says the one-pass form
+// (sum(x^2) - sum(x)^2/n) / (n - 1) "is the one actually used". That form
+// suited the CM-5, whose control network added Σx and Σx² without a node
+// seeing the others' values; it cancels catastrophically when the values
+// are large beside their spread (2e9..2e9+3 gives 0, not 5/3, even in
+// float64). Here every value is gathered anyway — the board's sums are
+// gathers — so the accurate form costs no board operation
+// (docs/strata.md, "Variance: two passes, not the manual's formula").
 func sampleVariance[T int32 | uint32 | float32](xs []T) float64 {
 	if len(xs) < 2 {
 		return 0

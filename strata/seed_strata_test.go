@@ -1,9 +1,10 @@
 package strata
 
 // The Strata 2.0 manual (Brewer and Blumofe, MIT, February 1994;
-// seeds/strata_2.0_manual_1994.txt) as tests: its worked example, its call
-// sequences and every result its definitions state, each row quoting the
-// manual. Where this port differs, the row says so.
+// ../shared/seeds/strata_2.0_manual_1994.txt beside the checkout,
+// docs/seeds.md) as tests: its worked example, its call sequences and every
+// result its definitions state, each row quoting the manual. Where this port
+// differs, the row says so.
 
 import (
 	"fmt"
@@ -240,6 +241,7 @@ func TestSeedComposite(t *testing.T) {
 		{`"The Average operation has the same overflow properties as a ReduceAdd of the same values." (20/4)`, []int32{7, -3, 12, 4}, Average, 5},
 		{`"Variance computes the sample variance of the values": sum of squared deviations over n-1 = 118/3`, []int32{7, -3, 12, 4}, Variance, 39},
 		{`"If the partition size is one, the reduction returns zero."`, []int32{9}, Variance, 0},
+		{`"The latter form is the one actually used." Our difference: two passes (mean, then deviations), since Σx² − (Σx)²/n cancels to 0 here even in float64; 5/3 truncates to 1`, []int32{2e9, 2e9 + 1, 2e9 + 2, 2e9 + 3}, Variance, 1},
 	}
 	for _, r := range rows {
 		got := collect(t, len(r.values), func(s *S) (int32, error) { return s.CompositeInt(r.values[s.Self()], r.op) })

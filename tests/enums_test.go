@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/emu/timed"
 	"github.com/ttlpapers/ttlpapers/hw"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
@@ -31,7 +32,7 @@ var enumStrings = map[string]func() string{
 	"strata.Segment":     func() string { return strata.Segment(9).String() },
 	"emu.FaultKind":      func() string { return emu.FaultKind(9).String() },
 	"emu.LED":            func() string { return emu.LED(7).String() },
-	"emu.Corner":         func() string { return emu.Corner(99).String() },
+	"timed.Corner":       func() string { return timed.Corner(99).String() },
 }
 
 // TestEnumStringsDoNotPanic: an out-of-range value prints as its type and

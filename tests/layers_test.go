@@ -12,10 +12,10 @@ const module = "github.com/ttlpapers/ttlpapers/"
 // of a lower rank (the README's package map, bottom up). A package missing
 // from the table fails the test, so a new one is placed on purpose.
 var layer = map[string]int{
-	"internal/testenv": 0, "internal/measure": 0, "internal/stop": 0, "internal/leakcheck": 0, "internal/term": 0, "internal/progress": 1, "internal/axis": 0, "internal/anchors": 0,
-	"lpt": 1, "lpt/periphlpt": 2, "lpt/backend": 3,
+	"field": 0, "internal/testenv": 0, "internal/measure": 0, "internal/stop": 0, "internal/leakcheck": 0, "internal/term": 0, "internal/progress": 1, "internal/axis": 0, "internal/anchors": 0,
+	"lpt": 1, "lpt/lpttest": 2, "lpt/linuxlpt": 2, "lpt/periphlpt": 3, "lpt/backend": 4,
 	"hw": 4, "hw/kicad": 5,
-	"emu/vcd": 2, "emu": 5, "emu/ppdevfs": 6,
+	"emu/netlist": 5, "emu/vcd": 5, "emu": 6, "emu/timed": 6, "emu/ppdevfs": 7,
 	"papers": 5, "strata": 6, "splitc": 6,
 	"emulate": 7, "spmd": 7, "selftest": 8, "launch": 8, "timing": 8,
 	"internal/qemu": 8, "hil": 9,

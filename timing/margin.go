@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/emu/timed"
 )
 
 // Margin is how far one variant goes on one kind of port: the longest
@@ -28,14 +28,14 @@ type Margin struct {
 // MarginMetres and MarginSkews are the cable lengths and skews Margins
 // tries, in order.
 var (
-	MarginMetres = []float64{0.5, 1, 2, emu.TenFeet, 5, 7.5, 10, 15, 20, 30}
+	MarginMetres = []float64{0.5, 1, 2, timed.TenFeet, 5, 7.5, 10, 15, 20, 30}
 	MarginSkews  = []time.Duration{0, 5, 10, 20, 50, 100, 200, 500, 1000}
 )
 
 // Margins finds each variant's margins on each kind of port, with the
 // port's own timing in place of p.Port. It stops at a variant's first
 // failure at each step.
-func Margins(ctx context.Context, p Params, variants []Variant, ports []emu.PortTiming, trials int) ([]Margin, error) {
+func Margins(ctx context.Context, p Params, variants []Variant, ports []timed.PortTiming, trials int) ([]Margin, error) {
 	var out []Margin
 	for _, port := range ports {
 		q := p

@@ -8,7 +8,7 @@
 // status again (the resample); (b) a fast PE may change its data for the
 // next NAND before a slow PE has read this one, so a trailing barrier
 // follows. Trial runs one randomized trial of one protocol variant on an
-// emu.TimedBoard — the shipped variants are the real papers driver — and
+// timed.Board — the shipped variants are the real papers driver — and
 // Run and Margins count the failures over many: under realistic defaults
 // every variant without both safeguards fails at a measurable rate and the
 // driver never does, and the margins say how long a cable, how much skew
@@ -17,12 +17,14 @@ package timing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
 	"time"
 
-	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/emu/timed"
+	"github.com/ttlpapers/ttlpapers/field"
 	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
@@ -34,19 +36,19 @@ type Params struct {
 	// for the barrier variant; the interrupt variant does one interrupt).
 	NANDs int
 	// Port is the PCs' port timing.
-	Port emu.PortTiming
+	Port timed.PortTiming
 	// Metres bounds each PE's cable length: drawn from Metres[0] to
 	// Metres[1] in every trial.
 	Metres [2]float64
-	// Skew bounds each cable line's extra delay (emu.Cable).
+	// Skew bounds each cable line's extra delay (timed.Cable).
 	Skew time.Duration
-	// Wire is the cable per metre; the zero value is emu.DefaultWire.
-	Wire emu.Wire
+	// Wire is the cable per metre; the zero value is timed.DefaultWire.
+	Wire timed.Wire
 	// Speed is the PEs' spread in speed: each PE's operation time is
 	// multiplied by a factor drawn from 1-Speed to 1+Speed.
 	Speed float64
 	// Delays picks the gates' delays.
-	Delays emu.Corner
+	Delays timed.Corner
 	// Seed seeds every trial: trial i of every variant draws the same
 	// cables, speeds, delays, power-up and data.
 	Seed uint64
@@ -58,8 +60,8 @@ type Params struct {
 // to 10 % apart in speed, and every gate's delay anywhere between the
 // datasheet minimum and maximum.
 func DefaultParams() Params {
-	return Params{PEs: 4, NANDs: 8, Port: emu.ISA, Metres: [2]float64{emu.TenFeet, emu.TenFeet},
-		Skew: 2 * time.Nanosecond, Speed: 0.1, Delays: emu.Spread, Seed: 1}
+	return Params{PEs: 4, NANDs: 8, Port: timed.ISA, Metres: [2]float64{timed.TenFeet, timed.TenFeet},
+		Skew: 2 * time.Nanosecond, Speed: 0.1, Delays: timed.Spread, Seed: 1}
 }
 
 // MaxStallOps bounds a stall in port operations: a PE waiting for a
@@ -68,29 +70,35 @@ func DefaultParams() Params {
 // check, which is timed by the wall clock.
 const MaxStallOps = 25
 
-// Check reports what is wrong with p, naming the setting and the fix.
-func (p Params) Check() error {
-	switch {
-	case p.PEs < 2 || p.PEs > lpt.MaxPEs:
-		return fmt.Errorf("timing: %d PEs: the races need 2 to %d", p.PEs, lpt.MaxPEs)
-	case p.NANDs < 1 || p.NANDs > 10000:
-		return fmt.Errorf("timing: %d operations per trial: use 1 to 10000", p.NANDs)
-	case !(p.Metres[0] >= 0 && p.Metres[0] <= p.Metres[1] && p.Metres[1] <= emu.MaxCableMetres):
-		return fmt.Errorf("timing: cable lengths %v to %v m: want 0 <= min <= max <= %d", p.Metres[0], p.Metres[1], emu.MaxCableMetres)
-	case p.Skew < 0 || p.Skew > time.Millisecond:
-		return fmt.Errorf("timing: skew %v: use 0 to 1ms", p.Skew)
-	case !(p.Speed >= 0 && p.Speed <= 0.5):
-		return fmt.Errorf("timing: speed spread %v: use 0 to 0.5 (PEs up to 50 %% apart)", p.Speed)
-	case p.Delays > emu.NoDelay:
-		return fmt.Errorf("timing: unknown delay corner %d", p.Delays)
+// Validate reports every problem with p as *field.Error values, joined,
+// each naming the setting and the fix.
+func (p Params) Validate() error {
+	var errs []error
+	bad := func(name, format string, args ...any) { errs = append(errs, field.Errorf(name, format, args...)) }
+	if p.PEs < 2 || p.PEs > lpt.MaxPEs {
+		bad("PEs", "{PEs}: %d PEs: the races need 2 to %d", p.PEs, lpt.MaxPEs)
 	}
-	if err := p.Port.Check(); err != nil {
-		return err
+	if p.NANDs < 1 || p.NANDs > 10000 {
+		bad("NANDs", "{NANDs}: %d operations per trial: use 1 to 10000", p.NANDs)
 	}
-	if fast := float64(p.Port.Op) * (1 - p.Speed) * (1 - p.Port.Jitter); float64(p.Port.StallMax) > MaxStallOps*fast {
-		return fmt.Errorf("timing: stalls up to %v are more than %d of the fastest port operations (%v): a PE stalled that long would run the driver's wall-clock interrupt check; shorten the stalls or slow the port", p.Port.StallMax, MaxStallOps, time.Duration(fast))
+	if !(p.Metres[0] >= 0 && p.Metres[0] <= p.Metres[1] && p.Metres[1] <= timed.MaxCableMetres) {
+		bad("Metres", "{Metres}: cable lengths %v to %v m: want 0 <= min <= max <= %d", p.Metres[0], p.Metres[1], timed.MaxCableMetres)
 	}
-	return nil
+	if p.Skew < 0 || p.Skew > time.Millisecond {
+		bad("Skew", "{Skew} %v: a line's skew must be 0 to 1ms", p.Skew)
+	}
+	if !(p.Speed >= 0 && p.Speed <= 0.5) {
+		bad("Speed", "{Speed} %v: the speed spread must be 0 to 0.5 (PEs up to 50 %% apart)", p.Speed)
+	}
+	if p.Delays > timed.NoDelay {
+		bad("Delays", "{Delays} %d: unknown delay corner", p.Delays)
+	}
+	if err := p.Port.Validate(); err != nil {
+		bad("Port", "{Port}: %v", err)
+	} else if fast := float64(p.Port.Op) * (1 - p.Speed) * (1 - p.Port.Jitter); float64(p.Port.StallMax) > MaxStallOps*fast {
+		bad("Port", "{Port}: stalls up to %v are more than %d of the fastest port operations (%v): a PE stalled that long would run the driver's wall-clock interrupt check; shorten the stalls or slow the port", p.Port.StallMax, MaxStallOps, time.Duration(fast))
+	}
+	return errors.Join(errs...)
 }
 
 // Result counts the failures of one variant over many trials.
@@ -125,8 +133,8 @@ func (r Result) Rate() float64 { return float64(r.Failures) / float64(max(r.Tria
 // their failures. With stopAtFirst it stops a variant at its first failing
 // trial (its counts then cover the trials run).
 func Run(ctx context.Context, p Params, variants []Variant, trials int, stopAtFirst bool) ([]Result, error) {
-	if err := p.Check(); err != nil {
-		return nil, err
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("timing: %w", err)
 	}
 	if trials < 1 {
 		return nil, fmt.Errorf("timing: %d trials: run at least 1", trials)

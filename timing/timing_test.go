@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/emu/timed"
 	"github.com/ttlpapers/ttlpapers/emu/vcd"
 )
 
@@ -83,8 +83,8 @@ func TestTrialDeterministic(t *testing.T) {
 	}
 }
 
-// TestParamsCheck checks that bad parameters are refused with a message
-// naming them.
+// TestParamsCheck checks that Validate refuses bad parameters with a
+// message naming them.
 func TestParamsCheck(t *testing.T) {
 	for _, c := range []struct {
 		set  func(*Params)
@@ -101,7 +101,7 @@ func TestParamsCheck(t *testing.T) {
 	} {
 		p := DefaultParams()
 		c.set(&p)
-		if err := p.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
+		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("error %v, want one about %q", err, c.want)
 		}
 		if _, err := Trial(p, Variants[0], 0, nil); err == nil {
@@ -118,7 +118,7 @@ func TestParamsCheck(t *testing.T) {
 // cable than the driver's NAND, which holds well beyond 10 feet.
 func TestMargins(t *testing.T) {
 	p := DefaultParams()
-	ms, err := Margins(context.Background(), p, []Variant{variant(t, "nand/no-resample"), variant(t, "nand/shipped")}, []emu.PortTiming{emu.ISA}, 10)
+	ms, err := Margins(context.Background(), p, []Variant{variant(t, "nand/no-resample"), variant(t, "nand/shipped")}, []timed.PortTiming{timed.ISA}, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestMargins(t *testing.T) {
 	}
 	short, shipped := ms[0], ms[1]
 	t.Logf("%+v\n%+v", short, shipped)
-	if short.MaxMetres >= emu.TenFeet || short.BeyondMetres || shipped.MaxMetres < 10 {
+	if short.MaxMetres >= timed.TenFeet || short.BeyondMetres || shipped.MaxMetres < 10 {
 		t.Errorf("cable margins: no-resample %v m, shipped %v m; want below 10 feet, and 10 m or more", short.MaxMetres, shipped.MaxMetres)
 	}
 }

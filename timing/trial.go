@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/emu/timed"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
@@ -79,13 +79,13 @@ type trial struct {
 // on it as a VCD file in nanoseconds. Its error is for a run that could not
 // be set up; what happened on the board is in the result.
 func Trial(p Params, v Variant, i int, vcd io.Writer) (*TrialResult, error) {
-	if err := p.Check(); err != nil {
-		return nil, err
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("timing: %w", err)
 	}
 	draw := rand.New(rand.NewPCG(p.Seed, uint64(i)))
 	t := &trial{p: p, v: v, n: p.PEs}
 	r := &TrialResult{Trial: i}
-	run := emu.RunConfig{Timing: p.Port, Seed: draw.Uint64()}
+	run := timed.RunConfig{Timing: p.Port, Seed: draw.Uint64()}
 	boardSeed := draw.Uint64()
 	for range t.n {
 		r.Metres = append(r.Metres, p.Metres[0]+draw.Float64()*(p.Metres[1]-p.Metres[0]))
@@ -98,12 +98,12 @@ func Trial(p Params, v Variant, i int, vcd io.Writer) (*TrialResult, error) {
 		t.contrib = append(t.contrib, c)
 	}
 	run.Speed = r.Speeds
-	b, err := emu.NewTimed(emu.TimedConfig{PEs: t.n, Delays: p.Delays, Cable: emu.Cable{Metres: r.Metres, Skew: p.Skew, Wire: p.Wire}, Seed: boardSeed})
+	b, err := timed.New(timed.Config{PEs: t.n, Delays: p.Delays, Cable: timed.Cable{Metres: r.Metres, Skew: p.Skew, Wire: p.Wire}, Seed: boardSeed})
 	if err != nil {
 		return nil, err
 	}
 	r.PowerUp = b.PowerUpStates()
-	var rec *emu.TimedRecording
+	var rec *timed.Recording
 	if vcd != nil {
 		if rec, err = b.RecordVCD(vcd); err != nil {
 			return nil, err
@@ -124,7 +124,7 @@ func Trial(p Params, v Variant, i int, vcd io.Writer) (*TrialResult, error) {
 }
 
 // run runs every PE's program, one goroutine each.
-func (t *trial) run(ports []*emu.TimedPort) error {
+func (t *trial) run(ports []*timed.Port) error {
 	t.res = make([][]uint8, t.n)
 	errs := make([]error, t.n)
 	var wg sync.WaitGroup
@@ -276,7 +276,7 @@ func (t *trial) check(r *TrialResult, k, i int, rd Read) string {
 // probe wraps a PE's timed port and logs its operations with their
 // simulated times, split into segments by mark.
 type probe struct {
-	port    *emu.TimedPort
+	port    *timed.Port
 	log     []opRec
 	marks   []int         // log index where each segment starts
 	data    uint8         // the data register last written

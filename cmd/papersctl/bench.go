@@ -20,7 +20,7 @@ import (
 func init() {
 	register(&command{name: "bench", summary: "measure the aggregate operations and predict their cost with the seed's port timing",
 		synopsis: "[flags]", catchSignals: true, guest: true,
-		about: "Measures each aggregate operation on the embedded emulator (SPEC §10: warm-up, loop overhead\n" +
+		about: "Measures each aggregate operation on the embedded emulator (docs/measurement.md: warm-up, loop overhead\n" +
 			"subtracted, outliers dropped, repeated until the 90% confidence interval is within --tolerance\n" +
 			"or --max-time) and predicts its time on the seed's hardware from its port-operation count.\n" +
 			"Shows progress on a terminal; ^C prints the operations measured so far and exits 130.\n" +
@@ -248,7 +248,7 @@ func selectOps(list string) ([]benchOp, error) {
 type opsCounter interface{ Ops() uint64 }
 
 // measureOp runs op on an emulated board of n PEs: it counts NANDs and port
-// operations over a fixed run, then times repetitions on PE 0 (SPEC §10:
+// operations over a fixed run, then times repetitions on PE 0 (docs/measurement.md:
 // warm-up, loop overhead subtracted, first repetition discarded, outliers
 // dropped, until the 90% CI is within tol of the mean or maxTime is up).
 // Every PE runs the same loop; PE 0 decides when to stop and tells the

@@ -28,7 +28,7 @@ import (
 // Go spin barrier with as many goroutines — with the ratios.
 //
 // The PE processes are papersctl itself, started by the launcher with
-// envBenchPE set: it measures as the SPEC §10 method says and PE 0 prints
+// envBenchPE set: it measures by the method of docs/measurement.md and PE 0 prints
 // one JSON line per operation.
 
 const envBenchPE = "PAPERSCTL_BENCH_PE" // "maxTime tolerance" for a PE process
@@ -202,7 +202,7 @@ func benchPE(params string) int {
 	return 0
 }
 
-// timeOnPE times op on every PE by the method of SPEC §10: warm-up, then
+// timeOnPE times op on every PE by the method of docs/measurement.md: warm-up, then
 // repetitions of k operations lined up by a barrier, until PE 0's sampler
 // is done (it tells the others with an ANY, outside the timed part).
 func timeOnPE(p *papers.PE, op func(*papers.PE) error, maxTime time.Duration, tol float64) (procsResult, error) {

@@ -32,7 +32,8 @@ func runBenchJSON(t *testing.T, args ...string) map[string]benchResult {
 func near(got, want, rel float64) bool { return math.Abs(got-want) <= rel*want }
 
 // TestBenchReproducesSeedTable checks the predictions, with the seed's
-// 1.26 µs port operation, against the seed's table (SPEC §6).
+// 1.26 µs port operation, against the seed's table (docs/protocol.md, "The
+// seed's measurements").
 func TestBenchReproducesSeedTable(t *testing.T) {
 	for _, n := range []string{"4", "8"} {
 		pes := float64(n[0] - '0')

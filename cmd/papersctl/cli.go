@@ -14,6 +14,10 @@ package main
 // and register it in an init function. Single-flag ranges and syntax are
 // checked as the flag is read (f.Int's bounds, f.Choice's list); check adds
 // what needs several flags, collecting every problem with a problems value.
+// Where the work is a library's configuration (selftest.Config,
+// launch.Config, …), check fills it in and adds what its Validate finds
+// (problems.addFields), with a table from each field to its flag: the
+// rules live in the library, once, and the messages name the flags.
 // run returns nil (exit 0), errFailed after reporting a failure itself
 // (exit 1), or an error to print (exit 1); a usage error from check exits
 // 2 and a stop signal 128+n (130 for ^C).
@@ -30,6 +34,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/ttlpapers/ttlpapers/field"
 	"github.com/ttlpapers/ttlpapers/internal/stop"
 )
 
@@ -133,12 +138,41 @@ type problems []string
 
 func (p *problems) addf(format string, args ...any) { *p = append(*p, fmt.Sprintf(format, args...)) }
 
-// add records err, whole, when it is not nil.
-func (p *problems) add(err error) {
+// addFields records the problems a configuration's Validate found, each
+// field its messages name written as the flag that sets it (flags maps a
+// field's Go name to the flag's).
+func (p *problems) addFields(err error, flags map[string]string) {
 	if err != nil {
-		*p = append(*p, err.Error())
+		*p = append(*p, renderFields(err, flags).Error())
 	}
 }
+
+// renderFields is err with the fields its *field.Error values name
+// written as the flags that set them (errors.Is and As still see err).
+func renderFields(err error, flags map[string]string) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	name := func(f string) string {
+		if fl, ok := flags[f]; ok {
+			return dashed(fl)
+		}
+		return ""
+	}
+	for _, fe := range field.Errors(err) {
+		msg = strings.Replace(msg, fe.Error(), fe.Render(name), 1)
+	}
+	return &rendered{msg, err}
+}
+
+type rendered struct {
+	msg string
+	err error
+}
+
+func (r *rendered) Error() string { return r.msg }
+func (r *rendered) Unwrap() error { return r.err }
 
 func (p problems) err() error {
 	if len(p) == 0 {

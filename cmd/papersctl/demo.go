@@ -16,7 +16,7 @@ import (
 
 func init() {
 	register(&command{name: "demo", summary: "a small SPMD program: barrier, NAND, broadcast, vote, reductions, checked",
-		synopsis: "[--port 0x378 --pe K] [--pes N] [--bench B] [--json]", catchSignals: true, guest: true,
+		synopsis: "[--port SPEC --pe K] [--pes N] [--bench B] [--json]", catchSignals: true, guest: true,
 		about: "Every PE computes values it can also predict for every other PE, combines them on the\n" +
 			"board — 4-bit NAND, 8-bit broadcast from each PE in turn, vote, global max and sum — and\n" +
 			"checks each result against the prediction. Without --port all PEs run on the built-in\n" +
@@ -33,7 +33,7 @@ type demoCmd struct {
 }
 
 func (c *demoCmd) define(f *flagSet) {
-	f.String(&c.port, "port", "", "ADDR", checkBase, "printer port base address (e.g. 0x378, or lpt1) to run as one PE; empty: all PEs on the built-in emulator")
+	f.String(&c.port, "port", "", "SPEC", backend.Check, portUsage("the printer port to run as one PE (empty: all PEs on the built-in emulator)"))
 	f.Int(&c.pe, "pe", 0, 0, lpt.MaxPEs-1, "this PE's number (with --port)")
 	f.Int(&c.pes, "pes", 4, 1, lpt.MaxPEs, "number of PEs")
 	f.Int(&c.bench, "bench", 1000, 0, 1e9, "barriers to time after the checks (0: none)")
@@ -110,7 +110,7 @@ func (c *demoCmd) run(e *env, _ []string) error {
 
 // onPort runs the demo as one PE on a real port.
 func (c *demoCmd) onPort(cfg papers.Config) (demoResult, error) {
-	lp, err := backend.Open(backend.KindDirect + ":" + c.port)
+	lp, err := openPort(c.port)
 	if err != nil {
 		return demoResult{}, err
 	}

@@ -36,8 +36,8 @@ func (ff *faultFlag) add(s string) error {
 // check adds a problem for every fault on a PE the board lacks.
 func (ff *faultFlag) check(p *problems, pes int) {
 	for _, x := range ff.list {
-		if x.PE >= pes {
-			p.addf("--inject %v: PE %d is not on the %d-PE board (PEs 0 to %d)", x, x.PE, pes, pes-1)
+		if err := x.OnBoard(pes); err != nil {
+			p.addf("--inject %v: %v", x, err)
 		}
 	}
 }

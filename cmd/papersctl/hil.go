@@ -61,6 +61,9 @@ func checkMemory(s string) error {
 	return nil
 }
 
+// hilFlags names the flag of each hil.Config field.
+var hilFlags = map[string]string{"N": "n", "Faults": "inject", "Timeout": "timeout", "Memory": "memory", "Binary": "binary"}
+
 // check checks hil's flags and, with the placeholders replaced for PE 0,
 // the command the machines will run.
 func (c *hilCmd) check(f *flagSet, args []string) error {
@@ -71,7 +74,7 @@ func (c *hilCmd) check(f *flagSet, args []string) error {
 		return usagef("missing COMMAND [ARGS ...]: what papersctl runs in the machines, e.g. -- selftest --port 0x378")
 	}
 	var p problems
-	c.faults.check(&p, c.n)
+	p.addFields(hil.Config{N: c.n, Faults: c.faults.strings(), Args: args, Timeout: c.timeout}.Validate(), hilFlags)
 	name := args[0]
 	sub := lookup(commands, name)
 	switch {

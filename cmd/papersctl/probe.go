@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/lpt/backend"
 )
 
@@ -79,4 +80,14 @@ func printProbeJSON(w io.Writer, r backend.Report) error {
 		out.Attempts = append(out.Attempts, at)
 	}
 	return writeJSON(w, out)
+}
+
+// openPort opens the port --port names. When it cannot, papersctl probe
+// is where to look next.
+func openPort(spec string) (lpt.Port, error) {
+	p, err := backend.Open(spec)
+	if err != nil {
+		return nil, fmt.Errorf("%w (papersctl probe lists the ports this machine has and what works on each)", err)
+	}
+	return p, nil
 }

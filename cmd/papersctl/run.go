@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"strings"
 
@@ -43,52 +42,27 @@ func (c *runCmd) define(f *flagSet) {
 	f.Duration(&c.cfg.Timeout, "timeout", 0, true, "passed to every PE as PAPERS_TIMEOUT, the bound on each wait (0: the PEs' default)")
 }
 
+// runFlags names the flag of each launch.Config field.
+var runFlags = map[string]string{"N": "n", "PEs": "pes", "First": "first", "Board": "board", "Dir": "dir",
+	"OpenTimeout": "open-timeout", "Grace": "grace", "Timeout": "timeout"}
+
 func (c *runCmd) check(f *flagSet, args []string) error {
 	var p problems
 	cfg := &c.cfg
 	switch {
 	case f.isSet("n") && f.isSet("np") && cfg.N != c.np:
 		p.addf("-n %d and -np %d disagree: give one of them", cfg.N, c.np)
+		return p.err()
 	case f.isSet("np"):
 		cfg.N = c.np
 	case !f.isSet("n"):
 		p.addf("give the number of PEs with -n N (1 to %d)", lpt.MaxPEs)
+		return p.err()
 	}
-	pes := cfg.PEs
-	if pes == 0 {
-		pes = cfg.First + cfg.N
-	}
-	switch {
-	case cfg.First+cfg.N > pes:
-		p.addf("--first %d -n %d: PEs %d to %d do not fit the %d-PE board (--pes)", cfg.First, cfg.N, cfg.First, cfg.First+cfg.N-1, pes)
-	case pes > lpt.MaxPEs:
-		p.addf("--first %d -n %d: PE %d is beyond the largest board (%d PEs)", cfg.First, cfg.N, pes-1, lpt.MaxPEs)
-	case cfg.Board == "" && (cfg.First > 0 || pes > cfg.First+cfg.N):
-		// Nobody could start the other PEs: the run would wait for
-		// them until the check-in timeout.
-		p.addf("--first %d -n %d --pes %d starts only some of the board's PEs: name the board with --board, and start the others with another papersctl run --board (see docs/spmd.md)", cfg.First, cfg.N, pes)
-	}
-	p.add(checkProgram(args[0]))
+	v := *cfg
+	v.Program = args[0]
+	p.addFields(v.Validate(), runFlags)
 	return p.err()
-}
-
-// checkProgram checks that prog names an executable file, as a path or on
-// $PATH.
-func checkProgram(prog string) error {
-	if _, err := exec.LookPath(prog); err == nil {
-		return nil
-	}
-	if !strings.Contains(prog, "/") {
-		return fmt.Errorf("program %q: not found on $PATH (give a path, e.g. %s)", prog, shown("./"+prog))
-	}
-	st, err := os.Stat(prog)
-	switch {
-	case err != nil:
-		return fmt.Errorf("program %q: no such file", prog)
-	case st.IsDir():
-		return fmt.Errorf("program %q: a directory", prog)
-	}
-	return fmt.Errorf("program %q: not executable (chmod +x %s)", prog, shown(prog))
 }
 
 func (c *runCmd) run(e *env, args []string) error {
@@ -104,7 +78,7 @@ func (c *runCmd) run(e *env, args []string) error {
 	cfg.Signals = sigs
 	rep, err := launch.Run(e.ctx, cfg)
 	if err != nil {
-		return err
+		return renderFields(err, runFlags)
 	}
 	if rep.Reason != "" {
 		fmt.Fprintf(e.stderr, "papersctl run: %s\n", rep.Reason)

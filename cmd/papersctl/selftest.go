@@ -3,10 +3,9 @@ package main
 import (
 	"cmp"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/ttlpapers/ttlpapers/hw"
+	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/internal/term"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/lpt/backend"
@@ -16,7 +15,7 @@ import (
 func init() {
 	register(&command{name: "selftest", summary: "test the board and driver line by line, and diagnose faults",
 		synopsis: "[flags]", catchSignals: true, guest: true,
-		about: "Runs on the embedded emulator unless a real port is given (--port, --ppdev or --gpio).\n" +
+		about: "Runs on the embedded emulator unless a real port is given (--port).\n" +
 			"Exits 1 when a check fails. Modes: cluster (the emulator's default: every PE in-process),\n" +
 			"single (one port alone on the board: the default on a real port), multi-pc (every PC runs\n" +
 			"selftest at once with --pe i --pes n). See docs/selftest.md.",
@@ -26,7 +25,7 @@ func init() {
 type selftestCmd struct {
 	pes, pe               int
 	json, single, noAsk   bool
-	port, ppdev, gpio     string
+	port                  string
 	mode                  string
 	timeout, checkIn, ask time.Duration
 	faults                faultFlag
@@ -38,9 +37,7 @@ func (c *selftestCmd) define(f *flagSet) {
 	f.Int(&c.pes, "pes", 4, 1, lpt.MaxPEs, "number of PEs in the cluster")
 	f.Int(&c.pe, "pe", 0, 0, lpt.MaxPEs-1, "this PC's PE id (multi-PC mode), or the connector its cable is on (single-PC mode)")
 	f.Bool(&c.json, "json", "print the report as JSON")
-	f.String(&c.port, "port", "", "ADDR", checkBase, "test a real port by direct I/O at this base address, e.g. 0x378")
-	f.Path(&c.ppdev, "ppdev", "", "file", false, "test a real port through ppdev, e.g. /dev/parport0")
-	f.String(&c.gpio, "gpio", "", "MAPPING", prefixed("gpio:"), "test a board wired to GPIO pins, e.g. D0=GPIO17,D1=GPIO18,… (docs/hardware.md)")
+	f.String(&c.port, "port", "", "SPEC", backend.Check, portUsage("test a real port"))
 	f.Bool(&c.single, "single", "single-PC mode: this port alone on the board (the default on real ports)")
 	f.Choice(&c.mode, "mode", "", []string{string(selftest.Cluster), string(selftest.Single), string(selftest.MultiPC)},
 		"cluster (emulator default), single, or multi-pc (real ports: run on every PC at once with --pe i --pes n)")
@@ -52,25 +49,18 @@ func (c *selftestCmd) define(f *flagSet) {
 	f.Path(&c.vcd, "vcd", "", "file", false, "record the emulated run in this VCD file (GTKWave), one time step per port operation")
 }
 
-// checkBase checks a port base address (0x378, lpt1).
-func checkBase(s string) error {
-	_, err := backend.ParseBase(s)
-	return err
+// portUsage is the help of a --port flag: what the port is for, and the
+// forms of spec it takes.
+func portUsage(what string) string {
+	return what + ": port:0x378 (or 0x378), ppdev:/dev/parport0 (or /dev/parport0), devport:0x378,\n" +
+		"or gpio:D0=GPIO17,D1=GPIO18,… (docs/hardware.md)"
 }
 
-// prefixed checks a flag's value as the port spec kind+value.
-func prefixed(kind string) func(string) error {
-	return func(s string) error { return backend.Check(kind + s) }
-}
-
-// spec is the real port the flags name, "" for the emulator.
+// spec is the real port --port names, written in full; "" for the
+// emulator.
 func (c *selftestCmd) spec() string {
-	for _, s := range []struct{ kind, v string }{{backend.KindDirect, c.port}, {backend.KindPPDev, c.ppdev}, {backend.KindGPIO, c.gpio}} {
-		if s.v != "" {
-			return s.kind + ":" + s.v
-		}
-	}
-	return ""
+	s, _ := backend.Canonical(c.port) // checked as the flag was read
+	return s
 }
 
 // resolveMode is the mode the flags select.
@@ -88,55 +78,47 @@ func (c *selftestCmd) resolveMode(f *flagSet) selftest.Mode {
 	return selftest.Single
 }
 
+// selftestFlags names the flag of each selftest.Config field.
+var selftestFlags = map[string]string{"PEs": "pes", "PE": "pe", "Mode": "mode", "Faults": "inject", "Timeout": "timeout",
+	"CheckInTimeout": "checkin-timeout", "Backend": "port", "Record": "vcd"}
+
+// config is the selftest the flags ask for; the port is named, not yet
+// opened, and the recording only marked.
+func (c *selftestCmd) config() selftest.Config {
+	cfg := selftest.Config{PEs: c.pes, PE: c.pe, Faults: c.faults.list, Timeout: c.timeout, CheckInTimeout: c.checkIn,
+		Mode: c.chosen, Backend: c.spec()}
+	if c.vcd != "" {
+		cfg.Record = recordLater
+	}
+	return cfg
+}
+
+// recordLater stands in for the recorder, which run opens, while the
+// configuration is checked.
+func recordLater(*emu.Board) func(int, lpt.Port) lpt.Port { return nil }
+
 func (c *selftestCmd) check(f *flagSet, _ []string) error {
 	var p problems
-	var ports []string
-	for _, name := range []string{"port", "ppdev", "gpio"} {
-		if f.isSet(name) {
-			ports = append(ports, "--"+name)
-		}
-	}
-	if len(ports) > 1 {
-		p.addf("%s: give one real port at most", strings.Join(ports, " and "))
-	}
-	real := c.spec() != ""
-	mode := c.resolveMode(f)
-	c.chosen = mode
+	c.chosen = c.resolveMode(f)
 	if c.single && c.mode != "" && c.mode != string(selftest.Single) {
 		p.addf("--single and --mode %s disagree: give one of them", c.mode)
 	}
-	switch {
-	case real && mode == selftest.Cluster:
-		p.addf("--mode cluster drives every PE's port and needs the emulator: drop %s, or use --mode single or multi-pc", ports[0])
-	case !real && mode == selftest.MultiPC:
-		p.addf("--mode multi-pc runs on real ports, one PC per PE: give --port, --ppdev or --gpio (on the emulator, cluster mode runs every PE)")
-	case real && len(c.faults.list) > 0:
-		p.addf("--inject %v: faults go into the emulator only: drop --inject, or drop %s", c.faults.list[0], ports[0])
-	case real && c.vcd != "":
-		p.addf("--vcd records the emulator's nets: drop --vcd, or drop %s", ports[0])
-	}
+	p.addFields(c.config().Validate(), selftestFlags)
 	if c.vcd != "" {
 		checkVCDPath(&p, c.vcd)
 	}
-	if !real && f.isSet("no-prompt") {
+	if c.spec() == "" && f.isSet("no-prompt") {
 		p.addf("--no-prompt: the emulator reads its own LEDs and asks nobody: drop --no-prompt")
 	}
-	if size, err := hw.SizeFor(c.pes); err == nil {
-		switch {
-		case mode == selftest.Cluster && f.isSet("pe"):
-			p.addf("--pe %d: cluster mode tests every PE; --pe picks one PC with --single or a real port", c.pe)
-		case mode == selftest.MultiPC && c.pe >= c.pes:
-			p.addf("--pe %d: with --pes %d the PE ids are 0 to %d", c.pe, c.pes, c.pes-1)
-		case mode == selftest.Single && c.pe >= size:
-			p.addf("--pe %d: the board for %d PEs has connectors 0 to %d", c.pe, c.pes, size-1)
-		}
+	if c.chosen == selftest.Cluster && f.isSet("pe") {
+		p.addf("--pe %d: cluster mode tests every PE; --pe picks one PC with --single or a real port", c.pe)
 	}
-	c.faults.check(&p, c.pes)
 	return p.err()
 }
 
 func (c *selftestCmd) run(e *env, _ []string) (err error) {
-	cfg := selftest.Config{PEs: c.pes, PE: c.pe, Faults: c.faults.list, Timeout: c.timeout, CheckInTimeout: c.checkIn, Mode: c.chosen}
+	cfg := c.config()
+	cfg.Record = nil
 	if c.vcd != "" {
 		out, err := openVCD(c.vcd)
 		if err != nil {
@@ -147,12 +129,12 @@ func (c *selftestCmd) run(e *env, _ []string) (err error) {
 	}
 	var notes []string
 	if spec := c.spec(); spec != "" {
-		port, err := backend.Open(spec)
+		port, err := openPort(spec)
 		if err != nil {
 			return err
 		}
 		defer port.Close()
-		cfg.Port, cfg.Backend = port, spec
+		cfg.Port = port
 		switch {
 		case c.noAsk:
 		case term.IsTerminal(e.stdin):

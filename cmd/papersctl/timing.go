@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/emu/timed"
 	"github.com/ttlpapers/ttlpapers/emu/vcd"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/timing"
@@ -39,7 +39,7 @@ type timingCmd struct {
 
 	params   timing.Params
 	variants []timing.Variant
-	ports    []emu.PortTiming
+	ports    []timed.PortTiming
 }
 
 func (c *timingCmd) define(f *flagSet) {
@@ -47,15 +47,15 @@ func (c *timingCmd) define(f *flagSet) {
 	f.Int(&c.pes, "pes", d.PEs, 2, lpt.MaxPEs, "PEs on the board")
 	f.Int(&c.trials, "trials", 1000, 1, 1000000, "randomized trials of each variant")
 	f.Int(&c.nands, "nands", d.NANDs, 1, 10000, "operations per trial")
-	f.String(&c.port, "port", d.Port.Name, "KIND", func(s string) error { _, err := emu.PortTimingByName(s); return err }, "the PCs' ports: isa (1.26 µs per operation), pci (0.5 µs) or pcie (0.2 µs)")
+	f.String(&c.port, "port", d.Port.Name, "KIND", func(s string) error { _, err := timed.PortTimingByName(s); return err }, "the PCs' ports: isa (1.26 µs per operation), pci (0.5 µs) or pcie (0.2 µs)")
 	f.Duration(&c.opTime, "op-time", 0, false, "time per port operation, instead of the port's")
 	f.Func("stall-prob", "number", fraction(&c.stallProb, 1), "chance that an interrupt stalls a port operation, instead of the port's 1% (0 to 1)")
-	f.String(&c.cable, "cable", strconv.FormatFloat(emu.TenFeet, 'f', -1, 64), "METRES", checkMetres, "each PE's cable length in metres, or a range MIN-MAX drawn per PE and trial")
+	f.String(&c.cable, "cable", strconv.FormatFloat(timed.TenFeet, 'f', -1, 64), "METRES", checkMetres, "each PE's cable length in metres, or a range MIN-MAX drawn per PE and trial")
 	f.Duration(&c.skew, "skew", d.Skew, true, "largest extra delay of one cable line")
 	f.Choice(&c.control, "control-lines", "open-collector", []string{"open-collector", "push-pull"}, "the PCs' control outputs: open-collector (4.7 kΩ pull-ups, slow to rise, as on the IBM adapter) or push-pull")
 	c.speed = d.Speed
 	f.Func("speed", "number", fraction(&c.speed, 0.5), "PE speed spread: each PE's operations take 1±speed times as long (0 to 0.5)")
-	f.String(&c.delays, "delays", d.Delays.String(), "CORNER", func(s string) error { _, err := emu.ParseCorner(s); return err }, "gate delays: typ, min, max, spread (each gate at random from min to max) or zero")
+	f.String(&c.delays, "delays", d.Delays.String(), "CORNER", func(s string) error { _, err := timed.ParseCorner(s); return err }, "gate delays: typ, min, max, spread (each gate at random from min to max) or zero")
 	c.seed = d.Seed
 	f.Func("seed", "N", func(s string) error {
 		v, err := strconv.ParseUint(s, 0, 64)
@@ -95,10 +95,10 @@ func checkPortList(s string) error {
 	return err
 }
 
-func portList(s string) ([]emu.PortTiming, error) {
-	var ports []emu.PortTiming
+func portList(s string) ([]timed.PortTiming, error) {
+	var ports []timed.PortTiming
 	for _, name := range strings.Split(s, ",") {
-		pt, err := emu.PortTimingByName(strings.TrimSpace(name))
+		pt, err := timed.PortTimingByName(strings.TrimSpace(name))
 		if err != nil {
 			return nil, err
 		}
@@ -109,10 +109,14 @@ func portList(s string) ([]emu.PortTiming, error) {
 
 // check turns the flags into trial parameters, the variants and the margin
 // search's ports, and refuses combinations that do not go together.
+// timingFlags names the flag of each timing.Params field.
+var timingFlags = map[string]string{"PEs": "pes", "NANDs": "nands", "Port": "port", "Metres": "cable", "Skew": "skew",
+	"Wire": "control-lines", "Speed": "speed", "Delays": "delays", "Seed": "seed"}
+
 func (c *timingCmd) check(f *flagSet, _ []string) error {
 	var pr problems
 	p := timing.DefaultParams()
-	p.Port, _ = emu.PortTimingByName(c.port)
+	p.Port, _ = timed.PortTimingByName(c.port)
 	if f.isSet("op-time") {
 		p.Port.Op = c.opTime
 	}
@@ -121,14 +125,12 @@ func (c *timingCmd) check(f *flagSet, _ []string) error {
 	}
 	p.Metres, _ = parseMetres(c.cable)
 	if c.control == "push-pull" {
-		p.Wire = emu.DefaultWire
+		p.Wire = timed.DefaultWire
 		p.Wire.PullUpRise = p.Wire.Edge / 2
 	}
-	p.Delays, _ = emu.ParseCorner(c.delays)
+	p.Delays, _ = timed.ParseCorner(c.delays)
 	p.PEs, p.NANDs, p.Skew, p.Speed, p.Seed = c.pes, c.nands, c.skew, c.speed, c.seed
-	if err := p.Check(); err != nil {
-		pr.addf("%s", strings.TrimPrefix(err.Error(), "timing: "))
-	}
+	pr.addFields(p.Validate(), timingFlags)
 	c.params = p
 	c.variants = timing.Variants
 	if c.variantList != "" {

@@ -47,7 +47,7 @@ func isDir(path string) bool {
 func (o *vcdOut) attach(b *emu.Board) func(pe int, p lpt.Port) lpt.Port {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.rec, o.err = emu.RecordVCD(o.f, b)
+	o.rec, o.err = vcd.NewRecorder(o.f, b)
 	return o.wrap
 }
 

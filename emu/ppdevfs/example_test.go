@@ -9,6 +9,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emu/ppdevfs"
 	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/lpt/linuxlpt"
 )
 
 // Serve a 2-PE board as ppdev files and drive PE 0 through one of them,
@@ -28,7 +29,7 @@ func ExampleMount() {
 		return
 	}
 	defer srv.Unmount()
-	port, err := lpt.OpenPPDev(srv.Path(0)) // claims it, like /dev/parport0
+	port, err := linuxlpt.OpenPPDev(srv.Path(0)) // claims it, like /dev/parport0
 	if err != nil {
 		fmt.Println(err)
 		return

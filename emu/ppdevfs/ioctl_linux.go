@@ -3,7 +3,7 @@ package ppdevfs
 import (
 	"fmt"
 
-	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/lpt/linuxlpt"
 )
 
 // IEEE 1284 modes (<linux/parport.h>) used by PPSETMODE, PPNEGOT and PPGETMODE.
@@ -24,14 +24,14 @@ const (
 // touch: the four control pins (bit 0x20, direction, is PPDATADIR's job).
 const controlMask = 0x0f
 
-// ioctlNames names the ppdev requests (lpt.PPWDATA, ...) this package serves.
+// ioctlNames names the ppdev requests (linuxlpt.PPWDATA, ...) this package serves.
 var ioctlNames = map[uint32]string{
-	lpt.PPSETMODE: "PPSETMODE", lpt.PPRSTATUS: "PPRSTATUS", lpt.PPRCONTROL: "PPRCONTROL",
-	lpt.PPWCONTROL: "PPWCONTROL", lpt.PPRDATA: "PPRDATA", lpt.PPWDATA: "PPWDATA",
-	lpt.PPCLAIM: "PPCLAIM", lpt.PPRELEASE: "PPRELEASE", lpt.PPYIELD: "PPYIELD",
-	lpt.PPFCONTROL: "PPFCONTROL", lpt.PPEXCL: "PPEXCL", lpt.PPDATADIR: "PPDATADIR",
-	lpt.PPNEGOT: "PPNEGOT", lpt.PPSETPHASE: "PPSETPHASE", lpt.PPGETMODES: "PPGETMODES",
-	lpt.PPGETMODE: "PPGETMODE", lpt.PPGETPHASE: "PPGETPHASE",
+	linuxlpt.PPSETMODE: "PPSETMODE", linuxlpt.PPRSTATUS: "PPRSTATUS", linuxlpt.PPRCONTROL: "PPRCONTROL",
+	linuxlpt.PPWCONTROL: "PPWCONTROL", linuxlpt.PPRDATA: "PPRDATA", linuxlpt.PPWDATA: "PPWDATA",
+	linuxlpt.PPCLAIM: "PPCLAIM", linuxlpt.PPRELEASE: "PPRELEASE", linuxlpt.PPYIELD: "PPYIELD",
+	linuxlpt.PPFCONTROL: "PPFCONTROL", linuxlpt.PPEXCL: "PPEXCL", linuxlpt.PPDATADIR: "PPDATADIR",
+	linuxlpt.PPNEGOT: "PPNEGOT", linuxlpt.PPSETPHASE: "PPSETPHASE", linuxlpt.PPGETMODES: "PPGETMODES",
+	linuxlpt.PPGETMODE: "PPGETMODE", linuxlpt.PPGETPHASE: "PPGETPHASE",
 }
 
 // IoctlName names an ioctl number: its ppdev name, or its decoded _IOC

@@ -21,6 +21,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emu/ppdevfs"
 	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/lpt/linuxlpt"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
@@ -91,7 +92,7 @@ func ioctlInt(t testing.TB, f *os.File, cmd uint32, v int32) int32 {
 
 func claim(t testing.TB, f *os.File) {
 	t.Helper()
-	if err := ioctl(f, lpt.PPCLAIM, nil); err != nil {
+	if err := ioctl(f, linuxlpt.PPCLAIM, nil); err != nil {
 		t.Fatalf("PPCLAIM: %v", err)
 	}
 }
@@ -114,12 +115,12 @@ func TestRegistersMatchEmulatedPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, v := range []uint8{0x00, 0x5a, lpt.S1 | 0x03, lpt.S0 | 0x0c, lpt.Transparent, 0xa5} {
-		ioctlByte(t, f, lpt.PPWDATA, v)
+		ioctlByte(t, f, linuxlpt.PPWDATA, v)
 		rp.WriteData(v)
-		if got := ioctlByte(t, f, lpt.PPRDATA, 0); got != v {
+		if got := ioctlByte(t, f, linuxlpt.PPRDATA, 0); got != v {
 			t.Errorf("data readback after writing %#02x: got %#02x", v, got)
 		}
-		got, want := ioctlByte(t, f, lpt.PPRSTATUS, 0), rp.ReadStatus()
+		got, want := ioctlByte(t, f, linuxlpt.PPRSTATUS, 0), rp.ReadStatus()
 		if got != want {
 			t.Errorf("status after data %#02x: got %#02x, in-process port reads %#02x", v, got, want)
 		}
@@ -129,31 +130,31 @@ func TestRegistersMatchEmulatedPort(t *testing.T) {
 		}
 	}
 	// The barrier flag: S0 alone → status 0x80 reads 1; S1 alone → 0.
-	ioctlByte(t, f, lpt.PPWDATA, lpt.S0)
-	if st := ioctlByte(t, f, lpt.PPRSTATUS, 0); st&lpt.RDY == 0 {
+	ioctlByte(t, f, linuxlpt.PPWDATA, lpt.S0)
+	if st := ioctlByte(t, f, linuxlpt.PPRSTATUS, 0); st&lpt.RDY == 0 {
 		t.Errorf("status %#02x after S0: ready should read 1", st)
 	}
-	ioctlByte(t, f, lpt.PPWDATA, lpt.S1)
-	if st := ioctlByte(t, f, lpt.PPRSTATUS, 0); st&lpt.RDY != 0 {
+	ioctlByte(t, f, linuxlpt.PPWDATA, lpt.S1)
+	if st := ioctlByte(t, f, linuxlpt.PPRSTATUS, 0); st&lpt.RDY != 0 {
 		t.Errorf("status %#02x after S1: ready should read 0", st)
 	}
 
 	// Control: parport_pc keeps only the four pin bits.
 	for _, v := range []uint8{lpt.NAK, lpt.NAK | lpt.SEL, 0x0f, 0xc5} {
-		ioctlByte(t, f, lpt.PPWCONTROL, v)
-		if got := ioctlByte(t, f, lpt.PPRCONTROL, 0); got != v&0x0f {
+		ioctlByte(t, f, linuxlpt.PPWCONTROL, v)
+		if got := ioctlByte(t, f, linuxlpt.PPRCONTROL, 0); got != v&0x0f {
 			t.Errorf("control readback after %#02x: got %#02x, want %#02x", v, got, v&0x0f)
 		}
 	}
 	frob := [2]uint8{lpt.SEL, 0} // clear SEL, keep the rest
-	ioctlByte(t, f, lpt.PPWCONTROL, lpt.NAK|lpt.SEL)
-	if err := ioctl(f, lpt.PPFCONTROL, unsafe.Pointer(&frob)); err != nil {
+	ioctlByte(t, f, linuxlpt.PPWCONTROL, lpt.NAK|lpt.SEL)
+	if err := ioctl(f, linuxlpt.PPFCONTROL, unsafe.Pointer(&frob)); err != nil {
 		t.Fatal(err)
 	}
-	if got := ioctlByte(t, f, lpt.PPRCONTROL, 0); got != lpt.NAK {
+	if got := ioctlByte(t, f, linuxlpt.PPRCONTROL, 0); got != lpt.NAK {
 		t.Errorf("PPFCONTROL clearing SEL: control reads %#02x, want %#02x", got, lpt.NAK)
 	}
-	if err := ioctl(f, lpt.PPRELEASE, nil); err != nil {
+	if err := ioctl(f, linuxlpt.PPRELEASE, nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -164,25 +165,25 @@ func TestReverseDirection(t *testing.T) {
 	s, b := mount(t, 1, nil)
 	f := open(t, s, 0)
 	claim(t, f)
-	ioctlByte(t, f, lpt.PPWDATA, 0x30)
-	ioctlInt(t, f, lpt.PPDATADIR, 1)
-	if got := ioctlByte(t, f, lpt.PPRDATA, 0); got != 0xff {
+	ioctlByte(t, f, linuxlpt.PPWDATA, 0x30)
+	ioctlInt(t, f, linuxlpt.PPDATADIR, 1)
+	if got := ioctlByte(t, f, linuxlpt.PPRDATA, 0); got != 0xff {
 		t.Errorf("reversed data lines read %#02x, want 0xff (floating high)", got)
 	}
-	if st := ioctlByte(t, f, lpt.PPRSTATUS, 0); st>>lpt.InputShift&lpt.DataMask != 0 {
+	if st := ioctlByte(t, f, linuxlpt.PPRSTATUS, 0); st>>lpt.InputShift&lpt.DataMask != 0 {
 		t.Errorf("status %#02x: with the data lines floating high the NAND must be 0", st)
 	}
 	if led := b.LED(0); led != emu.Orange {
 		t.Errorf("LED with the data lines floating high is %v, want orange", led)
 	}
-	ioctlByte(t, f, lpt.PPWDATA, 0x12) // goes to the latch only
-	ioctlInt(t, f, lpt.PPDATADIR, 0)
-	if got := ioctlByte(t, f, lpt.PPRDATA, 0); got != 0x12 {
+	ioctlByte(t, f, linuxlpt.PPWDATA, 0x12) // goes to the latch only
+	ioctlInt(t, f, linuxlpt.PPDATADIR, 0)
+	if got := ioctlByte(t, f, linuxlpt.PPRDATA, 0); got != 0x12 {
 		t.Errorf("after turning the data lines around again they read %#02x, want the latch 0x12", got)
 	}
 	// Control bit 0x20 reverses too, as in parport_pc.
-	ioctlByte(t, f, lpt.PPWCONTROL, 0x20|lpt.NAK)
-	if got := ioctlByte(t, f, lpt.PPRDATA, 0); got != 0xff {
+	ioctlByte(t, f, linuxlpt.PPWCONTROL, 0x20|lpt.NAK)
+	if got := ioctlByte(t, f, linuxlpt.PPRDATA, 0); got != 0xff {
 		t.Errorf("after control 0x21 data reads %#02x, want 0xff", got)
 	}
 }
@@ -194,46 +195,46 @@ func TestModesAndRefusals(t *testing.T) {
 	f := open(t, s, 0)
 
 	var b uint8
-	if err := ioctl(f, lpt.PPWDATA, unsafe.Pointer(&b)); !errors.Is(err, unix.EINVAL) {
+	if err := ioctl(f, linuxlpt.PPWDATA, unsafe.Pointer(&b)); !errors.Is(err, unix.EINVAL) {
 		t.Errorf("PPWDATA before PPCLAIM: got %v, want EINVAL", err)
 	}
-	if err := ioctl(f, lpt.PPEXCL, nil); err != nil {
+	if err := ioctl(f, linuxlpt.PPEXCL, nil); err != nil {
 		t.Errorf("PPEXCL: %v", err)
 	}
 	claim(t, f)
-	if err := ioctl(f, lpt.PPEXCL, nil); !errors.Is(err, unix.EINVAL) {
+	if err := ioctl(f, linuxlpt.PPEXCL, nil); !errors.Is(err, unix.EINVAL) {
 		t.Errorf("PPEXCL after PPCLAIM: got %v, want EINVAL", err)
 	}
-	if m := ioctlInt(t, f, lpt.PPGETMODE, 0); m != ppdevfs.ModeCompat {
+	if m := ioctlInt(t, f, linuxlpt.PPGETMODE, 0); m != ppdevfs.ModeCompat {
 		t.Errorf("initial mode %#x, want compat %#x", m, ppdevfs.ModeCompat)
 	}
-	ioctlInt(t, f, lpt.PPSETMODE, ppdevfs.ModeEPP)
-	if m := ioctlInt(t, f, lpt.PPGETMODE, 0); m != ppdevfs.ModeEPP {
+	ioctlInt(t, f, linuxlpt.PPSETMODE, ppdevfs.ModeEPP)
+	if m := ioctlInt(t, f, linuxlpt.PPGETMODE, 0); m != ppdevfs.ModeEPP {
 		t.Errorf("mode after PPSETMODE EPP: %#x", m)
 	}
-	ioctlInt(t, f, lpt.PPNEGOT, ppdevfs.ModeCompat)
+	ioctlInt(t, f, linuxlpt.PPNEGOT, ppdevfs.ModeCompat)
 	v := int32(ppdevfs.ModeEPP)
-	if err := ioctl(f, lpt.PPNEGOT, unsafe.Pointer(&v)); !errors.Is(err, unix.EIO) {
+	if err := ioctl(f, linuxlpt.PPNEGOT, unsafe.Pointer(&v)); !errors.Is(err, unix.EIO) {
 		t.Errorf("PPNEGOT EPP with no 1284 peripheral: got %v, want EIO", err)
 	}
-	ioctlInt(t, f, lpt.PPSETPHASE, 3)
-	if ph := ioctlInt(t, f, lpt.PPGETPHASE, 0); ph != 3 {
+	ioctlInt(t, f, linuxlpt.PPSETPHASE, 3)
+	if ph := ioctlInt(t, f, linuxlpt.PPGETPHASE, 0); ph != 3 {
 		t.Errorf("phase %d, want 3", ph)
 	}
 
 	// A second open file waits for the claim, then gets EBUSY.
 	g := open(t, s, 0)
-	if err := ioctl(g, lpt.PPCLAIM, nil); !errors.Is(err, unix.EBUSY) {
+	if err := ioctl(g, linuxlpt.PPCLAIM, nil); !errors.Is(err, unix.EBUSY) {
 		t.Errorf("second PPCLAIM while held: got %v, want EBUSY", err)
 	}
 	// Releasing while it waits hands the port over.
 	done := make(chan error, 1)
 	before := s.Stats(0).Ioctls
-	go func() { done <- ioctl(g, lpt.PPCLAIM, nil) }()
+	go func() { done <- ioctl(g, linuxlpt.PPCLAIM, nil) }()
 	for deadline := time.Now().Add(10 * time.Second); s.Stats(0).Ioctls == before && time.Now().Before(deadline); {
 		runtime.Gosched() // until the server is serving the claim
 	}
-	if err := ioctl(f, lpt.PPRELEASE, nil); err != nil {
+	if err := ioctl(f, linuxlpt.PPRELEASE, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
@@ -285,13 +286,13 @@ func (p *filePort) op(cmd uint32, v uint8) uint8 {
 	}
 	return p.buf
 }
-func (p *filePort) WriteData(v uint8)    { p.op(lpt.PPWDATA, v) }
-func (p *filePort) ReadData() uint8      { return p.op(lpt.PPRDATA, 0) }
-func (p *filePort) ReadStatus() uint8    { return p.op(lpt.PPRSTATUS, 0) }
-func (p *filePort) WriteControl(v uint8) { p.op(lpt.PPWCONTROL, v) }
-func (p *filePort) ReadControl() uint8   { return p.op(lpt.PPRCONTROL, 0) }
+func (p *filePort) WriteData(v uint8)    { p.op(linuxlpt.PPWDATA, v) }
+func (p *filePort) ReadData() uint8      { return p.op(linuxlpt.PPRDATA, 0) }
+func (p *filePort) ReadStatus() uint8    { return p.op(linuxlpt.PPRSTATUS, 0) }
+func (p *filePort) WriteControl(v uint8) { p.op(linuxlpt.PPWCONTROL, v) }
+func (p *filePort) ReadControl() uint8   { return p.op(linuxlpt.PPRCONTROL, 0) }
 func (p *filePort) Err() error           { return p.err }
-func (p *filePort) Close() error         { return ioctl(p.f, lpt.PPRELEASE, nil) }
+func (p *filePort) Close() error         { return ioctl(p.f, linuxlpt.PPRELEASE, nil) }
 
 // TestDriverThroughFiles runs the papers driver on four PEs, each through
 // its own file: barriers and NANDs over the FUSE loop.
@@ -357,7 +358,7 @@ func BenchmarkIoctl(b *testing.B) {
 	var v uint8
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := ioctl(f, lpt.PPRSTATUS, unsafe.Pointer(&v)); err != nil {
+		if err := ioctl(f, linuxlpt.PPRSTATUS, unsafe.Pointer(&v)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/lpt/linuxlpt"
 )
 
 // Server is a mounted directory of ppdev files.
@@ -234,22 +235,22 @@ func (h *handle) Ioctl(ctx context.Context, cmd uint32, arg uint64, in, out []by
 func (h *handle) session(ctx context.Context, cmd uint32, in, out []byte) (errno unix.Errno, done bool) {
 	n := h.node
 	switch cmd {
-	case lpt.PPCLAIM:
+	case linuxlpt.PPCLAIM:
 		return n.claimLocked(ctx, h), true
-	case lpt.PPEXCL:
+	case linuxlpt.PPEXCL:
 		if h.claimed {
 			return n.refuse(cmd, unix.EINVAL, "PPEXCL after PPCLAIM is too late"), true
 		}
 		h.excl = true // the board has no other drivers to keep out
-	case lpt.PPSETMODE:
+	case linuxlpt.PPSETMODE:
 		h.mode = getInt(in)
-	case lpt.PPGETMODE:
+	case linuxlpt.PPGETMODE:
 		putInt(out, h.mode)
-	case lpt.PPSETPHASE:
+	case linuxlpt.PPSETPHASE:
 		h.phase = getInt(in)
-	case lpt.PPGETPHASE:
+	case linuxlpt.PPGETPHASE:
 		putInt(out, h.phase)
-	case lpt.PPGETMODES:
+	case linuxlpt.PPGETMODES:
 		putInt(out, modePCSPP|modeTRISTATE)
 	default:
 		return 0, false
@@ -261,37 +262,37 @@ func (h *handle) session(ctx context.Context, cmd uint32, in, out []byte) (errno
 func (h *handle) portIoctl(cmd uint32, in, out []byte) unix.Errno {
 	n, p := h.node, h.node.port
 	switch cmd {
-	case lpt.PPRELEASE:
+	case linuxlpt.PPRELEASE:
 		n.releaseLocked(h)
-	case lpt.PPYIELD:
+	case linuxlpt.PPYIELD:
 		// Nobody else can be waiting while the claim is held and yielding
 		// would let a concurrent PPCLAIM in; ppdev does the same when the
 		// port has no waiters.
-	case lpt.PPWDATA:
+	case linuxlpt.PPWDATA:
 		if n.reverse {
 			n.latch = in[0]
 		} else {
 			p.WriteData(in[0])
 		}
-	case lpt.PPRDATA:
+	case linuxlpt.PPRDATA:
 		out[0] = p.ReadData()
-	case lpt.PPRSTATUS:
+	case linuxlpt.PPRSTATUS:
 		out[0] = p.ReadStatus()
-	case lpt.PPWCONTROL:
+	case linuxlpt.PPWCONTROL:
 		// parport_pc writes only the four control pins; bit 0x20 turns the
 		// data lines around, as PPDATADIR would.
 		if in[0]&0x20 != 0 {
 			n.setReverseLocked(true)
 		}
 		p.WriteControl(in[0] & controlMask)
-	case lpt.PPFCONTROL:
+	case linuxlpt.PPFCONTROL:
 		mask, val := in[0]&controlMask, in[1]
 		p.WriteControl(p.ReadControl()&^mask | val&mask)
-	case lpt.PPRCONTROL:
+	case linuxlpt.PPRCONTROL:
 		out[0] = p.ReadControl() & controlMask
-	case lpt.PPDATADIR:
+	case linuxlpt.PPDATADIR:
 		n.setReverseLocked(getInt(in) != 0)
-	case lpt.PPNEGOT:
+	case linuxlpt.PPNEGOT:
 		if getInt(in) != ModeCompat {
 			// No IEEE 1284 peripheral answers on the board's cable.
 			return unix.EIO
@@ -305,7 +306,7 @@ func (h *handle) portIoctl(cmd uint32, in, out []byte) unix.Errno {
 // is interrupted.
 func (n *portNode) claimLocked(ctx context.Context, h *handle) unix.Errno {
 	if h.claimed {
-		return n.refuse(lpt.PPCLAIM, unix.EINVAL, "the port is already claimed by this file")
+		return n.refuse(linuxlpt.PPCLAIM, unix.EINVAL, "the port is already claimed by this file")
 	}
 	deadline := time.Now().Add(n.opt.ClaimWait)
 	for {
@@ -318,7 +319,7 @@ func (n *portNode) claimLocked(ctx context.Context, h *handle) unix.Errno {
 			return 0
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return n.refuse(lpt.PPCLAIM, unix.EBUSY, fmt.Sprintf("the port is held by another open file after %v (%v)", n.opt.ClaimWait, err))
+			return n.refuse(linuxlpt.PPCLAIM, unix.EBUSY, fmt.Sprintf("the port is held by another open file after %v (%v)", n.opt.ClaimWait, err))
 		}
 		// Poll: the holder needs n.mu to release, and another user of the
 		// board (not through this file) may hold the port.

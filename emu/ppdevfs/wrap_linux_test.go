@@ -15,6 +15,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/emu/vcd"
 	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/lpt/linuxlpt"
 )
 
 // TestWrapRecords serves a board whose ports Options.Wrap wraps with a
@@ -29,7 +30,7 @@ func TestWrapRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	rec, err := emu.RecordVCD(&buf, b)
+	rec, err := vcd.NewRecorder(&buf, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,9 +48,9 @@ func TestWrapRecords(t *testing.T) {
 	}
 	f := open(t, s, 1)
 	claim(t, f)
-	ioctlByte(t, f, lpt.PPWDATA, 0xa5)
-	status := ioctlByte(t, f, lpt.PPRSTATUS, 0)
-	if err := ioctl(f, lpt.PPRELEASE, nil); err != nil {
+	ioctlByte(t, f, linuxlpt.PPWDATA, 0xa5)
+	status := ioctlByte(t, f, linuxlpt.PPRSTATUS, 0)
+	if err := ioctl(f, linuxlpt.PPRELEASE, nil); err != nil {
 		t.Fatal(err)
 	}
 	f.Close() // the file system unmounts once no file is open

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/ttlpapers/ttlpapers/hw"
 	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
@@ -17,6 +18,9 @@ type Source interface {
 	// Levels returns every net's level once everything written so far has
 	// settled, reusing dst's storage.
 	Levels(dst []bool) []bool
+	// Netlist is the board's netlist, which says which net each port
+	// line is on.
+	Netlist() *hw.Board
 }
 
 // Recorder records an untimed emulated run through port wrappers: each
@@ -36,10 +40,12 @@ type Recorder struct {
 	closed   bool
 }
 
-// NewRecorder starts recording src on w. ports[k][i] names the net PE k's
-// line lpt.Lines[i] is on, "" when the board does not connect it: the line
-// is then drawn from the register the PC writes.
-func NewRecorder(w io.Writer, src Source, ports [][]string) (*Recorder, error) {
+// NewRecorder starts recording src's run on w, one time step per port
+// operation: wrap each port with Wrap, and Close the recorder when done.
+// Each PC's port lines are the nets at its connector; a line the board does
+// not connect is drawn from the register the PC writes.
+func NewRecorder(w io.Writer, src Source) (*Recorder, error) {
+	ports := portNets(src.Netlist())
 	names := src.NetNames()
 	index := map[string]int{}
 	for i, n := range names {
@@ -201,4 +207,20 @@ func (q *recorded) ExplainStall() string {
 		return x.ExplainStall()
 	}
 	return ""
+}
+
+// portNets names the net each port line of each connector is on, "" for
+// the lines the board does not connect.
+func portNets(h *hw.Board) [][]string {
+	nets := make([][]string, h.PEs)
+	for k := range nets {
+		for _, l := range lpt.Lines {
+			name := ""
+			if n := h.NetOf(hw.Node{Ref: hw.ConnectorRef(k), Pin: l.Pin}); n != nil {
+				name = n.Name
+			}
+			nets[k] = append(nets[k], name)
+		}
+	}
+	return nets
 }

@@ -2,7 +2,7 @@
 // 1364-2005 clause 18), the waveform format GTKWave and every logic
 // simulator read. The emulator records its runs with it: untimed runs
 // through port wrappers (Recorder), one time step per port operation, and
-// timed runs (emu.TimedBoard) in real nanoseconds. Parse reads a file back
+// timed runs (timed.Board) in real nanoseconds. Parse reads a file back
 // (checking it against the standard's grammar) and SVG draws chosen signals
 // of it as a waveform picture, as in docs/timing.md.
 //

@@ -1,4 +1,4 @@
-// Package measure implements the timing method of SPEC §10 (after the
+// Package measure implements the timing method of docs/measurement.md (after the
 // Active Messages measurements): time a loop of operations per repetition,
 // subtract the empty loop's cost, discard the first repetition, drop
 // repetitions more than 3× the mean (a context switch or a descheduled
@@ -28,7 +28,7 @@ type Sampler struct {
 
 // New returns a Sampler for repetitions of perRep operations whose empty
 // loop costs overhead; it is Done when the 90% CI is within tolerance of the
-// mean (0.1 for SPEC's 10%) with at least 5 kept repetitions, or after
+// mean (0.1 for the method's 10%) with at least 5 kept repetitions, or after
 // maxTime (but never before 2 repetitions are kept).
 func New(perRep int, overhead time.Duration, tolerance float64, maxTime time.Duration) *Sampler {
 	return &Sampler{perRep: perRep, overhead: overhead, tolerance: tolerance, minReps: 5,

@@ -1,11 +1,16 @@
-// Package backend opens any kind of printer port from one string, the form
-// command-line flags take, and probes which ports and access methods work
-// on this machine.
+// Package backend opens any kind of printer port from one string, the
+// spec, and probes which ports and access methods work on this machine.
+// Every way of naming a port — a command's flag, a program's environment —
+// takes a spec:
 //
 //	port:0x378              direct I/O (ioperm, root or CAP_SYS_RAWIO)
 //	ppdev:/dev/parport0     the kernel's ppdev driver (the lp group)
 //	devport:0x378           /dev/port (root), a fallback
 //	gpio:D0=GPIO17,...      periph.io GPIO pins (see periphlpt.ParseMapping)
+//
+// Two short forms, the ones people type, stand for the first two: a base
+// address alone ("0x378", "378", "lpt1") is port:, a device path alone
+// ("/dev/parport0") is ppdev:. Canonical writes any spec in full.
 package backend
 
 import (
@@ -18,6 +23,7 @@ import (
 	"periph.io/x/host/v3"
 
 	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/lpt/linuxlpt"
 	"github.com/ttlpapers/ttlpapers/lpt/periphlpt"
 )
 
@@ -31,7 +37,8 @@ const (
 
 // Open opens the port a spec names (see the package comment).
 func Open(spec string) (lpt.Port, error) {
-	if err := Check(spec); err != nil {
+	spec, err := Canonical(spec)
+	if err != nil {
 		return nil, err
 	}
 	kind, arg, _ := strings.Cut(spec, ":")
@@ -39,11 +46,11 @@ func Open(spec string) (lpt.Port, error) {
 	case KindDirect, KindDevPort:
 		base, _ := ParseBase(arg)
 		if kind == KindDirect {
-			return lpt.OpenDirect(base)
+			return linuxlpt.OpenDirect(base)
 		}
-		return lpt.OpenDevPort(base)
+		return linuxlpt.OpenDevPort(base)
 	case KindPPDev:
-		return lpt.OpenPPDev(arg)
+		return linuxlpt.OpenPPDev(arg)
 	default: // KindGPIO (Check refused any other kind)
 		if err := hostInit(); err != nil {
 			return nil, err
@@ -56,21 +63,40 @@ func Open(spec string) (lpt.Port, error) {
 // base address, a complete GPIO mapping — without opening or touching
 // anything, so that a command can refuse a mistyped port before it starts.
 func Check(spec string) error {
+	_, err := Canonical(spec)
+	return err
+}
+
+// Canonical checks spec as Check does and writes it in full: a short form
+// gains its kind ("0x378" is "port:0x378", "/dev/parport0" is
+// "ppdev:/dev/parport0"); a full spec is returned as it is.
+func Canonical(spec string) (string, error) {
 	kind, arg, ok := strings.Cut(spec, ":")
-	if !ok || arg == "" {
-		return fmt.Errorf("backend: port %q: want port:0x378, ppdev:/dev/parport0, devport:0x378 or gpio:<mapping>", spec)
+	switch {
+	case !ok && strings.HasPrefix(spec, "/"):
+		return KindPPDev + ":" + spec, nil
+	case !ok:
+		if _, err := ParseBase(spec); err != nil {
+			return "", fmt.Errorf("%w, a ppdev device such as /dev/parport0, or a spec such as devport:0x378 or gpio:<mapping>", err)
+		}
+		return KindDirect + ":" + spec, nil
+	case arg == "":
+		return "", fmt.Errorf("backend: port %q: want port:0x378, ppdev:/dev/parport0, devport:0x378 or gpio:<mapping>", spec)
 	}
+	var err error
 	switch kind {
 	case KindDirect, KindDevPort:
-		_, err := ParseBase(arg)
-		return err
+		_, err = ParseBase(arg)
 	case KindPPDev:
-		return nil
 	case KindGPIO:
-		_, err := periphlpt.ParseMapping(arg)
-		return err
+		_, err = periphlpt.ParseMapping(arg)
+	default:
+		err = fmt.Errorf("backend: unknown port kind %q in %q: use port, ppdev, devport or gpio", kind, spec)
 	}
-	return fmt.Errorf("backend: unknown port kind %q in %q: use port, ppdev, devport or gpio", kind, spec)
+	if err != nil {
+		return "", err
+	}
+	return spec, nil
 }
 
 // ParseBase parses a port base address: "0x378", "378" (hex, as ports are
@@ -99,7 +125,7 @@ var hostInit = sync.OnceValue(func() error {
 })
 
 // Found is a port the system knows of, as one source lists it.
-type Found = lpt.Found
+type Found = linuxlpt.Found
 
 // Attempt is one access method tried on one port.
 type Attempt struct {
@@ -119,10 +145,10 @@ type Report struct {
 // closing each one. Opening a port writes two test patterns to its data
 // register and restores it.
 func Probe() Report {
-	r := Report{Found: lpt.FindPorts()}
+	r := Report{Found: linuxlpt.FindPorts()}
 	var bases []uint16
 	var devs []string
-	for _, sp := range lpt.SystemPorts(r.Found) {
+	for _, sp := range linuxlpt.SystemPorts(r.Found) {
 		if sp.Base != 0 && !slices.Contains(bases, sp.Base) {
 			bases = append(bases, sp.Base)
 		}

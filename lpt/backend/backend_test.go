@@ -26,9 +26,27 @@ func TestParseBase(t *testing.T) {
 }
 
 func TestOpenBadSpec(t *testing.T) {
-	for _, spec := range []string{"0x378", "port:", "serial:/dev/ttyS0", "port:lpt9", "gpio:D0"} {
+	for _, spec := range []string{"zz", "0x", "port:", "serial:/dev/ttyS0", "port:lpt9", "gpio:D0"} {
 		if _, err := backend.Open(spec); err == nil {
 			t.Errorf("Open(%q) succeeded", spec)
+		}
+	}
+}
+
+// TestCanonical: the short forms people type stand for direct I/O and
+// ppdev; full specs stay as they are.
+func TestCanonical(t *testing.T) {
+	for in, want := range map[string]string{
+		"0x378": "port:0x378", "278": "port:278", "lpt1": "port:lpt1", "/dev/parport0": "ppdev:/dev/parport0",
+		"port:0x3bc": "port:0x3bc", "ppdev:/dev/parport1": "ppdev:/dev/parport1", "devport:0x378": "devport:0x378",
+	} {
+		if got, err := backend.Canonical(in); err != nil || got != want {
+			t.Errorf("Canonical(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "zz", "0x", "parport0", "port:", "shm:", "serial:/dev/ttyS0", "port:zz"} {
+		if got, err := backend.Canonical(in); err == nil {
+			t.Errorf("Canonical(%q) = %q; want an error", in, got)
 		}
 	}
 }

@@ -29,8 +29,9 @@ func FuzzParseBase(f *testing.F) {
 	})
 }
 
-// FuzzCheck: Check never panics, accepts only the four kinds, and agrees
-// with ParseBase on the address kinds.
+// FuzzCheck: Check never panics, accepts only the four kinds (in full or
+// short form, which Canonical writes in full), and agrees with ParseBase on
+// the address kinds.
 func FuzzCheck(f *testing.F) {
 	for _, s := range []string{"port:0x378", "ppdev:/dev/parport0", "devport:0x378", "gpio:D0=GPIO17", "port:lpt2",
 		"gpio:nStrobe=GPIO4,D0=GPIO17,D1=GPIO18,D2=GPIO27,D3=GPIO22,D4=GPIO23,D5=GPIO24,D6=GPIO25,D7=GPIO5,nAck=GPIO6,Busy=GPIO12,PaperOut=GPIO13,Select=GPIO19,nAutoFd=GPIO16,nError=GPIO26,nInit=GPIO20",
@@ -39,10 +40,14 @@ func FuzzCheck(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		err := Check(s)
-		kind, arg, _ := strings.Cut(s, ":")
 		if err != nil {
 			return
 		}
+		c, err := Canonical(s)
+		if err != nil {
+			t.Fatalf("Check(%q) accepts what Canonical refuses: %v", s, err)
+		}
+		kind, arg, _ := strings.Cut(c, ":")
 		switch kind {
 		case KindDirect, KindDevPort:
 			if _, perr := ParseBase(arg); perr != nil {

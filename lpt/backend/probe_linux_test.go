@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/lpt/backend"
+	"github.com/ttlpapers/ttlpapers/lpt/linuxlpt"
 )
 
 // TestProbe runs the probe on this machine: every method is tried on at
@@ -17,9 +17,9 @@ func TestProbe(t *testing.T) {
 	for _, a := range r.Attempts {
 		kind, _, _ := strings.Cut(a.Spec, ":")
 		kinds[kind] = true
-		var ae *lpt.AccessError
+		var ae *linuxlpt.AccessError
 		if a.Err != nil && !errors.As(a.Err, &ae) {
-			t.Errorf("%s: %v is not an *lpt.AccessError", a.Spec, a.Err)
+			t.Errorf("%s: %v is not an *linuxlpt.AccessError", a.Spec, a.Err)
 		}
 		t.Logf("%s: %v", a.Spec, a.Err)
 	}

@@ -32,6 +32,7 @@ import (
 	"periph.io/x/conn/v3/pin"
 
 	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/lpt/linuxlpt"
 )
 
 // DriverName is the name the periph driver registers under.
@@ -41,8 +42,8 @@ func init() { driverreg.MustRegister(&drv) }
 
 var drv = driverLPT{
 	prefix: "LPT",
-	find:   func() []lpt.SystemPort { return lpt.SystemPorts(lpt.FindPorts()) },
-	open:   lpt.SystemPort.Open,
+	find:   func() []linuxlpt.SystemPort { return linuxlpt.SystemPorts(linuxlpt.FindPorts()) },
+	open:   linuxlpt.SystemPort.Open,
 }
 
 // driverLPT implements periph's driver.Impl. Like periph's own GPIO drivers
@@ -51,9 +52,9 @@ var drv = driverLPT{
 // used has been closed, so a program that uses other GPIO pins, or only
 // LPT2, leaves the other ports to whoever else wants them.
 type driverLPT struct {
-	prefix string                                 // ports are named prefix+"1", prefix+"2", …
-	find   func() []lpt.SystemPort                // the ports the system knows of
-	open   func(lpt.SystemPort) (lpt.Port, error) // opens (claims) one
+	prefix string                                      // ports are named prefix+"1", prefix+"2", …
+	find   func() []linuxlpt.SystemPort                // the ports the system knows of
+	open   func(linuxlpt.SystemPort) (lpt.Port, error) // opens (claims) one
 }
 
 func (d *driverLPT) String() string        { return DriverName }
@@ -66,7 +67,7 @@ func (*driverLPT) After() []string         { return nil }
 func (d *driverLPT) Init() (bool, error) {
 	ports := d.find()
 	if len(ports) == 0 {
-		return false, errors.New("no parallel port known to the kernel (no /dev/parport*, no parport in /proc/ioports): load parport_pc and ppdev; papersctl probe shows what this machine has")
+		return false, errors.New("no parallel port known to the kernel (no /dev/parport*, no parport in /proc/ioports): load parport_pc and ppdev")
 	}
 	for i, sp := range ports {
 		n := sp.Number()

@@ -12,6 +12,7 @@ import (
 	"periph.io/x/conn/v3/gpio/gpiotest"
 
 	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/lpt/linuxlpt"
 )
 
 // fakePort is a port's registers; it counts Close.
@@ -44,10 +45,10 @@ func (f *fakeSystem) driver() (*driverLPT, string) {
 	prefix := fmt.Sprintf("FAKELPT%dP", driverPrefixes.Add(1))
 	return &driverLPT{
 		prefix: prefix,
-		find: func() []lpt.SystemPort {
-			return []lpt.SystemPort{{Name: "parport0", Base: lpt.BaseLPT1, Dev: "/dev/parport0"}, {Name: "parport1", Dev: "/dev/parport1"}}
+		find: func() []linuxlpt.SystemPort {
+			return []linuxlpt.SystemPort{{Name: "parport0", Base: lpt.BaseLPT1, Dev: "/dev/parport0"}, {Name: "parport1", Dev: "/dev/parport1"}}
 		},
-		open: func(sp lpt.SystemPort) (lpt.Port, error) {
+		open: func(sp linuxlpt.SystemPort) (lpt.Port, error) {
 			if f.fail != nil {
 				return nil, f.fail
 			}
@@ -152,7 +153,7 @@ func TestPortOpenFailure(t *testing.T) {
 }
 
 func TestInitWithoutPorts(t *testing.T) {
-	d := &driverLPT{prefix: "NONE", find: func() []lpt.SystemPort { return nil }}
+	d := &driverLPT{prefix: "NONE", find: func() []linuxlpt.SystemPort { return nil }}
 	if ok, err := d.Init(); ok || err == nil || !strings.Contains(err.Error(), "no parallel port known") {
 		t.Errorf("Init() with no port = %v, %v; want skipped with the reason", ok, err)
 	}

@@ -1,0 +1,86 @@
+// Package field is how a configuration says what is wrong with it: every
+// problem is an *Error naming the field it is about, and a configuration's
+// Validate method joins them all (errors.Join), so that whoever fills the
+// configuration in fixes them in one go.
+//
+// A message refers to fields by their Go names in braces, "{PEs}". Error
+// writes them as the names themselves; a command-line tool that fills the
+// configuration from flags writes them as its flags instead (Render), so
+// the library never needs to know the flags' names:
+//
+//	PE 5: with PEs 4 the ids are 0 to 3          (Error)
+//	--pe 5: with --pes 4 the ids are 0 to 3      (Render with --pe, --pes)
+package field
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Error is one problem with one field of a configuration.
+type Error struct {
+	Field string // the field's Go name: "PEs"
+	// Msg is the whole message; "{Name}" stands for field Name.
+	Msg string
+}
+
+// Errorf returns an *Error about field name, its message formatted as by
+// fmt.Sprintf.
+func Errorf(name, format string, args ...any) *Error {
+	return &Error{Field: name, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (e *Error) Error() string { return e.Render(nil) }
+
+// Render writes the message with each "{Name}" written as name(Name); a
+// nil name, or one that returns "", leaves the field's Go name.
+func (e *Error) Render(name func(field string) string) string {
+	var b strings.Builder
+	s := e.Msg
+	for {
+		i := strings.IndexByte(s, '{')
+		j := strings.IndexByte(s[i+1:], '}')
+		if i < 0 || j < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		f := s[i+1 : i+1+j]
+		b.WriteString(s[:i])
+		if w := call(name, f); w != "" {
+			b.WriteString(w)
+		} else {
+			b.WriteString(f)
+		}
+		s = s[i+2+j:]
+	}
+}
+
+func call(name func(string) string, f string) string {
+	if name == nil {
+		return ""
+	}
+	return name(f)
+}
+
+// Errors returns every *Error in err's tree (errors.Join, wrapping), in
+// order.
+func Errors(err error) []*Error {
+	var out []*Error
+	var walk func(error)
+	walk = func(err error) {
+		switch e := err.(type) {
+		case nil:
+		case *Error:
+			out = append(out, e)
+		case interface{ Unwrap() []error }:
+			for _, x := range e.Unwrap() {
+				walk(x)
+			}
+		default:
+			walk(errors.Unwrap(err))
+		}
+	}
+	walk(err)
+	return out
+}

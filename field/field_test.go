@@ -1,0 +1,36 @@
+package field_test
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/ttlpapers/ttlpapers/field"
+)
+
+func TestRender(t *testing.T) {
+	e := field.Errorf("PE", "{PE} %d: with {PEs} %d the ids are 0 to %d", 5, 4, 3)
+	if got, want := e.Error(), "PE 5: with PEs 4 the ids are 0 to 3"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	flags := map[string]string{"PE": "--pe", "PEs": "--pes"}
+	if got, want := e.Render(func(f string) string { return flags[f] }), "--pe 5: with --pes 4 the ids are 0 to 3"; got != want {
+		t.Errorf("Render = %q, want %q", got, want)
+	}
+	if got, want := field.Errorf("X", "{Unknown} and a lone { brace").Render(func(string) string { return "" }), "Unknown and a lone { brace"; got != want {
+		t.Errorf("Render = %q, want %q", got, want)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	a, b, c := field.Errorf("A", "a"), field.Errorf("B", "b"), field.Errorf("C", "c")
+	err := fmt.Errorf("pkg: %w", errors.Join(a, errors.New("plain"), errors.Join(b, c)))
+	if got := field.Errors(err); !reflect.DeepEqual(got, []*field.Error{a, b, c}) {
+		t.Errorf("Errors = %v, want a, b, c", got)
+	}
+	if !strings.Contains(err.Error(), "plain") || field.Errors(errors.New("x")) != nil {
+		t.Error("a plain error has field errors, or the join lost one")
+	}
+}
