@@ -299,13 +299,20 @@ func (r *run) finish() {
 		case <-poll.C:
 		case sig := <-r.cfg.Signals:
 			r.stop(sig, "")
+			// A stop shortens what is left of the grace period as it
+			// would the PEs'; a second one ends it now.
+			soon := time.Now().Add(min(grace, stopGrace))
+			if r.stops > 1 {
+				soon = time.Now()
+			}
+			if soon.Before(end) {
+				end = soon
+				r.expire(end)
+				deadline.Reset(time.Until(end))
+			}
 		case <-deadline.C:
 			if r.rep.Lingered = r.lingering(); len(r.rep.Lingered) > 0 {
-				when := fmt.Sprintf("%v after the PEs ended", grace)
-				if grace == 0 {
-					when = "when the PEs ended, after a second stop signal"
-				}
-				r.rep.Notes = append(r.rep.Notes, fmt.Sprintf("what %s started was still running %s: killed its process group", namePEs(r.rep.Lingered), when))
+				r.rep.Notes = append(r.rep.Notes, fmt.Sprintf("what %s started was still running at the end of the grace period after the PEs ended: killed its process group", namePEs(r.rep.Lingered)))
 			}
 			r.signalAll(unix.SIGKILL)
 			r.expire(time.Now())

@@ -199,3 +199,34 @@ func TestRunSecondSignal(t *testing.T) {
 		worst = max(worst, took)
 	}
 }
+
+// TestRunStopWhileLingering: a stop signal after the PEs have ended, while
+// what one started lingers, cuts the grace period short (to the stop's)
+// and reaches that process's group; the report is the stop.
+func TestRunStopWhileLingering(t *testing.T) {
+	trials := testenv.Trials(t, 2)
+	var worst time.Duration
+	defer func() { t.Logf("%d trials: the run ended at worst %v after the stop (grace 1m)", trials, worst) }()
+	for trial := range trials {
+		sigs := make(chan os.Signal, 1)
+		var sent time.Time
+		rep, out, child := childPID(t, "sleep 30 & echo $!; exit 0", launch.Config{Signals: sigs, Grace: time.Minute, OpenTimeout: time.Minute},
+			func(out *lockedBuffer) {
+				waitOutput(out)
+				time.Sleep(100 * time.Millisecond) // the PE has exited
+				sent = time.Now()
+				sigs <- unix.SIGTERM
+			})
+		took := time.Since(sent)
+		worst = max(worst, took)
+		if running(child) {
+			unix.Kill(child, unix.SIGKILL)
+			t.Fatalf("trial %d: the stop did not reach the lingering child %d", trial, child)
+		}
+		// The PE's exit without opening the board came first: the report
+		// stays that.
+		if took > 30*time.Second || rep.Failed != 0 || rep.Signal != nil {
+			t.Fatalf("trial %d: ended %v after the stop, report %+v\n%s", trial, took, rep, out)
+		}
+	}
+}
