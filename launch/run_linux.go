@@ -474,7 +474,16 @@ func (r *run) ended(e exitEvent) {
 func (r *run) failedWaiting(k, status int, info emu.PortInfo) {
 	pe := r.cfg.First + k
 	reason := fmt.Sprintf("%s did not arrive at a barrier: PE %d waited until its timeout and exited with status %d", namePEs(info.Late), pe, status)
-	r.failBlaming(info.Late[0], status, reason+r.stoppedNote(info.Late[0]))
+	// Of several late PEs, a stopped one is the likelier cause (the others
+	// may just be slow to be scheduled): blame it.
+	blamed := info.Late[0]
+	for _, l := range info.Late {
+		if r.stoppedNote(l) != "" {
+			blamed = l
+			break
+		}
+	}
+	r.failBlaming(blamed, status, reason+r.stoppedNote(blamed))
 }
 
 // failed records the failure of PE First+k, if it is the first cause —
