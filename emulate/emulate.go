@@ -7,7 +7,9 @@
 //
 // The same function runs unchanged on the real board (papers.Open on a real
 // port, or spmd.Main) and as separate processes on a shared-memory board
-// (papersctl run).
+// (papersctl run). Each PE here also has an endpoint on an in-process data
+// network (package am), which Split-C's global memory and Strata's active
+// messages use; the other runners do not attach one yet (docs/datanet.md).
 package emulate
 
 import (
@@ -16,6 +18,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/ttlpapers/ttlpapers/am"
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
@@ -37,16 +40,41 @@ func Run(n int, cfg papers.Config, fn func(*papers.PE) error) error {
 
 // RunOn is Run on a given emulated board (with faults injected, or built
 // from a particular netlist); it runs PEs 0 to n-1.
+//
+// Each PE also has an endpoint on an in-process data network (am.Of): it
+// leaves that network when fn returns — Close, handling what has arrived —
+// or fails or panics — Abort —, so that the others' waits on it end in an
+// error naming it.
 func RunOn(b *emu.Board, n int, cfg papers.Config, fn func(*papers.PE) error) error {
-	return RunPorts(cmpCtx(cfg.Context), b, n, func(ctx context.Context, k int, port *emu.Port) error {
+	net, err := am.NewLocal(n)
+	if err != nil {
+		return fmt.Errorf("emulate: %w", err)
+	}
+	return RunPorts(cmpCtx(cfg.Context), b, n, func(ctx context.Context, k int, port *emu.Port) (err error) {
 		c := cfg
 		c.PE, c.PEs, c.Context = k, n, ctx
 		p, err := papers.Open(port, c)
 		if err != nil {
+			net.Transport(k).Leave(err, nil)
 			return err
 		}
 		defer p.Close()
-		return fn(p)
+		ep := am.NewEndpoint(net.Transport(k), am.Options{Timeout: c.Timeout, Context: ctx})
+		p.AttachDataNet(ep)
+		panicked := true
+		defer func() {
+			switch {
+			case panicked:
+				ep.Abort(errors.New("its program panicked"))
+			case err != nil:
+				ep.Abort(err)
+			default:
+				err = ep.Close()
+			}
+		}()
+		err = fn(p)
+		panicked = false
+		return err
 	})
 }
 

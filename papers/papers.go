@@ -100,6 +100,8 @@ type PE struct {
 	members uint64 // the participants, as every PE agreed at check-in and at the last interrupt
 	change  change // what the last interrupt acknowledge changed
 	depart  bool   // the interrupt being acknowledged is this PE's own departure
+
+	datanet DataNet // the data network's endpoint, attached by the runner (datanet.go)
 }
 
 type peState uint8

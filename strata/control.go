@@ -12,7 +12,7 @@ func (s *S) Barrier() error {
 	}
 	old := s.enter(StateBarrier, LogBarrier, "Barrier")
 	defer s.leave(old)
-	if err := s.pe.Barrier(); err != nil {
+	if err := s.barrier(); err != nil {
 		return s.fail("Barrier", err)
 	}
 	return nil

@@ -14,6 +14,10 @@ const (
 	LogBroadcast
 	LogCombine
 	LogQprintf // each Qprintf's message, as it is queued
+	// LogDataNet logs every active message sent and every poll that
+	// handles some, and the block transfers (not in the manual, whose
+	// debugging library logged the control network only).
+	LogDataNet
 )
 
 // SetLogging chooses the operations to log; 0 (the default) logs none.

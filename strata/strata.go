@@ -23,6 +23,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/ttlpapers/ttlpapers/am"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
@@ -69,6 +70,13 @@ type S struct {
 
 	clock clock
 	trace trace
+
+	// the data network (datanet.go, xfer.go)
+	ep       *am.Endpoint
+	netUsed  bool
+	handlers []Handler // by HandlerID, for the ports' handlers
+	ports    []Port    // the port table, made on first use
+	abx      []abx     // asynchronous block transfers
 }
 
 // Init makes a Strata PE of a papers PE that has checked in (papers.Open).
@@ -83,6 +91,7 @@ func Init(pe *papers.PE) (*S, error) {
 	for 1<<s.log < s.n {
 		s.log++
 	}
+	s.attachNet()
 	s.rng = uint32(s.self + 1)
 	s.nands0 = pe.Stats().NANDs
 	s.q.init()
@@ -282,7 +291,7 @@ func (s *S) exit(code int, msg string) error {
 	var err, ierr error
 	if code == 0 {
 		if err = s.check("Exit"); err == nil {
-			if err = s.pe.Barrier(); err != nil {
+			if err = s.barrier(); err != nil {
 				err = s.fail("Exit", err)
 			}
 		}

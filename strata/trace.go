@@ -14,8 +14,9 @@ import (
 )
 
 // The states of a state graph. Strata reserves 0 and 1 for the program's
-// idle and busy, and uses 2 to 7 for its own operations while recording;
-// a program may use 8 to 15 (name them with NameState) or redefine any.
+// idle and busy, and uses 2 to 7 for its own operations while recording
+// (as the manual's debugging library does) and 8 for block transfers; a
+// program may use 9 to 15 (name them with NameState) or redefine any.
 const (
 	StateIdle = iota
 	StateBusy
@@ -25,11 +26,15 @@ const (
 	StateBroadcast
 	StateCombine
 	StateBarrier
+	// StateXfer is a block transfer being sent (SendBlockXfer…,
+	// ServiceAllTransfers, CompleteTransfer): the data network's part in
+	// the graph, in the first of the states the manual leaves to programs.
+	StateXfer
 	MaxStates = 16
 )
 
 var defaultStateNames = [MaxStates]string{
-	"idle", "busy", "logging", "Qprintf", "EmptyPrintQ", "broadcasting", "combine", "barrier",
+	"idle", "busy", "logging", "Qprintf", "EmptyPrintQ", "broadcasting", "combine", "barrier", "block transfer",
 }
 
 // stateColors: one colour per state, chosen to be told apart.

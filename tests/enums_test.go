@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"github.com/ttlpapers/ttlpapers/am"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -33,6 +34,7 @@ var enumStrings = map[string]func() string{
 	"emu.FaultKind":      func() string { return emu.FaultKind(9).String() },
 	"emu.LED":            func() string { return emu.LED(7).String() },
 	"timed.Corner":       func() string { return timed.Corner(99).String() },
+	"am.Net":             func() string { return am.Net(9).String() },
 }
 
 // TestEnumStringsDoNotPanic: an out-of-range value prints as its type and

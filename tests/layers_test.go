@@ -16,15 +16,16 @@ var layer = map[string]int{
 	"lpt": 1, "lpt/lpttest": 2, "lpt/linuxlpt": 2, "lpt/periphlpt": 3, "lpt/backend": 4,
 	"hw": 4, "hw/kicad": 5,
 	"emu/netlist": 5, "emu/vcd": 5, "emu": 6, "emu/timed": 6, "emu/ppdevfs": 7,
-	"papers": 5, "strata": 6, "splitc": 6,
+	"papers": 5, "am": 6, "strata": 7, "splitc": 7,
 	"emulate": 7, "spmd": 7, "selftest": 8, "launch": 8, "timing": 8,
 	"internal/qemu": 8, "hil": 9,
-	"examples/spmd": 10, "examples/radixsort": 10, "cmd/papersctl": 10,
+	"examples/spmd": 10, "examples/radixsort": 10, "examples/matmul": 10, "cmd/papersctl": 10,
+	"internal/databench": 9,
 }
 
 // protocol packages must not depend on the board (hw) or its emulator (emu),
 // even indirectly: a program for real ports must not link the emulator.
-var protocol = []string{"papers", "strata", "splitc"}
+var protocol = []string{"papers", "am", "strata", "splitc"}
 
 func goList(t *testing.T, args ...string) []string {
 	t.Helper()

@@ -134,6 +134,7 @@ type benchCmd struct {
 	maxTime       time.Duration
 	ops           []benchOp
 	procs         []int // --procs: live processes instead (bench_procs.go)
+	data          bool  // --data: the data network instead (bench_data.go)
 }
 
 func (c *benchCmd) define(f *flagSet) {
@@ -151,10 +152,18 @@ func (c *benchCmd) define(f *flagSet) {
 		c.procs, err = parseProcs(s)
 		return err
 	}, "instead, the barrier and the NAND between N processes on a shared-memory board, for each N of a list (e.g. 2,4,8), beside MPI_Barrier and the Go spin barrier of ../shared/anchors")
+	f.Bool(&c.data, "data", "instead, the data network: the Active Messages paper's benchmarks, LogP, and Libsplit-C's microbenchmarks, beside the CM-5's figures and ../shared/anchors/mpi_data.c (--pes: the ring's PEs)")
 }
 
 func (c *benchCmd) check(f *flagSet, _ []string) error {
 	var p problems
+	if c.data {
+		for _, name := range []string{"procs", "ops", "port-op-us"} {
+			if f.isSet(name) {
+				p.addf("--%s: --data measures the data network: drop --%s or --data", name, name)
+			}
+		}
+	}
 	if len(c.procs) > 0 {
 		for _, name := range []string{"pes", "ops", "port-op-us"} {
 			if f.isSet(name) {
@@ -170,6 +179,9 @@ func (c *benchCmd) check(f *flagSet, _ []string) error {
 func (c *benchCmd) run(e *env, _ []string) error {
 	if len(c.procs) > 0 {
 		return benchProcs(e, c.procs, c.json, c.maxTime, c.tol)
+	}
+	if c.data {
+		return benchData(e, c.pes, c.json, c.maxTime, c.tol)
 	}
 	line := progress.New(e.stderr)
 	start := time.Now()

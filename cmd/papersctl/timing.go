@@ -28,14 +28,14 @@ func init() {
 
 // timingCmd is papersctl timing's flags and what check makes of them.
 type timingCmd struct {
-	pes, trials, nands, marginTrials, trial  int
-	port, cable, delays, variantList, mports string
-	control                                  string
-	vcdPath, svgPath                         string
-	opTime, skew                             time.Duration
-	speed, stallProb                         float64
-	seed                                     uint64
-	asJSON, margins                          bool
+	pes, trials, nands, marginTrials, trial int
+	bus, cable, delays, variantList, mports string
+	control                                 string
+	vcdPath, svgPath                        string
+	opTime, skew                            time.Duration
+	speed, stallProb                        float64
+	seed                                    uint64
+	asJSON, margins                         bool
 
 	params   timing.Params
 	variants []timing.Variant
@@ -47,7 +47,7 @@ func (c *timingCmd) define(f *flagSet) {
 	f.Int(&c.pes, "pes", d.PEs, 2, lpt.MaxPEs, "PEs on the board")
 	f.Int(&c.trials, "trials", 1000, 1, 1000000, "randomized trials of each variant")
 	f.Int(&c.nands, "nands", d.NANDs, 1, 10000, "operations per trial")
-	f.String(&c.port, "port", d.Port.Name, "KIND", func(s string) error { _, err := timed.PortTimingByName(s); return err }, "the PCs' ports: isa (1.26 µs per operation), pci (0.5 µs) or pcie (0.2 µs)")
+	f.String(&c.bus, "bus", d.Port.Name, "KIND", func(s string) error { _, err := timed.PortTimingByName(s); return err }, "the bus of the PCs' ports: isa (1.26 µs per operation), pci (0.5 µs) or pcie (0.2 µs)")
 	f.Duration(&c.opTime, "op-time", 0, false, "time per port operation, instead of the port's")
 	f.Func("stall-prob", "number", fraction(&c.stallProb, 1), "chance that an interrupt stalls a port operation, instead of the port's 1% (0 to 1)")
 	f.String(&c.cable, "cable", strconv.FormatFloat(timed.TenFeet, 'f', -1, 64), "METRES", checkMetres, "each PE's cable length in metres, or a range MIN-MAX drawn per PE and trial")
@@ -69,7 +69,7 @@ func (c *timingCmd) define(f *flagSet) {
 		"comma-separated variants to run (default all): naive, no-resample, no-trailing-barrier, shipped, data-first, or op/name such as nand/shipped")
 	f.Bool(&c.margins, "margins", "also find each variant's margins (longest cable, largest skew) on each kind of port (default true; --margins=false skips it)")
 	f.Int(&c.marginTrials, "margin-trials", 100, 1, 100000, "trials at each cable length and skew of the margin search")
-	f.String(&c.mports, "margin-ports", "isa,pci,pcie", "LIST", checkPortList, "the kinds of port the margin search tries")
+	f.String(&c.mports, "margin-buses", "isa,pci,pcie", "LIST", checkPortList, "the buses (kinds of port) the margin search tries")
 	f.Bool(&c.asJSON, "json", "print a JSON list of rows (op, variant, ops, trials, failures, ..., margins)")
 	f.Path(&c.vcdPath, "vcd", "", "file", false, "record one trial (--trial) of one variant in this VCD file, in ns, instead of counting")
 	f.Path(&c.svgPath, "svg", "", "file", false, "draw that trial's race (the first wrong result, or PE 0's first operation) as an SVG waveform")
@@ -110,13 +110,13 @@ func portList(s string) ([]timed.PortTiming, error) {
 // check turns the flags into trial parameters, the variants and the margin
 // search's ports, and refuses combinations that do not go together.
 // timingFlags names the flag of each timing.Params field.
-var timingFlags = map[string]string{"PEs": "pes", "NANDs": "nands", "Port": "port", "Metres": "cable", "Skew": "skew",
+var timingFlags = map[string]string{"PEs": "pes", "NANDs": "nands", "Port": "bus", "Metres": "cable", "Skew": "skew",
 	"Wire": "control-lines", "Speed": "speed", "Delays": "delays", "Seed": "seed"}
 
 func (c *timingCmd) check(f *flagSet, _ []string) error {
 	var pr problems
 	p := timing.DefaultParams()
-	p.Port, _ = timed.PortTimingByName(c.port)
+	p.Port, _ = timed.PortTimingByName(c.bus)
 	if f.isSet("op-time") {
 		p.Port.Op = c.opTime
 	}
@@ -139,8 +139,8 @@ func (c *timingCmd) check(f *flagSet, _ []string) error {
 	c.ports, _ = portList(c.mports)
 	recording := c.vcdPath != "" || c.svgPath != ""
 	switch {
-	case (f.isSet("margin-trials") || f.isSet("margin-ports")) && !c.margins:
-		pr.addf("--margin-trials and --margin-ports set the margin search, which --margins=false turns off")
+	case (f.isSet("margin-trials") || f.isSet("margin-buses")) && !c.margins:
+		pr.addf("--margin-trials and --margin-buses set the margin search, which --margins=false turns off")
 	case f.isSet("trial") && !recording:
 		pr.addf("--trial %d: picks the trial --vcd or --svg records: give one of them", c.trial)
 	case recording && f.isSet("trials"):

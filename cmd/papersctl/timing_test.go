@@ -23,7 +23,7 @@ func init() {
 		{[]string{"--nands", "0"}, []string{"--nands 0: need 1 to 10000"}},
 		{[]string{"--cable", "x"}, []string{`--cable: "x" is not a length in metres`}},
 		{[]string{"--cable", "5-2"}, []string{`--cable: "5-2": want 0 <= MIN <= MAX metres`}},
-		{[]string{"--port", "isa2"}, []string{`--port: timed: no port timing "isa2": use isa, pci, pcie`}},
+		{[]string{"--bus", "isa2"}, []string{`--bus: timed: no port timing "isa2": use isa, pci, pcie`}},
 		{[]string{"--delays", "fast"}, []string{`--delays: timed: delay corner "fast"`}},
 		{[]string{"--variant", "nope"}, []string{`--variant: timing: no variant "nope"`}},
 		{[]string{"--speed", "0.9"}, []string{"--speed 0.9: need a number from 0 to 0.5"}},
@@ -31,7 +31,7 @@ func init() {
 		{[]string{"--stall-prob", "2"}, []string{"--stall-prob 2: need a number from 0 to 1"}},
 		{[]string{"--op-time", "0s"}, []string{"--op-time 0s: need a positive duration"}},
 		{[]string{"--control-lines", "tri-state"}, []string{"--control-lines tri-state: want one of open-collector, push-pull"}},
-		{[]string{"--margin-ports", "isa,usb"}, []string{"--margin-ports isa,usb:"}},
+		{[]string{"--margin-buses", "isa,usb"}, []string{"--margin-buses isa,usb:"}},
 		{[]string{"--margin-trials", "0"}, []string{"--margin-trials 0: need 1 to 100000"}},
 		{[]string{"--margins=false", "--margin-trials", "5"}, []string{"--margins=false turns off"}},
 		{[]string{"--trial", "3"}, []string{"--trial 3: picks the trial --vcd or --svg records"}},
@@ -39,7 +39,7 @@ func init() {
 		{[]string{"--vcd", "{dir}/x.vcd", "--trials", "10"}, []string{"--trials 10: --vcd and --svg record one trial"}},
 		{[]string{"--vcd", "{dir}/no/such/x.vcd", "--variant", "nand/shipped"}, []string{"directory {dir}/no/such does not exist"}},
 		{[]string{"--svg", "{dir}/x.svg", "--variant", "barrier"}, []string{"--svg draws a NAND's race"}},
-		{[]string{"--port", "pcie", "--op-time", "100ns"}, []string{"stalls up to 4µs are more than 25 of the fastest port operations"}},
+		{[]string{"--bus", "pcie", "--op-time", "100ns"}, []string{"stalls up to 4µs are more than 25 of the fastest port operations"}},
 	}
 	badInputs["selftest"] = append(badInputs["selftest"], badInput{[]string{"--vcd", "{dir}/s.vcd", "--port", "0x378"}, []string{"--vcd records the emulator's nets: drop --vcd, or drop --port"}})
 }
@@ -60,7 +60,7 @@ func exitCode(t *testing.T, err error) int {
 // trial as a waveform and a picture.
 func TestTimingCommand(t *testing.T) {
 	bin := build(t)
-	out, err := exec.Command(bin, "timing", "--json", "--trials", "40", "--margin-trials", "5", "--margin-ports", "isa",
+	out, err := exec.Command(bin, "timing", "--json", "--trials", "40", "--margin-trials", "5", "--margin-buses", "isa",
 		"--variant", "nand/no-resample,nand/shipped").Output()
 	if code := exitCode(t, err); code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)

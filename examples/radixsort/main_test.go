@@ -78,3 +78,22 @@ func TestAnchorLine(t *testing.T) {
 		t.Errorf("anchor line %q: spin %v, twice %v, %v", out.String(), spin, twice, err)
 	}
 }
+
+// TestRadixSortMemory sorts with Libsplit-C's coalesce (§6.2): a store per
+// key into global memory, then all_store_sync — no NANDs in the coalesce
+// phase but all_store_sync's reductions.
+func TestRadixSortMemory(t *testing.T) {
+	var io [2][][]uint32
+	res, err := sortRun(3, 500, Config{KeyBits: 16, DigitBits: 8, Memory: true}, "", &io)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Concat(io[0]...)
+	slices.Sort(want)
+	if got := slices.Concat(io[1]...); !slices.Equal(got, want) {
+		t.Errorf("sorted %v, want %v", got, want)
+	}
+	if board := uint64(2 * ((3*500 + 3) / 4) * 16); res.Phases[2].NANDs >= board/10 {
+		t.Errorf("coalesce through memory took %d NANDs; through the board it takes %d", res.Phases[2].NANDs, board)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/splitc"
 	"github.com/ttlpapers/ttlpapers/strata"
 )
 
@@ -14,6 +15,11 @@ type Config struct {
 	DigitBits int // bits sorted per pass (radix 2^DigitBits), dividing KeyBits
 	// Progress, when set, is called on PE 0 as each pass starts.
 	Progress func(pass, passes int)
+	// Memory coalesces through Split-C's global memory instead of the
+	// board: every key is stored (splitc.Store, Split-C's ":-") into a
+	// spread array at its destination, then all_store_sync — the
+	// Libsplit-C report's radix sort (§6.2).
+	Memory bool
 }
 
 func (c Config) check() error {
@@ -117,6 +123,8 @@ type sorter struct {
 	tot       []strata.Word // per digit: the count on all PEs
 	cur, next []uint32      // this PE's keys before and after the pass
 	pos       []int         // each key's position in the pass's global order
+	mem       *splitc.Memory
+	arr       splitc.Spread[uint32] // the keys' destinations, for coalesceMemory
 }
 
 func newSorter(s *strata.S, keys []uint32, cfg Config) *sorter {
@@ -150,7 +158,11 @@ func (st *sorter) pass(shift int) error {
 
 	st.ph.begin(2, stateMove)
 	st.place(digit)
-	if err := st.coalesce(); err != nil {
+	coalesce := st.coalesce
+	if st.cfg.Memory {
+		coalesce = st.coalesceMemory
+	}
+	if err := coalesce(); err != nil {
 		return err
 	}
 	st.cur, st.next = st.next, st.cur
@@ -217,6 +229,36 @@ func (st *sorter) coalesce() error {
 			}
 		}
 	}
+	return st.s.RestoreAsyncGlobalOR()
+}
+
+// coalesceMemory moves every key to its position through global memory,
+// as Libsplit-C's radix sort does: position g is element g mod k of PE g
+// div k's part of a spread array (spread element (g mod k)·PROCS + g div
+// k); a store per key (no acknowledgment), then all_store_sync, after
+// which every PE's part holds its sorted share.
+func (st *sorter) coalesceMemory() error {
+	if st.mem == nil {
+		m, err := splitc.Attach(st.s.PE())
+		if err != nil {
+			return err
+		}
+		if st.arr, err = splitc.AllSpreadMalloc[uint32](m, st.total); err != nil {
+			return err
+		}
+		st.mem = m
+	}
+	n := st.s.PartitionSize()
+	for i, x := range st.cur {
+		g := st.pos[i]
+		if err := splitc.Store(st.mem, st.arr.At(g%st.k*n+g/st.k), x); err != nil {
+			return err
+		}
+	}
+	if err := splitc.AllStoreSync(st.mem); err != nil {
+		return err
+	}
+	copy(st.next, splitc.Local(st.mem, st.arr))
 	return st.s.RestoreAsyncGlobalOR()
 }
 

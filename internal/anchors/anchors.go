@@ -85,18 +85,7 @@ func GoSpin(n int) (float64, error) {
 // that 8 ranks on 2 CPUs take seconds rather than a minute.
 func MPIBarrier(n int) (float64, error) {
 	return figure(fmt.Sprintf("mpi np=%d", n), func() (string, error) {
-		bin, err := build("mpi", func(dir, out string) *exec.Cmd {
-			src, err := os.ReadFile(filepath.Join(dir, "mpi_collectives.c"))
-			if err != nil {
-				return nil
-			}
-			s := strings.Replace(string(src), "skip = 10000, it = 200000", "skip = 1000, it = 20000", 1)
-			c := out + ".c"
-			if os.WriteFile(c, []byte(s), 0o644) != nil {
-				return nil
-			}
-			return exec.Command("mpicc", "-O2", "-o", out, c)
-		})
+		bin, err := buildMPI("mpi", "mpi_collectives.c", "skip = 10000, it = 200000", "skip = 1000, it = 20000")
 		if err != nil {
 			return "", err
 		}
@@ -105,6 +94,57 @@ func MPIBarrier(n int) (float64, error) {
 		}
 		return run(exec.Command("mpirun", "--allow-run-as-root", "--oversubscribe", "-np", strconv.Itoa(n), bin))
 	}, "barrier_us")
+}
+
+// MPIData runs mpi_data.c at 2 ranks (its loop counts divided by 5, to
+// keep it to seconds on a shared machine) and returns its figures by
+// name: round_trip_us, send_us, get_us, put_us, and "put_bw_MBps
+// size=N" for each size.
+func MPIData() (map[string]float64, error) {
+	mu.Lock()
+	bin, err := buildMPI("mpi_data", "mpi_data.c", "it = 100000, skip = 5000", "it = 20000, skip = 1000")
+	mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := exec.LookPath("mpirun"); err != nil {
+		return nil, fmt.Errorf("%w: mpirun: %v", ErrAbsent, err)
+	}
+	out, err := run(exec.Command("mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2", bin))
+	if err != nil {
+		return nil, err
+	}
+	figs := map[string]float64{}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line) // mpi np=2 NAME [size=N] VALUE
+		if len(f) < 4 || f[0] != "mpi" {
+			continue
+		}
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err == nil {
+			figs[strings.Join(f[2:len(f)-1], " ")] = v
+		}
+	}
+	if len(figs) == 0 {
+		return nil, fmt.Errorf("anchors: mpi_data printed no figures:\n%s", out)
+	}
+	return figs, nil
+}
+
+// buildMPI builds an MPI anchor with mpicc, its loop counts (old) replaced
+// by new; the caller holds mu.
+func buildMPI(name, file, old, new string) (string, error) {
+	return build(name, func(dir, out string) *exec.Cmd {
+		src, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			return nil
+		}
+		c := out + ".c"
+		if os.WriteFile(c, []byte(strings.Replace(string(src), old, new, 1)), 0o644) != nil {
+			return nil
+		}
+		return exec.Command("mpicc", "-O2", "-o", out, c)
+	})
 }
 
 // figure measures one anchor figure once per process.

@@ -1,0 +1,130 @@
+package am
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+)
+
+// inboxSlots is each inbox's capacity in packets (a power of two). A full
+// inbox makes a sender poll and retry, as a full CM-5 network did; when PEs
+// outnumber CPUs that costs a trip through the scheduler, so inboxes are
+// deep: with 64 slots the radix sort's coalesce through global memory (4
+// PEs all storing to all) took 13 times as long as with 1024.
+const inboxSlots = 1024
+
+// Local is the data network of an in-process program (goroutine PEs, as
+// package emulate runs them): each PE's inbox on each network is a bounded
+// multi-producer, single-consumer queue (Vyukov's, a sequence number per
+// slot), so a send is one compare-and-swap and a copy, a receive a load, a
+// copy and a store, and neither allocates.
+type Local struct {
+	n     int
+	boxes []inbox // PE k's inbox for net is boxes[k*numNets+net]
+	pes   []localPE
+}
+
+type localPE struct {
+	peer                            // its state, as every transport keeps it
+	gone  atomic.Pointer[GoneError] // set once, when the PE leaves
+	wake  chan struct{}             // buffered 1: a sender's nudge to a sleeping receiver
+	timer *time.Timer
+}
+
+// NewLocal makes the in-process data network of n PEs.
+func NewLocal(n int) (*Local, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("am: %d PEs: a data network needs at least 1", n)
+	}
+	l := &Local{n: n, boxes: make([]inbox, n*int(numNets)), pes: make([]localPE, n)}
+	for i := range l.boxes {
+		l.boxes[i].init()
+	}
+	for k := range l.pes {
+		l.pes[k].wake = make(chan struct{}, 1)
+		l.pes[k].timer = time.NewTimer(time.Hour)
+		l.pes[k].timer.Stop()
+	}
+	return l, nil
+}
+
+// Transport returns PE k's side of the network.
+func (l *Local) Transport(k int) Transport { return &localT{l: l, self: k} }
+
+type localT struct {
+	l    *Local
+	self int
+}
+
+func (t *localT) Self() int { return t.self }
+func (t *localT) PEs() int  { return t.l.n }
+
+func (t *localT) Send(dst int, p *Packet) (bool, error) {
+	l := t.l
+	pe := &l.pes[dst]
+	if g := pe.gone.Load(); g != nil {
+		return false, g
+	}
+	s, pos, ok := l.boxes[dst*int(numNets)+int(p.Net)].put(t.self, p)
+	if !ok {
+		return false, nil
+	}
+	if pe.sleeping.Load() != 0 {
+		select {
+		case pe.wake <- struct{}{}:
+		default:
+		}
+	}
+	if pe.lost(s, pos, nil) {
+		return true, pe.gone.Load()
+	}
+	return true, nil
+}
+
+func (t *localT) Recv(net Net, p *Packet) bool {
+	return t.l.boxes[t.self*int(numNets)+int(net)].take(p)
+}
+
+// pending reports whether either inbox of this PE holds a packet.
+func (t *localT) pending() bool {
+	b := t.l.boxes[t.self*int(numNets):]
+	return b[Left].ready() || b[Right].ready()
+}
+
+func (t *localT) Wait(d time.Duration, done <-chan struct{}) {
+	pe := &t.l.pes[t.self]
+	pe.sleeping.Store(1)
+	defer pe.sleeping.Store(0)
+	if t.pending() {
+		return
+	}
+	pe.timer.Reset(d)
+	select {
+	case <-pe.wake:
+	case <-pe.timer.C:
+	case <-done:
+	}
+	pe.timer.Stop()
+}
+
+func (t *localT) Gone(k int) error {
+	if g := t.l.pes[k].gone.Load(); g != nil {
+		return g
+	}
+	return nil
+}
+
+func (t *localT) Leave(cause error, drain func()) {
+	l := t.l
+	pe := &l.pes[t.self]
+	pe.gone.CompareAndSwap(nil, &GoneError{PE: t.self, Cause: cause})
+	pe.leave(drain)
+	for k := range l.pes { // wake every waiter: one may be waiting on this PE
+		if k != t.self {
+			select {
+			case l.pes[k].wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+}

@@ -1,0 +1,139 @@
+package am_test
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ttlpapers/ttlpapers/am"
+)
+
+// The shared-memory transport between real processes: the test binary
+// starts itself as PE 1 (TestSharedChild), which answers PE 0's requests.
+
+const envShm, envShmMode = "AM_TEST_SHM", "AM_TEST_SHM_MODE"
+
+func startChild(t *testing.T, path, mode string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSharedChild$")
+	cmd.Env = append(os.Environ(), envShm+"="+path, envShmMode+"="+mode)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd
+}
+
+// TestSharedChild is PE 1 of TestShared, run in its own process.
+func TestSharedChild(t *testing.T) {
+	path := os.Getenv(envShm)
+	if path == "" {
+		t.Skip("run by TestShared as PE 1's process")
+	}
+	s, err := am.OpenShared(path, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ep := am.NewEndpoint(s, am.Options{Timeout: 10 * time.Second})
+	stop := false
+	var hAck am.HandlerID
+	ep.Register(func(m *am.Msg) { m.Reply(hAck, am.Args{m.Args[0] * 2}) })
+	hAck = ep.Register(func(*am.Msg) {})
+	ep.Register(func(*am.Msg) { stop = true })
+	if os.Getenv(envShmMode) == "hang" {
+		time.Sleep(time.Minute) // killed by the parent
+	}
+	if err := ep.Wait("serve", 0, func() bool { return stop }); err != nil {
+		t.Fatal(err)
+	}
+	if err := ep.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestShared(t *testing.T) {
+	for _, mode := range []string{"serve", "hang"} {
+		t.Run(mode, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "datanet")
+			if err := am.CreateShared(path, 2); err != nil {
+				t.Fatal(err)
+			}
+			child := startChild(t, path, mode)
+			defer child.Process.Kill() // a failed test leaves no process behind
+			s, err := am.OpenShared(path, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			ep := am.NewEndpoint(s, am.Options{Timeout: 10 * time.Second})
+			got := uint64(0)
+			hReq := ep.Register(func(*am.Msg) {})
+			ep.Register(func(m *am.Msg) { got = m.Args[0] })
+			hStop := ep.Register(func(*am.Msg) {})
+			if mode == "hang" {
+				if err := ep.Request(1, hReq, am.Args{21}); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(200 * time.Millisecond)
+				child.Process.Kill() // not reaped yet: a zombie is dead too
+				start := time.Now()
+				err := ep.Wait("reply", 1, func() bool { return got != 0 })
+				var g *am.GoneError
+				if !errors.As(err, &g) || g.PE != 1 {
+					t.Fatalf("wait on a killed PE: %v, want a *GoneError naming PE 1", err)
+				}
+				if d := time.Since(start); d > 5*time.Second {
+					t.Errorf("noticed the death after %v", d)
+				}
+				t.Log(err)
+				child.Wait()
+				return
+			}
+			start := time.Now()
+			const n = 2000
+			for i := 1; i <= n; i++ {
+				if err := ep.Request(1, hReq, am.Args{uint64(i)}); err != nil {
+					t.Fatal(err)
+				}
+				if err := ep.Wait("reply", 1, func() bool { return got == uint64(2*i) }); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Logf("round trip between processes: %v", time.Since(start)/n)
+			if err := ep.Request(1, hStop, am.Args{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := ep.Wait("PE 1 to leave", 1, func() bool { return false }); err == nil {
+				t.Fatal("wait on a PE that left: no error")
+			} else if g := (*am.GoneError)(nil); !errors.As(err, &g) || g.Cause != nil {
+				t.Errorf("PE 1 left normally: %v", err)
+			}
+			if err := child.Wait(); err != nil {
+				t.Errorf("PE 1's process: %v", err)
+			}
+		})
+	}
+}
+
+func TestSharedBadFile(t *testing.T) {
+	dir := t.TempDir()
+	junk := filepath.Join(dir, "junk")
+	os.WriteFile(junk, make([]byte, 100), 0o600)
+	if _, err := am.OpenShared(junk, 0); err == nil {
+		t.Error("opened a file that is not a data network")
+	}
+	path := filepath.Join(dir, "net")
+	if err := am.CreateShared(path, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := am.CreateShared(path, 2); err == nil {
+		t.Error("created over an existing network")
+	}
+	if _, err := am.OpenShared(path, 2); err == nil {
+		t.Error("opened PE 2 of 2")
+	}
+}

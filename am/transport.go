@@ -1,0 +1,95 @@
+package am
+
+import (
+	"fmt"
+	"time"
+)
+
+// Net names one of the two data networks. The CM-5 had two, and the seeds
+// give them roles: requests travel on the left network, replies on the
+// right, so that a PE which only polls for replies while it sends one can
+// never deadlock (Liu and Culler, §2.1.2).
+type Net uint8
+
+const (
+	Left  Net = iota // the request network
+	Right            // the reply network
+	numNets
+)
+
+func (n Net) String() string {
+	switch n {
+	case Left:
+		return "left"
+	case Right:
+		return "right"
+	}
+	return fmt.Sprintf("Net(%d)", uint8(n))
+}
+
+// Nets is a set of networks to poll.
+type Nets uint8
+
+const (
+	PollLeft  Nets = 1 << Left
+	PollRight Nets = 1 << Right
+	PollBoth       = PollLeft | PollRight
+)
+
+// MaxMedium is the most payload bytes one packet carries beside its
+// handler and four argument words. Longer transfers are split into packets
+// by the layers above (Strata's block transfers, Split-C's bulk forms), as
+// the CM-5's were into 4-word Xfer packets.
+const MaxMedium = 256
+
+// Packet is one active message as a transport carries it: the handler's
+// number, four argument words and up to MaxMedium bytes of payload.
+type Packet struct {
+	Src     int32     // the sending PE, filled in by the transport
+	Handler HandlerID // index into the receiver's handler table
+	Net     Net
+	Len     uint16 // payload bytes in Data
+	Args    Args
+	Data    [MaxMedium]byte
+}
+
+// Payload is the packet's payload.
+func (p *Packet) Payload() []byte { return p.Data[:p.Len] }
+
+// Transport moves packets between the PEs of one program: one value per
+// PE. It is the seam between the active-message layer, which owns the
+// polling rules, handlers, deadlines and errors, and the medium. Send and
+// Recv never block; the endpoint retries, polls and waits around them.
+//
+// Each PE has an inbox per network; a packet is delivered once, and the
+// packets one PE sends another on one network arrive in order. A transport
+// needs no more than that: the in-process one (NewLocal) is a bounded
+// lock-free queue per inbox; a shared-memory one between processes is the
+// same queue in a file under /dev/shm; an MPI one (docs/datanet.md) sends
+// each packet with MPI_Isend, tag = network, and receives by MPI_Iprobe and
+// MPI_Recv into preposted buffers.
+type Transport interface {
+	// Self and PEs: this PE's id and the program's PE count.
+	Self() int
+	PEs() int
+	// Send queues p (Handler, Net, Len, Args, Data) in PE dst's inbox for
+	// p.Net, copying it. It returns false when that inbox is full; the
+	// error, when the packet may never be handled (dst has left).
+	Send(dst int, p *Packet) (bool, error)
+	// Recv takes the oldest packet of this PE's inbox for net into p; false
+	// when the inbox is empty.
+	Recv(net Net, p *Packet) bool
+	// Wait blocks until a packet may have arrived for this PE, a peer may
+	// have left, d has passed or done is closed, whichever is first. It
+	// may return early.
+	Wait(d time.Duration, done <-chan struct{})
+	// Gone reports, for PE k, nil while it is attached, else why not (a
+	// *GoneError).
+	Gone(k int) error
+	// Leave detaches this PE; cause nil means its program finished, else
+	// why it failed. From then on the others' Gone(self) reports it and
+	// their sends to it fail. It calls drain, if not nil, to handle what
+	// is already in the inboxes: a send that got its packet in before
+	// Leave either has it handled by drain or fails.
+	Leave(cause error, drain func())
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ttlpapers/ttlpapers/internal/anchors"
+	"github.com/ttlpapers/ttlpapers/internal/databench"
+	"github.com/ttlpapers/ttlpapers/internal/progress"
+)
+
+// benchData is papersctl bench --data: the data network's benchmarks
+// (internal/databench) with MPI's figures from ../shared/anchors/mpi_data.c
+// measured in the same invocation (or a note saying why not).
+func benchData(e *env, ringPEs int, asJSON bool, maxTime time.Duration, tol float64) error {
+	if ringPEs < 2 {
+		return fmt.Errorf("--pes %d: the ring needs at least 2 PEs", ringPEs)
+	}
+	line := progress.New(e.stderr)
+	line.Show("bench: the MPI anchor (mpi_data.c, 2 ranks)")
+	defer anchors.Cleanup()
+	mpi, merr := anchors.MPIData()
+	start := time.Now()
+	rows, err := databench.Run(e.ctx, databench.Options{RingPEs: ringPEs, MaxTime: maxTime, Tolerance: tol,
+		Progress: func(name string) {
+			line.Show("bench: %s, %v (^C prints what is measured)", name, time.Since(start).Round(time.Second))
+		}}, mpi)
+	line.Clear()
+	if merr != nil {
+		fmt.Fprintf(e.stderr, "papersctl bench: no MPI figures beside ours: %v\n", merr)
+	}
+	if err != nil && e.ctx.Err() == nil {
+		return err
+	}
+	if asJSON {
+		err = writeJSON(e.stdout, rows)
+	} else {
+		err = printDataTable(e, rows)
+	}
+	if err == nil {
+		err = e.ctx.Err()
+	}
+	return err
+}
+
+func printDataTable(e *env, rows []databench.Row) error {
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "operation\tPEs\tbytes\tours µs\t90%% CI\tCM-5 µs\tours MB/s\tCM-5 MB/s\tMPI µs\tMPI MB/s\t\n")
+	num := func(v float64, f string) string {
+		if v == 0 {
+			return ""
+		}
+		return fmt.Sprintf(f, v)
+	}
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Op, r.PEs, num(float64(r.Bytes), "%.0f"),
+			num(r.MeasuredUs, "%.3f"), num(r.CI90Us, "±%.3f"), num(r.SeedUs, "%.2f"), num(r.MeasuredMBps, "%.1f"),
+			num(r.SeedMBps, "%.2f"), num(r.MPIUs, "%.3f"), num(r.MPIMBps, "%.0f"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(e.stdout, "CM-5: CMAM on 33 MHz SPARC nodes (Liu & Culler; Luna Table 4). LogP rows: o from one-to-two (send) and two-to-one (receive), L = (round trip − 2 o_send − 2 o_recv)/2, g = ring − o_recv. docs/datanet.md explains each row.")
+	return err
+}
