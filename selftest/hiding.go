@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ttlpapers/ttlpapers/hw"
 )
@@ -34,25 +35,22 @@ func (s *signatures) masked(h *hw.Board, pes []int, leds bool, ms []int) (hidden
 	budget := maskBudget
 	seen := map[int]bool{}
 	for _, m := range ms {
-		s.hideMu.Lock()
-		hides, ok := s.hides[m]
-		s.hideMu.Unlock()
-		if !ok {
+		e := s.hideEntry(m)
+		if !e.done.Load() {
 			cost := len(s.hyps) * len(s.healthy)
 			if cost > budget {
 				complete = false
 				continue
 			}
 			budget -= cost
-			hides = s.hiddenBy(h, pes, leds, m)
-			s.hideMu.Lock()
-			if s.hides == nil {
-				s.hides = map[int][]int{}
-			}
-			s.hides[m] = hides
-			s.hideMu.Unlock()
 		}
-		for _, j := range hides {
+		// Once per process: concurrent selftests with the same fault
+		// wait for one search.
+		e.once.Do(func() {
+			e.hides = s.hiddenBy(h, pes, leds, m)
+			e.done.Store(true)
+		})
+		for _, j := range e.hides {
 			if !seen[j] {
 				seen[j] = true
 				hidden = append(hidden, s.hyps[j])
@@ -60,6 +58,27 @@ func (s *signatures) masked(h *hw.Board, pes []int, leds bool, ms []int) (hidden
 		}
 	}
 	return hidden, complete
+}
+
+// hideEntry is the search for the faults hypothesis m hides.
+type hideEntry struct {
+	once  sync.Once
+	done  atomic.Bool
+	hides []int
+}
+
+func (s *signatures) hideEntry(m int) *hideEntry {
+	s.hideMu.Lock()
+	defer s.hideMu.Unlock()
+	if s.hides == nil {
+		s.hides = map[int]*hideEntry{}
+	}
+	e := s.hides[m]
+	if e == nil {
+		e = &hideEntry{}
+		s.hides[m] = e
+	}
+	return e
 }
 
 // hiddenBy simulates every candidate fault together with hypothesis m (in

@@ -340,7 +340,7 @@ type signatures struct {
 	err     error
 
 	hideMu sync.Mutex
-	hides  map[int][]int // by hypothesis: the faults it hides (masked)
+	hides  map[int]*hideEntry // by hypothesis: the faults it hides (masked)
 }
 
 var (
