@@ -260,7 +260,41 @@ var (
 		// Male: the PC's port is female, and a standard straight-through
 		// DB-25 male-to-female extension cable plugs its male end into the
 		// PC and its female end onto the board, pin n to pin n.
-		Symbol: "Connector:DB25_Male", Footprint: "Connector_Dsub:DSUB-25_Male_Horizontal_P2.77x2.84mm_EdgePinOffset7.70mm_Housed_MountingHolesOffset9.12mm",
+		Symbol: "Connector:DB25_Pins", Footprint: "Connector_Dsub:DSUB-25_Pins_Horizontal_P2.77x2.84mm_EdgePinOffset7.70mm_Housed_MountingHolesOffset9.12mm",
+	}
+)
+
+// The Raspberry Pi adapter's parts (PiAdapter).
+var (
+	// DB25Socket is the adapter's port: female, as a PC's is, so the same
+	// straight-through cable joins it to the board.
+	DB25Socket = &Part{
+		Name: "DB25 female", Description: "DB-25 socket: the adapter's printer port",
+		Pins:   DB25.Pins,
+		Symbol: "Connector:DB25_Socket", Footprint: "Connector_Dsub:DSUB-25_Socket_Horizontal_P2.77x2.84mm_EdgePinOffset7.70mm_Housed_MountingHolesOffset9.12mm",
+	}
+	// PiHeader40 takes a 40-way female-female ribbon (the Pi's GPIO
+	// extension cable) to the Raspberry Pi's header, pin n to pin n.
+	PiHeader40 = &Part{
+		Name: "2x20 header", Description: "2x20 pin header, 2.54 mm, for a ribbon to the Raspberry Pi's 40-pin header",
+		Pins: func() []Pin {
+			pins := make([]Pin, 40)
+			for i := range pins {
+				pins[i] = Pin{i + 1, "", PinPassive}
+			}
+			return pins
+		}(),
+		Symbol: "Connector_Generic:Conn_02x20_Odd_Even", Footprint: "Connector_PinHeader_2.54mm:PinHeader_2x20_P2.54mm_Vertical",
+	}
+	// LVC245 is the level shifter: an SN74LVC245A (the N package is a
+	// 20-pin DIP) on 3.3 V, whose inputs take 5 V; DIR high passes A to B.
+	// The 74x245 pinout is KiCad's 74LS245 symbol's.
+	LVC245 = &Part{
+		Name: "74LVC245", Description: "octal bus transceiver, 3.3 V, 5 V-tolerant inputs (SN74LVC245AN)",
+		Pins: []Pin{{1, "A->B", in}, {2, "A0", in}, {3, "A1", in}, {4, "A2", in}, {5, "A3", in}, {6, "A4", in}, {7, "A5", in},
+			{8, "A6", in}, {9, "A7", in}, {10, "GND", gnd}, {11, "B7", tri}, {12, "B6", tri}, {13, "B5", tri}, {14, "B4", tri},
+			{15, "B3", tri}, {16, "B2", tri}, {17, "B1", tri}, {18, "B0", tri}, {19, "CE", in}, {20, "VCC", pwr}},
+		Symbol: "74xx:74LS245", Footprint: "Package_DIP:DIP-20_W7.62mm",
 	}
 )
 
@@ -286,7 +320,7 @@ var (
 		Symbol: "Device:LED_Dual_AKA", Footprint: "LED_THT:LED_D5.0mm-3",
 	}
 	// PowerIn takes a regulated 5 V supply: pin 1 +5 V, pin 2 ground.
-	PowerIn = twoPin("5V DC in", "2-way screw terminal for a regulated 5 V supply", "Pin_1", "Pin_2", "Connector:Screw_Terminal_01x02", "TerminalBlock:TerminalBlock_bornier-2_P5.08mm")
+	PowerIn = twoPin("5V DC in", "2-way screw terminal for a regulated 5 V supply", "Pin_1", "Pin_2", "Connector:Screw_Terminal_01x02", "TerminalBlock_Phoenix:TerminalBlock_Phoenix_MKDS-1,5-2-5.08_1x02_P5.08mm_Horizontal")
 )
 
 // Pins of LEDBicolour: anodes for green and red, and the common cathode.
@@ -327,4 +361,4 @@ func quadBuffer(name, desc string, low bool, delay, enable Delay) *Part {
 var Parts = []*Part{LS20, LS30, LS32, LS40, LS74, LS125, LS126, LS244}
 
 // Passives lists the board-level parts without logic.
-var Passives = []*Part{DB25, Cap100n, Cap10u, R220, R1k, LEDBlue, LEDBicolour, PowerIn}
+var Passives = []*Part{DB25, Cap100n, Cap10u, R220, R1k, LEDBlue, LEDBicolour, PowerIn, DB25Socket, PiHeader40, LVC245}

@@ -3,7 +3,7 @@
 // does, the way mpirun runs MPI programs locally.
 //
 // It creates the board, starts the processes with PAPERS_PE, PAPERS_PES,
-// PAPERS_BOARD and PAPERS_JOB set (package spmd reads them), each in a
+// PAPERS_PORT and PAPERS_JOB set (package spmd reads them), each in a
 // process group of its own, prefixes every output line with its PE,
 // forwards signals to the groups (continuing stopped PEs so that they act
 // on them, and killing what is left within a second; a second signal kills

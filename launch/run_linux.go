@@ -26,6 +26,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/field"
 	"github.com/ttlpapers/ttlpapers/internal/stop"
 	"github.com/ttlpapers/ttlpapers/spmd"
+	"github.com/ttlpapers/ttlpapers/spmd/shm"
 )
 
 // Run runs the program and returns when every process has ended. An error
@@ -195,7 +196,7 @@ func (r *run) startPE(prog string, k int) error {
 	cmd := exec.Command(prog, cfg.Args...)
 	cmd.Env = append(os.Environ(), cfg.Env...)
 	cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", spmd.EnvPE, pe), fmt.Sprintf("%s=%d", spmd.EnvPEs, cfg.PEs),
-		spmd.EnvBoard+"="+spmd.SharedPrefix+r.path, fmt.Sprintf("%s=%016x", spmd.EnvJob, r.board.Job()))
+		spmd.EnvPort+"="+shm.Prefix+r.path, fmt.Sprintf("%s=%016x", shm.EnvJob, r.board.Job()))
 	if cfg.Timeout > 0 {
 		cmd.Env = append(cmd.Env, spmd.EnvTimeout+"="+cfg.Timeout.String())
 	}

@@ -114,6 +114,9 @@ func kindOf[T Number]() numKind {
 // nandBits returns the bitwise NAND over every PE of the low w bits of x:
 // q NANDs, one per nybble, low nybble first.
 func (p *PE) nandBits(x uint64, w int) (uint64, error) {
+	if p.eng != nil {
+		return p.engineBits("NAND", BitAnd, x, w)
+	}
 	var r uint64
 	for k := 0; k < w; k += 4 {
 		y, err := p.NAND(uint8(x>>k) & lpt.DataMask)
@@ -129,12 +132,34 @@ func (p *PE) nandBits(x uint64, w int) (uint64, error) {
 // drives the complement of each nybble and every other PE 0xf, so each NAND
 // is the root's nybble itself.
 func (p *PE) broadcastBits(root int, x uint64, w int) (uint64, error) {
+	if p.eng != nil {
+		if p.self != root {
+			x = 0
+		}
+		r, err := p.engineBits("broadcast", BitOr, x, w)
+		return ^r & maskOf(w), err
+	}
 	if p.self == root {
 		x = ^x
 	} else {
 		x = ^uint64(0)
 	}
 	return p.nandBits(x, w)
+}
+
+// engineBits is nandBits on an engine: for BitAnd the NAND of every
+// participant's low w bits, for BitOr the NOR, in one allreduce (the
+// complement makes both what the board computes).
+func (p *PE) engineBits(op string, o Op, x uint64, w int) (uint64, error) {
+	if err := p.usable(op); err != nil {
+		return 0, err
+	}
+	r, err := p.eng.Allreduce(op, o, 64, x&maskOf(w))
+	if err != nil {
+		return 0, p.fromEngine(err)
+	}
+	p.stats.NANDs++
+	return ^r & maskOf(w), nil
 }
 
 // NANDBits returns the bitwise NAND of every PE's x.

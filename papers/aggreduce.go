@@ -90,6 +90,12 @@ func Reduce[T Number](p *PE, op Op, v T) (T, error) {
 		key, err := p.maxKey(orderKey(toBits(v), w, k)^flip, w)
 		return fromBits[T](fromKey(key^flip, w, k)), err
 	}
+	if p.eng != nil && k != floatKind {
+		if err := p.usable("Reduce"); err != nil {
+			return 0, err
+		}
+		return engineReduce(p, op, v)
+	}
 	return reduce(p, v, func(a, b T) T { return apply(op, a, b) })
 }
 
@@ -159,7 +165,7 @@ func Scan[T Number](p *PE, op Op, v T, kind ScanKind) (T, error) {
 	if err := p.checkOp("Scan", op, k); err != nil {
 		return 0, err
 	}
-	if kind <= Exclusive|Backward && (op == BitOr || op == BitAnd) {
+	if kind <= Exclusive|Backward && (op == BitOr || op == BitAnd) && p.eng == nil {
 		return bitScan(p, op, v, kind)
 	}
 	return ScanFunc(p, v, func(a, b T) T { return apply(op, a, b) }, identity[T](op, k), kind)
@@ -347,6 +353,13 @@ func maxSteps(w int) (int, uint64) {
 // lo+(j+1)*c" over the PEs still in the range. The lines that come back set
 // (a thermometer code) say which part holds the maximum.
 func (p *PE) maxKey(key uint64, w int) (uint64, error) {
+	if p.eng != nil {
+		if err := p.usable("Reduce"); err != nil {
+			return 0, err
+		}
+		r, err := p.eng.Allreduce("Reduce", Max, 64, key)
+		return r, p.fromEngine(err)
+	}
 	steps, c := maxSteps(w)
 	var lo uint64
 	for range steps {

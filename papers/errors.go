@@ -22,6 +22,10 @@ var (
 	// ErrArgument is wrapped by every error that reports an argument no PE
 	// count can satisfy.
 	ErrArgument = errors.New("invalid argument")
+	// ErrNoLines: on an engine (MPI) there are no shared data lines to
+	// read at any time; the data lines travel with split-phase barriers,
+	// and SenseNAND reads their NAND right after one completes.
+	ErrNoLines = errors.New("no data lines on this substrate (MPI): SenseNAND reads the NAND carried by the last split-phase barrier (SetData, StartBarrier, QueryBarrier or CompleteBarrier), before any other operation")
 	// ErrAbsent is wrapped by *AbsentError: a collective needed a value from
 	// a PE that does not take part.
 	ErrAbsent = errors.New("PE not taking part")

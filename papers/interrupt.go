@@ -22,6 +22,9 @@ func (p *PE) Interrupt(code uint8) (uint8, error) {
 	if err := p.usable("Interrupt"); err != nil {
 		return 0, err
 	}
+	if p.eng != nil {
+		return p.engineRaise("Interrupt", code, false)
+	}
 	// Raise P_IRQ first: its rising edge latches the board's interrupt flag.
 	p.port.WriteControl(lpt.NAK | lpt.IRQ)
 	return p.acknowledge(true, code)
@@ -33,6 +36,9 @@ func (p *PE) Interrupt(code uint8) (uint8, error) {
 func (p *PE) CheckInterrupt() error {
 	if err := p.usable("CheckInterrupt"); err != nil {
 		return err
+	}
+	if p.eng != nil {
+		return p.fromEngine(p.eng.CheckInterrupt("CheckInterrupt"))
 	}
 	if !p.interruptPending() {
 		return nil
@@ -192,6 +198,11 @@ func (p *PE) leave(op string, code uint8) error {
 	if err := p.usable(op); err != nil {
 		return err
 	}
+	if p.eng != nil {
+		_, err := p.engineRaise(op, code, true)
+		p.state = left
+		return err
+	}
 	p.depart = true
 	defer func() { p.depart = false }()
 	p.port.WriteControl(lpt.NAK | lpt.IRQ)
@@ -224,8 +235,23 @@ func (p *PE) Rejoin(code uint8) (uint8, error) {
 	if code > lpt.DataMask {
 		return 0, p.errorf("Rejoin: %w: code %#x is wider than 4 bits (use 0 to 0xf)", ErrArgument, code)
 	}
+	if p.eng != nil {
+		p.state = running
+		return p.engineRaise("Rejoin", code, false)
+	}
 	p.last = p.last&ledBits | lpt.DataMask // both strobes low: hold every barrier
 	p.port.WriteData(p.last)
 	p.state = running
 	return p.Interrupt(code)
+}
+
+// engineRaise raises an interrupt on an engine and adopts the participants
+// its acknowledge agreed on.
+func (p *PE) engineRaise(op string, code uint8, depart bool) (uint8, error) {
+	delivered, members, err := p.eng.Raise(op, code, depart)
+	if err != nil {
+		return 0, p.fromEngine(err)
+	}
+	p.adopt(members)
+	return delivered, nil
 }

@@ -39,7 +39,9 @@ const (
 // SetLED shows c on this PE's LED from now on: one port write, none when it
 // shows c already. Open shows green. The driver keeps the seed's automatic
 // red: while a barrier wait is slow (two polls failed) the LED is red, and
-// when the wait ends it shows c again. Leave and Close darken it.
+// when the wait ends it shows c again. Leave and Close darken it. On an
+// engine (MPI) nothing lights — a cluster node has no PAPERS LED — and the
+// colour is only kept, for LED.
 func (p *PE) SetLED(c LED) error {
 	if c > Orange {
 		return p.errorf("SetLED: %w: colour %d: use Dark, Green, Red or Orange", ErrArgument, c)
@@ -49,7 +51,9 @@ func (p *PE) SetLED(c LED) error {
 	}
 	if v := p.last&^ledBits | uint8(c)<<ledShift; v != p.last {
 		p.last = v
-		p.port.WriteData(v)
+		if p.eng == nil {
+			p.port.WriteData(v)
+		}
 	}
 	return nil
 }

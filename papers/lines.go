@@ -18,6 +18,10 @@ func (p *PE) SetData(x uint8) error {
 	if err := p.usable("SetData"); err != nil {
 		return err
 	}
+	if p.eng != nil {
+		p.last = p.last&^lpt.DataMask | x
+		return nil
+	}
 	if p.last&lpt.DataMask != x {
 		p.last = p.last&^lpt.DataMask | x
 		p.port.WriteData(p.last)
@@ -36,6 +40,12 @@ func (p *PE) SetData(x uint8) error {
 func (p *PE) SenseNAND() (uint8, error) {
 	if p.state == closed {
 		return 0, p.errorf("SenseNAND: %w", ErrClosed)
+	}
+	if p.eng != nil {
+		if !p.sensed {
+			return 0, p.errorf("SenseNAND: %w", ErrNoLines)
+		}
+		return p.sensedNAND, nil
 	}
 	r := p.port.ReadStatus() >> lpt.InputShift & lpt.DataMask
 	if err := p.port.Err(); err != nil {

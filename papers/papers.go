@@ -22,6 +22,11 @@
 // whose in-process runs live in package emulate so that a program for real
 // hardware does not link the emulator.
 //
+// A PE can also run on an Engine (OpenEngine): a substrate with collectives
+// of its own, such as MPI (package mpi), where the same methods call the
+// engine's barrier, reductions and gathers instead of building them from
+// NANDs, with the same semantics (docs/mpi.md).
+//
 // # Errors
 //
 // Every error names its package and PE once ("papers: PE 3: ..."). Test for
@@ -87,19 +92,22 @@ type Config struct {
 // PE is one processing element's handle on the board. Its methods must be
 // called from one goroutine, like the PE program they belong to.
 type PE struct {
-	port    lpt.Port
-	self, n int
-	last    uint8 // the data byte last written (the seed's last_out); its LED bits are the program's colour
-	timeout time.Duration
-	ctx     context.Context
-	done    <-chan struct{}
-	mode    NANDMode
-	st      uint8 // the status byte that ended the last wait
-	state   peState
-	stats   Stats
-	members uint64 // the participants, as every PE agreed at check-in and at the last interrupt
-	change  change // what the last interrupt acknowledge changed
-	depart  bool   // the interrupt being acknowledged is this PE's own departure
+	port       lpt.Port
+	self, n    int
+	last       uint8 // the data byte last written (the seed's last_out); its LED bits are the program's colour
+	timeout    time.Duration
+	ctx        context.Context
+	done       <-chan struct{}
+	mode       NANDMode
+	st         uint8 // the status byte that ended the last wait
+	state      peState
+	stats      Stats
+	members    uint64 // the participants, as every PE agreed at check-in and at the last interrupt
+	change     change // what the last interrupt acknowledge changed
+	depart     bool   // the interrupt being acknowledged is this PE's own departure
+	eng        Engine // nil on a board; see OpenEngine
+	sensed     bool   // on an engine: nand holds the NAND of the last split-phase barrier
+	sensedNAND uint8
 
 	datanet DataNet // the data network's endpoint, attached by the runner (datanet.go)
 }
@@ -125,6 +133,24 @@ type Stats struct {
 // once every PE has opened its port, or an error naming the PEs that did not.
 // The PE owns the port from then on; Close releases it.
 func Open(port lpt.Port, cfg Config) (*PE, error) {
+	p, err := newPE(cfg)
+	if err != nil {
+		return nil, err
+	}
+	p.port = port
+	if err := port.Err(); err != nil {
+		return nil, p.errorf("port: %w", err)
+	}
+	if err := p.checkIn(cmp.Or(cfg.CheckInTimeout, p.timeout)); err != nil {
+		p.abandon()
+		return nil, err
+	}
+	p.stats = Stats{}
+	return p, nil
+}
+
+// newPE checks cfg and returns the PE it describes, not yet opened.
+func newPE(cfg Config) (*PE, error) {
 	if cfg.PEs < 1 || cfg.PEs > lpt.MaxPEs {
 		return nil, fmt.Errorf("papers: %d PEs: a TTL_PAPERS board connects 1 to %d", cfg.PEs, lpt.MaxPEs)
 	}
@@ -134,18 +160,10 @@ func Open(port lpt.Port, cfg Config) (*PE, error) {
 	if cfg.Timeout < 0 || cfg.CheckInTimeout < 0 {
 		return nil, fmt.Errorf("papers: negative timeout (Timeout %v, CheckInTimeout %v): use 0 for the default or a positive duration", cfg.Timeout, cfg.CheckInTimeout)
 	}
-	p := &PE{port: port, self: cfg.PE, n: cfg.PEs, timeout: cmp.Or(cfg.Timeout, DefaultTimeout), ctx: cfg.Context, mode: cfg.NANDMode}
+	p := &PE{self: cfg.PE, n: cfg.PEs, timeout: cmp.Or(cfg.Timeout, DefaultTimeout), ctx: cfg.Context, mode: cfg.NANDMode}
 	if p.ctx != nil {
 		p.done = p.ctx.Done()
 	}
-	if err := port.Err(); err != nil {
-		return nil, p.errorf("port: %w", err)
-	}
-	if err := p.checkIn(cmp.Or(cfg.CheckInTimeout, p.timeout)); err != nil {
-		p.abandon()
-		return nil, err
-	}
-	p.stats = Stats{}
 	return p, nil
 }
 
@@ -252,7 +270,7 @@ func (p *PE) Participants() uint64 { return p.members }
 // Stats returns the operation counts since Open.
 func (p *PE) Stats() Stats { return p.stats }
 
-// Port returns the port the PE drives.
+// Port returns the port the PE drives, nil on an engine (OpenEngine).
 func (p *PE) Port() lpt.Port { return p.port }
 
 // Close parks the port (see park) and releases it. To let the others carry
@@ -260,6 +278,10 @@ func (p *PE) Port() lpt.Port { return p.port }
 func (p *PE) Close() error {
 	if p.state == closed {
 		return nil
+	}
+	if p.eng != nil {
+		p.state = closed
+		return p.eng.Close()
 	}
 	if p.state != left {
 		p.park()
@@ -282,6 +304,10 @@ func (p *PE) usable(op string) error {
 	case inBarrier:
 		return p.errorf("%s: %w", op, ErrSplit)
 	}
+	if p.eng != nil {
+		p.sensed = false
+		return nil
+	}
 	if err := p.port.Err(); err != nil {
 		return p.errorf("%s: port failed: %w", op, err)
 	}
@@ -296,9 +322,20 @@ func (p *PE) barrier(op string) error {
 	if err := p.usable(op); err != nil {
 		return err
 	}
+	if p.eng != nil {
+		return p.engineBarrier(op)
+	}
 	p.last ^= lpt.Strobes
 	p.port.WriteData(p.last)
 	return p.wait(op)
+}
+
+func (p *PE) engineBarrier(op string) error {
+	if err := p.eng.Barrier(op); err != nil {
+		return p.fromEngine(err)
+	}
+	p.stats.Barriers++
+	return nil
 }
 
 // StartBarrier signals arrival at a barrier and returns at once (Strata's
@@ -308,6 +345,13 @@ func (p *PE) barrier(op string) error {
 func (p *PE) StartBarrier() error {
 	if err := p.usable("StartBarrier"); err != nil {
 		return err
+	}
+	if p.eng != nil {
+		if err := p.eng.StartBarrier("StartBarrier", p.last&lpt.DataMask); err != nil {
+			return p.fromEngine(err)
+		}
+		p.state = inBarrier
+		return nil
 	}
 	p.last ^= lpt.Strobes
 	p.port.WriteData(p.last)
@@ -323,6 +367,9 @@ func (p *PE) StartBarrier() error {
 func (p *PE) QueryBarrier() (bool, error) {
 	if p.state != inBarrier {
 		return true, p.usable("QueryBarrier")
+	}
+	if p.eng != nil {
+		return p.pollEngine("QueryBarrier", false)
 	}
 	if p.ready(p.port.ReadStatus()) {
 		p.state = running
@@ -343,8 +390,28 @@ func (p *PE) CompleteBarrier() error {
 	if p.state != inBarrier {
 		return p.usable("CompleteBarrier")
 	}
+	if p.eng != nil {
+		_, err := p.pollEngine("CompleteBarrier", true)
+		return err
+	}
 	p.state = running
 	return p.wait("barrier")
+}
+
+// pollEngine polls a split-phase barrier on an engine; once it is done,
+// SenseNAND returns the NAND it carried.
+func (p *PE) pollEngine(op string, block bool) (bool, error) {
+	done, nand, err := p.eng.PollBarrier(op, block)
+	if err != nil {
+		p.state = running
+		return false, p.fromEngine(err)
+	}
+	if done {
+		p.state = running
+		p.stats.Barriers++
+		p.sensed, p.sensedNAND = true, nand
+	}
+	return done, nil
 }
 
 // ready reports whether a status byte shows the barrier just signalled as
@@ -497,6 +564,14 @@ func (p *PE) nand(op string, x uint8) (uint8, error) {
 	if err := p.usable(op); err != nil {
 		return 0, err
 	}
+	if p.eng != nil {
+		r, err := p.eng.Allreduce(op, BitAnd, 8, uint64(x))
+		if err != nil {
+			return 0, p.fromEngine(err)
+		}
+		p.stats.NANDs++
+		return ^uint8(r) & lpt.DataMask, nil
+	}
 	var s uint8
 	if p.mode == DataFirst {
 		if p.last&lpt.DataMask != x {
@@ -565,6 +640,17 @@ func (p *PE) All(b bool) (bool, error) {
 func (p *PE) Vote(b bool) (uint64, error) { return p.vote("vote", b) }
 
 func (p *PE) vote(op string, b bool) (uint64, error) {
+	if p.eng != nil {
+		var x uint64
+		if b {
+			x = 1 << p.self
+		}
+		if err := p.usable(op); err != nil {
+			return 0, err
+		}
+		r, err := p.eng.Allreduce(op, BitOr, 64, x)
+		return r & p.all(), p.fromEngine(err)
+	}
 	var mask uint64
 	for round := 0; round*4 < p.n; round++ {
 		x := uint8(lpt.DataMask)

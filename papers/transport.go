@@ -88,6 +88,9 @@ func broadcastValue[T any](p *PE, root int, v, out *T) error {
 // it arrives: |members|*ceil(8*size/4) NANDs. It is the gather that every
 // gather-based collective runs.
 func eachMember[T any](p *PE, members uint64, v *T, backward bool, got func(pe int, val T)) error {
+	if p.eng != nil {
+		return engineGather(p, members, v, backward, got)
+	}
 	var buf T
 	for i := range p.n {
 		j := i

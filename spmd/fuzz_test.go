@@ -34,7 +34,7 @@ func FuzzEnv(f *testing.F) {
 		case o.PEs != 0 && (o.PEs < 1 || o.PEs > lpt.MaxPEs),
 			o.PE < -1, o.PEs > 0 && o.PE >= o.PEs,
 			o.Timeout < 0, o.CheckIn < 0,
-			o.Board == SharedPrefix:
+			o.Port == "shm:":
 			t.Fatalf("%v: Check passes %+v", env, o)
 		}
 	})

@@ -76,7 +76,7 @@ func startPEs(ctx context.Context, t *testing.T, srv *ppdevfs.Server, n int) ([]
 	for k := range n {
 		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), "SPMD_TEST_ROLE=barriers", spmd.EnvPE+"="+strconv.Itoa(k), spmd.EnvPEs+"="+strconv.Itoa(n),
-			spmd.EnvBoard+"=ppdev:"+srv.Path(k), spmd.EnvTimeout+"=30s")
+			spmd.EnvPort+"=ppdev:"+srv.Path(k), spmd.EnvTimeout+"=30s")
 		cmd.Stderr = &stderrs[k]
 		out, err := cmd.StdoutPipe()
 		if err != nil {

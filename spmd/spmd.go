@@ -1,79 +1,86 @@
-// Package spmd runs one PAPERS program unchanged three ways: on the real
-// board (one process per PC, each with its own printer port), as N
+// Package spmd runs one PAPERS program unchanged every way there is: on the
+// real board (one process per PC, each with its own printer port), as N
 // processes on one machine attached to an emulated board in shared memory
-// (papersctl run, like mpirun), and in-process for tests (package emulate).
+// (papersctl run), on a cluster under mpirun (built with -tags mpi), and
+// in-process for tests (package emulate).
 //
 // A program's main is
 //
 //	func main() { spmd.Main(run) }
 //	func run(p *papers.PE) error { ... }
 //
-// and takes its PE id, PE count and board from flags or the environment:
+// and takes its PE id, PE count and port from flags or the environment:
 //
 //	PAPERS_PE      this PE's id, 0 to PAPERS_PES-1      (-papers.pe)
 //	PAPERS_PES     the number of PEs                     (-papers.pes)
-//	PAPERS_BOARD   the board:                            (-papers.board)
+//	PAPERS_PORT    the port spec:                        (-papers.port)
 //	                 shm:/dev/shm/papers-NAME  an emulated board in shared memory
 //	                 port:0x378, ppdev:/dev/parport0, devport:0x378, gpio:...
 //	                                           a real port (package lpt/backend)
+//	                 mpi                       MPI (package mpi; built with -tags mpi)
 //	PAPERS_TIMEOUT bound on every wait, a Go duration    (-papers.timeout)
 //	PAPERS_CHECKIN bound on Open's wait for the other PEs
 //	               to start (default PAPERS_TIMEOUT)     (-papers.checkin)
 //
-// papersctl run sets the first three for each process it starts.
+// papersctl run sets the first three for each process it starts. Under
+// mpirun none is needed: the MPI driver recognises mpirun's environment and
+// takes the PE id and count from MPI. PAPERS_BOARD and -papers.board are
+// the old names of PAPERS_PORT and -papers.port, still read.
+//
+// Each way of running is a driver of package spmd/substrate, registered by a
+// package of its own (spmd/shm, spmd/port, mpi); this package names none of
+// them but in backends.go, which links them all.
 //
 // Failure handling: Main turns a panic, an error return or a SIGINT, SIGTERM
 // or SIGHUP into a non-zero exit that the other PEs notice (docs/protocol.md: the
 // dying PE raises the parallel interrupt and leaves the group, so every
 // other PE's current operation fails naming it, and no PE computes on
-// without knowing). On a shared-memory board the launcher also aborts
-// the board when any PE process dies — even by SIGKILL, which no process can
-// catch — and every other PE's next or current operation fails at once.
+// without knowing). On a shared-memory board the launcher also aborts the
+// board when any PE process dies — even by SIGKILL, which no process can
+// catch — and every other PE's next or current operation fails at once;
+// under mpirun, mpirun ends the job.
 package spmd
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/internal/stop"
 	"github.com/ttlpapers/ttlpapers/lpt"
-	"github.com/ttlpapers/ttlpapers/lpt/backend"
 	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/spmd/substrate"
 )
 
 // Environment variables read by Env and the flag defaults.
 const (
 	EnvPE      = "PAPERS_PE"
 	EnvPEs     = "PAPERS_PES"
-	EnvBoard   = "PAPERS_BOARD"
+	EnvPort    = "PAPERS_PORT"
 	EnvTimeout = "PAPERS_TIMEOUT"
 	EnvCheckIn = "PAPERS_CHECKIN"
-	// EnvJob, set by papersctl run, is the job id of the shared board the
-	// PE must find under PAPERS_BOARD: a PE started for one run never joins
-	// another's board of the same name.
-	EnvJob = "PAPERS_JOB"
+	// EnvBoard is the old name of EnvPort, still read when EnvPort is not
+	// set.
+	//
+	// Deprecated: use EnvPort.
+	EnvBoard = "PAPERS_BOARD"
 )
 
-// SharedPrefix starts a PAPERS_BOARD naming a shared-memory board.
-const SharedPrefix = "shm:"
+// AbortCode is the interrupt code a failing PE raises (Fail).
+const AbortCode = substrate.AbortCode
 
-// AbortCode is the interrupt code a failing PE raises on a real board.
-const AbortCode = 0xf
-
-// Options say which PE this process is and where its board is.
+// Options say which PE this process is and where its port is.
 type Options struct {
 	PE      int           // -1 when unset
 	PEs     int           // 0 when unset
-	Board   string        // PAPERS_BOARD syntax
+	Port    string        // a port spec (PAPERS_PORT)
 	Timeout time.Duration // 0: papers.DefaultTimeout
 	CheckIn time.Duration // 0: Timeout
 }
@@ -84,7 +91,13 @@ func Env() (Options, error) { return envFrom(os.Getenv) }
 // envFrom reads the options from an environment's getenv: each variable
 // that is set must parse; Check judges the values.
 func envFrom(getenv func(string) string) (Options, error) {
-	o := Options{PE: -1, Board: getenv(EnvBoard)}
+	o := Options{PE: -1, Port: getenv(EnvPort)}
+	if old := getenv(EnvBoard); old != "" {
+		if o.Port != "" && o.Port != old {
+			return o, fmt.Errorf("spmd: %s=%q and %s=%q disagree: set only %s (%s is its old name)", EnvPort, o.Port, EnvBoard, old, EnvPort, EnvBoard)
+		}
+		o.Port = old
+	}
 	for _, n := range []struct {
 		env  string
 		v    *int
@@ -114,9 +127,9 @@ func envFrom(getenv func(string) string) (Options, error) {
 }
 
 // Check reports the first value out of range — a PE count beyond the
-// board, a PE id beyond the count, a board that is not shm:PATH or a port
-// spec lpt/backend accepts, a negative timeout — naming the variable and
-// its flag. Values not given are left to Open, which says how to give them.
+// board, a PE id beyond the count, a port spec its driver refuses, a
+// negative timeout — naming the variable and its flag. Values not given
+// are left to Open, which says how to give them.
 func (o Options) Check() error {
 	bad := func(env, flag string, v any, want string) error {
 		return fmt.Errorf("spmd: %s (-%s) %v: %s", env, flag, v, want)
@@ -131,25 +144,24 @@ func (o Options) Check() error {
 	case o.CheckIn < 0:
 		return bad(EnvCheckIn, "papers.checkin", o.CheckIn, "need 0 (the timeout) or more")
 	}
-	if o.Board == "" {
+	if o.Port == "" {
 		return nil
 	}
-	if path, ok := strings.CutPrefix(o.Board, SharedPrefix); ok {
-		if path == "" {
-			return bad(EnvBoard, "papers.board", strconv.Quote(o.Board), "no path: write shm:/dev/shm/papers-NAME (papersctl run sets it)")
-		}
-		return nil
+	d, err := substrate.Lookup(o.Port)
+	if err == nil {
+		err = d.Check(o.Port)
 	}
-	if err := backend.Check(o.Board); err != nil {
-		return fmt.Errorf("spmd: %s (-papers.board): %w", EnvBoard, err)
+	if err != nil {
+		return fmt.Errorf("spmd: %s (-papers.port): %w", EnvPort, err)
 	}
 	return nil
 }
 
-// RegisterFlags adds -papers.pe, -papers.pes, -papers.board,
-// -papers.timeout and -papers.checkin to fs, with the environment (Env) as
-// their defaults; the returned options hold the values once fs is parsed.
-// An unreadable environment variable is reported by Open.
+// RegisterFlags adds -papers.pe, -papers.pes, -papers.port (and its old
+// name -papers.board), -papers.timeout and -papers.checkin to fs, with the
+// environment (Env) as their defaults; the returned options hold the values
+// once fs is parsed. An unreadable environment variable is reported by
+// Open.
 func RegisterFlags(fs *flag.FlagSet) *Options {
 	o, _ := Env()
 	opts := &o
@@ -158,7 +170,8 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	}
 	fs.IntVar(&opts.PE, "papers.pe", o.PE, "this PE's id, 0 to PEs-1 (env "+EnvPE+")")
 	fs.IntVar(&opts.PEs, "papers.pes", o.PEs, "number of PEs (env "+EnvPEs+")")
-	fs.StringVar(&opts.Board, "papers.board", o.Board, "board: shm:PATH, port:0x378, ppdev:/dev/parport0, devport:0x378 or gpio:MAPPING (env "+EnvBoard+")")
+	fs.StringVar(&opts.Port, "papers.port", o.Port, "port spec: shm:PATH, port:0x378, ppdev:/dev/parport0, devport:0x378, gpio:MAPPING or mpi (env "+EnvPort+")")
+	fs.StringVar(&opts.Port, "papers.board", o.Port, "old name of -papers.port")
 	fs.DurationVar(&opts.Timeout, "papers.timeout", o.Timeout, "bound on every wait, 0 for the default (env "+EnvTimeout+")")
 	fs.DurationVar(&opts.CheckIn, "papers.checkin", o.CheckIn, "bound on the wait for the other PEs to start, 0 for the wait timeout (env "+EnvCheckIn+")")
 	return opts
@@ -173,76 +186,66 @@ func Open() (*papers.PE, error) {
 	return o.Open()
 }
 
-// session is what the failure path needs besides the PE.
-type session struct {
-	board *emu.Board // shared board, nil on a real port
-	port  lpt.Port
-}
-
-var sessions sync.Map // *papers.PE → *session
+var sessions sync.Map // *papers.PE → substrate.Session
 
 // commandLine holds the options registered on flag.CommandLine, if any.
 var commandLine *Options
 
-// Open attaches to the board, opens the port and checks in with the other
-// PEs (papers.Open). Close the PE with Close.
+// resolve completes the options from the launcher that started this
+// process (mpirun), if a registered driver recognises one: its port spec
+// when none is given, and the PE id and count, which must agree with any
+// given.
+func (o Options) resolve() (Options, error) {
+	name, pe, pes, ok := substrate.Launched()
+	if !ok || o.Port != "" && substrate.Name(o.Port) != name {
+		return o, nil
+	}
+	if o.PE >= 0 && o.PE != pe || o.PEs > 0 && o.PEs != pes {
+		return o, fmt.Errorf("spmd: %s=%d %s=%d disagree with %s, which started this process as PE %d of %d: unset them", EnvPE, o.PE, EnvPEs, o.PEs, name, pe, pes)
+	}
+	o.Port = cmp.Or(o.Port, name)
+	o.PE, o.PEs = pe, pes
+	return o, nil
+}
+
+// Open opens the port its spec names (through the driver registered for
+// it) and checks in with the other PEs (papers.Open). Close the PE with
+// Close.
 func (o Options) Open() (*papers.PE, error) {
-	switch {
-	case o.PEs < 1:
-		return nil, fmt.Errorf("spmd: no PE count: set %s or -papers.pes (papersctl run sets it)", EnvPEs)
-	case o.PE < 0:
-		return nil, fmt.Errorf("spmd: no PE id: set %s or -papers.pe to 0..%d (papersctl run sets it)", EnvPE, o.PEs-1)
-	case o.Board == "":
-		return nil, fmt.Errorf("spmd: no board: set %s or -papers.board to shm:PATH, port:0x378, ppdev:/dev/parport0 or gpio:..., or start the program with papersctl run", EnvBoard)
-	}
-	s := &session{}
-	if path, ok := strings.CutPrefix(o.Board, SharedPrefix); ok {
-		b, err := emu.OpenShared(path)
-		if err != nil {
-			return nil, fmt.Errorf("spmd: PE %d: %w", o.PE, err)
-		}
-		if o.PE >= b.PEs() {
-			b.Close()
-			return nil, fmt.Errorf("spmd: PE id %d does not fit the %d-PE board %s", o.PE, b.PEs(), path)
-		}
-		if job := os.Getenv(EnvJob); job != "" && job != fmt.Sprintf("%016x", b.Job()) {
-			b.Close()
-			return nil, fmt.Errorf("spmd: PE %d: board %s belongs to job %016x, not to this PE's job %s (%s): the run it was started for is over", o.PE, path, b.Job(), job, EnvJob)
-		}
-		port, err := b.Port(o.PE)
-		if err != nil {
-			b.Close()
-			return nil, err
-		}
-		s.board, s.port = b, port
-	} else {
-		port, err := backend.Open(o.Board)
-		if err != nil {
-			return nil, fmt.Errorf("spmd: PE %d: %w", o.PE, err)
-		}
-		s.port = &guardedPort{Port: port, timeout: o.Timeout}
-	}
-	p, err := papers.Open(s.port, papers.Config{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckInTimeout: o.CheckIn})
+	o, err := o.resolve()
 	if err != nil {
-		if s.board != nil {
-			s.board.Close()
-		}
 		return nil, err
 	}
-	sessions.Store(p, s)
-	return p, nil
+	switch {
+	case o.PEs < 1:
+		return nil, fmt.Errorf("spmd: no PE count: set %s or -papers.pes (papersctl run and mpirun set it)", EnvPEs)
+	case o.PE < 0:
+		return nil, fmt.Errorf("spmd: no PE id: set %s or -papers.pe to 0..%d (papersctl run and mpirun set it)", EnvPE, o.PEs-1)
+	case o.Port == "":
+		return nil, fmt.Errorf("spmd: no port: set %s or -papers.port to shm:PATH, port:0x378, ppdev:/dev/parport0, gpio:... or mpi, or start the program with papersctl run or mpirun", EnvPort)
+	}
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	d, err := substrate.Lookup(o.Port)
+	if err != nil {
+		return nil, err
+	}
+	s, err := d.Open(o.Port, substrate.Options{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckIn: o.CheckIn})
+	if err != nil {
+		return nil, err // the driver's or papers' own error, naming the PE
+	}
+	sessions.Store(s.PE(), s)
+	return s.PE(), nil
 }
 
 // Close closes a PE opened by Open (papers.PE.Close: the port is parked, or
-// stays transparent after Leave) and detaches from its board.
+// stays transparent after Leave) and releases its port or board.
 func Close(p *papers.PE) error {
-	err := p.Close()
-	if v, ok := sessions.LoadAndDelete(p); ok && v.(*session).board != nil {
-		if cerr := v.(*session).board.Close(); err == nil {
-			err = cerr
-		}
+	if v, ok := sessions.LoadAndDelete(p); ok {
+		return v.(substrate.Session).Close()
 	}
-	return err
+	return p.Close()
 }
 
 // Main is a PAPERS program's main: it parses the command line (adding the
@@ -253,8 +256,8 @@ func Close(p *papers.PE) error {
 // does) or a panic, 128+n on signal n. On every failure the PE fails
 // visibly (Fail) before the process exits. Main does not return.
 //
-// Under papersctl run every PE gets the same command line, so only PE 0
-// prints the usage or a flag's error; the others exit 2 quietly.
+// Under papersctl run and mpirun every PE gets the same command line, so
+// only PE 0 prints the usage or a flag's error; the others exit 2 quietly.
 func Main(fn func(*papers.PE) error) {
 	env, envErr := Env()
 	opts := commandLine
@@ -297,11 +300,20 @@ func Main(fn func(*papers.PE) error) {
 	os.Exit(run(p, fn))
 }
 
-// quietUsage reports whether this process is one of several PEs started
-// on one machine with one terminal (papersctl run: a shared-memory board)
-// and not PE 0, which speaks for them.
+// quietUsage reports whether this process is one of several PEs whose
+// launcher merges their output (papersctl run, mpirun) and not PE 0, which
+// speaks for them.
 func quietUsage(env Options) bool {
-	return env.PE > 0 && strings.HasPrefix(env.Board, SharedPrefix)
+	env, err := env.resolve()
+	if err != nil || env.PE <= 0 || env.Port == "" {
+		return false
+	}
+	d, err := substrate.Lookup(env.Port)
+	if err != nil {
+		return false
+	}
+	t, ok := d.(substrate.SharedTerminal)
+	return ok && t.SharedTerminal()
 }
 
 func fatal(err error, code int) {
@@ -310,14 +322,15 @@ func fatal(err error, code int) {
 }
 
 // stopOnSignal exits on the first stop signal. Another goroutine owns the
-// PE, so no protocol: on a real port it takes the port from that goroutine
-// and stalls it (a shared board is aborted by its launcher when we exit).
+// PE, so no protocol here: the driver ends the PE's part (Session.Stop: on
+// a real port it takes the port from that goroutine and announces the
+// departure; a shared board is aborted by its launcher when we exit).
 func stopOnSignal(sigs <-chan os.Signal, opened *atomic.Pointer[papers.PE]) {
 	sig := <-sigs
 	who := "PE"
 	if p := opened.Load(); p != nil {
-		if g, ok := p.Port().(*guardedPort); ok {
-			g.stop()
+		if v, ok := sessions.Load(p); ok {
+			v.(substrate.Session).Stop()
 		}
 		who = fmt.Sprintf("PE %d", p.Self())
 	}
@@ -347,83 +360,24 @@ func run(p *papers.PE, fn func(*papers.PE) error) (code int) {
 }
 
 // Fail ends a PE that cannot go on, so that the others stop too instead of
-// computing with a missing partner (docs/protocol.md), before the process exits. On a
-// real board it announces its departure: it raises the parallel interrupt
-// with AbortCode and leaves the group (papers.PE.Abort), so every other PE's
+// computing with a missing partner (docs/protocol.md), before the process
+// exits; its driver does what its substrate allows (the Fail of its
+// substrate.Session). On a real board it announces its departure: it raises
+// the parallel interrupt with AbortCode and leaves the group
+// (papers.PE.Abort), so every other PE's
 // current operation returns a *papers.InterruptError that carries the code
 // and names this PE (Left) — as soon as they reach a barrier, not after
 // their timeout. If the others do not acknowledge within the PE's timeout,
 // or the port has failed, it stalls every barrier for good instead (both
 // strobes low, acknowledging interrupts). On a shared-memory board it does
 // nothing: the launcher aborts the board when the process exits, which
-// stops the others at once. Call it from the goroutine that owns p.
+// stops the others at once. Under MPI it aborts as on a board, and mpirun
+// ends the job when the process exits. Call it from the goroutine that
+// owns p.
 func Fail(p *papers.PE, err error) {
-	if shared(p) {
+	if v, ok := sessions.Load(p); ok {
+		v.(substrate.Session).Fail(err)
 		return
 	}
-	if p.Port().Err() != nil {
-		stall(p.Port(), false, 0)
-		return
-	}
-	p.Abort(AbortCode) // bounded by the PE's timeout; on failure it stalls the port
-}
-
-func shared(p *papers.PE) bool {
-	v, ok := sessions.Load(p)
-	return ok && v.(*session).board != nil
-}
-
-// guardedPort is a real port whose writes the signal handler can stop for
-// good. Without it, a write the PE's goroutine makes between the handler's
-// stall and the process's exit would be the port's last value, and could
-// show the others a PE that is alive and at their barrier.
-type guardedPort struct {
-	lpt.Port
-	timeout time.Duration // the program's bound on a wait (0: papers.DefaultTimeout)
-	mu      sync.Mutex
-	stopped bool
-}
-
-func (g *guardedPort) WriteData(v uint8) {
-	g.mu.Lock()
-	if !g.stopped {
-		g.Port.WriteData(v)
-	}
-	g.mu.Unlock()
-}
-
-func (g *guardedPort) WriteControl(v uint8) {
-	g.mu.Lock()
-	if !g.stopped {
-		g.Port.WriteControl(v)
-	}
-	g.mu.Unlock()
-}
-
-// stop ends the PE's part on the port (stall: announced through the
-// interrupt) and drops every later write.
-func (g *guardedPort) stop() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if !g.stopped {
-		stall(g.Port, true, g.timeout)
-		g.stopped = true
-	}
-}
-
-// stall ends this PE's part on a real port without its *papers.PE. With
-// raise (the signal handler, which has taken the port from the PE's
-// goroutine), it announces the departure as Fail does (papers.Abandon with
-// AbortCode, bounded by the program's wait timeout: the others name this PE as
-// soon as they reach a barrier). Without raise, or when the others do not
-// acknowledge, it holds both strobes low (every barrier stalls) with the
-// LED red and P_NAK low (acknowledging interrupts forever, so it never
-// blocks the others' acknowledge), and leaves the port so: a dead PE must
-// not look transparent unless the others were told.
-func stall(port lpt.Port, raise bool, timeout time.Duration) {
-	if raise && papers.Abandon(port, AbortCode, timeout) == nil {
-		return
-	}
-	port.WriteData(lpt.LR | lpt.DataMask)
-	port.WriteControl(0)
+	p.Abort(AbortCode)
 }

@@ -19,16 +19,17 @@ import (
 	"github.com/ttlpapers/ttlpapers/internal/leakcheck"
 	"github.com/ttlpapers/ttlpapers/papers"
 	"github.com/ttlpapers/ttlpapers/spmd"
+	"github.com/ttlpapers/ttlpapers/spmd/shm"
 )
 
 func TestEnvAndFlags(t *testing.T) {
 	t.Setenv(spmd.EnvPE, "2")
 	t.Setenv(spmd.EnvPEs, "4")
-	t.Setenv(spmd.EnvBoard, "shm:/dev/shm/papers-x")
+	t.Setenv(spmd.EnvPort, "shm:/dev/shm/papers-x")
 	t.Setenv(spmd.EnvTimeout, "3s")
 	t.Setenv(spmd.EnvCheckIn, "2m")
 	o, err := spmd.Env()
-	if err != nil || o != (spmd.Options{PE: 2, PEs: 4, Board: "shm:/dev/shm/papers-x", Timeout: 3 * time.Second, CheckIn: 2 * time.Minute}) {
+	if err != nil || o != (spmd.Options{PE: 2, PEs: 4, Port: "shm:/dev/shm/papers-x", Timeout: 3 * time.Second, CheckIn: 2 * time.Minute}) {
 		t.Fatalf("Env() = %+v, %v", o, err)
 	}
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
@@ -36,9 +37,19 @@ func TestEnvAndFlags(t *testing.T) {
 	if err := fs.Parse([]string{"-papers.pe", "1", "-papers.board", "port:0x378", "-papers.checkin", "90s"}); err != nil {
 		t.Fatal(err)
 	}
-	if *opts != (spmd.Options{PE: 1, PEs: 4, Board: "port:0x378", Timeout: 3 * time.Second, CheckIn: 90 * time.Second}) {
+	if *opts != (spmd.Options{PE: 1, PEs: 4, Port: "port:0x378", Timeout: 3 * time.Second, CheckIn: 90 * time.Second}) {
 		t.Errorf("flags over env: %+v", *opts)
 	}
+	t.Setenv(spmd.EnvPort, "")
+	t.Setenv(spmd.EnvBoard, "shm:/dev/shm/papers-old")
+	if o, err := spmd.Env(); err != nil || o.Port != "shm:/dev/shm/papers-old" {
+		t.Errorf("the old name %s: Env() = %+v, %v", spmd.EnvBoard, o, err)
+	}
+	t.Setenv(spmd.EnvPort, "shm:/dev/shm/papers-new")
+	if _, err := spmd.Env(); err == nil || !strings.Contains(err.Error(), spmd.EnvBoard) {
+		t.Errorf("%s and %s disagreeing: %v", spmd.EnvPort, spmd.EnvBoard, err)
+	}
+	t.Setenv(spmd.EnvBoard, "")
 	t.Setenv(spmd.EnvCheckIn, "soon")
 	if _, err := spmd.Env(); err == nil || !strings.Contains(err.Error(), spmd.EnvCheckIn) {
 		t.Errorf("bad %s: %v", spmd.EnvCheckIn, err)
@@ -55,10 +66,10 @@ func TestOpenErrors(t *testing.T) {
 		want string
 	}{
 		{spmd.Options{PE: 0}, spmd.EnvPEs},
-		{spmd.Options{PE: -1, PEs: 2, Board: "shm:/x"}, spmd.EnvPE},
-		{spmd.Options{PE: 0, PEs: 2}, spmd.EnvBoard},
-		{spmd.Options{PE: 0, PEs: 2, Board: "shm:/nonexistent/board"}, "/nonexistent/board"},
-		{spmd.Options{PE: 0, PEs: 2, Board: "bogus:1"}, "bogus"},
+		{spmd.Options{PE: -1, PEs: 2, Port: "shm:/x"}, spmd.EnvPE},
+		{spmd.Options{PE: 0, PEs: 2}, spmd.EnvPort},
+		{spmd.Options{PE: 0, PEs: 2, Port: "shm:/nonexistent/board"}, "/nonexistent/board"},
+		{spmd.Options{PE: 0, PEs: 2, Port: "bogus:1"}, "bogus"},
 	} {
 		if _, err := tc.o.Open(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Open(%+v) = %v, want an error mentioning %q", tc.o, err, tc.want)
@@ -70,7 +81,7 @@ func TestOpenErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if _, err := (spmd.Options{PE: 5, PEs: 6, Board: "shm:" + path}).Open(); err == nil || !strings.Contains(err.Error(), "does not fit") {
+	if _, err := (spmd.Options{PE: 5, PEs: 6, Port: "shm:" + path}).Open(); err == nil || !strings.Contains(err.Error(), "does not fit") {
 		t.Errorf("PE 5 on a 4-PE board: %v", err)
 	}
 }
@@ -86,7 +97,7 @@ func TestOpenShared(t *testing.T) {
 	errs := make(chan error, 2)
 	for k := 0; k < 2; k++ {
 		go func() {
-			p, err := spmd.Options{PE: k, PEs: 2, Board: spmd.SharedPrefix + path, Timeout: 5 * time.Second}.Open()
+			p, err := spmd.Options{PE: k, PEs: 2, Port: shm.Prefix + path, Timeout: 5 * time.Second}.Open()
 			if err != nil {
 				errs <- err
 				return
@@ -190,7 +201,7 @@ func benchShared(b *testing.B, op string, n int) {
 	}
 	defer os.Remove(path)
 	defer board.Close()
-	env := []string{spmd.EnvPEs + "=" + strconv.Itoa(n), spmd.EnvBoard + "=" + spmd.SharedPrefix + path}
+	env := []string{spmd.EnvPEs + "=" + strconv.Itoa(n), spmd.EnvPort + "=" + shm.Prefix + path}
 	var helpers []*exec.Cmd
 	for pe := 1; pe < n; pe++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -290,7 +301,7 @@ func Example() {
 			defer wg.Done()
 			// A program would call spmd.Main or spmd.Open, which read
 			// PAPERS_PE, PAPERS_PES and PAPERS_BOARD.
-			p, err := spmd.Options{PE: k, PEs: 2, Board: spmd.SharedPrefix + filepath.Join(dir, "board")}.Open()
+			p, err := spmd.Options{PE: k, PEs: 2, Port: shm.Prefix + filepath.Join(dir, "board")}.Open()
 			if err != nil {
 				fmt.Println(err)
 				return

@@ -45,7 +45,7 @@ func mainProcess(t *testing.T, env []string, args ...string) (int, string) {
 // the same usage N times.
 func TestUsage(t *testing.T) {
 	shm := func(pe string) []string {
-		return []string{spmd.EnvPE + "=" + pe, spmd.EnvPEs + "=4", spmd.EnvBoard + "=shm:/dev/shm/papers-none"}
+		return []string{spmd.EnvPE + "=" + pe, spmd.EnvPEs + "=4", spmd.EnvPort + "=shm:/dev/shm/papers-none"}
 	}
 	for _, c := range []struct {
 		name   string
@@ -58,11 +58,12 @@ func TestUsage(t *testing.T) {
 		{"bad flag, PE 2", shm("2"), []string{"-bogus"}, 2, ""},
 		{"help, PE 0", shm("0"), []string{"-h"}, 0, "-papers.pe"},
 		{"help, PE 3", shm("3"), []string{"-h"}, 0, ""},
-		{"bad flag on a real port speaks", []string{spmd.EnvPE + "=2", spmd.EnvPEs + "=4", spmd.EnvBoard + "=port:0x378"}, []string{"-bogus"}, 2, "-bogus"},
+		{"bad flag on a real port speaks", []string{spmd.EnvPE + "=2", spmd.EnvPEs + "=4", spmd.EnvPort + "=port:0x378"}, []string{"-bogus"}, 2, "-bogus"},
 		{"PE count beyond the board", shm("0"), []string{"-papers.pes", "40"}, 2, "PAPERS_PES (-papers.pes) 40: need 1 to 32"},
 		{"PE id beyond the count", nil, []string{"-papers.pe", "4", "-papers.pes", "4"}, 2, "PAPERS_PE (-papers.pe) 4: need 0 to 3"},
 		{"unreadable variable", []string{spmd.EnvPE + "=one"}, nil, 2, `PAPERS_PE="one" is not a whole number`},
-		{"bad board", []string{spmd.EnvPE + "=0", spmd.EnvPEs + "=2", spmd.EnvBoard + "=port:zzz"}, nil, 2, "port base"},
+		{"bad board", []string{spmd.EnvPE + "=0", spmd.EnvPEs + "=2", spmd.EnvPort + "=port:zzz"}, nil, 2, "port base"},
+		{"the old flag name", []string{spmd.EnvPE + "=0", spmd.EnvPEs + "=2"}, []string{"-papers.board", "port:zzz"}, 2, "port base"},
 		{"negative timeout", shm("0"), []string{"-papers.timeout", "-1s"}, 2, "PAPERS_TIMEOUT (-papers.timeout) -1s"},
 	} {
 		status, stderr := mainProcess(t, c.env, c.args...)

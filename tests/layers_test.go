@@ -12,15 +12,15 @@ const module = "github.com/ttlpapers/ttlpapers/"
 // of a lower rank (the README's package map, bottom up). A package missing
 // from the table fails the test, so a new one is placed on purpose.
 var layer = map[string]int{
-	"field": 0, "internal/testenv": 0, "internal/measure": 0, "internal/stop": 0, "internal/leakcheck": 0, "internal/term": 0, "internal/progress": 1, "internal/axis": 0, "internal/anchors": 0,
-	"lpt": 1, "lpt/lpttest": 2, "lpt/linuxlpt": 2, "lpt/periphlpt": 3, "lpt/backend": 4,
-	"hw": 4, "hw/kicad": 5,
+	"field": 0, "internal/testenv": 0, "internal/measure": 0, "internal/stop": 0, "internal/leakcheck": 0, "internal/term": 0, "internal/progress": 1, "internal/axis": 0, "internal/anchors": 0, "internal/conformance": 6,
+	"lpt": 1, "lpt/lpttest": 2, "lpt/linuxlpt": 2, "lpt/gpiomap": 2, "lpt/periphlpt": 3, "lpt/backend": 4,
+	"hw": 3, "hw/kicad/route": 4, "hw/kicad": 5,
 	"emu/netlist": 5, "emu/vcd": 5, "emu": 6, "emu/timed": 6, "emu/ppdevfs": 7,
 	"papers": 5, "am": 6, "strata": 7, "splitc": 7,
-	"emulate": 7, "spmd": 7, "selftest": 8, "launch": 8, "timing": 8,
-	"internal/qemu": 8, "hil": 9,
-	"examples/spmd": 10, "examples/radixsort": 10, "examples/matmul": 10, "cmd/papersctl": 10,
-	"internal/databench": 9,
+	"spmd/substrate": 6, "spmd/port": 7, "spmd/shm": 7, "mpi": 7,
+	"emulate": 7, "spmd": 8, "selftest": 9, "launch": 9, "timing": 9,
+	"internal/qemu": 9, "hil": 10, "internal/databench": 10,
+	"examples/spmd": 11, "examples/radixsort": 11, "examples/matmul": 11, "cmd/papersctl": 11,
 }
 
 // protocol packages must not depend on the board (hw) or its emulator (emu),
@@ -65,6 +65,19 @@ func TestProtocolFreeOfEmulator(t *testing.T) {
 		for _, dep := range goList(t, "-deps", "../"+pkg) {
 			if d, ok := strings.CutPrefix(dep, module); ok && (d == "emu" || strings.HasPrefix(d, "emu/") || d == "hw" || strings.HasPrefix(d, "hw/")) {
 				t.Errorf("%s depends on %s: the protocol stands on lpt alone (emulated runs live in package emulate)", pkg, d)
+			}
+		}
+	}
+}
+
+// TestBoardFreeOfGPIOLibrary keeps periph.io out of the board's data, its
+// generator and the emulator: the Pi adapter takes its wiring from
+// lpt/gpiomap, which needs no GPIO library.
+func TestBoardFreeOfGPIOLibrary(t *testing.T) {
+	for _, pkg := range []string{"hw", "hw/kicad", "emu", "papers"} {
+		for _, dep := range goList(t, "-deps", "../"+pkg) {
+			if strings.HasPrefix(dep, "periph.io/") {
+				t.Errorf("%s depends on %s: only the GPIO driver (lpt/periphlpt) and what opens ports link periph.io", pkg, dep)
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/hil"
+	"github.com/ttlpapers/ttlpapers/internal/testenv"
 )
 
 func TestDemoJSON(t *testing.T) {
@@ -29,6 +30,7 @@ func TestDemoJSON(t *testing.T) {
 }
 
 func TestKicadJSON(t *testing.T) {
+	testenv.SlowUnderRace(t, "routing the boards")
 	dir := filepath.Join(t.TempDir(), "out")
 	stdout, stderr, status := runCLI("kicad", "--out", dir, "--json")
 	var r struct {

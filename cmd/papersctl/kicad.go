@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os/exec"
 	"path/filepath"
 
 	"github.com/ttlpapers/ttlpapers/hw/kicad"
@@ -9,29 +10,48 @@ import (
 
 func init() {
 	register(&command{name: "kicad", summary: "generate the board's KiCad files, BOM and wiring lists from the hw netlist",
-		synopsis: "[--out DIR] [--json]",
-		about: "Writes, for the 4-, 8-, 16- and 32-PE boards, a KiCad 6 project and schematic, netlist, BOM\n" +
-			"and wire list, all generated from the hw netlist, under --out (replacing files of the same\n" +
-			"names). scripts/kicad-render.sh then plots docs/schematic-4pe.svg with KiCad.",
+		synopsis: "[--out DIR] [--fab] [--json]",
+		about: "Writes, for the 4-, 8-, 16- and 32-PE boards, a KiCad project, schematic, board (routed for\n" +
+			"4 and 8 PEs), netlist, BOM and wire list, all generated from the hw netlist, under --out\n" +
+			"(replacing files of the same names). --fab then has KiCad 9's kicad-cli make each routed\n" +
+			"board's fabrication outputs (Gerbers, drill and position files, a zip with the BOM) in its\n" +
+			"fab/ folder. scripts/kicad-render.sh plots the pictures in docs/ with KiCad.",
 		new: func() runner { return &kicadCmd{} }})
 }
 
 type kicadCmd struct {
 	out  string
+	fab  bool
 	json bool
 }
 
 func (c *kicadCmd) define(f *flagSet) {
 	f.Path(&c.out, "out", "kicad", "dir", false, "directory to write the board files into (created if missing)")
+	f.Bool(&c.fab, "fab", "also make the routed boards' fabrication outputs with kicad-cli (KiCad 9)")
 	f.Bool(&c.json, "json", "print the files written as JSON")
 }
 
-func (c *kicadCmd) check(*flagSet, []string) error { return nil }
+func (c *kicadCmd) check(*flagSet, []string) error {
+	if c.fab {
+		if _, err := exec.LookPath("kicad-cli"); err != nil {
+			return fmt.Errorf("--fab needs KiCad 9's kicad-cli, not found on PATH: on Debian bookworm add bookworm-backports to apt's sources and apt-get install -t bookworm-backports kicad")
+		}
+	}
+	return nil
+}
 
 func (c *kicadCmd) run(e *env, _ []string) error {
 	paths, err := kicad.Generate(c.out) // relative to c.out
 	if err != nil {
 		return err
+	}
+	if c.fab {
+		cli, _ := exec.LookPath("kicad-cli")
+		fab, err := kicad.Fab(cli, c.out)
+		if err != nil {
+			return err
+		}
+		paths = append(paths, fab...)
 	}
 	for i, p := range paths {
 		paths[i] = filepath.Join(c.out, p)

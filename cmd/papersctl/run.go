@@ -16,7 +16,7 @@ func init() {
 	register(&command{name: "run", summary: "run an SPMD program as N processes on a shared-memory emulated board",
 		synopsis: "-n N [flags] [--] PROGRAM [ARGS]",
 		about: "Starts N processes of PROGRAM as PEs 0..N-1 of an emulated board in shared memory\n" +
-			"(PAPERS_PE, PAPERS_PES and PAPERS_BOARD are set for each; see docs/spmd.md), like mpirun\n" +
+			"(PAPERS_PE, PAPERS_PES and PAPERS_PORT are set for each; see docs/spmd.md), like mpirun\n" +
 			"(-np N is accepted for -n N). Each PE runs in a process group of its own: ^C, SIGTERM and\n" +
 			"SIGHUP are forwarded to every group, and a second one kills them at once. Exits with the\n" +
 			"status of the first PE that failed, or 128+n when stopped by signal n (130 for ^C).",

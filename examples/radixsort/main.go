@@ -33,6 +33,8 @@ import (
 	"github.com/ttlpapers/ttlpapers/internal/progress"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/spmd"
+	"github.com/ttlpapers/ttlpapers/spmd/substrate"
 	"github.com/ttlpapers/ttlpapers/strata"
 )
 
@@ -45,6 +47,20 @@ func main() {
 	memory := flag.Bool("memory", false, "coalesce through Split-C global memory (a store per key, then all_store_sync: Libsplit-C §6.2) instead of the board's NAND lines")
 	anchor := flag.Bool("anchor", true, "also time the native Go spin barrier of ../shared/anchors with as many goroutines, when it is there")
 	flag.Parse()
+	if spmdRun() {
+		cfg := Config{KeyBits: *keyBits, DigitBits: *digitBits, Memory: *memory}
+		if err := cfg.check(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		spmd.Main(strata.Program(func(s *strata.S) error {
+			res, _, _, err := sortPE(s, *keys, cfg, *svg)
+			if err == nil && s.Self() == 0 {
+				report(os.Stdout, s.PartitionSize(), *keys, cfg, *svg, res)
+			}
+			return err
+		}))
+	}
 	// On a terminal, one line of progress on stderr: a sort takes seconds.
 	line, start := progress.New(os.Stderr), time.Now()
 	show := func(pass, passes int) {
@@ -89,6 +105,21 @@ func run(w io.Writer, pes, keys int, cfg Config, svg string) error {
 	if err != nil {
 		return err
 	}
+	report(w, pes, keys, cfg, svg, res)
+	return nil
+}
+
+// spmdRun reports whether this process is one PE of several (started by
+// papersctl run, by mpirun, or given a port): then it sorts as that PE
+// instead of emulating the PEs in-process.
+func spmdRun() bool {
+	_, _, _, launched := substrate.Launched()
+	return launched || os.Getenv(spmd.EnvPort) != ""
+}
+
+// report prints PE 0's result: the phases, and the time per NAND (on MPI,
+// per collective operation).
+func report(w io.Writer, pes, keys int, cfg Config, svg string, res Result) {
 	how := "the board's NAND lines"
 	if cfg.Memory {
 		how = "global memory (splitc stores)"
@@ -106,7 +137,6 @@ func run(w io.Writer, pes, keys int, cfg Config, svg string) error {
 	if svg != "" {
 		fmt.Fprintf(w, "state graph: %s\n", svg)
 	}
-	return nil
 }
 
 // sortRun sorts pes*keys random keys on an emulated board and verifies the
@@ -126,31 +156,9 @@ func sortRun(pes, keys int, cfg Config, svg string, outputs *[2][][]uint32) (Res
 		outputs[1] = make([][]uint32, pes)
 	}
 	err := emulate.Run(pes, papers.Config{}, strata.Program(func(s *strata.S) error {
-		in := make([]uint32, keys)
-		for i := range in {
-			in[i] = s.Random() & uint32(uint64(1)<<cfg.KeyBits-1)
-		}
-		if svg != "" {
-			if err := s.InitTrace(svg, fmt.Sprintf("radix sort: %d PEs x %d keys", pes, keys)); err != nil {
-				return err
-			}
-		}
-		if err := s.Barrier(); err != nil {
-			return err
-		}
-		start, nands := time.Now(), s.NANDs()
-		out, phases, err := Sort(s, in, cfg)
+		r, in, out, err := sortPE(s, keys, cfg, svg)
 		if err != nil {
 			return err
-		}
-		elapsed, used := time.Since(start), s.NANDs()-nands
-		if err := Verify(s, in, out); err != nil {
-			return err
-		}
-		if svg != "" {
-			if err := s.OutputStateLog(); err != nil {
-				return err
-			}
 		}
 		mu.Lock()
 		defer mu.Unlock()
@@ -158,9 +166,41 @@ func sortRun(pes, keys int, cfg Config, svg string, outputs *[2][][]uint32) (Res
 			outputs[0][s.Self()], outputs[1][s.Self()] = in, out
 		}
 		if s.Self() == 0 {
-			res = Result{Phases: phases, Time: elapsed, NANDs: used}
+			res = r
 		}
 		return nil
 	}))
 	return res, err
+}
+
+// sortPE is one PE's part: it sorts keys random keys with the others,
+// verifies the result and returns the timing, its input and its output.
+func sortPE(s *strata.S, keys int, cfg Config, svg string) (Result, []uint32, []uint32, error) {
+	in := make([]uint32, keys)
+	for i := range in {
+		in[i] = s.Random() & uint32(uint64(1)<<cfg.KeyBits-1)
+	}
+	if svg != "" {
+		if err := s.InitTrace(svg, fmt.Sprintf("radix sort: %d PEs x %d keys", s.PartitionSize(), keys)); err != nil {
+			return Result{}, nil, nil, err
+		}
+	}
+	if err := s.Barrier(); err != nil {
+		return Result{}, nil, nil, err
+	}
+	start, nands := time.Now(), s.NANDs()
+	out, phases, err := Sort(s, in, cfg)
+	if err != nil {
+		return Result{}, nil, nil, err
+	}
+	elapsed, used := time.Since(start), s.NANDs()-nands
+	if err := Verify(s, in, out); err != nil {
+		return Result{}, nil, nil, err
+	}
+	if svg != "" {
+		if err := s.OutputStateLog(); err != nil {
+			return Result{}, nil, nil, err
+		}
+	}
+	return Result{Phases: phases, Time: elapsed, NANDs: used}, in, out, nil
 }

@@ -2,19 +2,24 @@
 // sum of all PE ids with aggregate operations and prints "PE i/n sum=S".
 //
 // The same binary runs on the board, with its PE, PE count and port from
-// PAPERS_PE, PAPERS_PES and PAPERS_BOARD (or -papers.* flags), or as N
-// processes on one machine under papersctl run:
+// PAPERS_PE, PAPERS_PES and PAPERS_PORT (or -papers.* flags), as N
+// processes on one machine under papersctl run, or on a cluster under
+// mpirun:
 //
 //	go build -o spmd ./examples/spmd
 //	papersctl run -n 4 -- ./spmd
+//	go build -tags mpi -o spmd ./examples/spmd
+//	mpirun -np 4 ./spmd
 //
-// -rounds R repeats the sum R times (a collective-heavy load for tests).
+// -rounds R repeats the sum R times (a collective-heavy load for tests),
+// and PE 0 then prints the time per NAND (under mpirun, per MPI collective).
 package main
 
 import (
 	"flag"
 	"fmt"
 	"math/bits"
+	"time"
 
 	"github.com/ttlpapers/ttlpapers/papers"
 	"github.com/ttlpapers/ttlpapers/spmd"
@@ -27,6 +32,7 @@ func main() {
 }
 
 func run(p *papers.PE, rounds int) error {
+	start, before := time.Now(), p.Stats().NANDs
 	var sum int
 	for r := 0; r < rounds; r++ {
 		s, err := Sum(p, p.Self())
@@ -38,7 +44,11 @@ func run(p *papers.PE, rounds int) error {
 		}
 		sum = s
 	}
+	elapsed, nands := time.Since(start), p.Stats().NANDs-before
 	fmt.Printf("PE %d/%d sum=%d\n", p.Self(), p.PEs(), sum)
+	if p.Self() == 0 && rounds > 1 { // a load run: its speed
+		fmt.Printf("PE 0: %d NANDs in %d rounds, %.2f µs per NAND\n", nands, rounds, float64(elapsed.Nanoseconds())/1e3/float64(nands))
+	}
 	return nil
 }
 

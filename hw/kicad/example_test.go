@@ -25,16 +25,21 @@ func ExampleBOM() {
 	// U8 74LS244 1
 }
 
-// The 4-PE board file read back: which pads carry RDYQ, the flip-flop's
-// output that every PE's Busy multiplexer passes on.
+// The 16-PE board file (placed, not routed) read back: which pads carry
+// RDYQ, the flip-flop's output, which two buffers of a line driver pass
+// on, each to the Busy multiplexers of eight PEs.
 func ExamplePCB() {
-	nets, footprints, err := kicad.ReadPCB(kicad.PCB(hw.MustNew(4), "ttl_papers_4pe.kicad_sch"))
+	pcb, err := kicad.PCB(hw.MustNew(16), "ttl_papers_16pe.kicad_sch")
+	if err != nil {
+		panic(err)
+	}
+	nets, footprints, err := kicad.ReadPCB(pcb)
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(len(footprints), "footprints; U3 is", footprints["U3"])
 	fmt.Println("RDYQ:", nets["RDYQ"])
 	// Output:
-	// 36 footprints; U3 is Package_DIP:DIP-14_W7.62mm
-	// RDYQ: [{U3 5} {U4 2} {U4 5} {U4 9} {U4 12}]
+	// 136 footprints; U3 is Package_DIP:DIP-14_W7.62mm
+	// RDYQ: [{U10 5} {U11 2} {U11 4}]
 }

@@ -3,6 +3,7 @@ package kicad
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -199,19 +200,46 @@ func Wires(b *hw.Board) []byte {
 	return buf.Bytes()
 }
 
-// Project is a minimal KiCad 6 project file; KiCad fills in its defaults.
+// Project is the KiCad project file: the sheet, and the design rules the
+// router keeps (Rules), so that KiCad's DRC checks the board against them
+// and Pcbnew routes to them; KiCad fills in the rest with its defaults.
+// The library-footprint checks are off: the footprints are generated, not
+// taken from a library (their pads are checked against KiCad's library by
+// the tests), and a builder's KiCad may have other library versions.
 func Project(b *hw.Board, base string) []byte {
-	return []byte(fmt.Sprintf(`{
-  "meta": {
-    "filename": %q,
-    "version": 1
-  },
-  "sheets": [
-    [
-      %q,
-      ""
-    ]
-  ]
-}
-`, base+".kicad_pro", uuid(b.Name+"/sheet")))
+	mm := func(v int) float64 { return float64(v) / 1000 }
+	class := func(name string, track int, priority int) map[string]any {
+		return map[string]any{"name": name, "clearance": mm(Rules.Clearance), "track_width": mm(track),
+			"via_diameter": mm(Rules.ViaSize), "via_drill": mm(Rules.ViaDrill), "priority": priority,
+			"bus_width": 12, "wire_width": 6, "line_style": 0,
+			"microvia_diameter": 0.3, "microvia_drill": 0.1, "diff_pair_gap": 0.25, "diff_pair_via_gap": 0.25, "diff_pair_width": 0.2}
+	}
+	pro := map[string]any{
+		"meta":   map[string]any{"filename": base + ".kicad_pro", "version": 3},
+		"sheets": [][]string{{uuid(b.Name + "/sheet"), ""}},
+		"board": map[string]any{"design_settings": map[string]any{
+			"rules": map[string]any{
+				"min_clearance":             mm(Rules.Clearance),
+				"min_track_width":           mm(Rules.Track),
+				"min_via_diameter":          mm(Rules.ViaSize),
+				"min_via_annular_width":     mm(Rules.ViaSize-Rules.ViaDrill) / 2,
+				"min_through_hole_diameter": mm(Rules.ViaDrill),
+				"min_hole_to_hole":          mm(Rules.HoleClearance),
+				"min_hole_clearance":        mm(Rules.Clearance),
+				"min_copper_edge_clearance": mm(Rules.EdgeClearance),
+			},
+			"rule_severities": map[string]string{"lib_footprint_issues": "ignore", "lib_footprint_mismatch": "ignore"},
+		}},
+		"net_settings": map[string]any{
+			"meta":    map[string]any{"version": 4},
+			"classes": []any{class("Default", Rules.Track, 2147483647), class("Power", Rules.PowerTrack, 0)},
+			"netclass_patterns": []map[string]string{
+				{"netclass": "Power", "pattern": hw.VCC}, {"netclass": "Power", "pattern": hw.GND}},
+		},
+	}
+	out, err := json.MarshalIndent(pro, "", "  ")
+	if err != nil {
+		panic(err) // only maps of plain values
+	}
+	return append(out, '\n')
 }

@@ -1,8 +1,11 @@
-// Package kicad generates the TTL_PAPERS board's KiCad 6 design files from
-// the hw netlist — schematic, project, unrouted board, netlist export, bill
-// of materials and wire-wrap list for each board size — and reads
-// schematics and netlists back, so tests can prove that what a builder
-// solders is exactly what the emulator simulates.
+// Package kicad generates the TTL_PAPERS board's KiCad design files (in
+// KiCad 6's format, which KiCad 9 reads) from the hw netlist — schematic,
+// project with design rules, board (routed by package route for 4 and 8
+// PEs and the Raspberry Pi adapter), netlist export, bill of materials and
+// wire-wrap list — and, with KiCad 9's kicad-cli, the routed boards'
+// fabrication outputs; and it reads schematics, netlists and boards (their
+// copper too) back, so tests can prove that what a builder solders is
+// exactly what the emulator simulates.
 //
 // Nothing is drawn by hand: symbols are drawn by this package (one
 // rectangle per part with every datasheet pin, lib_ids naming KiCad's
@@ -27,28 +30,42 @@ func Base(pes int) string { return fmt.Sprintf("ttl_papers_%dpe", pes) }
 
 // Files generates one board's files, keyed by path relative to the kicad/
 // folder ("ttl_papers_4pe/ttl_papers_4pe.kicad_sch", ...).
-func Files(b *hw.Board) map[string][]byte {
-	base := Base(b.PEs)
+func Files(b *hw.Board) (map[string][]byte, error) {
+	base := BaseOf(b)
 	p := func(ext string) string { return filepath.Join(base, base+ext) }
+	pcb, err := PCB(b, base+".kicad_sch")
+	if err != nil {
+		return nil, err
+	}
 	return map[string][]byte{
 		p(".kicad_pro"): Project(b, base),
 		p(".kicad_sch"): Schematic(b),
-		p(".kicad_pcb"): PCB(b, base+".kicad_sch"),
+		p(".kicad_pcb"): pcb,
 		p(".net"):       Netlist(b, base+".kicad_sch"),
 		p("-bom.csv"):   BOM(b),
 		p("-wires.csv"): Wires(b),
-	}
+	}, nil
 }
 
 // AllFiles generates the files of every board size, plus a README.
-func AllFiles() map[string][]byte {
+func AllFiles() (map[string][]byte, error) {
 	all := map[string][]byte{"README.md": []byte(readme)}
+	boards := []*hw.Board{}
 	for _, n := range hw.Sizes {
-		for k, v := range Files(hw.MustNew(n)) {
-			all[k] = v
-		}
+		boards = append(boards, hw.MustNew(n))
 	}
-	return all
+	pi, err := hw.PiAdapter()
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range append(boards, pi) {
+		files, err := Files(b)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(all, files)
+	}
+	return all, nil
 }
 
 const readme = `# TTL_PAPERS board design files (generated)
@@ -60,18 +77,23 @@ Everything here is generated from the hw netlist by
 Do not edit these files: change package hw and regenerate (a test fails
 when they are stale). How to build a board: docs/board.md.
 
-One folder per board size (4, 8, 16 and 32 PEs), each with a KiCad 6
+One folder per board size (4, 8, 16 and 32 PEs), each with a KiCad
 project and schematic, a board (.kicad_pcb: the DB-25s on its edges,
-every other footprint placed by function, every pad on its net, not
-routed), the netlist export (.net),
-the bill of materials (-bom.csv) and a point-to-point wiring list for
-wire-wrap or perfboard (-wires.csv).
+every other footprint placed by function, every pad on its net; routed
+for 4 and 8 PEs), the netlist export (.net), the bill of materials
+(-bom.csv) and a point-to-point wiring list for wire-wrap or perfboard
+(-wires.csv); ttl_papers_pi is the Raspberry Pi adapter. The routed
+boards' fab/ folders hold Gerbers, drill and position files and a zip
+for a board house, made by KiCad 9 (papersctl kicad --fab).
 `
 
 // Generate writes every board size's files under dir and returns their
 // paths, sorted.
 func Generate(dir string) ([]string, error) {
-	files := AllFiles()
+	files, err := AllFiles()
+	if err != nil {
+		return nil, err
+	}
 	paths := slices.Sorted(maps.Keys(files))
 	for _, p := range paths {
 		full := filepath.Join(dir, p)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ttlpapers/ttlpapers/hw"
+	"github.com/ttlpapers/ttlpapers/hw/kicad/route"
 )
 
 // um is a length on the board in micrometres: KiCad's footprints put pads
@@ -20,8 +21,11 @@ func (u um) String() string { return strconv.FormatFloat(float64(u)/1000, 'f', -
 type fpPad struct {
 	Num         string // "0": a mounting hole, on no net
 	X, Y        um
-	Shape       string // rect, oval or circle
+	Shape       string // rect, roundrect or circle
 	Size, Drill um
+	// RRatio is a roundrect's corner radius over its size, as the library
+	// gives it.
+	RRatio string
 }
 
 // footprintDef is the geometry of one library footprint: its pads and its
@@ -35,43 +39,66 @@ type footprintDef struct {
 }
 
 // footprintDefs are the pads of the KiCad library footprints the hw parts
-// name, copied by hand from KiCad 6's libraries so the generator needs no
+// name, copied by hand from KiCad 9's libraries so the generator needs no
 // KiCad install; TestFootprintPadsMatchKiCadLibrary checks them against
 // the library when it is installed.
 var footprintDefs = map[string]*footprintDef{
-	"Package_DIP:DIP-14_W7.62mm": dip(14, 16800),
-	"Package_DIP:DIP-20_W7.62mm": dip(20, 24400),
-	"Connector_Dsub:DSUB-25_Male_Horizontal_P2.77x2.84mm_EdgePinOffset7.70mm_Housed_MountingHolesOffset9.12mm": {
+	"Package_DIP:DIP-14_W7.62mm": dip(14, 16760),
+	"Package_DIP:DIP-20_W7.62mm": dip(20, 24380),
+	"Connector_Dsub:DSUB-25_Pins_Horizontal_P2.77x2.84mm_EdgePinOffset7.70mm_Housed_MountingHolesOffset9.12mm": {
 		Pads: append(append(
-			[]fpPad{{"0", 40170, 1420, "circle", 4000, 3200}, {"0", -6930, 1420, "circle", 4000, 3200}}, // mounting holes
-			padRow{1, 13, 0, 0, 2770, 1600, 1000, "rect", "circle"}.pads()...),
-			padRow{14, 12, 1385, 2840, 2770, 1600, 1000, "circle", "circle"}.pads()...),
-		X0: -10450, Y0: -2350, X1: 43700, Y1: 17450,
+			[]fpPad{{"0", -6930, 1420, "circle", 4000, 3200, ""}, {"0", 40170, 1420, "circle", 4000, 3200, ""}}, // mounting holes
+			padRow{1, 13, 0, 0, 2770, 1600, 1000, "rect", "circle", ""}.pads()...),
+			padRow{14, 12, 1385, 2840, 2770, 1600, 1000, "circle", "circle", ""}.pads()...),
+		X0: -10430, Y0: -2310, X1: 43670, Y1: 17440,
 		Edge: 7700, // the name's EdgePinOffset7.70mm
 	},
-	"LED_THT:LED_D5.0mm-3":                          {padRow{1, 3, 0, 0, 2540, 1800, 900, "rect", "circle"}.pads(), -1150, -3250, 6250, 3250, 0},
-	"LED_THT:LED_D5.0mm":                            {padRow{1, 2, 0, 0, 2540, 1800, 900, "rect", "circle"}.pads(), -1950, -3250, 4500, 3250, 0},
-	"Capacitor_THT:C_Disc_D5.0mm_W2.5mm_P5.00mm":    {padRow{1, 2, 0, 0, 5000, 1600, 800, "circle", "circle"}.pads(), -1050, -1500, 6050, 1500, 0},
-	"Capacitor_THT:CP_Radial_D5.0mm_P2.00mm":        {padRow{1, 2, 0, 0, 2000, 1600, 800, "rect", "circle"}.pads(), -1750, -2750, 3750, 2750, 0},
-	"TerminalBlock:TerminalBlock_bornier-2_P5.08mm": {padRow{1, 2, 0, 0, 5080, 3000, 1520, "rect", "circle"}.pads(), -2710, -4000, 7790, 4000, 0},
+	"Connector_Dsub:DSUB-25_Socket_Horizontal_P2.77x2.84mm_EdgePinOffset7.70mm_Housed_MountingHolesOffset9.12mm": {
+		Pads: append(append(
+			[]fpPad{{"0", -40170, 1420, "circle", 4000, 3200, ""}, {"0", 6930, 1420, "circle", 4000, 3200, ""}}, // mounting holes
+			padRow{1, 13, 0, 0, -2770, 1600, 1000, "rect", "circle", ""}.pads()...),
+			padRow{14, 12, -1385, 2840, -2770, 1600, 1000, "circle", "circle", ""}.pads()...),
+		X0: -43670, Y0: -2310, X1: 10430, Y1: 17610,
+		Edge: 7700,
+	},
+	"Connector_PinHeader_2.54mm:PinHeader_2x20_P2.54mm_Vertical": {
+		Pads: func() []fpPad {
+			var pads []fpPad
+			for i := range 40 {
+				shape := "circle"
+				if i == 0 {
+					shape = "rect"
+				}
+				pads = append(pads, fpPad{strconv.Itoa(i + 1), um(i%2) * 2540, um(i/2) * 2540, shape, 1700, 1000, ""})
+			}
+			return pads
+		}(),
+		X0: -1770, Y0: -1780, X1: 4320, Y1: 50030,
+	},
+	"LED_THT:LED_D5.0mm-3":                       {padRow{1, 3, 0, 0, 2540, 1800, 900, "rect", "circle", ""}.pads(), -1150, -3210, 6230, 3210, 0},
+	"LED_THT:LED_D5.0mm":                         {padRow{1, 2, 0, 0, 2540, 1800, 900, "rect", "circle", ""}.pads(), -1950, -3210, 4490, 3210, 0},
+	"Capacitor_THT:C_Disc_D5.0mm_W2.5mm_P5.00mm": {padRow{1, 2, 0, 0, 5000, 1600, 800, "circle", "circle", ""}.pads(), -1050, -1500, 6050, 1500, 0},
+	"Capacitor_THT:CP_Radial_D5.0mm_P2.00mm":     {padRow{1, 2, 0, 0, 2000, 1600, 800, "roundrect", "circle", "0.15625"}.pads(), -1750, -2750, 3750, 2750, 0},
+	"TerminalBlock_Phoenix:TerminalBlock_Phoenix_MKDS-1,5-2-5.08_1x02_P5.08mm_Horizontal": {
+		padRow{1, 2, 0, 0, 5080, 2600, 1300, "roundrect", "circle", "0.096154"}.pads(), -3040, -5710, 8130, 5100, 0},
 	"Resistor_THT:R_Axial_DIN0207_L6.3mm_D2.5mm_P10.16mm_Horizontal": {
-		padRow{1, 2, 0, 0, 10160, 1600, 800, "circle", "oval"}.pads(), -1050, -1500, 11210, 1500, 0},
+		padRow{1, 2, 0, 0, 10160, 1600, 800, "circle", "circle", ""}.pads(), -1050, -1500, 11210, 1500, 0},
 }
 
 // dip is a dual in-line package, 0.3" wide: pins down the left side, back
 // up the right; bottom is the courtyard's lower edge.
 func dip(pins int, bottom um) *footprintDef {
-	d := &footprintDef{X0: -1100, Y0: -1550, X1: 8700, Y1: bottom}
+	d := &footprintDef{X0: -1060, Y0: -1520, X1: 8670, Y1: bottom}
 	for i := range pins {
 		x, y := um(0), um(i)*2540
 		if i >= pins/2 {
 			x, y = 7620, um(pins-1-i)*2540
 		}
-		shape := "oval"
+		shape, ratio := "circle", ""
 		if i == 0 {
-			shape = "rect"
+			shape, ratio = "roundrect", "0.15625"
 		}
-		d.Pads = append(d.Pads, fpPad{strconv.Itoa(i + 1), x, y, shape, 1600, 800})
+		d.Pads = append(d.Pads, fpPad{strconv.Itoa(i + 1), x, y, shape, 1600, 800, ratio})
 	}
 	return d
 }
@@ -82,16 +109,17 @@ type padRow struct {
 	first, n                  int
 	x0, y, pitch, size, drill um
 	firstShape, shape         string
+	firstRRatio               string
 }
 
 func (r padRow) pads() []fpPad {
 	var out []fpPad
 	for i := range r.n {
-		s := r.shape
+		s, ratio := r.shape, ""
 		if i == 0 {
-			s = r.firstShape
+			s, ratio = r.firstShape, r.firstRRatio
 		}
-		out = append(out, fpPad{strconv.Itoa(r.first + i), r.x0 + um(i)*r.pitch, r.y, s, r.size, r.drill})
+		out = append(out, fpPad{strconv.Itoa(r.first + i), r.x0 + um(i)*r.pitch, r.y, s, r.size, r.drill, ratio})
 	}
 	return out
 }
@@ -169,7 +197,7 @@ func layoutGroup(b *hw.Board, group, title string, width um, caps map[*hw.Compon
 const edgeGroup = "cable"
 
 // capGap separates a decoupling capacitor's courtyard from its chip's.
-const capGap um = 500
+const capGap um = 1270 // 500 µm still after snapping to the grid
 
 func footprintOf(c *hw.Component) *footprintDef {
 	fp := footprintDefs[c.Part.Footprint]
@@ -205,19 +233,37 @@ func placeFootprints(b *hw.Board) *pcbLayout {
 	if len(conns) > 0 {
 		row.fp = footprintOf(conns[0])
 		row.pitch = row.fp.X1 - row.fp.X0 + fpGap
-		row.perEdge = max(int(boardW/row.pitch), (len(conns)+1)/2)
+		row.perEdge = max(min(int(boardW/row.pitch), len(conns)), (len(conns)+1)/2)
+	}
+	width := max(boardW, um(row.perEdge)*row.pitch-fpGap)
+	if row.perEdge < int(boardW/row.pitch) {
+		width = um(row.perEdge)*row.pitch - fpGap // fewer cables than an edge holds: as wide as they are
 	}
 	l := &pcbLayout{left: boardAt, top: boardAt}
 	split := min(row.perEdge, len(conns))
 	gridTop := l.topConnectors(conns[split:], row)
-	gridBottom := l.groups(b, caps, max(boardW, um(row.perEdge)*row.pitch-fpGap), gridTop)
+	gridBottom := l.groups(b, caps, width, gridTop)
 	l.bottom = gridBottom + edgeSpan
 	l.bottomConnectors(conns[:split], row, gridBottom)
 	if len(conns) > 0 {
 		l.right = max(l.right, l.left+edgeSpan+um(row.perEdge)*row.pitch-fpGap)
 	}
 	l.right += edgeSpan
+	l.snap()
 	return l
+}
+
+// snap moves every footprint but the edge connectors onto the router's
+// grid, counted from the board's corner, so the pads on a 2.54 mm pitch
+// land on grid points.
+func (l *pcbLayout) snap() {
+	g := um(Rules.Grid)
+	on := func(v, from um) um { return from + (v-from+g/2)/g*g }
+	for i, f := range l.fps {
+		if f.c.Group != edgeGroup {
+			l.fps[i].X, l.fps[i].Y = on(f.X, l.left), on(f.Y, l.top)
+		}
+	}
 }
 
 // edgeAndCaps returns the cable connectors (PE k's is conns[k]) and each
@@ -287,7 +333,11 @@ func (l *pcbLayout) bottomConnectors(conns []*hw.Component, row connectorRow, gr
 	for i, c := range conns {
 		x, oy := l.left+edgeSpan+um(i)*row.pitch, gridBottom+2*fpGap-row.fp.Y0
 		l.fps = append(l.fps, fpPlaced{c, row.fp, x - row.fp.X0, oy, 0})
-		l.titles = append(l.titles, groupTitle{fmt.Sprintf("PE %d", i), x, oy + row.fp.Y0 - fpGap})
+		title := fmt.Sprintf("PE %d", i)
+		if len(conns) == 1 && c.Part == hw.DB25Socket {
+			title = "Printer cable to the board" // the Pi adapter's port
+		}
+		l.titles = append(l.titles, groupTitle{title, x, oy + row.fp.Y0 - fpGap})
 		l.bottom = oy + row.fp.Edge
 	}
 }
@@ -301,13 +351,22 @@ var pcbLayers = []string{
 	`46 "B.CrtYd" user "B.Courtyard"`, `47 "F.CrtYd" user "F.Courtyard"`, `48 "B.Fab" user`, `49 "F.Fab" user`,
 }
 
-// PCB renders the board as a KiCad 6 board file: every footprint placed
-// on a grid by functional group, every pad on its hw net, no tracks (route
-// it in Pcbnew, or build on perfboard from the wire list). Footprints link
-// to their schematic symbols, so Pcbnew's Update PCB from Schematic keeps
-// working.
-func PCB(b *hw.Board, schematicFile string) []byte {
+// PCB renders the board as a KiCad board file (KiCad 6's format, which
+// KiCad 9 reads): every footprint placed on a grid by functional group,
+// every pad on its hw net and, for the sizes in RoutedSizes, every net
+// routed by package route. Footprints link to their schematic symbols, so
+// Pcbnew's Update PCB from Schematic keeps working.
+func PCB(b *hw.Board, schematicFile string) ([]byte, error) {
 	l := placeFootprints(b)
+	var res *route.Result
+	state := "placed by function, not routed."
+	if routed(b) {
+		var err error
+		if res, err = routeLayout(b, l); err != nil {
+			return nil, err
+		}
+		state = "placed by function, routed by package route."
+	}
 	paper := "A0"
 	for _, p := range papers {
 		if um(p.w)*10 >= l.right+boardAt && um(p.h)*10 >= l.bottom+boardAt {
@@ -321,14 +380,14 @@ func PCB(b *hw.Board, schematicFile string) []byte {
 	w.line("(general (thickness 1.6))")
 	w.line("(paper %s)", quote(paper))
 	w.line("(title_block (title %s) (rev %s) (company \"ttlpapers\") (comment 1 %s))", quote(b.Name), quote(b.Revision),
-		quote("Generated from the hw netlist by papersctl kicad: placed by function, not routed."))
+		quote("Generated from the hw netlist by papersctl kicad: "+state))
 	w.open("(layers")
 	for _, layer := range pcbLayers {
 		w.line("(%s)", layer)
 	}
 	w.close()
 	w.line("(setup (pad_to_mask_clearance 0))")
-	code := writeNets(w, b)
+	code := writeNets(w, b, l)
 	for _, f := range l.fps {
 		writeFootprint(w, b, key, schematicFile, f, code)
 	}
@@ -336,20 +395,36 @@ func PCB(b *hw.Board, schematicFile string) []byte {
 		w.line("(gr_text %s (at %v %v) (layer \"F.SilkS\") (effects (font (size 2 2) (thickness 0.3)) (justify left)) (tstamp %s))", quote(t.text), t.X, t.Y, uuid(key+"pcb/title/"+t.text))
 	}
 	w.line("(gr_rect (start %v %v) (end %v %v) (layer \"Edge.Cuts\") (width 0.1) (fill none) (tstamp %s))", l.left, l.top, l.right, l.bottom, uuid(key+"pcb/edge"))
+	if res != nil {
+		writeTracks(w, key, res, code)
+	}
 	w.close()
-	return []byte(w.b.String())
+	return []byte(w.b.String()), nil
 }
 
-// writeNets declares the nets, numbered in the netlist export's order, and
-// returns each one's number.
-func writeNets(w *writer, b *hw.Board) map[string]int {
+// writeNets declares the nets, numbered in the netlist export's order
+// (then the unconnected pins' nets, in footprint order), and returns each
+// one's number by KiCad name.
+func writeNets(w *writer, b *hw.Board, l *pcbLayout) map[string]int {
 	nets := append([]*hw.Net(nil), b.Nets...)
 	sort.Slice(nets, func(i, j int) bool { return netlistName(nets[i].Name) < netlistName(nets[j].Name) })
 	code := map[string]int{}
 	w.line("(net 0 \"\")")
-	for i, n := range nets {
-		code[n.Name] = i + 1
-		w.line("(net %d %s)", i+1, quote(netlistName(n.Name)))
+	add := func(name string) {
+		if _, ok := code[name]; !ok {
+			code[name] = len(code) + 1
+			w.line("(net %d %s)", code[name], quote(name))
+		}
+	}
+	for _, n := range nets {
+		add(netlistName(n.Name))
+	}
+	for _, f := range l.fps {
+		for _, p := range f.fp.Pads {
+			if name, _, ok := padNet(b, f.c, p); ok {
+				add(name)
+			}
+		}
 	}
 	return code
 }
@@ -367,24 +442,38 @@ func writeFootprint(w *writer, b *hw.Board, key, schematicFile string, f fpPlace
 	w.line("(path \"/%s\")", uuid(key+c.Ref)) // the schematic symbol's uuid
 	w.line("(attr through_hole)")
 	cx, cy := (f.fp.X0+f.fp.X1)/2, (f.fp.Y0+f.fp.Y1)/2
-	if f.fp.Edge != 0 {
+	switch {
+	case f.fp.Edge != 0:
 		cy = f.fp.Y0/2 - 400 // on the board, between the pads and the courtyard's inner side
+	case oneRow(f.fp) && cy == 0 && f.fp.Y0 <= -2500:
+		cy = f.fp.Y0 + 600 // a round part's pads run through its centre: above them
 	}
 	w.line("(fp_text reference %s (at %v %v) (layer \"F.SilkS\") (effects (font (size 1 1) (thickness 0.15))) (tstamp %s))", quote(c.Ref), cx, cy, uuid(u+"/ref"))
 	w.line("(fp_text value %s (at %v %v) (layer \"F.Fab\") (effects (font (size 1 1) (thickness 0.15))) (tstamp %s))", quote(c.Part.Name), cx, cy+1500, uuid(u+"/value"))
 	w.line("(fp_rect (start %v %v) (end %v %v) (layer \"F.CrtYd\") (width 0.05) (fill none) (tstamp %s))", f.fp.X0, f.fp.Y0, f.fp.X1, f.fp.Y1, uuid(u+"/courtyard"))
 	for i, p := range f.fp.Pads {
 		net := ""
-		if num, err := strconv.Atoi(p.Num); err == nil {
-			if n := b.NetOf(hw.Node{Ref: c.Ref, Pin: num}); n != nil {
-				pin, _ := c.Part.PinByNum(num)
-				net = fmt.Sprintf(" (net %d %s) (pinfunction %s) (pintype %s)", code[n.Name], quote(netlistName(n.Name)), quote(pinName(c.Part, pin)), quote(kicadPinType(pin.Type)))
-			}
+		if name, pin, ok := padNet(b, c, p); ok {
+			net = fmt.Sprintf(" (net %d %s) (pinfunction %s) (pintype %s)", code[name], quote(name), quote(pinName(c.Part, pin)), quote(kicadPinType(pin.Type)))
 		}
-		w.line("(pad %s thru_hole %s (at %v %v%s) (size %v %v) (drill %v) (layers *.Cu *.Mask)%s (tstamp %s))",
-			quote(p.Num), p.Shape, p.X, p.Y, rot(f.Rot), p.Size, p.Size, p.Drill, net, uuid(fmt.Sprintf("%s/pad%d", u, i)))
+		ratio := ""
+		if p.RRatio != "" {
+			ratio = " (roundrect_rratio " + p.RRatio + ")"
+		}
+		w.line("(pad %s thru_hole %s (at %v %v%s) (size %v %v) (drill %v) (layers *.Cu *.Mask)%s%s (tstamp %s))",
+			quote(p.Num), p.Shape, p.X, p.Y, rot(f.Rot), p.Size, p.Size, p.Drill, ratio, net, uuid(fmt.Sprintf("%s/pad%d", u, i)))
 	}
 	w.close()
+}
+
+// oneRow reports whether every pad of the footprint is on its origin's row.
+func oneRow(fp *footprintDef) bool {
+	for _, p := range fp.Pads {
+		if p.Y != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // rot is the angle field of a footprint or pad position: KiCad gives pads
@@ -397,8 +486,9 @@ func rot(deg int) string {
 }
 
 // ReadPCB parses a KiCad board file into nets by name (the sheet path
-// prefix "/" removed, pads on no net left out) and footprint library names
-// by reference.
+// prefix "/" removed, pads on no net or on the "unconnected-(…)" net of a
+// pin left unconnected left out) and footprint library names by
+// reference.
 func ReadPCB(src []byte) (nets map[string][]Node, footprints map[string]string, err error) {
 	root, err := ParseExpr(string(src))
 	if err != nil {
@@ -420,7 +510,7 @@ func ReadPCB(src []byte) (nets map[string][]Node, footprints map[string]string, 
 		}
 		footprints[ref] = fp.Arg(0)
 		for _, p := range fp.Children("pad") {
-			if n := p.Child("net"); n != nil && n.Arg(1) != "" {
+			if n := p.Child("net"); n != nil && n.Arg(1) != "" && !strings.HasPrefix(n.Arg(1), "unconnected-(") {
 				name := strings.TrimPrefix(n.Arg(1), "/")
 				nets[name] = append(nets[name], Node{ref, p.Arg(0)})
 			}

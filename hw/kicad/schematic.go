@@ -52,6 +52,8 @@ var areas = []struct{ group, title string }{
 	{"data", "Data NAND and line drivers"},
 	{"led", "Status LEDs: green and red per PE"},
 	{"power", "Power input, decoupling, power light"},
+	{"host", "Pi header"},      // the Pi adapter's: short titles, as its board is narrow
+	{"shift", "3.3 V shifter"}, // board outputs to the Pi's 3.3 V inputs
 }
 
 // placed is a component at its place on the sheet (X, Y: symbol origin,

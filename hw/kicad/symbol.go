@@ -44,7 +44,7 @@ func displayLen(s string) int {
 }
 
 func pinName(p *hw.Part, pin hw.Pin) string {
-	if p != hw.DB25 {
+	if p != hw.DB25 && p != hw.DB25Socket {
 		return pin.Name
 	}
 	for _, l := range lpt.Lines {

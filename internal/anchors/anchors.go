@@ -80,20 +80,68 @@ func GoSpin(n int) (float64, error) {
 }
 
 // MPIBarrier returns MPI_Barrier's time per barrier with n ranks on this
-// machine (mpirun --oversubscribe), in µs. The anchor is built with
-// mpicc from mpi_collectives.c with its loop counts divided by 10, so
-// that 8 ranks on 2 CPUs take seconds rather than a minute.
+// machine (mpirun --oversubscribe), in µs.
 func MPIBarrier(n int) (float64, error) {
-	return figure(fmt.Sprintf("mpi np=%d", n), func() (string, error) {
-		bin, err := buildMPI("mpi", "mpi_collectives.c", "skip = 10000, it = 200000", "skip = 1000, it = 20000")
+	c, err := MPI(n, false)
+	return c.Barrier, err
+}
+
+// Collectives are mpi_collectives.c's figures, µs per operation.
+type Collectives struct {
+	Barrier, AllreduceInt, BcastByte float64
+}
+
+// MPI returns mpi_collectives.c's figures with n ranks on this machine
+// (mpirun --oversubscribe; with tcp, --mca btl tcp,self: the path a
+// cluster's network takes). The anchor is built with mpicc with its loop
+// counts divided by 10, so that 8 ranks on 2 CPUs take seconds rather than
+// a minute; one run gives every figure.
+func MPI(n int, tcp bool) (Collectives, error) {
+	key := fmt.Sprintf("mpi np=%d tcp=%v", n, tcp)
+	var c Collectives
+	for _, f := range []struct {
+		v    *float64
+		name string
+	}{{&c.Barrier, "barrier_us"}, {&c.AllreduceInt, "allreduce_int_us"}, {&c.BcastByte, "bcast_byte_us"}} {
+		v, err := figure(key+" "+f.name, func() (string, error) { return runMPI(key, n, tcp) }, f.name)
 		if err != nil {
-			return "", err
+			return c, err
 		}
-		if _, err := exec.LookPath("mpirun"); err != nil {
-			return "", fmt.Errorf("%w: mpirun: %v", ErrAbsent, err)
-		}
-		return run(exec.Command("mpirun", "--allow-run-as-root", "--oversubscribe", "-np", strconv.Itoa(n), bin))
-	}, "barrier_us")
+		*f.v = v
+	}
+	return c, nil
+}
+
+// mpiOut caches the anchor's output per configuration (guarded by mu).
+var mpiOut = map[string]string{}
+
+// runMPI runs mpi_collectives.c once per configuration; the caller holds
+// mu.
+func runMPI(key string, n int, tcp bool) (string, error) {
+	if out, ok := mpiOut[key]; ok {
+		return out, nil
+	}
+	bin, err := buildMPI("mpi", "mpi_collectives.c", "skip = 10000, it = 200000", "skip = 1000, it = 20000")
+	if err != nil {
+		return "", err
+	}
+	if _, err := exec.LookPath("mpirun"); err != nil {
+		return "", fmt.Errorf("%w: mpirun: %v", ErrAbsent, err)
+	}
+	args := append([]string{"--allow-run-as-root", "--oversubscribe", "-np", strconv.Itoa(n)}, TCPArgs(tcp)...)
+	out, err := run(exec.Command("mpirun", append(args, bin)...))
+	if err == nil {
+		mpiOut[key] = out
+	}
+	return out, err
+}
+
+// TCPArgs are mpirun's arguments for the TCP path (none without tcp).
+func TCPArgs(tcp bool) []string {
+	if tcp {
+		return []string{"--mca", "btl", "tcp,self"}
+	}
+	return nil
 }
 
 // MPIData runs mpi_data.c at 2 ranks (its loop counts divided by 5, to
@@ -220,6 +268,6 @@ func Cleanup() {
 	defer mu.Unlock()
 	if tmp != "" {
 		os.RemoveAll(tmp)
-		tmp, builds = "", map[string]string{}
+		tmp, builds, mpiOut = "", map[string]string{}, map[string]string{}
 	}
 }

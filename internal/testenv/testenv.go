@@ -58,3 +58,13 @@ func LoadAverage() float64 {
 // a bound on how soon something happens is then about the machine, not
 // the mechanism, and tests log it instead of failing.
 func Overloaded() bool { return LoadAverage() > float64(runtime.NumCPU()) }
+
+// SlowUnderRace skips a test that takes minutes under the race detector
+// and runs one goroutine: .ci/run runs such tests again without -race
+// (the tests named in its slow-under-race step), so CI still runs them.
+func SlowUnderRace(t testing.TB, why string) {
+	t.Helper()
+	if Race {
+		t.Skipf("%s takes minutes under the race detector; .ci/run runs this test without it", why)
+	}
+}

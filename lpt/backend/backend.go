@@ -6,7 +6,7 @@
 //	port:0x378              direct I/O (ioperm, root or CAP_SYS_RAWIO)
 //	ppdev:/dev/parport0     the kernel's ppdev driver (the lp group)
 //	devport:0x378           /dev/port (root), a fallback
-//	gpio:D0=GPIO17,...      periph.io GPIO pins (see periphlpt.ParseMapping)
+//	gpio:D0=GPIO17,...      periph.io GPIO pins (see gpiomap.ParseMapping)
 //
 // Two short forms, the ones people type, stand for the first two: a base
 // address alone ("0x378", "378", "lpt1") is port:, a device path alone
@@ -23,6 +23,7 @@ import (
 	"periph.io/x/host/v3"
 
 	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/lpt/gpiomap"
 	"github.com/ttlpapers/ttlpapers/lpt/linuxlpt"
 	"github.com/ttlpapers/ttlpapers/lpt/periphlpt"
 )
@@ -89,7 +90,7 @@ func Canonical(spec string) (string, error) {
 		_, err = ParseBase(arg)
 	case KindPPDev:
 	case KindGPIO:
-		_, err = periphlpt.ParseMapping(arg)
+		_, err = gpiomap.ParseMapping(arg)
 	default:
 		err = fmt.Errorf("backend: unknown port kind %q in %q: use port, ppdev, devport or gpio", kind, spec)
 	}

@@ -3,79 +3,20 @@ package periphlpt
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"periph.io/x/conn/v3/gpio"
 	"periph.io/x/conn/v3/gpio/gpioreg"
 
 	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/lpt/gpiomap"
 )
 
 // Pins is one GPIO pin per port line, indexed like lpt.Lines. Only the
 // reserved nSelectIn line may be nil (not connected).
 type Pins [len(lpt.Lines)]gpio.PinIO
 
-// Mapping names a GPIO pin (as gpioreg knows it: "GPIO17") for each port
-// line, indexed like lpt.Lines; "" is not connected.
-type Mapping [len(lpt.Lines)]string
-
-// ParseMapping parses "D0=GPIO17,D1=GPIO18,…,Busy=GPIO5": a
-// comma-separated list of LINE=PIN, where LINE is any name lpt.LineByName
-// accepts (D0-D7, nStrobe, …, or the TTL_PAPERS names S0, RDY, …, or
-// pin<N>) and PIN a gpioreg pin name. Every line except the reserved
-// nSelectIn must be given, and no pin may serve two lines.
-func ParseMapping(s string) (Mapping, error) {
-	var m Mapping
-	users := map[string]string{}
-	for _, item := range strings.Split(s, ",") {
-		item = strings.TrimSpace(item)
-		if item == "" {
-			continue
-		}
-		name, pinName, ok := strings.Cut(item, "=")
-		name, pinName = strings.TrimSpace(name), strings.TrimSpace(pinName)
-		if !ok || name == "" || pinName == "" {
-			return m, fmt.Errorf("periphlpt: mapping item %q: want LINE=PIN, like D0=GPIO17", item)
-		}
-		l, err := lpt.LineByName(name)
-		if err != nil {
-			return m, err
-		}
-		i := lineIndex(l)
-		if m[i] != "" {
-			return m, fmt.Errorf("periphlpt: line %s is mapped twice (%s and %s)", l.Name, m[i], pinName)
-		}
-		if other, dup := users[strings.ToUpper(pinName)]; dup {
-			return m, fmt.Errorf("periphlpt: pin %s is mapped to both %s and %s", pinName, other, l.Name)
-		}
-		users[strings.ToUpper(pinName)] = l.Name
-		m[i] = pinName
-	}
-	var missing []string
-	for i, l := range lpt.Lines {
-		if m[i] == "" && !optional(l) {
-			missing = append(missing, l.Name)
-		}
-	}
-	if missing != nil {
-		return m, fmt.Errorf("periphlpt: mapping %q lacks lines %s (every line but nSelectIn is needed)", s, strings.Join(missing, ", "))
-	}
-	return m, nil
-}
-
-// String formats m as ParseMapping reads it.
-func (m Mapping) String() string {
-	var parts []string
-	for i, l := range lpt.Lines {
-		if m[i] != "" {
-			parts = append(parts, l.Name+"="+m[i])
-		}
-	}
-	return strings.Join(parts, ",")
-}
-
-// Resolve looks the pins up in gpioreg (host.Init must have run).
-func (m Mapping) Resolve() (Pins, error) {
+// Resolve looks m's pins up in gpioreg (host.Init must have run).
+func Resolve(m gpiomap.Mapping) (Pins, error) {
 	var pins Pins
 	for i, name := range m {
 		if name == "" {
@@ -86,17 +27,6 @@ func (m Mapping) Resolve() (Pins, error) {
 		}
 	}
 	return pins, nil
-}
-
-func optional(l lpt.Line) bool { return l.Mask == lpt.ControlSelectIn && l.Reg == lpt.Control }
-
-func lineIndex(l lpt.Line) int {
-	for i := range lpt.Lines {
-		if lpt.Lines[i].Pin == l.Pin {
-			return i
-		}
-	}
-	panic("periphlpt: line not in lpt.Lines")
 }
 
 // Config describes a GPIO-backed port.
@@ -114,11 +44,11 @@ type Config struct {
 // them, with bulk groups when every output (and every input) line is on one
 // Linux gpiochip.
 func Open(mapping string) (lpt.Port, error) {
-	m, err := ParseMapping(mapping)
+	m, err := gpiomap.ParseMapping(mapping)
 	if err != nil {
 		return nil, err
 	}
-	pins, err := m.Resolve()
+	pins, err := Resolve(m)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +68,7 @@ func NewPort(c Config) (lpt.Port, error) {
 	for i, l := range lpt.Lines {
 		pn := c.Pins[i]
 		if pn == nil {
-			if !optional(l) {
+			if !gpiomap.Optional(l) {
 				return nil, fmt.Errorf("periphlpt: no pin for %s", l)
 			}
 			continue

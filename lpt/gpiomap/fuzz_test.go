@@ -1,4 +1,4 @@
-package periphlpt
+package gpiomap
 
 import (
 	"strings"
@@ -28,7 +28,7 @@ func FuzzParseMapping(f *testing.F) {
 		}
 		pins := map[string]bool{}
 		for i, l := range lpt.Lines {
-			if m[i] == "" && !optional(l) {
+			if m[i] == "" && !Optional(l) {
 				t.Fatalf("ParseMapping(%q) leaves %s unmapped", s, l.Name)
 			}
 			if m[i] != "" && pins[strings.ToUpper(m[i])] {

@@ -1,4 +1,4 @@
-package spmd
+package port
 
 import (
 	"sync"

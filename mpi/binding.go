@@ -1,0 +1,279 @@
+//go:build mpi
+
+package mpi
+
+// The binding: only the MPI calls this project uses, each a thin wrapper
+// that returns MPI's error as a Go error (the communicators use
+// MPI_ERRORS_RETURN, so MPI never aborts the job on its own). Buffers of
+// nonblocking calls are C memory (Alloc): MPI keeps them until the request
+// completes, which the cgo rules forbid for Go memory.
+//
+// Threads: Init calls MPI_Init_thread asking for MPI_THREAD_FUNNELED and
+// locks the calling goroutine to its OS thread for good; every later call
+// must come from that goroutine (the PE's, like every *papers.PE method).
+
+/*
+#cgo pkg-config: ompi-c
+#include <mpi.h>
+#include <sched.h>
+#include <stdlib.h>
+
+static MPI_Comm ttl_world(void) { return MPI_COMM_WORLD; }
+static MPI_Comm ttl_comm_null(void) { return MPI_COMM_NULL; }
+static MPI_Request ttl_request_null(void) { return MPI_REQUEST_NULL; }
+static int ttl_any_source(void) { return MPI_ANY_SOURCE; }
+
+static MPI_Datatype ttl_type(int w) {
+	switch (w) {
+	case 8: return MPI_UINT8_T;
+	case 16: return MPI_UINT16_T;
+	case 32: return MPI_UINT32_T;
+	}
+	return MPI_UINT64_T;
+}
+
+static MPI_Op ttl_op(int op) {
+	switch (op) {
+	case 0: return MPI_SUM;
+	case 1: return MPI_PROD;
+	case 2: return MPI_MIN;
+	case 3: return MPI_MAX;
+	case 4: return MPI_BAND;
+	case 5: return MPI_BOR;
+	}
+	return MPI_BXOR;
+}
+
+static int ttl_init(void) {
+	int ok, provided;
+	MPI_Initialized(&ok);
+	if (ok) return MPI_SUCCESS;
+	int err = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+	if (err != MPI_SUCCESS) return err;
+	return MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+}
+
+static int ttl_finalized(void) { int f; MPI_Finalized(&f); return f; }
+
+static int ttl_error_string(int code, char *buf) {
+	int n = 0;
+	MPI_Error_string(code, buf, &n);
+	return n;
+}
+
+// ttl_test polls *r up to spins times (MPI_Test), yielding the CPU every
+// 64 polls so that oversubscribed ranks let the others run, as MPI's own
+// blocking calls do when oversubscribed. *done is set when it completed.
+static int ttl_test(MPI_Request *r, int spins, int *done, int *source) {
+	MPI_Status st;
+	for (int i = 1; i <= spins; i++) {
+		int err = MPI_Test(r, done, &st);
+		if (err != MPI_SUCCESS || *done) {
+			if (*done) *source = st.MPI_SOURCE;
+			return err;
+		}
+		if ((i & 63) == 0) sched_yield();
+	}
+	return MPI_SUCCESS;
+}
+
+static int ttl_iprobe(MPI_Comm c, int source, int tag, int *flag, int *from, int *count) {
+	MPI_Status st;
+	int err = MPI_Iprobe(source, tag, c, flag, &st);
+	if (err == MPI_SUCCESS && *flag) {
+		*from = st.MPI_SOURCE;
+		MPI_Get_count(&st, MPI_BYTE, count);
+	}
+	return err;
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+)
+
+// Error is an error MPI returned: the call and MPI's own message.
+type Error struct {
+	Call string
+	Code int
+}
+
+func (e *Error) Error() string {
+	var buf [C.MPI_MAX_ERROR_STRING]C.char
+	n := C.ttl_error_string(C.int(e.Code), &buf[0])
+	return fmt.Sprintf("mpi: %s: %s", e.Call, C.GoStringN(&buf[0], n))
+}
+
+func check(call string, code C.int) error {
+	if code == C.MPI_SUCCESS {
+		return nil
+	}
+	return &Error{Call: call, Code: int(code)}
+}
+
+// Init initialises MPI (once; later calls do nothing) on the calling
+// goroutine, which it locks to its OS thread for good: every MPI call must
+// come from it.
+func Init() error {
+	runtime.LockOSThread()
+	return check("MPI_Init_thread", C.ttl_init())
+}
+
+// Finalize ends MPI. No MPI call may follow.
+func Finalize() error {
+	if C.ttl_finalized() != 0 {
+		return nil
+	}
+	return check("MPI_Finalize", C.MPI_Finalize())
+}
+
+// Abort ends every process of the job with code (MPI_Abort).
+func Abort(code int) { C.MPI_Abort(C.ttl_world(), C.int(code)) }
+
+// Wtime is MPI's clock, in seconds.
+func Wtime() float64 { return float64(C.MPI_Wtime()) }
+
+// Comm is a communicator.
+type Comm struct{ c C.MPI_Comm }
+
+// World is MPI_COMM_WORLD.
+func World() Comm { return Comm{C.ttl_world()} }
+
+// Rank is this process's rank in c.
+func (c Comm) Rank() int {
+	var r C.int
+	C.MPI_Comm_rank(c.c, &r)
+	return int(r)
+}
+
+// Size is the number of processes in c.
+func (c Comm) Size() int {
+	var n C.int
+	C.MPI_Comm_size(c.c, &n)
+	return int(n)
+}
+
+// Dup duplicates c (MPI_Comm_dup: collective over c), with errors
+// returned.
+func (c Comm) Dup() (Comm, error) {
+	var d C.MPI_Comm
+	if err := check("MPI_Comm_dup", C.MPI_Comm_dup(c.c, &d)); err != nil {
+		return Comm{}, err
+	}
+	return Comm{d}, check("MPI_Comm_set_errhandler", C.MPI_Comm_set_errhandler(d, C.MPI_ERRORS_RETURN))
+}
+
+// Subset returns the communicator of c's ranks in ranks (ascending),
+// MPI_Comm_create_group: collective over those ranks only, told apart by
+// tag.
+func (c Comm) Subset(ranks []int, tag int) (Comm, error) {
+	var g, sub C.MPI_Group
+	if err := check("MPI_Comm_group", C.MPI_Comm_group(c.c, &g)); err != nil {
+		return Comm{}, err
+	}
+	defer C.MPI_Group_free(&g)
+	r := make([]C.int, len(ranks))
+	for i, k := range ranks {
+		r[i] = C.int(k)
+	}
+	if err := check("MPI_Group_incl", C.MPI_Group_incl(g, C.int(len(r)), unsafe.SliceData(r), &sub)); err != nil {
+		return Comm{}, err
+	}
+	defer C.MPI_Group_free(&sub)
+	var d C.MPI_Comm
+	if err := check("MPI_Comm_create_group", C.MPI_Comm_create_group(c.c, sub, C.int(tag), &d)); err != nil {
+		return Comm{}, err
+	}
+	return Comm{d}, check("MPI_Comm_set_errhandler", C.MPI_Comm_set_errhandler(d, C.MPI_ERRORS_RETURN))
+}
+
+// Request is a pending nonblocking operation.
+type Request struct{ r C.MPI_Request }
+
+// Test polls r up to spins times; done reports completion, and source the
+// sender of a completed receive.
+func (r *Request) Test(spins int) (done bool, source int, err error) {
+	var d, src C.int
+	err = check("MPI_Test", C.ttl_test(&r.r, C.int(spins), &d, &src))
+	return d != 0, int(src), err
+}
+
+// Cancel cancels a pending point-to-point request (MPI_Cancel) and frees
+// it. Nonblocking collectives cannot be cancelled (MPI-3 §5.12): their
+// requests are abandoned with the communicator (see docs/mpi.md).
+func (r *Request) Cancel() error {
+	if err := check("MPI_Cancel", C.MPI_Cancel(&r.r)); err != nil {
+		return err
+	}
+	return check("MPI_Request_free", C.MPI_Request_free(&r.r))
+}
+
+// Ibarrier starts a barrier over c.
+func (c Comm) Ibarrier() (Request, error) {
+	var r Request
+	return r, check("MPI_Ibarrier", C.MPI_Ibarrier(c.c, &r.r))
+}
+
+// Op is a reduction operator: the order matches package papers' Op.
+type Op int
+
+// The operators.
+const (
+	OpSum Op = iota
+	OpProd
+	OpMin
+	OpMax
+	OpBand
+	OpBor
+	OpBxor
+)
+
+// Iallreduce starts an allreduce of count unsigned integers of w bits (8,
+// 16, 32 or 64) from send into recv (both C memory) with op.
+func (c Comm) Iallreduce(send, recv unsafe.Pointer, count, w int, op Op) (Request, error) {
+	var r Request
+	return r, check("MPI_Iallreduce", C.MPI_Iallreduce(send, recv, C.int(count), C.ttl_type(C.int(w)), C.ttl_op(C.int(op)), c.c, &r.r))
+}
+
+// Iallgather starts an allgather of size bytes per rank from send into
+// recv (Size()*size bytes; both C memory).
+func (c Comm) Iallgather(send unsafe.Pointer, size int, recv unsafe.Pointer) (Request, error) {
+	var r Request
+	return r, check("MPI_Iallgather", C.MPI_Iallgather(send, C.int(size), C.MPI_BYTE, recv, C.int(size), C.MPI_BYTE, c.c, &r.r))
+}
+
+// Isend starts sending n bytes at buf (C memory) to rank dest with tag.
+func (c Comm) Isend(buf unsafe.Pointer, n, dest, tag int) (Request, error) {
+	var r Request
+	return r, check("MPI_Isend", C.MPI_Isend(buf, C.int(n), C.MPI_BYTE, C.int(dest), C.int(tag), c.c, &r.r))
+}
+
+// AnySource receives from any rank (Irecv, Iprobe).
+var AnySource = int(C.ttl_any_source())
+
+// Irecv starts receiving up to n bytes into buf (C memory) from rank
+// source (or AnySource) with tag.
+func (c Comm) Irecv(buf unsafe.Pointer, n, source, tag int) (Request, error) {
+	var r Request
+	return r, check("MPI_Irecv", C.MPI_Irecv(buf, C.int(n), C.MPI_BYTE, C.int(source), C.int(tag), c.c, &r.r))
+}
+
+// Iprobe reports whether a message with tag from source (or AnySource)
+// waits, and if so its sender and length in bytes.
+func (c Comm) Iprobe(source, tag int) (ok bool, from, n int, err error) {
+	var f, src, cnt C.int
+	err = check("MPI_Iprobe", C.ttl_iprobe(c.c, C.int(source), C.int(tag), &f, &src, &cnt))
+	return f != 0, int(src), int(cnt), err
+}
+
+// Alloc returns n bytes of C memory for the buffers of nonblocking calls.
+// Free releases them.
+func Alloc(n int) []byte {
+	return unsafe.Slice((*byte)(C.calloc(C.size_t(max(n, 1)), 1)), n)
+}
+
+// Free releases memory from Alloc.
+func Free(b []byte) { C.free(unsafe.Pointer(unsafe.SliceData(b))) }

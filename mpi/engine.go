@@ -1,0 +1,679 @@
+//go:build mpi
+
+package mpi
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/papers"
+)
+
+// Control messages travel on a duplicate of MPI_COMM_WORLD, apart from the
+// collectives: the parallel interrupt (tagInt), its acknowledge (tagAck)
+// and the diagnosis of a wait that timed out (tagPing, tagPong).
+const (
+	tagInt = 1 + iota
+	tagAck
+	tagPing
+	tagPong
+)
+
+// ctlSize is the size of every control message: epoch (4 bytes, -1 from a
+// PE rejoining), code, stay, the raisers it knows (8), the members it
+// knows (8), the data operations it has completed (8).
+const ctlSize = 32
+
+type ctl struct {
+	epoch   int32
+	code    uint8
+	stay    bool
+	pending bool
+	raisers uint64
+	members uint64
+	done    uint64
+}
+
+func (c ctl) put(b []byte) {
+	binary.LittleEndian.PutUint32(b, uint32(c.epoch))
+	b[4] = c.code
+	b[5], b[6] = 0, 0
+	if c.stay {
+		b[5] = 1
+	}
+	if c.pending {
+		b[6] = 1
+	}
+	binary.LittleEndian.PutUint64(b[8:], c.raisers)
+	binary.LittleEndian.PutUint64(b[16:], c.members)
+	binary.LittleEndian.PutUint64(b[24:], c.done)
+}
+
+func getCtl(b []byte) ctl {
+	return ctl{epoch: int32(binary.LittleEndian.Uint32(b)), code: b[4], stay: b[5] != 0, pending: b[6] != 0,
+		raisers: binary.LittleEndian.Uint64(b[8:]), members: binary.LittleEndian.Uint64(b[16:]), done: binary.LittleEndian.Uint64(b[24:])}
+}
+
+// engine is papers.Engine on MPI. Collectives run on data, a communicator
+// of the participants; an interrupt's acknowledge abandons any collective
+// cut short (MPI cannot cancel one) with its communicator and creates the
+// next one for the participants it agreed on.
+type engine struct {
+	self, n int
+	timeout time.Duration
+	ctx     context.Context
+	world   Comm // control messages
+	data    Comm // the participants' collectives
+	// groups is the parent of every epoch's data communicator: kept apart
+	// from world, since MPI_Comm_create_group talks on its parent with the
+	// tag it is given, which must not meet the control messages.
+	groups  Comm
+	ranks   []int
+	members uint64
+	epoch   int32
+	left    bool
+	done    uint64 // collectives completed in this epoch
+
+	pending Request // the collective in flight, if pendOp != ""
+	pendOp  string
+	// abandoned: the last acknowledge abandoned the collective in flight
+	abandoned bool
+	deferred  error // an interrupt acknowledged while a collective that completed was in flight
+
+	scalar []byte // C: 8 bytes out, 8 in
+	gsend  []byte // C: GatherBuffer
+	grecv  []byte // C: the participants' parts
+	gout   []byte // every PE's part, by PE
+	ctlBuf []byte // C: control messages out and in
+	broken error  // set when the collectives can no longer be kept in step
+
+	lastLeft, lastJoined uint64 // what the last acknowledge changed
+}
+
+// Open opens this process's PE on MPI: it initialises MPI on the calling
+// goroutine (locked to its thread for good: every later use of the PE must
+// come from it), takes the PE id and count from MPI_COMM_WORLD (cfg.PE and
+// cfg.PEs must be zero or agree) and checks in with the other ranks.
+func Open(cfg papers.Config) (*papers.PE, error) {
+	if err := Init(); err != nil {
+		return nil, fmt.Errorf("%w (is this process started by mpirun, and is the MPI runtime installed? apt-get install openmpi-bin)", err)
+	}
+	w := World()
+	rank, size := w.Rank(), w.Size()
+	if cfg.PEs != 0 && cfg.PEs != size || cfg.PEs != 0 && cfg.PE != rank {
+		return nil, fmt.Errorf("mpi: PE %d of %d asked for, but MPI started this process as rank %d of %d", cfg.PE, cfg.PEs, rank, size)
+	}
+	cfg.PE, cfg.PEs = rank, size
+	if size > lpt.MaxPEs {
+		return nil, fmt.Errorf("mpi: %d ranks: a PAPERS program has 1 to %d PEs, as the largest board: start at most %d (mpirun -np)", size, lpt.MaxPEs, lpt.MaxPEs)
+	}
+	world, err := w.Dup()
+	if err != nil {
+		return nil, err
+	}
+	data, err := world.Dup()
+	if err != nil {
+		return nil, err
+	}
+	groups, err := world.Dup()
+	if err != nil {
+		return nil, err
+	}
+	e := &engine{self: rank, n: size, timeout: cmp.Or(cfg.Timeout, papers.DefaultTimeout), ctx: cfg.Context,
+		world: world, data: data, groups: groups, members: 1<<size - 1,
+		scalar: Alloc(16), ctlBuf: Alloc(2 * ctlSize)}
+	for k := range size {
+		e.ranks = append(e.ranks, k)
+	}
+	wait := e.timeout // the check-in has a bound of its own
+	e.timeout = cmp.Or(cfg.CheckInTimeout, wait)
+	defer func() { e.timeout = wait }()
+	return papers.OpenEngine(e, cfg)
+}
+
+func (e *engine) errorf(format string, a ...any) error {
+	return fmt.Errorf("papers: PE %d: "+format, append([]any{e.self}, a...)...)
+}
+
+// start checks that a collective may begin, and returns a deferred
+// interrupt as this operation's.
+func (e *engine) start(op string) error {
+	if e.broken != nil {
+		return e.broken
+	}
+	if err := e.deferred; err != nil {
+		e.deferred = nil
+		return err
+	}
+	return nil
+}
+
+func (e *engine) Barrier(op string) error {
+	if err := e.start(op); err != nil {
+		return err
+	}
+	r, err := e.data.Ibarrier()
+	if err != nil {
+		return e.fail(op, err)
+	}
+	return e.wait(op, r)
+}
+
+func (e *engine) StartBarrier(op string, data uint8) error {
+	if err := e.start(op); err != nil {
+		return err
+	}
+	e.scalar[0] = data
+	r, err := e.data.Iallreduce(unsafe.Pointer(&e.scalar[0]), unsafe.Pointer(&e.scalar[8]), 1, 8, OpBand)
+	if err != nil {
+		return e.fail(op, err)
+	}
+	e.pending, e.pendOp = r, op
+	return nil
+}
+
+func (e *engine) PollBarrier(op string, block bool) (bool, uint8, error) {
+	if !block {
+		done, _, err := e.pending.Test(1)
+		if err != nil {
+			return false, 0, e.fail(op, err)
+		}
+		if done {
+			e.pendOp = ""
+			e.done++
+		} else if err := e.noticeInterrupt(op); err != nil || e.pendOp != "" {
+			return false, 0, err
+		}
+	} else if err := e.wait(op, e.pending); err != nil {
+		return false, 0, err
+	}
+	return true, ^e.scalar[8] & 0xf, nil
+}
+
+func (e *engine) Allreduce(op string, o papers.Op, w int, x uint64) (uint64, error) {
+	if err := e.start(op); err != nil {
+		return 0, err
+	}
+	in, out := unsafe.Pointer(&e.scalar[0]), unsafe.Pointer(&e.scalar[8])
+	switch w {
+	case 8:
+		*(*uint8)(in) = uint8(x)
+	case 16:
+		*(*uint16)(in) = uint16(x)
+	case 32:
+		*(*uint32)(in) = uint32(x)
+	default:
+		*(*uint64)(in) = x
+	}
+	r, err := e.data.Iallreduce(in, out, 1, w, Op(o))
+	if err != nil {
+		return 0, e.fail(op, err)
+	}
+	if err := e.wait(op, r); err != nil {
+		return 0, err
+	}
+	switch w {
+	case 8:
+		return uint64(*(*uint8)(out)), nil
+	case 16:
+		return uint64(*(*uint16)(out)), nil
+	case 32:
+		return uint64(*(*uint32)(out)), nil
+	}
+	return *(*uint64)(out), nil
+}
+
+func (e *engine) GatherBuffer(n int) []byte {
+	if cap(e.gsend) < n {
+		if e.gsend != nil {
+			Free(e.gsend[:cap(e.gsend)])
+			Free(e.grecv[:cap(e.grecv)])
+		}
+		e.gsend, e.grecv = Alloc(n), Alloc(n*e.n)
+		e.gout = make([]byte, n*e.n)
+	}
+	return e.gsend[:n]
+}
+
+func (e *engine) Allgather(op string, n int) ([]byte, error) {
+	if err := e.start(op); err != nil {
+		return nil, err
+	}
+	r, err := e.data.Iallgather(unsafe.Pointer(unsafe.SliceData(e.gsend)), n, unsafe.Pointer(unsafe.SliceData(e.grecv)))
+	if err != nil {
+		return nil, e.fail(op, err)
+	}
+	if err := e.wait(op, r); err != nil {
+		return nil, err
+	}
+	if len(e.ranks) == e.n {
+		return e.grecv[:n*e.n], nil
+	}
+	out := e.gout[:n*e.n]
+	clear(out)
+	for i, k := range e.ranks {
+		copy(out[k*n:(k+1)*n], e.grecv[i*n:(i+1)*n])
+	}
+	return out, nil
+}
+
+// fail records an MPI error: the collectives are out of step for good.
+func (e *engine) fail(op string, err error) error {
+	e.broken = e.errorf("%s: %w; the PEs' collectives are out of step: end the program", op, err)
+	return e.broken
+}
+
+// spins is how many times a wait polls its request in C between its
+// checks of the interrupt, the context and the deadline.
+const spins = 256
+
+// wait polls r until it completes, answering pings, checking for a
+// parallel interrupt (the board's CHECKINT) and bounding the wait by the
+// timeout and the context. A wait that times out names the PEs that did
+// not answer a ping.
+func (e *engine) wait(op string, r Request) error {
+	e.pending, e.pendOp = r, op
+	var start time.Time
+	for {
+		done, _, err := e.pending.Test(spins)
+		if err != nil {
+			e.pendOp = ""
+			return e.fail(op, err)
+		}
+		if done {
+			e.pendOp = ""
+			e.done++
+			return nil
+		}
+		if start.IsZero() {
+			start = time.Now()
+		}
+		if err := e.noticeInterrupt(op); err != nil {
+			return err
+		}
+		if e.pendOp == "" { // completed in the acknowledge
+			return nil
+		}
+		if e.ctx != nil && e.ctx.Err() != nil {
+			return e.fail(op, fmt.Errorf("abandoned: %w", context.Cause(e.ctx)))
+		}
+		if waited := time.Since(start); waited > e.timeout {
+			return e.timedOut(op, waited)
+		}
+	}
+}
+
+// noticeInterrupt answers pings and, when an interrupt is pending,
+// acknowledges it and returns its *papers.InterruptError (or, when the
+// collective in flight completed on some PE, completes it and defers the
+// interrupt to the next operation).
+func (e *engine) noticeInterrupt(op string) error {
+	if err := e.answerPings(); err != nil {
+		return e.fail(op, err)
+	}
+	c, from, ok, err := e.receive(tagInt)
+	if err != nil {
+		return e.fail(op, err)
+	}
+	if !ok || e.stale(c, from) {
+		return nil
+	}
+	e.abandoned = false
+	code, err := e.acknowledge(op, ctl{stay: true}, 1<<from, c.code)
+	if err != nil {
+		return err
+	}
+	ie := e.interruptError(op, code)
+	if !e.abandoned {
+		e.deferred = ie // no collective in flight, or it completed: the next operation reports it
+		if e.pendOp == "" && op == "CheckInterrupt" {
+			e.deferred = nil
+			return ie
+		}
+		return nil
+	}
+	e.pendOp = ""
+	return ie
+}
+
+// stale reports an interrupt message already acknowledged: one from a
+// participant raised in an earlier epoch (its acknowledge carried it), or
+// a rejoin from a PE that takes part again.
+func (e *engine) stale(c ctl, from int) bool {
+	if c.epoch < 0 {
+		return e.members&(1<<from) != 0
+	}
+	return c.epoch < e.epoch
+}
+
+// receive takes a waiting control message with tag, if any.
+func (e *engine) receive(tag int) (c ctl, from int, ok bool, err error) {
+	ok, from, _, err = e.world.Iprobe(AnySource, tag)
+	if err != nil || !ok {
+		return ctl{}, 0, false, err
+	}
+	in := e.ctlBuf[ctlSize:]
+	r, err := e.world.Irecv(unsafe.Pointer(&in[0]), ctlSize, from, tag)
+	if err != nil {
+		return ctl{}, 0, false, err
+	}
+	for { // the message is there: the receive completes at once
+		done, _, err := r.Test(spins)
+		if err != nil {
+			return ctl{}, 0, false, err
+		}
+		if done {
+			return getCtl(in), from, true, nil
+		}
+	}
+}
+
+// send sends c with tag to PE to. Control messages are small, so MPI sends
+// them eagerly: the send completes locally, even to a stopped PE.
+func (e *engine) send(to, tag int, c ctl) error {
+	out := e.ctlBuf[:ctlSize]
+	c.put(out)
+	r, err := e.world.Isend(unsafe.Pointer(&out[0]), ctlSize, to, tag)
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(e.timeout)
+	for {
+		done, _, err := r.Test(spins)
+		if err != nil || done {
+			return err
+		}
+		if time.Now().After(deadline) {
+			r.Cancel()
+			return fmt.Errorf("a control message to PE %d was not sent within %v", to, e.timeout)
+		}
+	}
+}
+
+func (e *engine) answerPings() error {
+	for {
+		c, from, ok, err := e.receive(tagPing)
+		if err != nil || !ok {
+			return err
+		}
+		if err := e.send(from, tagPong, c); err != nil {
+			return err
+		}
+	}
+}
+
+// timedOut diagnoses a wait that outlived the timeout: it pings every
+// other participant, and names those that do not answer within a short
+// deadline (stopped, dead, or computing without a collective: only a PE
+// inside one answers). The collectives are out of step afterwards.
+func (e *engine) timedOut(op string, waited time.Duration) error {
+	token := uint64(time.Now().UnixNano())
+	want := e.members &^ (1 << e.self)
+	for _, k := range papers.Members(want) {
+		if err := e.send(k, tagPing, ctl{done: token}); err != nil {
+			return e.fail(op, err)
+		}
+	}
+	answered := uint64(0)
+	deadline := time.Now().Add(min(e.timeout/4+10*time.Millisecond, time.Second))
+	for answered != want && time.Now().Before(deadline) {
+		if err := e.answerPings(); err != nil {
+			return e.fail(op, err)
+		}
+		c, from, ok, err := e.receive(tagPong)
+		if err != nil {
+			return e.fail(op, err)
+		}
+		if ok && c.done == token {
+			answered |= 1 << from
+		}
+		if !ok {
+			time.Sleep(50 * time.Microsecond)
+		}
+	}
+	stall := "every other PE answers a ping: they are waiting in another operation (did every PE call the same one?)"
+	if silent := want &^ answered; silent != 0 {
+		stall = fmt.Sprintf("%s did not answer a ping: stopped, dead, or computing for longer than the timeout", pes(silent))
+	}
+	e.broken = &papers.TimeoutError{PE: e.self, Op: op, Waited: e.timeout, Stall: stall}
+	e.pendOp = ""
+	return e.broken
+}
+
+func pes(mask uint64) string {
+	m := papers.Members(mask)
+	s := make([]string, len(m))
+	for i, k := range m {
+		s[i] = fmt.Sprint(k)
+	}
+	if len(m) == 1 {
+		return "PE " + s[0]
+	}
+	return "PEs " + strings.Join(s, ", ")
+}
+
+func (e *engine) interruptError(op string, code uint8) *papers.InterruptError {
+	return &papers.InterruptError{PE: e.self, Op: op, Code: code, Left: e.lastLeft, Joined: e.lastJoined, Members: e.members}
+}
+
+func (e *engine) CheckInterrupt(op string) error {
+	if err := e.start(op); err != nil {
+		return err
+	}
+	return e.noticeInterrupt(op)
+}
+
+func (e *engine) Raise(op string, code uint8, depart bool) (uint8, uint64, error) {
+	if err := e.start(op); err != nil {
+		return 0, 0, err
+	}
+	rejoin := e.left
+	if rejoin {
+		e.drain()
+	}
+	msg := ctl{epoch: e.epoch, code: code}
+	if rejoin {
+		msg.epoch = -1
+	}
+	for k := range e.n {
+		if k != e.self {
+			if err := e.send(k, tagInt, msg); err != nil {
+				return 0, 0, e.fail(op, err)
+			}
+		}
+	}
+	delivered, err := e.acknowledge(op, ctl{code: code, stay: !depart}, 1<<e.self, code)
+	if err != nil {
+		return 0, 0, err
+	}
+	e.left = depart
+	return delivered, e.members, nil
+}
+
+// drain discards the interrupt messages a PE that has left received: the
+// acknowledges it was not part of.
+func (e *engine) drain() {
+	for {
+		if _, _, ok, err := e.receive(tagInt); err != nil || !ok {
+			return
+		}
+	}
+}
+
+func (e *engine) Close() error {
+	if e.broken != nil {
+		// A rank that finalizes while another is stuck would wait for it:
+		// leave without; mpirun reports the job failed.
+		return nil
+	}
+	return Finalize()
+}
+
+// acknowledge runs a parallel interrupt's acknowledge with the other
+// participants and returns the delivered code (the OR of the raisers').
+// Every participant sends every other an acknowledge message — the
+// raisers it knows (fixed when it first sends), whether it stays, and its
+// count of completed collectives and whether one is in flight — and waits
+// for the acknowledges of every participant and of every raiser any of them
+// names (a PE rejoining, which learns the epoch and the participants from
+// the first acknowledge it gets). All of them see the same messages, so they
+// agree on the code, the new participants, and the fate of the collective
+// that was in flight: when some participant cannot have joined it (the
+// raiser), it is abandoned on every PE and the operation returns the
+// *papers.InterruptError; when every participant has joined it, it
+// completes everywhere and the interrupt is returned by the next
+// operation. Then every PE that stays creates the next epoch's
+// communicator of the participants.
+func (e *engine) acknowledge(op string, mine ctl, raisers uint64, code uint8) (uint8, error) {
+	self := uint64(1) << e.self
+	rejoining := e.left
+	mine.epoch, mine.raisers, mine.members, mine.done = e.epoch, raisers, e.members, e.done
+	mine.pending = e.pendOp != ""
+	known := !rejoining
+	var sent, got, stays uint64
+	targets := (e.members | raisers) &^ self
+	if mine.stay {
+		stays = self
+	}
+	// The collective counts of the participants: the lowest, the highest,
+	// and whether every one has a collective in flight.
+	var lo, hi uint64
+	allPending, counted := true, false
+	count := func(done uint64, pending bool) {
+		if !counted {
+			lo, hi, counted = done, done, true
+		}
+		lo, hi = min(lo, done), max(hi, done)
+		allPending = allPending && pending
+	}
+	if !rejoining {
+		count(e.done, mine.pending)
+	}
+	start := time.Now()
+	for {
+		if known {
+			for _, k := range papers.Members(targets &^ sent) {
+				if err := e.send(k, tagAck, mine); err != nil {
+					return 0, e.fail(op, err)
+				}
+				sent |= 1 << k
+			}
+			if targets&^got == 0 {
+				break
+			}
+		}
+		if err := e.answerPings(); err != nil {
+			return 0, e.fail(op, err)
+		}
+		c, from, ok, err := e.receive(tagAck)
+		if err != nil {
+			return 0, e.fail(op, err)
+		}
+		if !ok {
+			if time.Since(start) > e.timeout {
+				missing := targets &^ got
+				if !known {
+					return 0, e.failErr(&papers.TimeoutError{PE: e.self, Op: "interrupt acknowledge", Waited: e.timeout, Stall: "no participant acknowledged this PE's interrupt (are they all computing without a collective, stopped or dead?)"})
+				}
+				return 0, e.failErr(&papers.TimeoutError{PE: e.self, Op: "interrupt acknowledge", Waited: e.timeout, Stall: pes(missing) + " did not acknowledge the interrupt: stopped, dead, or computing for longer than the timeout"})
+			}
+			continue
+		}
+		if !known {
+			known = true
+			e.epoch, e.members = c.epoch, c.members
+			mine.epoch, mine.members = c.epoch, c.members
+			targets |= c.members &^ self
+		}
+		if c.epoch != e.epoch {
+			continue // an acknowledge of an epoch this PE was not part of
+		}
+		got |= 1 << from
+		targets |= c.raisers &^ self
+		code |= c.code
+		if c.stay {
+			stays |= 1 << from
+		}
+		if e.members&(1<<from) != 0 {
+			count(c.done, c.pending)
+		}
+	}
+	if err := e.settle(op, hi, lo == hi && allPending); err != nil {
+		return 0, err
+	}
+	e.lastLeft, e.lastJoined = e.members&^stays, stays&^e.members
+	e.members = stays
+	e.epoch++
+	e.done = 0 // counted per epoch: a PE that rejoins has missed some
+	if stays&self == 0 {
+		return code, nil
+	}
+	e.ranks = papers.Members(stays)
+	data, err := e.subset(op)
+	if err != nil {
+		return 0, e.fail(op, err)
+	}
+	e.data = data
+	return code, nil
+}
+
+// subset creates the communicator of the participants of the new epoch.
+// MPI_Comm_create_group has no nonblocking form: every participant has just
+// acknowledged, so it returns at once, unless one stops or dies in between;
+// then, as the call cannot be abandoned, a watchdog ends the process with an
+// error after the timeout, and mpirun ends the job.
+func (e *engine) subset(op string) (Comm, error) {
+	done := make(chan struct{})
+	defer close(done)
+	go func(self int, timeout time.Duration, members string) {
+		select {
+		case <-done:
+		case <-time.After(timeout):
+			fmt.Fprintf(os.Stderr, "papers: PE %d: %s: the communicator of %s was not created within %v after the interrupt acknowledge: one of them stopped or died; ending this process\n", self, op, members, timeout)
+			os.Exit(1)
+		}
+	}(e.self, e.timeout, pes(e.members))
+	return e.groups.Subset(e.ranks, int(e.epoch)%32768)
+}
+
+// settle decides the collective in flight after an acknowledge: top is the
+// most collectives any participant completed, next whether every
+// participant had completed top and had the next one in flight (so it
+// completes everywhere). A collective that completed somewhere completes
+// here too; any other is abandoned.
+func (e *engine) settle(op string, top uint64, next bool) error {
+	if e.pendOp == "" {
+		return nil
+	}
+	if e.done == top && !next {
+		e.abandoned = true
+		return nil
+	}
+	deadline := time.Now().Add(e.timeout)
+	for {
+		done, _, err := e.pending.Test(spins)
+		if err != nil {
+			return e.fail(op, err)
+		}
+		if done {
+			e.done++
+			e.pendOp = ""
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return e.failErr(&papers.TimeoutError{PE: e.self, Op: op, Waited: e.timeout, Stall: "the collective every PE had joined before the interrupt did not complete"})
+		}
+	}
+}
+
+func (e *engine) failErr(err error) error {
+	e.broken = err
+	return err
+}

@@ -1,0 +1,301 @@
+//go:build mpi
+
+package mpi_test
+
+// The test binary doubles as the MPI program: started by mpirun (its
+// environment says so) its TestMain runs one rank, in the main goroutine
+// as MPI wants, in the mode MPI_TEST_MODE names; the tests start it under
+// mpirun and judge what the ranks print and how mpirun exits.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ttlpapers/ttlpapers/internal/anchors"
+	"github.com/ttlpapers/ttlpapers/internal/conformance"
+	"github.com/ttlpapers/ttlpapers/internal/testenv"
+	"github.com/ttlpapers/ttlpapers/mpi"
+	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/spmd"
+)
+
+const envMode = "MPI_TEST_MODE"
+
+func TestMain(m *testing.M) {
+	if _, _, ok := mpi.Launched(); ok && os.Getenv(envMode) != "" {
+		os.Exit(rank(os.Getenv(envMode)))
+	}
+	os.Exit(m.Run())
+}
+
+// rank runs one rank of the mode and returns its exit status.
+func rank(mode string) int {
+	if mode == "spmd-fail" {
+		spmd.Main(failing) // exits
+	}
+	p, err := mpi.Open(papers.Config{Timeout: timeoutOf()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	switch mode {
+	case "conformance":
+		err = runConformance(p)
+	case "stop", "kill":
+		err = victim(p, mode)
+	case "bench":
+		err = bench(p)
+	default:
+		err = fmt.Errorf("unknown %s %q", envMode, mode)
+	}
+	if err != nil {
+		fmt.Printf("PE %d: FAIL: %v\n", p.Self(), err)
+		return 1
+	}
+	if err := p.Close(); err != nil {
+		fmt.Printf("PE %d: close: %v\n", p.Self(), err)
+		return 1
+	}
+	return 0
+}
+
+func timeoutOf() time.Duration {
+	d, err := time.ParseDuration(os.Getenv("MPI_TEST_TIMEOUT"))
+	if err != nil {
+		return 20 * time.Second
+	}
+	return d
+}
+
+func runConformance(p *papers.PE) error {
+	side := &conformance.DirSide{Dir: os.Getenv("MPI_TEST_DIR"), Self: p.Self()}
+	for _, c := range conformance.Cases() {
+		if err := c.Run(p, side); err != nil {
+			return fmt.Errorf("%s: %w", c.Name, err)
+		}
+		fmt.Printf("PE %d: ok %s\n", p.Self(), c.Name)
+	}
+	return nil
+}
+
+// victim runs barriers; the last PE stops (SIGSTOP) or dies (SIGKILL)
+// after 100 of them. The others must fail naming it.
+func victim(p *papers.PE, mode string) error {
+	last := p.PEs() - 1
+	for i := 0; ; i++ {
+		if i == 100 && p.Self() == last {
+			sig := syscall.SIGSTOP
+			if mode == "kill" {
+				sig = syscall.SIGKILL
+			}
+			syscall.Kill(os.Getpid(), sig)
+		}
+		if err := p.Barrier(); err != nil {
+			fmt.Printf("PE %d: after %d barriers: %v\n", p.Self(), i, err)
+			return err
+		}
+	}
+}
+
+// failing is an spmd program whose PE 1 returns an error; the others must
+// see its departure as an interrupt naming it.
+func failing(p *papers.PE) error {
+	if p.Self() == 1 {
+		return errors.New("deliberate failure")
+	}
+	for {
+		err := p.Barrier()
+		var ie *papers.InterruptError
+		if errors.As(err, &ie) {
+			fmt.Printf("PE %d: saw: %v\n", p.Self(), err)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// mpirun runs this test binary's ranks in mode under mpirun, bounded by
+// limit, and returns its combined output and error.
+func mpirun(t testing.TB, np int, mode string, limit time.Duration, extra []string, env ...string) (string, error) {
+	t.Helper()
+	if _, err := exec.LookPath("mpirun"); err != nil {
+		testenv.Missing(t, "mpirun not found (apt-get install openmpi-bin libopenmpi-dev)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	args := append([]string{"--oversubscribe", "-np", strconv.Itoa(np)}, extra...)
+	if os.Geteuid() == 0 {
+		args = append(args, "--allow-run-as-root")
+	}
+	cmd := exec.CommandContext(ctx, "mpirun", append(args, os.Args[0], "-test.run=^$")...)
+	cmd.Env = append(os.Environ(), append(env, envMode+"="+mode)...)
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("mpirun -np %d (%s) still running after %v:\n%s", np, mode, limit, out)
+	}
+	return string(out), err
+}
+
+// TestConformance runs the suite package emulate's tests run on the
+// emulated board, on 3, 4 and 8 MPI ranks (8 found control messages and
+// communicator creation sharing a tag).
+func TestConformance(t *testing.T) {
+	for _, np := range []int{3, 4, 8} {
+		out, err := mpirun(t, np, "conformance", 3*time.Minute, nil, "MPI_TEST_DIR="+t.TempDir())
+		if err != nil {
+			t.Errorf("%d ranks: %v\n%s", np, err, out)
+			continue
+		}
+		for _, c := range conformance.Cases() {
+			for k := range np {
+				if line := fmt.Sprintf("PE %d: ok %s\n", k, c.Name); !strings.Contains(out, line) {
+					t.Errorf("%d ranks: no %q in:\n%s", np, line, out)
+				}
+			}
+		}
+	}
+}
+
+// TestStoppedRank: a rank stopped by SIGSTOP makes the other ranks'
+// barrier fail within the timeout with an error naming it, and mpirun ends
+// the job with a non-zero status. The first rank to fail ends the job:
+// mpirun then continues and kills the rest (the stopped rank too, which may
+// answer a late ping meanwhile), so one report naming it is what is sure.
+func TestStoppedRank(t *testing.T) {
+	const timeout = 2 * time.Second
+	start := time.Now()
+	out, err := mpirun(t, 3, "stop", time.Minute, nil, "MPI_TEST_TIMEOUT="+timeout.String())
+	if err == nil {
+		t.Fatalf("mpirun exited 0 with a stopped rank:\n%s", out)
+	}
+	named := false
+	for _, k := range []int{0, 1} {
+		named = named || strings.Contains(out, fmt.Sprintf("PE %d: barrier did not complete within %v: PE 2 did not answer a ping", k, timeout))
+	}
+	if !named {
+		t.Errorf("no rank reports that PE 2 did not answer:\n%s", out)
+	}
+	// mpirun's start, 100 barriers, the timeout and the ping's deadline.
+	if d := time.Since(start); d > 3*timeout+10*time.Second {
+		t.Errorf("the job took %v to end after a rank stopped (timeout %v)", d, timeout)
+	}
+	t.Logf("mpirun ended %v after it started:\n%s", time.Since(start).Round(time.Millisecond), out)
+}
+
+// TestKilledRank: a rank killed by SIGKILL ends the job with a non-zero
+// status and mpirun's report naming the rank, within the timeout.
+func TestKilledRank(t *testing.T) {
+	const timeout = 5 * time.Second
+	start := time.Now()
+	out, err := mpirun(t, 3, "kill", time.Minute, nil, "MPI_TEST_TIMEOUT="+timeout.String())
+	if err == nil {
+		t.Fatalf("mpirun exited 0 with a killed rank:\n%s", out)
+	}
+	if !strings.Contains(out, "rank 2") {
+		t.Errorf("the report does not name rank 2:\n%s", out)
+	}
+	if d := time.Since(start); d > 2*timeout+5*time.Second {
+		t.Errorf("the job took %v to end after a rank died (timeout %v)", d, timeout)
+	}
+}
+
+// TestFailingSPMD: an spmd program (spmd.Main) on MPI whose PE returns an
+// error announces its departure: the others' barrier returns an interrupt
+// naming it, and the job ends non-zero.
+func TestFailingSPMD(t *testing.T) {
+	out, err := mpirun(t, 3, "spmd-fail", time.Minute, nil)
+	if err == nil {
+		t.Errorf("mpirun exited 0 though PE 1 failed:\n%s", out)
+	}
+	for _, k := range []int{0, 2} {
+		if want := fmt.Sprintf("PE %d: saw: papers: PE %d: barrier interrupted by a parallel interrupt with code 0xf; PE 1 left the group", k, k); !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(out, "deliberate failure") {
+		t.Errorf("PE 1's error is not reported:\n%s", out)
+	}
+}
+
+// BenchmarkCollectives measures the MPI backend's barrier and 1-int
+// Reduce (one MPI_Iallreduce) at 2, 4 and 8 ranks, on shared memory and
+// over TCP, beside mpi_collectives.c (MPI_Barrier, MPI_Allreduce) run in
+// the same invocation, and reports both and their ratio. Each rank loop
+// is a fixed 20000 operations (as the anchor's): run with -benchtime=1x.
+func BenchmarkCollectives(b *testing.B) {
+	for _, tcp := range []bool{false, true} {
+		for _, np := range []int{2, 4, 8} {
+			b.Run(fmt.Sprintf("np=%d/tcp=%v", np, tcp), func(b *testing.B) {
+				anchor, err := anchors.MPI(np, tcp)
+				if err != nil {
+					b.Skipf("anchor: %v", err)
+				}
+				out, err := mpirun(b, np, "bench", 5*time.Minute, anchors.TCPArgs(tcp))
+				if err != nil {
+					b.Fatalf("%v\n%s", err, out)
+				}
+				ours := parseBench(b, out)
+				b.ReportMetric(ours[0], "µs/barrier")
+				b.ReportMetric(ours[1], "µs/allreduce")
+				b.ReportMetric(ours[0]/anchor.Barrier, "barrier/anchor")
+				b.ReportMetric(ours[1]/anchor.AllreduceInt, "allreduce/anchor")
+				b.Logf("np=%d tcp=%v: barrier %.3f µs (anchor %.3f, ×%.2f), allreduce %.3f µs (anchor %.3f, ×%.2f)",
+					np, tcp, ours[0], anchor.Barrier, ours[0]/anchor.Barrier, ours[1], anchor.AllreduceInt, ours[1]/anchor.AllreduceInt)
+			})
+		}
+	}
+}
+
+// bench is the ranks' side of BenchmarkCollectives: as the anchor, 1000
+// warm-up operations, then 20000 timed; PE 0 prints the mean over ranks.
+func bench(p *papers.PE) error {
+	const skip, it = 1000, 20000
+	var res [2]float64
+	for i, op := range []func() error{
+		p.Barrier,
+		func() error { _, err := papers.Reduce(p, papers.Sum, int32(p.Self())); return err },
+	} {
+		for range skip {
+			if err := op(); err != nil {
+				return err
+			}
+		}
+		t := time.Now()
+		for range it {
+			if err := op(); err != nil {
+				return err
+			}
+		}
+		us := float64(time.Since(t).Nanoseconds()) / 1e3 / it
+		sum, err := papers.Reduce(p, papers.Sum, us)
+		if err != nil {
+			return err
+		}
+		res[i] = sum / float64(p.PEs())
+	}
+	if p.Self() == 0 {
+		fmt.Printf("bench barrier_us %.3f allreduce_int_us %.3f\n", res[0], res[1])
+	}
+	return nil
+}
+
+func parseBench(b *testing.B, out string) [2]float64 {
+	for _, line := range strings.Split(out, "\n") {
+		var r [2]float64
+		if n, _ := fmt.Sscanf(line, "bench barrier_us %g allreduce_int_us %g", &r[0], &r[1]); n == 2 {
+			return r
+		}
+	}
+	b.Fatalf("no bench line in:\n%s", out)
+	return [2]float64{}
+}

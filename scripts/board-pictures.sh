@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# board-pictures.sh: plot the routed boards for docs/board.md with KiCad 9's
+# kicad-cli: the front (F.Cu, front silkscreen, outline) and the back
+# (B.Cu, back silkscreen, outline; mirrored, as seen from below) as SVG, and
+# a 3-D render of the top as PNG (kicad-cli renders headless; the footprints
+# carry no 3-D models, so it shows the bare board: mask, pads, silkscreen).
+#
+# Needs: kicad-cli (KiCad 9; on Debian bookworm from bookworm-backports).
+# Usage: scripts/board-pictures.sh   (from the repository root, after
+# `go run ./cmd/papersctl kicad`)
+set -euo pipefail
+command -v kicad-cli >/dev/null || { echo "board-pictures: kicad-cli not found: install KiCad 9 (apt-get install -t bookworm-backports kicad)" >&2; exit 1; }
+[[ -d kicad ]] || { echo "board-pictures: run from the repository root (no kicad/ here)" >&2; exit 1; }
+work=$(mktemp -d /tmp/board-pictures.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+for name in 4pe 8pe pi; do
+	base=ttl_papers_$name
+	pcb=kicad/$base/$base.kicad_pcb
+	[[ -f $pcb ]] || { echo "board-pictures: $pcb missing" >&2; exit 1; }
+	plot() { # plot SIDE LAYERS [--mirror]
+		kicad-cli pcb export svg --mode-single --page-size-mode 2 --exclude-drawing-sheet --layers "$2" ${3:-} -o "$work/$1.svg" "$pcb" >/dev/null
+		# KiCad stamps the plot's <title> with the date: drop it, so an
+		# unchanged board plots to an unchanged file.
+		sed -e 's#^<title>.*</title>$#<title>'"$base $1"', plotted by KiCad</title>#' "$work/$1.svg" >"docs/board-$name-$1.svg"
+	}
+	plot front F.Cu,F.SilkS,Edge.Cuts
+	plot back B.Cu,B.SilkS,Edge.Cuts --mirror
+	kicad-cli pcb render --side top --quality high --width 1600 --height 1000 --zoom 0.95 -o "docs/board-$name-3d.png" "$pcb" >/dev/null
+	echo "board-pictures: wrote docs/board-$name-{front,back}.svg and docs/board-$name-3d.png"
+done
