@@ -59,7 +59,7 @@ const (
 	hPEs      // cables plugged in at creation
 	hUID      // creator's user id
 	hJob      // job id: a random number the creator drew
-	hCreator  // creator's pid
+	hCreator  // creator's process word
 	hNets
 	hDrivers
 	hGates
@@ -87,7 +87,7 @@ const (
 
 // Per-port words, one cache line per connector from layout.perPort.
 const (
-	pClaim     = iota // pid of the process holding the port, 0 when free
+	pClaim     = iota // process word of the process holding the port, 0 when free
 	pOpened           // 1 once the port has been claimed
 	pNoticed          // when Err first reported the board's abort (Unix ns)
 	pGen              // wake generation (its first 4 bytes are a futex)
@@ -207,8 +207,22 @@ func alignedMemory(words int) memory {
 	return m[off : off+words : off+words]
 }
 
-// pid identifies this process in claim words (os.Getpid is a system call).
+// pid identifies this process in the abort word (os.Getpid is a system
+// call).
 var pid = uint64(os.Getpid())
+
+// A process word identifies a process in a board's claim and creator
+// words: its pid and its start time (clock ticks after boot, field 22 of
+// /proc/PID/stat), so that a process given the same pid later, once the
+// first is gone, is not taken for it. Start 0 is unknown: the pid alone
+// counts. One word, so that a claim stays one compare-and-swap.
+const pidBits = 22 // Linux pids are below 2^22 (PID_MAX_LIMIT)
+
+func procWord(pid int, start uint64) uint64 { return start<<pidBits | uint64(pid) }
+func wordPID(w uint64) int                  { return int(w & (1<<pidBits - 1)) }
+
+// self is this process's process word.
+var self = procWord(os.Getpid(), startTime(os.Getpid()))
 
 // initHeader writes a fresh board's header and puts every connector beyond
 // the first pes unplugged.
@@ -216,7 +230,7 @@ func (b *Board) initHeader(job uint64, pu PowerUp) {
 	m := b.m
 	m[hMagic], m[hVersion], m[hFileSize] = stateMagic, stateVersion, uint64(8*b.lay.words)
 	m[hSize], m[hPEs] = uint64(b.hw.PEs), uint64(b.pes)
-	m[hUID], m[hJob], m[hCreator] = uint64(os.Geteuid()), job, pid
+	m[hUID], m[hJob], m[hCreator] = uint64(os.Geteuid()), job, self
 	m[hNets], m[hDrivers], m[hGates] = uint64(len(b.nets)), uint64(len(b.drivers)), uint64(len(b.gates))
 	m[hSeed] = pu.Seed
 	if pu.State != nil {
@@ -233,10 +247,10 @@ func (b *Board) claim(p *Port) error {
 	i := b.lay.per(p.pe, pClaim)
 	for {
 		holder := b.m.load(i)
-		if holder != 0 && (b.shared == nil || alive(int(holder))) {
-			return fmt.Errorf("emu: PE %d's port is already open (by process %d; two PEs on one port?): close it first", p.pe, holder)
+		if holder != 0 && (b.shared == nil || alive(holder)) {
+			return fmt.Errorf("emu: PE %d's port is already open (by process %d; two PEs on one port?): close it first", p.pe, wordPID(holder))
 		}
-		if b.m.cas(i, holder, pid) {
+		if b.m.cas(i, holder, self) {
 			b.m.store(b.lay.per(p.pe, pOpened), 1)
 			return nil
 		}
@@ -271,7 +285,7 @@ func (b *Board) PortInfo(pe int) (info PortInfo) {
 		return info
 	}
 	w := b.m.load(b.lay.port(pe))
-	info = PortInfo{Opened: b.m.load(b.lay.per(pe, pOpened)) != 0, Holder: int(b.m.load(b.lay.per(pe, pClaim))),
+	info = PortInfo{Opened: b.m.load(b.lay.per(pe, pOpened)) != 0, Holder: wordPID(b.m.load(b.lay.per(pe, pClaim))),
 		Data: wordData(w), Control: wordControl(w)}
 	if ns := b.m.load(b.lay.per(pe, pNoticed)); ns != 0 {
 		info.Noticed = time.Unix(0, int64(ns))
@@ -371,7 +385,7 @@ func (b *Board) deadPartner(turn int) (int, string) {
 	// its port and exited between the first read and the check did not die
 	// holding it, and a dead process can no longer release it.
 	holder := b.m.load(w)
-	if holder == 0 || holder == pid || alive(int(holder)) || b.m.load(w) != holder {
+	if holder == 0 || holder == self || alive(holder) || b.m.load(w) != holder {
 		return -1, ""
 	}
 	// A PE that gave up waiting for others and exited is not the cause:
@@ -380,5 +394,5 @@ func (b *Board) deadPartner(turn int) (int, string) {
 		pes := members(late - 1)
 		return pes[0], fmt.Sprintf("%s did not arrive at a barrier: PE %d waited until its timeout and exited", namePEs(pes), k)
 	}
-	return k, fmt.Sprintf("PE %d's process (pid %d) died without closing its PE", k, holder)
+	return k, fmt.Sprintf("PE %d's process (pid %d) died without closing its PE", k, wordPID(holder))
 }
