@@ -88,8 +88,9 @@ const (
 type peer struct {
 	state    atomic.Int32 // attached, leaving, drained
 	sleeping atomic.Int32 // 1 while it waits in Wait
-	wakes    atomic.Uint32
-	_        [52]byte // keep PEs' words off each other's cache lines
+	//lint:ignore U1000 the futex word of the Linux shared-memory transport (shm_linux.go); the layout is the same everywhere
+	wakes atomic.Uint32
+	_     [52]byte // keep PEs' words off each other's cache lines
 }
 
 // leave marks the PE leaving, runs drain, and marks it drained.
