@@ -142,6 +142,12 @@ func (p *problems) addf(format string, args ...any) { *p = append(*p, fmt.Sprint
 // field its messages name written as the flag that sets it (flags maps a
 // field's Go name to the flag's).
 func (p *problems) addFields(err error, flags map[string]string) {
+	if j, ok := err.(interface{ Unwrap() []error }); ok { // a validator's errors.Join: one problem a line
+		for _, e := range j.Unwrap() {
+			p.addFields(e, flags)
+		}
+		return
+	}
 	if err != nil {
 		*p = append(*p, renderFields(err, flags).Error())
 	}
