@@ -11,7 +11,8 @@
 // the board within the open deadline — it aborts the board, so every other
 // PE's current or next operation fails at once, and kills whatever is left
 // after a grace period. A PE that gave up waiting is not blamed: the report
-// names the PEs it waited for. It removes the board when done.
+// names the PEs it waited for. Beside the board it makes the run's data
+// network (spmd/shm.CreateDataNet), and it removes both when done.
 package launch
 
 import (
