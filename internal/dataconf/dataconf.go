@@ -223,3 +223,28 @@ func strataNet(p *papers.PE) error {
 	}
 	return s.Barrier()
 }
+
+// ReadVictim is the fault case: after a barrier, PE victim calls act
+// (which stops or kills its process) while every other PE reads its
+// global memory until a read fails; their error must name it.
+func ReadVictim(p *papers.PE, victim int, act func()) error {
+	m, err := splitc.Attach(p)
+	if err != nil {
+		return err
+	}
+	s, err := splitc.AllSpreadMalloc[int64](m, p.PEs())
+	if err != nil {
+		return err
+	}
+	if err := splitc.Barrier(p); err != nil {
+		return err
+	}
+	if p.Self() == victim {
+		act()
+	}
+	for i := 0; ; i++ {
+		if _, err := splitc.Read(m, s.At(victim)); err != nil {
+			return fmt.Errorf("after %d reads: %w", i, err)
+		}
+	}
+}

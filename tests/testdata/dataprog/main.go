@@ -12,7 +12,6 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/internal/dataconf"
 	"github.com/ttlpapers/ttlpapers/papers"
-	"github.com/ttlpapers/ttlpapers/splitc"
 	"github.com/ttlpapers/ttlpapers/spmd"
 )
 
@@ -34,23 +33,5 @@ func main() {
 }
 
 func dying(p *papers.PE) error {
-	m, err := splitc.Attach(p)
-	if err != nil {
-		return err
-	}
-	s, err := splitc.AllSpreadMalloc[int64](m, p.PEs())
-	if err != nil {
-		return err
-	}
-	if err := splitc.Barrier(p); err != nil {
-		return err
-	}
-	if p.Self() == *die {
-		syscall.Kill(os.Getpid(), syscall.SIGKILL)
-	}
-	for {
-		if _, err := splitc.Read(m, s.At(*die)); err != nil {
-			return err
-		}
-	}
+	return dataconf.ReadVictim(p, *die, func() { syscall.Kill(os.Getpid(), syscall.SIGKILL) })
 }
