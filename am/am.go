@@ -164,6 +164,7 @@ type Stats struct {
 // PE's own goroutine, like a papers.PE's.
 type Endpoint struct {
 	t        Transport
+	direct   Direct // t's one-sided access, if it has one
 	self, n  int
 	handlers []Handler
 	lib      []Handler // the libraries' handlers, at their reserved numbers less libBase
@@ -184,6 +185,7 @@ type Endpoint struct {
 // NewEndpoint makes the endpoint of the PE on t's side of a network.
 func NewEndpoint(t Transport, o Options) *Endpoint {
 	e := &Endpoint{t: t, self: t.Self(), n: t.PEs(), timeout: o.Timeout, ctx: o.Context}
+	e.direct, _ = t.(Direct)
 	if e.timeout <= 0 {
 		e.timeout = papers.DefaultTimeout
 	}

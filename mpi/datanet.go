@@ -43,6 +43,10 @@ type dataNet struct {
 	recv  [2][recvDepth]Request
 	rbuf  [2][]byte // C: recvDepth packets per network
 	rhead [2]int
+	// done: the head receive of each network has completed (not yet
+	// taken); fresh: that was tested by the other network's Recv, which
+	// tests both heads in one call, so this one need not test again.
+	done, fresh [2]bool
 
 	send  [sendDepth]Request
 	busy  [sendDepth]bool
@@ -54,6 +58,7 @@ type dataNet struct {
 	sent, took []uint64 // packets sent to and taken from each PE
 	gone       []*am.GoneError
 	left       bool
+	wins       []Win // the regions of am.Direct, by number
 	broken     error // an MPI error: the network cannot go on
 }
 
@@ -129,15 +134,23 @@ func (t *dataNet) Recv(net am.Net, p *am.Packet) bool {
 	if t.broken != nil || t.left {
 		return false
 	}
+	other := net ^ 1
+	if !t.done[net] {
+		if t.fresh[net] {
+			t.fresh[net] = false
+			return false
+		}
+		if err := Test2(&t.recv[net][t.rhead[net]], &t.done[net], &t.recv[other][t.rhead[other]], &t.done[other]); err != nil {
+			t.fail(err)
+			return false
+		}
+		t.fresh[other] = true
+		if !t.done[net] {
+			return false
+		}
+	}
+	t.done[net], t.fresh[net] = false, false
 	h := t.rhead[net]
-	done, _, err := t.recv[net][h].Test(1)
-	if err != nil {
-		t.fail(err)
-		return false
-	}
-	if !done {
-		return false
-	}
 	b := t.rbuf[net][h*pktMax : (h+1)*pktMax]
 	p.Src = int32(binary.LittleEndian.Uint32(b))
 	p.Handler = am.HandlerID(binary.LittleEndian.Uint16(b[4:]))
@@ -293,7 +306,39 @@ func (t *dataNet) Leave(cause error, drain func()) {
 	}
 	for net := range t.recv {
 		for i := range t.recv[net] {
-			t.recv[net][i].Cancel()
+			if !t.done[net] || i != t.rhead[net] { // a completed one is no longer pending
+				t.recv[net][i].Cancel()
+			}
 		}
 	}
+}
+
+// The one-sided access of am.Direct: each region is a window of memory
+// MPI allocated (MPI_Win_allocate, which on one machine is shared memory
+// the others load and store), in a passive-target epoch from allocation
+// to Free, so a get or put is MPI_Get or MPI_Put and a flush.
+
+func (t *dataNet) Allocate(n int) ([]byte, int, error) {
+	mem, w, err := t.comm.WinAllocate(n)
+	if err != nil {
+		return nil, 0, err
+	}
+	t.wins = append(t.wins, w)
+	return mem, len(t.wins) - 1, nil
+}
+
+func (t *dataNet) Free(region int) error { return t.wins[region].Free() }
+
+func (t *dataNet) Get(pe, region, off int, dst []byte) error {
+	if g := t.gone[pe]; g != nil {
+		return g
+	}
+	return t.wins[region].Get(dst, pe, off)
+}
+
+func (t *dataNet) Put(pe, region, off int, src []byte) error {
+	if g := t.gone[pe]; g != nil {
+		return g
+	}
+	return t.wins[region].Put(src, pe, off)
 }

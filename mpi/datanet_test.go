@@ -45,16 +45,16 @@ func TestDataNet(t *testing.T) {
 	}
 }
 
-// dataNetVictim: the last PE stops (SIGSTOP) while the others read its
-// global memory; their reads must fail naming it.
+// dataNetVictim: the last PE stops (SIGSTOP) while the others wait on its
+// handler; their waits must fail naming it.
 func dataNetVictim(p *papers.PE) error {
-	err := dataconf.ReadVictim(p, p.PEs()-1, func() { syscall.Kill(os.Getpid(), syscall.SIGSTOP) })
+	err := dataconf.Victim(p, p.PEs()-1, func() { syscall.Kill(os.Getpid(), syscall.SIGSTOP) })
 	fmt.Printf("PE %d: %v\n", p.Self(), err)
 	return err
 }
 
-// TestDataNetStoppedRank: a rank stopped while the others read its memory
-// makes their reads fail within the timeout, naming it; mpirun ends the
+// TestDataNetStoppedRank: a rank stopped while the others wait on its handler
+// (fetch_and_add) makes their waits fail within the timeout, naming it; mpirun ends the
 // job non-zero.
 func TestDataNetStoppedRank(t *testing.T) {
 	const timeout = 2 * time.Second
@@ -64,7 +64,7 @@ func TestDataNetStoppedRank(t *testing.T) {
 	}
 	named := false
 	for _, k := range []int{0, 1} {
-		named = named || strings.Contains(out, fmt.Sprintf("am: PE %d: read: no answer from PE 2 within %v", k, timeout))
+		named = named || strings.Contains(out, fmt.Sprintf("am: PE %d: fetch_and_add: no answer from PE 2 within %v", k, timeout))
 	}
 	if !named {
 		t.Errorf("no rank reports that PE 2 did not answer:\n%s", out)

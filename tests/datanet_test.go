@@ -37,7 +37,7 @@ func TestRunDataNet(t *testing.T) {
 	}
 }
 
-// A PE killed while the others read its memory: their reads end in an
+// A PE killed while the others add to its memory: their waits end in an
 // error naming it (its process died), not a hang or a timeout.
 func TestRunDataNetDeadPE(t *testing.T) {
 	ctl, prog := bin(t, "papersctl"), bin(t, "dataprog")

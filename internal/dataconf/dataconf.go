@@ -224,10 +224,12 @@ func strataNet(p *papers.PE) error {
 	return s.Barrier()
 }
 
-// ReadVictim is the fault case: after a barrier, PE victim calls act
-// (which stops or kills its process) while every other PE reads its
-// global memory until a read fails; their error must name it.
-func ReadVictim(p *papers.PE, victim int, act func()) error {
+// Victim is the fault case: after a barrier, PE victim calls act (which
+// stops or kills its process) while every other PE adds to a word of its
+// global memory (fetch_and_add, which the owner's handler runs) until that
+// fails; their error must name it. (A read may not need the owner: on a
+// transport with one-sided access it reads a stopped PE's memory.)
+func Victim(p *papers.PE, victim int, act func()) error {
 	m, err := splitc.Attach(p)
 	if err != nil {
 		return err
@@ -243,8 +245,8 @@ func ReadVictim(p *papers.PE, victim int, act func()) error {
 		act()
 	}
 	for i := 0; ; i++ {
-		if _, err := splitc.Read(m, s.At(victim)); err != nil {
-			return fmt.Errorf("after %d reads: %w", i, err)
+		if _, err := splitc.FetchAndAdd(m, s.At(victim), 1); err != nil {
+			return fmt.Errorf("after %d additions: %w", i, err)
 		}
 	}
 }

@@ -1,7 +1,7 @@
 // Command dataprog runs the data network's conformance cases
 // (internal/dataconf) as the processes of papersctl run, printing "ok
 // NAME" per case; with -die K, PE K kills itself (SIGKILL) while the
-// others read its global memory, and they print what they got.
+// others add to its global memory, and they print what they got.
 package main
 
 import (
@@ -15,7 +15,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/spmd"
 )
 
-var die = flag.Int("die", -1, "the PE that kills itself while the others read its memory")
+var die = flag.Int("die", -1, "the PE that kills itself while the others add to its memory")
 
 func main() {
 	spmd.Main(func(p *papers.PE) error {
@@ -33,5 +33,5 @@ func main() {
 }
 
 func dying(p *papers.PE) error {
-	return dataconf.ReadVictim(p, *die, func() { syscall.Kill(os.Getpid(), syscall.SIGKILL) })
+	return dataconf.Victim(p, *die, func() { syscall.Kill(os.Getpid(), syscall.SIGKILL) })
 }
