@@ -216,7 +216,7 @@ func newStimulus(t testing.TB, pes int, up PowerUp, miswire bool, next func(int)
 		b.bs = newSim(b, -1)
 		b.mu.Lock()
 		b.bs.powering = true
-		b.collect(b.bs, b.bs.snap)
+		b.collect(b.bs, b.bs.snap, -1)
 		b.bs.rebuild(b.bs.snap, b.powerUpState(0))
 		b.bs.built = true
 		b.m.store(hDFF, dffWord(0, 0, 0, b.bs.state()))
@@ -314,8 +314,7 @@ func (s *stimulus) writes() {
 // inputsT is T of the board's inputs now.
 func (s *stimulus) inputsT() uint64 {
 	snap := make([]uint64, 2*len(s.ports)+1)
-	s.b.collect(s.b.bs, snap)
-	return sumSeq(snap)
+	return s.b.collect(s.b.bs, snap, -1).t
 }
 
 // store writes a register without evaluating, as a PE stopped right after

@@ -84,6 +84,11 @@ type Board struct {
 	// its CPUs (Port.use); only ever try-locked.
 	pmu sync.Mutex
 	ps  *sim
+
+	// In-process: the tick that bounds every sleep (wait.go).
+	tick     *time.Timer
+	tickOnce sync.Once
+	ticking  atomic.Bool
 }
 
 // An Option configures a new board (New, NewFromNetlist, CreateShared).
@@ -123,7 +128,7 @@ func (b *Board) start(job uint64, opts []Option) {
 	}
 	b.initHeader(job, o.power)
 	b.bs = newSim(b, -1)
-	b.collect(b.bs, b.bs.snap)
+	b.collect(b.bs, b.bs.snap, -1)
 	b.bs.powering = true
 	b.bs.rebuild(b.bs.snap, b.powerUpState(0))
 	b.bs.built = true
@@ -183,51 +188,45 @@ func (b *Board) survive(old bool) {
 
 // collect reads the inputs of the board into dst: every port word (as s
 // sees them: a port's own simulation drops the inert bits), every fault
-// word and the power word.
-func (b *Board) collect(s *sim, dst []uint64) {
+// word and the power word. In the same pass it sums their sequence numbers
+// and compares them with the inputs s applied last, but port k's.
+func (b *Board) collect(s *sim, dst []uint64, k int) (v view) {
 	size := len(b.ports)
-	for k := 0; k < size; k++ {
-		dst[k] = b.m.load(b.lay.ports+k) &^ s.ignore[k]
-		dst[size+k] = b.m.load(b.lay.faults + k)
-	}
-	dst[2*size] = b.m.load(hPower)
-}
-
-// sumSeq is T of a snapshot: the sum of its sequence numbers.
-func sumSeq(words []uint64) uint64 {
-	size := (len(words) - 1) / 2
-	var t uint64
-	for k := 0; k < size; k++ {
-		t += words[k]>>seqShift + words[size+k]>>faultSeqShift
-	}
-	return t + words[2*size]>>seqShift
-}
-
-// faultSeqs is the sum of a snapshot's fault sequence numbers.
-func faultSeqs(words []uint64) uint64 {
-	size := (len(words) - 1) / 2
-	var t uint64
-	for _, w := range words[size : 2*size] {
-		t += w >> faultSeqShift
-	}
-	return t
-}
-
-// onlyOwnChanged reports whether s's latest collect differs from the
-// snapshot it applied last in port k's word alone, which holds word.
-func onlyOwnChanged(s *sim, k int, word uint64) bool {
-	if s.snap[k] != word&^s.ignore[k] {
-		return false
-	}
-	for i, v := range s.snap {
-		if v != s.words[i] && i != k {
-			return false
+	ports, faults := b.m[b.lay.ports:][:size], b.m[b.lay.faults:][:size]
+	dp, df, ignore := dst[:size], dst[size:][:size], s.ignore[:size]
+	old, oldFaults := s.words[:size], s.words[size:][:size]
+	for i := range ports {
+		x := atomic.LoadUint64(&ports[i]) &^ ignore[i]
+		dp[i] = x
+		v.t += x >> seqShift
+		if x != old[i] && i != k {
+			v.others = true
 		}
 	}
-	return true
+	for i := range faults {
+		x := atomic.LoadUint64(&faults[i])
+		df[i] = x
+		v.faults += x >> faultSeqShift
+		if x != oldFaults[i] {
+			v.others = true
+		}
+	}
+	x := b.m.load(hPower)
+	dst[2*size] = x
+	v.t += v.faults + x>>seqShift
+	v.others = v.others || x != s.words[2*size]
+	return v
+}
+
+// view is what collect learns of a snapshot besides its words.
+type view struct {
+	t      uint64 // T: the sum of the sequence numbers
+	faults uint64 // the sum of the fault words' sequence numbers
+	others bool   // an input other than port k's differs from what s applied last
 }
 
 func equalWords(a, b []uint64) bool {
+	b = b[:len(a)]
 	for i := range a {
 		if a[i] != b[i] {
 			return false
@@ -258,18 +257,23 @@ func (b *Board) evaluateAfter(s *sim, k int, word uint64) {
 			return
 		}
 		w := b.m.load(hDFF)
-		b.collect(s, s.snap)
-		if w == s.dffW && equalWords(s.snap, s.words) {
+		v := b.collect(s, s.snap, k)
+		if w == s.dffW && !v.others && (k < 0 || s.snap[k] == s.words[k]) {
 			return // nothing happened since s last looked
 		}
 		// Collect again until two collects agree: the words then held
-		// those values together, at one moment between the two.
-		if !(tries == 0 && k >= 0 && s.built && onlyOwnChanged(s, k, word)) {
-			for b.collect(s, s.snap2); !equalWords(s.snap, s.snap2); b.collect(s, s.snap2) {
-				s.snap, s.snap2 = s.snap2, s.snap
+		// those values together, at one moment between the two — unless
+		// only k's word changed since s applied the others (see above).
+		if !(tries == 0 && k >= 0 && s.built && !v.others && s.snap[k] == word&^s.ignore[k]) {
+			for {
+				v2 := b.collect(s, s.snap2, k)
+				if equalWords(s.snap, s.snap2) {
+					break
+				}
+				s.snap, s.snap2, v = s.snap2, s.snap, v2
 			}
 		}
-		t, tw := sumSeq(s.snap), dffT(w)
+		t, tw := v.t, dffT(w)
 		if t < tw {
 			continue // cannot happen: w was read before the snapshot
 		}
@@ -289,7 +293,7 @@ func (b *Board) evaluateAfter(s *sim, k int, word uint64) {
 			s.dffW, s.t = w, t
 			return
 		}
-		nw := dffWord(t, epoch, faultSeqs(s.snap), s.state())
+		nw := dffWord(t, epoch, v.faults, s.state())
 		if pause != nil {
 			pause(s.pe, beforeCommit)
 		}
@@ -299,28 +303,25 @@ func (b *Board) evaluateAfter(s *sim, k int, word uint64) {
 			if s.contended > 0 {
 				b.m.add(hContention, uint64(s.contended))
 			}
-			b.wakeChanged(s)
+			b.wakeChanged(s, w)
 			return
 		}
 		s.dffW = 0 // what s computed was not committed: recompute
 	}
 }
 
-// publish stores, on a board small enough, every connector's status as s
-// computed it for the flip-flop word of T it just committed. A store never
-// replaces a newer T: a committer descheduled after its commit cannot put
-// back an old status.
+// publish stores every connector's status as s computed it for the
+// flip-flop word of T it just committed. A store never replaces a newer T:
+// a committer descheduled after its commit cannot put back an old status.
 func (b *Board) publish(s *sim, t uint64) {
-	if len(b.ports) > pubPorts {
-		return
-	}
-	for j := 0; j*pubPerWord < len(b.ports); j++ {
-		nw := t << pubShift
-		for k := j * pubPerWord; k < min(len(b.ports), (j+1)*pubPerWord); k++ {
-			nw |= uint64(s.status[k]) << (8 * (k % pubPerWord))
+	st := s.status
+	pub := b.m[hStatus:][:(len(st)+pubPerWord-1)/pubPerWord]
+	for j := range pub {
+		nw := t<<pubShift | uint64(st[2*j])
+		if 2*j+1 < len(st) {
+			nw |= uint64(st[2*j+1]) << 8
 		}
-		i := hStatus + j
-		for old := b.m.load(i); old>>pubShift < t && !b.m.cas(i, old, nw); old = b.m.load(i) {
+		for old := atomic.LoadUint64(&pub[j]); old>>pubShift < t && !atomic.CompareAndSwapUint64(&pub[j], old, nw); old = atomic.LoadUint64(&pub[j]) {
 		}
 	}
 }
@@ -329,9 +330,6 @@ func (b *Board) publish(s *sim, t uint64) {
 // one: the board evaluated from a snapshot of w's T, which holds every write
 // completed before w was committed.
 func (p *Port) adopt(w uint64) bool {
-	if len(p.b.ports) > pubPorts {
-		return false
-	}
 	x := p.b.m.load(hStatus + p.pe/pubPerWord)
 	if x>>pubShift != dffT(w) {
 		return false
@@ -504,8 +502,12 @@ type Port struct {
 	lastCheck int64  // Unix ns of the last liveness check
 	turn      uint32 // the partner the next liveness check looks at
 
-	wake  chan struct{} // in-process boards: Wait's wake-up
-	timer *time.Timer
+	// In-process boards: Wait's wake-up, its timer for short sleeps, and
+	// the done channel a goroutine watches for it (watch).
+	wake      chan struct{}
+	timer     *time.Timer
+	watched   <-chan struct{}
+	stopWatch chan struct{}
 }
 
 var (
@@ -722,6 +724,7 @@ func (p *Port) Close() error {
 		p.held = false
 		p.b.claimed.Add(-1)
 	}
+	p.unwatch()
 	p.b.release(p)
 	return nil
 }

@@ -10,15 +10,19 @@ import (
 	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
-// SetOwner rewrites a shared board's creator pid, to fake a crashed run.
-func SetOwner(t *testing.T, path string, pid int) {
+// SetOwner rewrites a shared board's creator (pid and start time, 0 if
+// unknown), to fake a crashed run.
+func SetOwner(t *testing.T, path string, pid int, start uint64) {
 	b, err := OpenShared(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	b.m.store(hCreator, uint64(pid))
+	b.m.store(hCreator, procWord(pid, start))
 }
+
+// StartTime is process pid's start time.
+func StartTime(pid int) uint64 { return startTime(pid) }
 
 func deadPID(t *testing.T) int {
 	c := exec.Command("true")
@@ -93,8 +97,8 @@ func TestZombieIsDead(t *testing.T) {
 	}
 	defer c.Wait()
 	// Not reaped yet: a zombie once it exits.
-	waitFor(t, 10*time.Second, "the child to exit", func() bool { return !alive(c.Process.Pid) })
-	if !alive(os.Getpid()) {
+	waitFor(t, 10*time.Second, "the child to exit", func() bool { return !alive(procWord(c.Process.Pid, 0)) })
+	if !alive(self) {
 		t.Errorf("this process counts as dead")
 	}
 }
@@ -104,10 +108,10 @@ func TestZombieIsDead(t *testing.T) {
 func TestAliveAllocatesNothing(t *testing.T) {
 	me := os.Getpid()
 	// The race detector's instrumentation moves the buffers to the heap.
-	if a := testing.AllocsPerRun(100, func() { processAlive(me) }); a != 0 && !raceEnabled {
+	if a := testing.AllocsPerRun(100, func() { processAlive(self) }); a != 0 && !raceEnabled {
 		t.Errorf("processAlive allocates %v times", a)
 	}
-	if !processAlive(me) || processAlive(deadPID(t)) || Stopped(me) {
+	if !processAlive(self) || processAlive(procWord(deadPID(t), 0)) || Stopped(me) {
 		t.Error("processAlive or Stopped is wrong about this process or a dead one")
 	}
 }

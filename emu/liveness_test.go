@@ -16,16 +16,16 @@ func TestDeadPartnerClosedThenExited(t *testing.T) {
 	}
 	p1 := b.ports[1]
 	const other = 1<<22 + 7 // not this process
-	defer func(f func(int) bool) { alive = f }(alive)
+	defer func(f func(uint64) bool) { alive = f }(alive)
 
 	b.m.store(b.lay.per(1, pClaim), other)
-	alive = func(int) bool { b.release(p1); return false } // closes, then exits
+	alive = func(uint64) bool { b.release(p1); return false } // closes, then exits
 	if pe, why := b.deadPartner(1); pe >= 0 {
 		t.Errorf("a PE that closed its port before exiting was blamed: %s", why)
 	}
 
 	b.m.store(b.lay.per(1, pClaim), other)
-	alive = func(int) bool { return false } // died holding it
+	alive = func(uint64) bool { return false } // died holding it
 	if pe, why := b.deadPartner(1); pe != 1 {
 		t.Errorf("a PE that died holding its port: deadPartner = %d %q, want PE 1", pe, why)
 	}
@@ -51,10 +51,10 @@ func TestDeadWaiterBlamesLatePEs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func(f func(int) bool) { alive = f }(alive)
+	defer func(f func(uint64) bool) { alive = f }(alive)
 	b.m.store(b.lay.per(1, pClaim), 1<<22+7)
 	b.m.store(b.lay.per(1, pStalled), 1<<2+1) // PE 1 found PE 2 late
-	alive = func(int) bool { return false }
+	alive = func(uint64) bool { return false }
 	if pe, why := b.deadPartner(1); pe != 2 || why != "PE 2 did not arrive at a barrier: PE 1 waited until its timeout and exited" {
 		t.Errorf("deadPartner = %d %q, want PE 2 blamed", pe, why)
 	}

@@ -2,7 +2,6 @@ package emu
 
 import (
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -179,7 +178,7 @@ func TestStoppedBeforeWaking(t *testing.T) {
 }
 
 func sleeping(p *Port) bool {
-	return atomic.LoadUint32(p.b.m.u32(hSleepers))&(1<<p.pe) != 0
+	return p.b.sleeping()&(1<<p.pe) != 0
 }
 
 // TestContendedLine: two enabled drivers that disagree pull their net low
@@ -304,5 +303,49 @@ func TestPublishNeverGoesBack(t *testing.T) {
 	b.m.store(hStatus, (dffT(w)-1)<<pubShift)
 	if ps[0].adopt(w) {
 		t.Error("port adopted statuses published for an older flip-flop word")
+	}
+}
+
+// TestWaitDone: a sleeping PE whose done channel closes ends its wait
+// reporting it (in-process a goroutine of the port's watches the channel,
+// so the sleep itself is a plain receive), and a port closed while its
+// done channel stays open ends its watcher (the package's leak check
+// fails otherwise).
+func TestWaitDone(t *testing.T) {
+	_, ps := barrierPorts(t)
+	ps[0].WriteData(lpt.S0)
+	st := ps[0].ReadStatus()
+	done, never := make(chan struct{}), make(chan struct{})
+	ended := make(chan bool, 1)
+	go func() {
+		// As the driver waits: each Wait blocks a few milliseconds at most.
+		for !ps[0].Wait(st, lpt.RDY, time.Minute, done) {
+		}
+		ended <- true
+	}()
+	waitFor(t, 10*time.Second, "PE 0 to sleep", func() bool { return sleeping(ps[0]) })
+	close(done)
+	select {
+	case <-ended:
+	case <-time.After(30 * time.Second): // a hang, not a slow machine
+		t.Fatal("PE 0's wait went on after its done channel closed")
+	}
+	// PE 1 sleeps with a done channel that never closes; PE 2 completes
+	// the barrier and wakes it.
+	ps[1].WriteData(lpt.S0)
+	st = ps[1].ReadStatus()
+	go func() {
+		for !ps[1].Wait(st, lpt.RDY, time.Minute, never) {
+		}
+		ended <- true
+	}()
+	waitFor(t, 10*time.Second, "PE 1 to sleep", func() bool { return sleeping(ps[1]) })
+	ps[2].WriteData(lpt.S0)
+	<-ended
+	if !readyS0(ps[1].ReadStatus()) {
+		t.Error("PE 1's wait ended before the barrier completed")
+	}
+	for _, p := range ps {
+		p.Close()
 	}
 }

@@ -11,15 +11,23 @@ const MaxNameLen = 64
 // CheckName reports whether name is a plain board name: 1 to MaxNameLen
 // letters, digits, '-', '_' and '.', not starting with '.', and without
 // "..": a name can never leave the board directory or hide in it.
-func CheckName(name string) error {
+func CheckName(name string) error { return checkName(name, MaxNameLen) }
+
+// CheckNameAfter reports whether name can follow prefix in a board file's
+// name (a launcher's "papers-" and the user's name): name is a plain name,
+// and the whole file name, prefix included, has at most MaxNameLen
+// characters. The error speaks of name, the part the user chose.
+func CheckNameAfter(prefix, name string) error { return checkName(name, MaxNameLen-len(prefix)) }
+
+func checkName(name string, maxLen int) error {
 	bad := func(why string) error {
-		return fmt.Errorf("emu: board name %q %s: use 1 to %d letters, digits, '-', '_' or '.', e.g. myjob-2", name, why, MaxNameLen)
+		return fmt.Errorf("emu: board name %q %s: use 1 to %d letters, digits, '-', '_' or '.', e.g. myjob-2", name, why, maxLen)
 	}
 	switch {
 	case name == "":
 		return bad("is empty")
-	case len(name) > MaxNameLen:
-		return bad("is too long")
+	case len(name) > maxLen:
+		return bad(fmt.Sprintf("is too long (%d characters)", len(name)))
 	case strings.Contains(name, "/"):
 		return bad("contains '/' (a name, not a path)")
 	case strings.Contains(name, ".."):

@@ -46,17 +46,25 @@ func CreateShared(path string, pes int, opts ...Option) (*Board, error) {
 	b := compile(hw.MustNew(size), pes)
 	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
 	os.Remove(tmp) // ours: left by an earlier process with our pid
+	// Errors name the board and its directory, never the temporary file.
+	failed := func(err error) error {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("emu: create shared board %s in directory %s: %w", filepath.Base(path), filepath.Dir(path), err)
+	}
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("emu: create shared board: %w", err)
+		return nil, failed(err)
 	}
 	defer os.Remove(tmp)
 	defer f.Close()
 	if err := f.Chmod(0o600); err != nil { // whatever the umask
-		return nil, fmt.Errorf("emu: create shared board: %w", err)
+		return nil, failed(err)
 	}
 	if err := f.Truncate(int64(8 * b.lay.words)); err != nil {
-		return nil, fmt.Errorf("emu: create shared board: %w", err)
+		return nil, failed(err)
 	}
 	if err := b.mapFile(f, path); err != nil {
 		return nil, err
@@ -69,7 +77,7 @@ func CreateShared(path string, pes int, opts ...Option) (*Board, error) {
 		}
 		if !errors.Is(err, os.ErrExist) || try > 0 {
 			b.Close()
-			return nil, fmt.Errorf("emu: create shared board: %w", err)
+			return nil, failed(err)
 		}
 		if err := removeStale(path); err != nil {
 			b.Close()
@@ -225,7 +233,7 @@ func (b *Board) Close() error {
 // in-process board, this process).
 func (b *Board) Owner() int {
 	defer b.survive(b.guard())
-	return int(b.m.load(hCreator))
+	return wordPID(b.m.load(hCreator))
 }
 
 // SharedInfo is what a board file says about its run, read without mapping
@@ -287,42 +295,53 @@ func InspectShared(path string) (SharedInfo, error) {
 		return SharedInfo{}, err
 	}
 	size := int(hdr[hSize])
-	info := SharedInfo{Path: path, UID: int(hdr[hUID]), Creator: int(hdr[hCreator]), Job: hdr[hJob], PEs: int(hdr[hPEs]), Size: size,
+	info := SharedInfo{Path: path, UID: int(hdr[hUID]), Creator: wordPID(hdr[hCreator]), Job: hdr[hJob], PEs: int(hdr[hPEs]), Size: size,
 		Holders: make([]int, size), Alive: make([]bool, size)}
-	info.CreatorAlive = info.Creator != 0 && alive(info.Creator)
+	info.CreatorAlive = info.Creator != 0 && alive(hdr[hCreator])
 	lay := newLayout(size)
 	for k := 0; k < size; k++ {
 		var w [8]byte
 		if _, err := f.ReadAt(w[:], int64(8*lay.per(k, pClaim))); err != nil {
 			return info, fmt.Errorf("emu: shared board %s is truncated: %w", path, err)
 		}
-		if h := int(*(*uint64)(unsafe.Pointer(&w[0]))); h != 0 {
-			info.Holders[k], info.Alive[k] = h, alive(h)
+		if h := *(*uint64)(unsafe.Pointer(&w[0])); h != 0 {
+			info.Holders[k], info.Alive[k] = wordPID(h), alive(h)
 		}
 	}
 	return info, nil
 }
 
-// alive reports whether process pid exists and has not exited: a process
-// killed but not yet reaped by its parent (a zombie) is dead. A variable, so
-// that tests can stage a death at a chosen moment.
+// alive reports whether the process of a process word exists and has not
+// exited: a process killed but not yet reaped by its parent (a zombie) is
+// dead, and so is one whose pid now belongs to a process started later.
+// A variable, so that tests can stage a death at a chosen moment.
 var alive = processAlive
 
 // It allocates nothing: waiting PEs call it every millisecond or so.
-func processAlive(pid int) bool {
+func processAlive(w uint64) bool {
+	pid := wordPID(w)
 	if err := unix.Kill(pid, 0); err != nil && err != unix.EPERM {
 		return false
 	}
-	state, err := procState(pid)
+	state, start, err := procStat(pid)
 	if err != nil {
 		return err != unix.ENOENT
 	}
-	return state != 'Z' && state != 'X'
+	return state != 'Z' && state != 'X' && (wordStart(w) == 0 || start == wordStart(w))
 }
 
-// procState reads process pid's state letter from /proc/pid/stat, without
-// allocating.
-func procState(pid int) (byte, error) {
+// wordStart is a process word's start time.
+func wordStart(w uint64) uint64 { return w >> pidBits }
+
+// startTime is process pid's start time, 0 if unknown.
+func startTime(pid int) uint64 {
+	_, start, _ := procStat(pid)
+	return start
+}
+
+// procStat reads process pid's state letter and start time (fields 3 and
+// 22) from /proc/pid/stat, without allocating.
+func procStat(pid int) (state byte, start uint64, err error) {
 	var buf [64]byte
 	path := append(buf[:0], "/proc/"...)
 	path = strconv.AppendInt(path, int64(pid), 10)
@@ -331,26 +350,37 @@ func procState(pid int) (byte, error) {
 	cwd := unix.AT_FDCWD
 	fd, _, e := unix.Syscall6(unix.SYS_OPENAT, uintptr(cwd), uintptr(unsafe.Pointer(&path[0])), unix.O_RDONLY|unix.O_CLOEXEC, 0, 0, 0)
 	if e != 0 {
-		return 0, e
+		return 0, 0, e
 	}
 	defer unix.Close(int(fd))
-	var stat [512]byte
+	var stat [1024]byte
 	n, err := unix.Read(int(fd), stat[:])
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	// The state follows the command name, which is in parentheses.
+	// The fields follow the command name, which is in parentheses: the
+	// state is the first, the start time the twentieth.
 	i := bytes.LastIndexByte(stat[:n], ')')
 	if i < 0 || i+2 >= n {
-		return '?', nil
+		return '?', 0, nil
 	}
-	return stat[i+2], nil
+	state = stat[i+2]
+	field := 1
+	for j := i + 3; j < n && field <= 20; j++ {
+		switch c := stat[j]; {
+		case c == ' ':
+			field++
+		case field == 20 && '0' <= c && c <= '9':
+			start = start*10 + uint64(c-'0')
+		}
+	}
+	return state, start, nil
 }
 
 // Stopped reports whether process pid is stopped (SIGSTOP, a debugger):
 // a launcher says so when it names a PE that holds the others up.
 func Stopped(pid int) bool {
-	state, err := procState(pid)
+	state, _, err := procStat(pid)
 	return err == nil && (state == 'T' || state == 't')
 }
 

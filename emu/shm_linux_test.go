@@ -139,7 +139,7 @@ func TestSharedBoardStaleAndBusy(t *testing.T) {
 	if err := dead.Run(); err != nil {
 		t.Fatal(err)
 	}
-	emu.SetOwner(t, path, dead.Process.Pid)
+	emu.SetOwner(t, path, dead.Process.Pid, 0)
 	b2, err := emu.CreateShared(path, 4)
 	if err != nil {
 		t.Fatalf("stale board not replaced: %v", err)
@@ -155,6 +155,41 @@ func TestSharedBoardStaleAndBusy(t *testing.T) {
 	defer b3.Close()
 	if b3.PEs() != 4 {
 		t.Errorf("attached board has %d connectors, want 4", b3.PEs())
+	}
+}
+
+// TestSharedBoardReusedPID: a board whose creator has gone is stale even
+// when the creator's pid now belongs to another, unrelated process (a
+// launcher killed by SIGKILL, its pid given to a later process): the
+// owner is a pid and a start time. The same pid with its own start time
+// is that process, alive.
+func TestSharedBoardReusedPID(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "board")
+	b, err := emu.CreateShared(path, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	other := exec.Command("sleep", "60")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { other.Process.Kill(); other.Wait() }()
+	pid, start := other.Process.Pid, emu.StartTime(other.Process.Pid)
+	if start == 0 {
+		t.Fatalf("no start time for process %d", pid)
+	}
+	emu.SetOwner(t, path, pid, start)
+	if info, err := emu.InspectShared(path); err != nil || !info.Live() || info.Creator != pid {
+		t.Fatalf("a board created by the live process %d: %+v %v, want it live", pid, info, err)
+	}
+	emu.SetOwner(t, path, pid, start-1) // its creator started before: not this process
+	info, err := emu.InspectShared(path)
+	if err != nil || info.Live() || info.Creator != pid {
+		t.Fatalf("a board whose creator's pid was reused: %+v %v, want it stale", info, err)
+	}
+	if !emu.RemoveStale(path) {
+		t.Errorf("the stale board of a reused pid was not removed")
 	}
 }
 

@@ -48,12 +48,14 @@ func (b *Board) Close() error {
 }
 
 // Owner returns this process's pid: every board is in-process here.
-func (b *Board) Owner() int { return int(b.m.load(hCreator)) }
+func (b *Board) Owner() int { return wordPID(b.m.load(hCreator)) }
 
 // Stopped reports false: process states are read on Linux only.
 func Stopped(pid int) bool { return false }
 
-var alive = func(pid int) bool { return true }
+var alive = func(w uint64) bool { return true }
+
+func startTime(pid int) uint64 { return 0 }
 
 func (b *Board) checkFile() {}
 

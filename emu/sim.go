@@ -328,9 +328,10 @@ func (s *sim) drive(k int, pins, old lpt.Pins, force bool) {
 // re-evaluated.
 func (s *sim) apply(words []uint64, state uint8) {
 	size := len(s.b.ports)
-	for k := 0; k < size; k++ {
-		pw, fw := words[k], words[size+k]
-		opw, ofw := s.words[k], s.words[size+k]
+	ports, faults := words[:size], words[size:][:size]
+	oports, ofaults := s.words[:size], s.words[size:][:size]
+	for k, pw := range ports {
+		fw, opw, ofw := faults[k], oports[k], ofaults[k]
 		if pw == opw && fw == ofw {
 			continue
 		}

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
 // memory is a board's shared state: 64-bit words, every one read and
@@ -32,20 +34,23 @@ func (m memory) load(i int) uint64               { return atomic.LoadUint64(&m[i
 func (m memory) store(i int, v uint64)           { atomic.StoreUint64(&m[i], v) }
 func (m memory) cas(i int, old, new uint64) bool { return atomic.CompareAndSwapUint64(&m[i], old, new) }
 func (m memory) add(i int, d uint64) uint64      { return atomic.AddUint64(&m[i], d) }
+func (m memory) or(i int, v uint64) uint64       { return atomic.OrUint64(&m[i], v) }
+func (m memory) and(i int, v uint64) uint64      { return atomic.AndUint64(&m[i], v) }
 
 // u32 is the first four bytes of word i, for 32-bit atomics and futexes.
 func (m memory) u32(i int) *uint32 { return (*uint32)(unsafe.Pointer(&m[i])) }
 
 const (
 	stateMagic   = 0x5041505245525332 // "PAPRERS2"
-	stateVersion = 5
+	stateVersion = 6
 	reasonBytes  = 256
 	lineWords    = 8 // one 64-byte cache line
 )
 
 // Header words. Lines 0-1 are written once, at creation (but the
 // contention count); line 2 holds the abort word, lines 3-6 its reason;
-// line 7 is the board's hot line.
+// line 7 is the board's hot line, and lines 8-9 hold the rest of the
+// published statuses.
 const (
 	hMagic    = iota
 	hVersion  // layout version
@@ -54,7 +59,7 @@ const (
 	hPEs      // cables plugged in at creation
 	hUID      // creator's user id
 	hJob      // job id: a random number the creator drew
-	hCreator  // creator's pid
+	hCreator  // creator's process word
 	hNets
 	hDrivers
 	hGates
@@ -69,20 +74,20 @@ const (
 	// The hot line: read at every poll, written by every evaluation that
 	// commits a new state.
 	hDFF      = 7 * lineWords // flip-flop word: T <<16 | power epoch <<8 | state
-	hSleepers = hDFF + 1      // bit k: PE k sleeps in Wait
+	hSleepers = hDFF + 1      // bit k: PE k sleeps in Wait; bit 32+k: on lines other PEs drive
 	hPower    = hDFF + 2      // power-up word: seq <<16 | cycle
-	// Published statuses, on a board of at most pubPorts connectors: the
-	// committer of each flip-flop word stores every connector's status (two
-	// connectors a word) tagged with the word's T, so a port that finds a
-	// new flip-flop word reads its status from the same line instead of
-	// settling the board again.
+	// Published statuses: the committer of each flip-flop word stores every
+	// connector's status (two connectors a word) tagged with the word's T,
+	// so a port that finds a new flip-flop word reads its status there
+	// instead of settling the board again. A board of up to 10 connectors
+	// has them in the hot line; a larger one's go on in the next two.
 	hStatus     = hDFF + 3
-	headerWords = 8 * lineWords
+	headerWords = 10 * lineWords
 )
 
 // Per-port words, one cache line per connector from layout.perPort.
 const (
-	pClaim     = iota // pid of the process holding the port, 0 when free
+	pClaim     = iota // process word of the process holding the port, 0 when free
 	pOpened           // 1 once the port has been claimed
 	pNoticed          // when Err first reported the board's abort (Unix ns)
 	pGen              // wake generation (its first 4 bytes are a futex)
@@ -101,9 +106,12 @@ const (
 // even connector's in the low byte.
 const (
 	pubPerWord = 2
-	pubPorts   = (lineWords - 3) * pubPerWord
+	pubPorts   = (headerWords - hStatus) * pubPerWord
 	pubShift   = 16
 )
+
+// Every connector of the largest board has a published status.
+const _ = uint(pubPorts - lpt.MaxPEs)
 
 // pubStatus is connector k's status register from its published word.
 func pubStatus(w uint64, k int) uint8 { return uint8(w >> (8 * (k % pubPerWord))) }
@@ -199,8 +207,22 @@ func alignedMemory(words int) memory {
 	return m[off : off+words : off+words]
 }
 
-// pid identifies this process in claim words (os.Getpid is a system call).
+// pid identifies this process in the abort word (os.Getpid is a system
+// call).
 var pid = uint64(os.Getpid())
+
+// A process word identifies a process in a board's claim and creator
+// words: its pid and its start time (clock ticks after boot, field 22 of
+// /proc/PID/stat), so that a process given the same pid later, once the
+// first is gone, is not taken for it. Start 0 is unknown: the pid alone
+// counts. One word, so that a claim stays one compare-and-swap.
+const pidBits = 22 // Linux pids are below 2^22 (PID_MAX_LIMIT)
+
+func procWord(pid int, start uint64) uint64 { return start<<pidBits | uint64(pid) }
+func wordPID(w uint64) int                  { return int(w & (1<<pidBits - 1)) }
+
+// self is this process's process word.
+var self = procWord(os.Getpid(), startTime(os.Getpid()))
 
 // initHeader writes a fresh board's header and puts every connector beyond
 // the first pes unplugged.
@@ -208,7 +230,7 @@ func (b *Board) initHeader(job uint64, pu PowerUp) {
 	m := b.m
 	m[hMagic], m[hVersion], m[hFileSize] = stateMagic, stateVersion, uint64(8*b.lay.words)
 	m[hSize], m[hPEs] = uint64(b.hw.PEs), uint64(b.pes)
-	m[hUID], m[hJob], m[hCreator] = uint64(os.Geteuid()), job, pid
+	m[hUID], m[hJob], m[hCreator] = uint64(os.Geteuid()), job, self
 	m[hNets], m[hDrivers], m[hGates] = uint64(len(b.nets)), uint64(len(b.drivers)), uint64(len(b.gates))
 	m[hSeed] = pu.Seed
 	if pu.State != nil {
@@ -225,10 +247,10 @@ func (b *Board) claim(p *Port) error {
 	i := b.lay.per(p.pe, pClaim)
 	for {
 		holder := b.m.load(i)
-		if holder != 0 && (b.shared == nil || alive(int(holder))) {
-			return fmt.Errorf("emu: PE %d's port is already open (by process %d; two PEs on one port?): close it first", p.pe, holder)
+		if holder != 0 && (b.shared == nil || alive(holder)) {
+			return fmt.Errorf("emu: PE %d's port is already open (by process %d; two PEs on one port?): close it first", p.pe, wordPID(holder))
 		}
-		if b.m.cas(i, holder, pid) {
+		if b.m.cas(i, holder, self) {
 			b.m.store(b.lay.per(p.pe, pOpened), 1)
 			return nil
 		}
@@ -263,7 +285,7 @@ func (b *Board) PortInfo(pe int) (info PortInfo) {
 		return info
 	}
 	w := b.m.load(b.lay.port(pe))
-	info = PortInfo{Opened: b.m.load(b.lay.per(pe, pOpened)) != 0, Holder: int(b.m.load(b.lay.per(pe, pClaim))),
+	info = PortInfo{Opened: b.m.load(b.lay.per(pe, pOpened)) != 0, Holder: wordPID(b.m.load(b.lay.per(pe, pClaim))),
 		Data: wordData(w), Control: wordControl(w)}
 	if ns := b.m.load(b.lay.per(pe, pNoticed)); ns != 0 {
 		info.Noticed = time.Unix(0, int64(ns))
@@ -363,7 +385,7 @@ func (b *Board) deadPartner(turn int) (int, string) {
 	// its port and exited between the first read and the check did not die
 	// holding it, and a dead process can no longer release it.
 	holder := b.m.load(w)
-	if holder == 0 || holder == pid || alive(int(holder)) || b.m.load(w) != holder {
+	if holder == 0 || holder == self || alive(holder) || b.m.load(w) != holder {
 		return -1, ""
 	}
 	// A PE that gave up waiting for others and exited is not the cause:
@@ -372,5 +394,5 @@ func (b *Board) deadPartner(turn int) (int, string) {
 		pes := members(late - 1)
 		return pes[0], fmt.Sprintf("%s did not arrive at a barrier: PE %d waited until its timeout and exited", namePEs(pes), k)
 	}
-	return k, fmt.Sprintf("PE %d's process (pid %d) died without closing its PE", k, holder)
+	return k, fmt.Sprintf("PE %d's process (pid %d) died without closing its PE", k, wordPID(holder))
 }

@@ -7,23 +7,30 @@ import (
 	"time"
 )
 
-// Waiting. A port that waits polls a little, then gives its CPU away: with
-// more PEs than CPUs it yields a few times first (the PE it waits for may
-// be queued behind it), then sleeps — on a futex in the shared mapping for
-// a board shared between processes, on a channel in-process — until a
-// write that may change what it reads wakes it, or a short timeout passes.
-// Writers wake only ports that sleep (one load of the sleepers word when
-// nobody does), and only those whose awaited status bits or flip-flops
-// changed. A writer stopped between its write and its wake-up call delays a
-// sleeper by the timeout, no more: the sleeper then evaluates the board
-// itself.
+// Waiting. A port whose PE has a CPU of its own polls a little, since a
+// partner on another CPU arrives within microseconds, then sleeps: in
+// process after a few microseconds of polls (a goroutine's park and
+// wake-up cost about one), between processes after spinFor (a futex costs
+// the kernel more), never yielding to other processes meanwhile, as MPI
+// does not while its ranks have CPUs. When PEs outnumber CPUs a polling or
+// yielding waiter takes the CPU from the PE it waits for, so it sleeps at
+// once: in-process in a plain channel receive, the Go runtime's own park
+// and hand-off (what a sync.Cond barrier costs); between processes after a
+// few yields, on a futex in the shared mapping. A writer whose commit
+// changes what a sleeper waits for wakes it: the last PE to arrive at a
+// barrier wakes the others. Writers load the sleepers word and nothing
+// more when nobody sleeps. A writer stopped between its write and its
+// wake-up call delays a sleeper by the sleep bound, no more: the sleeper
+// then evaluates the board itself. In-process, one timer per board bounds
+// every sleep (the tick): a sleeper arms it unless it is armed, instead of
+// setting a timer of its own.
 const (
-	spinFor         = 50 * time.Microsecond // uncrowded: poll this long before sleeping
-	spinChecks      = 256                   // and read the clock, and yield, every so many polls
-	yieldsShared    = 64                    // crowded, between processes: yield this often before sleeping
-	yieldsInProcess = 16                    // crowded, in-process
-	maxBlock        = 2 * time.Millisecond  // the longest a sleeper sleeps between looks
-	sleepRec        = uint64(1) << 63       // a sleep record is set
+	spinFor      = 50 * time.Microsecond // uncrowded, between processes: poll this long before sleeping
+	spinChecks   = 256                   // and read the clock every so many polls
+	spinPolls    = 256                   // uncrowded, in-process: poll this often before sleeping
+	yieldsShared = 64                    // crowded, between processes: yield this often before sleeping
+	maxBlock     = 2 * time.Millisecond  // the longest a sleeper sleeps between looks
+	sleepRec     = uint64(1) << 63       // a sleep record is set
 )
 
 // Wait blocks until the status bits in mask may differ from those in last,
@@ -68,21 +75,33 @@ func (w *waiting) changed() bool {
 	return (st^w.last)&w.mask != 0 || p.lastQ != w.q
 }
 
-// spin waits without sleeping. Crowded, it yields the CPU a few times (the
-// PE it waits for may be queued behind it). Otherwise it polls, yielding
-// now and then: a partner on another CPU arrives within microseconds, and
-// an unrelated process that wants this CPU gets it.
+// spin waits a little without sleeping. While every PE has a CPU it polls
+// (see Waiting above). Crowded, between processes, it yields a few times
+// (the PE waited for may be queued behind this one); crowded in-process it
+// only looks once.
 func (w *waiting) spin(timeout time.Duration) bool {
 	b := w.p.b
 	if b.crowded() {
-		for range b.yields() {
-			if b.yield(); w.changed() {
-				return true
+		if b.shared != nil {
+			for range yieldsShared {
+				if schedYield(); w.changed() {
+					return true
+				}
 			}
 		}
 		return w.changed()
 	}
-	var start time.Time // read at the first yield: most waits end before
+	if b.shared == nil {
+		// In-process a park and wake-up cost about a microsecond: poll only
+		// as long as a partner running on another CPU takes to arrive.
+		for range spinPolls {
+			if w.changed() {
+				return true
+			}
+		}
+		return false
+	}
+	var start time.Time // read at the first check: most waits end before
 	for i := 1; ; i++ {
 		if w.changed() {
 			return true
@@ -93,7 +112,6 @@ func (w *waiting) spin(timeout time.Duration) bool {
 			} else if time.Since(start) >= min(spinFor, timeout) {
 				return false
 			}
-			b.yield()
 		}
 	}
 }
@@ -102,28 +120,66 @@ func (w *waiting) spin(timeout time.Duration) bool {
 // whose commit changes what it waits for wakes it.
 func (w *waiting) sleep(d time.Duration, done <-chan struct{}) bool {
 	p, b := w.p, w.p.b
-	p.refresh() // every input, before sleeping: no missed write
+	if b.shared != nil {
+		// Every input, before sleeping: a write whose writer was stopped
+		// between its store and its commit is committed here. In-process
+		// every writer goes on to commit, and wakes us.
+		p.refresh()
+	}
 	k := p.pe
-	bit := uint32(1) << k
 	b.m.store(b.lay.per(k, pSleep), sleepRec|sleepRecord(w.last, w.mask, w.q))
 	select {
 	case <-p.wake: // a wake-up meant for an earlier wait
 	default:
 	}
+	if b.shared == nil {
+		p.watch(done)
+		select {
+		case <-done: // closed before the watcher could see us sleep
+			return true
+		default:
+		}
+	}
 	gen := b.gen(k)
-	b.orSleepers(bit)
-	if p.refresh(); w.changed() { // a write between our look and our registration
-		b.andSleepers(^bit)
+	b.m.or(hSleepers, sleeperBits(k, w.mask&p.extBits != 0))
+	// A commit between our look and our registration: the committer
+	// stores the flip-flop word, then loads the sleepers; we stored our
+	// bits, then load the word: one of us sees the other.
+	if b.shared != nil {
+		p.refresh()
+	}
+	if w.changed() {
+		b.unregister(k)
 		return true
 	}
-	woke := b.block(p, gen, d, done)
-	b.andSleepers(^bit)
-	if !woke && b.shared != nil {
-		p.checkPartner()
+	switch b.block(p, gen, d, done) {
+	case woken: // the writer cleared the bits
+		return true
+	case abandoned:
+		b.unregister(k)
+		return true
 	}
-	p.refresh()
-	return woke || w.changed()
+	b.unregister(k)
+	if b.shared != nil {
+		p.checkPartner()
+		p.refresh()
+	}
+	return w.changed()
 }
+
+// sleeperBits are PE k's bits in the sleepers word: sleeping, and waiting
+// on status bits other PEs' lines drive (ext).
+func sleeperBits(k int, ext bool) uint64 {
+	if ext {
+		return 1<<k | 1<<(32+k)
+	}
+	return 1 << k
+}
+
+func (b *Board) unregister(k int) { b.m.and(hSleepers, ^sleeperBits(k, true)) }
+
+// sleeping is the mask of sleeping PEs.
+func (b *Board) sleeping() uint32 { return uint32(b.m.load(hSleepers)) }
 
 // crowded reports whether more PEs run than CPUs can: then a waiting PE
 // should give its CPU to the PE it waits for at once.
@@ -134,96 +190,160 @@ func (b *Board) crowded() bool {
 	return b.claimed.Load() > atomic.LoadInt32(&b.procs)
 }
 
-// yields is how often a crowded waiter yields before it sleeps: the PE it
-// waits for may be queued behind it on this CPU. In-process a yield
-// (runtime.Gosched) costs less than parking the goroutine and waking it.
-func (b *Board) yields() int {
-	if b.shared != nil {
-		return yieldsShared
-	}
-	return yieldsInProcess
-}
-
-func (b *Board) yield() {
-	if b.shared != nil {
-		schedYield() // another process may need this CPU
-		return
-	}
-	runtime.Gosched()
-}
-
-func (b *Board) orSleepers(bit uint32)  { atomic.OrUint32(b.m.u32(hSleepers), bit) }
-func (b *Board) andSleepers(bit uint32) { atomic.AndUint32(b.m.u32(hSleepers), bit) }
-
 // gen returns PE k's wake generation.
 func (b *Board) gen(k int) uint32 { return atomic.LoadUint32(b.m.u32(b.lay.per(k, pGen))) }
 
-// block sleeps until woken, d passes or done closes; it reports a wake-up.
-func (b *Board) block(p *Port, gen uint32, d time.Duration, done <-chan struct{}) bool {
+// How a block ended.
+type blockEnd int
+
+const (
+	timedOut  blockEnd = iota
+	woken              // by a writer
+	abandoned          // done closed
+)
+
+// block sleeps until a writer wakes it, d passes, or done closes.
+// In-process a sleep of maxBlock is bounded by the board's tick, and done
+// is watched by a goroutine of the port's (watch), so that the sleep is a
+// plain channel receive: the runtime's cheapest park.
+func (b *Board) block(p *Port, gen uint32, d time.Duration, done <-chan struct{}) blockEnd {
 	if b.shared != nil {
 		w := b.m.u32(b.lay.per(p.pe, pGen))
-		futexWait(w, gen, d)
-		return atomic.LoadUint32(w) != gen
+		if futexWait(w, gen, d); atomic.LoadUint32(w) != gen {
+			return woken
+		}
+		return timedOut
 	}
-	if p.timer == nil {
-		p.timer = time.NewTimer(d)
+	if d >= maxBlock {
+		b.armTick()
+		<-p.wake
 	} else {
-		p.timer.Reset(d)
+		if p.timer == nil {
+			p.timer = time.NewTimer(d)
+		} else {
+			p.timer.Reset(d)
+		}
+		defer p.timer.Stop()
+		select {
+		case <-p.wake:
+		case <-p.timer.C:
+		}
 	}
-	defer p.timer.Stop()
+	// A writer clears the PE's sleeper bit before it wakes it; the tick
+	// and the watcher leave it set.
+	if b.sleeping()&(1<<p.pe) == 0 {
+		return woken
+	}
 	select {
-	case <-p.wake:
-		return true
 	case <-done:
-		return true
-	case <-p.timer.C:
-		return false
+		return abandoned
+	default:
+		return timedOut
 	}
 }
 
-// wakeChanged wakes the sleeping PEs for whom what s just committed
-// differs from what they wait for.
-func (b *Board) wakeChanged(s *sim) {
-	if pause != nil {
-		pause(-1, afterCommit)
-	}
-	m := atomic.LoadUint32(b.m.u32(hSleepers))
-	if m == 0 {
+// watch makes sure that a goroutine wakes the port when done closes, for
+// as long as the port is held: one per port and done channel, not one
+// select per sleep.
+func (p *Port) watch(done <-chan struct{}) {
+	if done == nil || done == p.watched {
 		return
 	}
-	q := s.q()
-	for ; m != 0; m &= m - 1 {
-		k := bits.TrailingZeros32(m)
-		rec := b.m.load(b.lay.per(k, pSleep))
-		last, mask, rq := uint8(rec), uint8(rec>>8), uint8(rec>>16)
-		if rq != q || (s.status[k]^last)&mask != 0 {
-			b.wakePE(k)
+	p.unwatch()
+	stop := make(chan struct{})
+	p.watched, p.stopWatch = done, stop
+	go func() {
+		select {
+		case <-done:
+			select {
+			case p.wake <- struct{}{}:
+			default:
+			}
+		case <-stop:
+		}
+	}()
+}
+
+// unwatch ends the port's watcher, if it has one.
+func (p *Port) unwatch() {
+	if p.stopWatch != nil {
+		close(p.stopWatch)
+		p.watched, p.stopWatch = nil, nil
+	}
+}
+
+// armTick makes sure the board's tick will wake every in-process sleeper
+// within maxBlock.
+func (b *Board) armTick() {
+	if b.ticking.Load() || !b.ticking.CompareAndSwap(false, true) {
+		return
+	}
+	b.tickOnce.Do(func() { b.tick = time.AfterFunc(maxBlock, b.onTick) })
+	b.tick.Reset(maxBlock)
+}
+
+// onTick wakes every in-process sleeper, leaving each registered: a
+// sleeper that finds its bit still set knows no writer woke it.
+func (b *Board) onTick() {
+	b.ticking.Store(false)
+	for m := b.sleeping(); m != 0; m &= m - 1 {
+		select {
+		case b.ports[bits.TrailingZeros32(m)].wake <- struct{}{}:
+		default:
 		}
 	}
 }
 
-// wakeAll wakes every sleeping PE (after an abort).
-func (b *Board) wakeAll() {
-	for m := atomic.LoadUint32(b.m.u32(hSleepers)); m != 0; m &= m - 1 {
-		b.wakePE(bits.TrailingZeros32(m))
+// wakeChanged wakes the sleeping PEs for whom what s just committed, in
+// place of flip-flop word old, differs from what they wait for. A commit
+// that leaves the flip-flops, faults and power-ups as they were (a PE that
+// arrives at a barrier, not the last) changes only status bits that other
+// PEs' lines drive: it looks at the PEs that wait on those alone.
+func (b *Board) wakeChanged(s *sim, old uint64) {
+	if pause != nil {
+		pause(-1, afterCommit)
 	}
+	m := b.m.load(hSleepers)
+	if uint32(m) == 0 {
+		return
+	}
+	if s.dffW&0xffff == old&0xffff {
+		m >>= 32
+	}
+	q := s.q()
+	var wake uint32
+	for m := uint32(m); m != 0; m &= m - 1 {
+		k := bits.TrailingZeros32(m)
+		rec := b.m.load(b.lay.per(k, pSleep))
+		last, mask, rq := uint8(rec), uint8(rec>>8), uint8(rec>>16)
+		if rq != q || (s.status[k]^last)&mask != 0 {
+			wake |= 1 << k
+		}
+	}
+	b.wake(wake)
 }
 
-// wakePE wakes PE k if it still sleeps; of several writers racing to wake
-// it, one does.
-func (b *Board) wakePE(k int) {
-	bit := uint32(1) << k
-	if atomic.AndUint32(b.m.u32(hSleepers), ^bit)&bit == 0 {
+// wakeAll wakes every sleeping PE (after an abort).
+func (b *Board) wakeAll() { b.wake(^uint32(0)) }
+
+// wake wakes the PEs in mask that still sleep; of several writers racing
+// to wake one, one does. It clears their sleeper bits first, in one atomic
+// operation, which tells each woken PE that a writer woke it.
+func (b *Board) wake(mask uint32) {
+	if mask == 0 {
 		return
 	}
-	if b.shared != nil {
-		w := b.m.u32(b.lay.per(k, pGen))
-		atomic.AddUint32(w, 1)
-		futexWake(w)
-		return
-	}
-	select {
-	case b.ports[k].wake <- struct{}{}:
-	default:
+	for m := uint32(b.m.and(hSleepers, ^(uint64(mask)|uint64(mask)<<32))) & mask; m != 0; m &= m - 1 {
+		k := bits.TrailingZeros32(m)
+		if b.shared != nil {
+			w := b.m.u32(b.lay.per(k, pGen))
+			atomic.AddUint32(w, 1)
+			futexWake(w)
+			continue
+		}
+		select {
+		case b.ports[k].wake <- struct{}{}:
+		default:
+		}
 	}
 }

@@ -14,12 +14,13 @@ var benchPEs = []int{2, 4, 8, 32}
 
 // benchOp runs op b.N times on every PE of an in-process emulated board;
 // ns/op is the time per operation of the whole cluster. Beside it, the
-// native Go spin barrier of ../shared/anchors, measured in the same
-// invocation with as many goroutines, and the ratio ("x-spin").
+// native Go barriers of ../shared/anchors, measured in the same invocation
+// with as many goroutines — spin, yield and sync.Cond — and the ratio to
+// the best of them ("x-best"), the floor for a PE per goroutine.
 func benchOp(b *testing.B, op func(p *papers.PE) error) {
 	for _, n := range benchPEs {
 		b.Run(fmt.Sprintf("pes=%d", n), func(b *testing.B) {
-			spin, aerr := anchors.GoSpin(n)
+			g, aerr := anchors.Go(n)
 			b.ReportAllocs()
 			err := emulate.Run(n, papers.Config{}, func(p *papers.PE) error {
 				if err := p.Barrier(); err != nil {
@@ -42,11 +43,13 @@ func benchOp(b *testing.B, op func(p *papers.PE) error) {
 				b.Fatal(err)
 			}
 			if aerr != nil {
-				b.Logf("no Go spin anchor: %v", aerr)
+				b.Logf("no Go anchors: %v", aerr)
 				return
 			}
-			b.ReportMetric(spin*1e3, "spin-ns")
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(spin*1e3), "x-spin")
+			b.ReportMetric(g.Spin*1e3, "spin-ns")
+			b.ReportMetric(g.Yield*1e3, "yield-ns")
+			b.ReportMetric(g.Cond*1e3, "cond-ns")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(g.Best()*1e3), "x-best")
 		})
 	}
 }

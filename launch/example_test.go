@@ -16,8 +16,8 @@ func ExampleRun() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	if rep.Failed >= 0 {
-		fmt.Fprintln(os.Stderr, rep.Reason) // e.g. "PE 2 was killed by signal killed"
+	if rep.Reason != "" {
+		fmt.Fprintln(os.Stderr, rep.Reason) // e.g. "PE 2 was killed by signal killed", "stopped by interrupt"
 	}
 	os.Exit(rep.Status)
 }

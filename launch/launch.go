@@ -3,22 +3,29 @@
 // does, the way mpirun runs MPI programs locally.
 //
 // It creates the board, starts the processes with PAPERS_PE, PAPERS_PES,
-// PAPERS_PORT and PAPERS_JOB set (package spmd reads them), prefixes every
-// output line with its PE, forwards signals (continuing stopped PEs so that
-// they act on them, and killing what is left within a second), and watches
-// the processes: when one dies — killed by any signal including SIGKILL, a
-// panic, a non-zero exit, an exit without closing its PE, or never opening
-// the board within the open deadline — it aborts the board, so every other
-// PE's current or next operation fails at once, and kills whatever is left
-// after a grace period. A PE that gave up waiting is not blamed: the report
-// names the PEs it waited for. Beside the board it makes the run's data
-// network (spmd/shm.CreateDataNet), and it removes both when done.
+// PAPERS_PORT and PAPERS_JOB set (package spmd reads them), each in a
+// process group of its own, prefixes every output line with its PE,
+// forwards signals to the groups (continuing stopped PEs so that they act
+// on them, and killing what is left within a second; a second signal kills
+// at once), and watches the processes: when one dies — killed by any signal
+// including SIGKILL, a panic, a non-zero exit, an exit without closing its
+// PE, or never opening the board within the open deadline — it aborts the
+// board, so every other PE's current or next operation fails at once, and
+// kills whatever is left after a grace period. A PE that gave up waiting is
+// not blamed: the report names the PEs it waited for. The report is decided
+// once, by the first cause: what the grace period's kills or the PEs'
+// reactions do afterwards never changes it. When the PEs have ended, what
+// they left running in their groups gets the grace period to finish its
+// output, then is killed. Beside the board it makes the run's data network
+// (spmd/shm.CreateDataNet), and it removes both when done.
 package launch
 
 import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/ttlpapers/ttlpapers/emu"
 )
 
 // Defaults.
@@ -29,13 +36,17 @@ const (
 	DefaultGrace       = 2 * time.Second
 )
 
+// CheckBoard checks a board name (Config.Board): a plain name that, after
+// BoardPrefix, makes a file name of at most emu.MaxNameLen characters.
+func CheckBoard(name string) error { return emu.CheckNameAfter(BoardPrefix, name) }
+
 // Config describes a run.
 type Config struct {
 	N       int      // processes to start
 	Program string   // path or name on $PATH
 	Args    []string // the program's arguments
 	// Board names the shared board (file Dir/papers-Board): a plain
-	// name (emu.CheckName). Empty: a fresh board with a unique name. The
+	// name (CheckBoard). Empty: a fresh board with a unique name. The
 	// board of a live run is never disturbed: a run asking for part of a
 	// board (PEs and First) joins it when the PE count matches and its
 	// PEs are free, and any other run naming it is refused, with that
@@ -77,9 +88,23 @@ type Report struct {
 	Exits []Exit // indexed by PE - First
 	// Failed is the PE whose failure ended the run, -1 if none.
 	Failed int
-	Reason string // why, naming the PE ("PE 2 was killed by signal killed")
+	// Reason says why the run ended early, naming the PE ("PE 2 was
+	// killed by signal killed") or the signal ("stopped by interrupt");
+	// empty when it did not.
+	Reason string
 	// Aborted is when the launcher aborted the board after the failure.
 	Aborted time.Time
-	Status  int    // the run's exit status: 0, or the failed PE's status (at least 1)
+	Status  int    // the run's exit status: 0, the failed PE's status (at least 1), or 128+n for a stop by signal n
 	Board   string // the board file used
+	// Signal is the stop signal that ended the run, nil if none: one from
+	// Config.Signals, or SIGTERM for a cancelled context. Failed is then
+	// -1, whatever the PEs did on the signal.
+	Signal os.Signal
+	// Lingered lists the PEs whose process groups still had processes
+	// (or held their output open) a grace period after the last PE
+	// ended: those processes were killed.
+	Lingered []int
+	// Notes say what else happened, for the user (e.g. the processes
+	// killed for Lingered).
+	Notes []string
 }

@@ -3,12 +3,14 @@
 package launch
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +24,7 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/field"
+	"github.com/ttlpapers/ttlpapers/internal/stop"
 	"github.com/ttlpapers/ttlpapers/spmd"
 	"github.com/ttlpapers/ttlpapers/spmd/shm"
 )
@@ -50,13 +53,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, fmt.Errorf("launch: the data network beside the board: %w", err)
 		}
 	}
-	r := &run{cfg: cfg, board: board, path: path, procs: make([]*os.Process, cfg.N), exits: make(chan exitEvent, cfg.N),
-		rep: &Report{Failed: -1, Board: path, Exits: make([]Exit, cfg.N)}}
+	r := &run{cfg: cfg, board: board, path: path, procs: make([]*os.Process, cfg.N), groups: make([]int, cfg.N),
+		exits: make(chan exitEvent, cfg.N), pending: -1, rep: &Report{Failed: -1, Board: path, Exits: make([]Exit, cfg.N)}}
 	if err := r.startAll(prog); err != nil {
 		return nil, err
 	}
 	r.watch(ctx)
-	r.copiers.Wait()
+	r.finish()
 	return r.rep, nil
 }
 
@@ -105,6 +108,9 @@ func attach(cfg Config) (b *emu.Board, path string, owned bool, err error) {
 	if err == nil {
 		return b, path, true, nil
 	}
+	if errno := unix.Errno(0); errors.As(err, &errno) && (errors.Is(errno, fs.ErrPermission) || errno == unix.EROFS) {
+		return nil, "", false, fmt.Errorf("launch: cannot create board %q in directory %s (%v): give -dir a directory you can write to", name, cfg.Dir, errno)
+	}
 	info, ierr := emu.InspectShared(path)
 	if cfg.Board == "" || ierr != nil || !info.Live() {
 		return nil, "", false, fmt.Errorf("launch: %w", err)
@@ -139,18 +145,33 @@ func sweep(dir string) {
 }
 
 type run struct {
-	cfg     Config
-	board   *emu.Board
-	path    string
-	rep     *Report
-	procs   []*os.Process // by PE - First; nil once ended
+	cfg   Config
+	board *emu.Board
+	path  string
+	rep   *Report
+	procs []*os.Process // by PE - First; nil once reaped
+	// groups are the PEs' process groups (each PE leads one), by PE -
+	// First; 0 once the group is known to be empty. A group outlives its
+	// PE while the PE's children live, and its id cannot be reused
+	// meanwhile: signals sent to it reach the PE and whatever it started
+	// (unless that left the group, as a daemon does on purpose). Process
+	// groups need nothing beyond POSIX; a cgroup would also catch
+	// processes that leave their group, but needs a delegated cgroup
+	// tree that an ordinary user's session may not have.
+	groups  []int
+	pipes   []*os.File // read ends of the PEs' output pipes
 	exits   chan exitEvent
 	live    int
 	copiers sync.WaitGroup
 	out     sync.Mutex // one line at a time on Stdout and Stderr
 
-	grace        <-chan time.Time // when the survivors of a failure are killed
-	blamedByPort bool
+	grace   <-chan time.Time // when the survivors of a failure are killed
+	stops   int              // stop signals (or a cancelled context) received
+	decided bool             // the report's cause is recorded
+	// pending is the PE whose death the ports found before its exit
+	// reached the launcher (-1: none): its exit, when it comes, says how
+	// it died.
+	pending int
 }
 
 type exitEvent struct {
@@ -168,6 +189,7 @@ func (r *run) startAll(prog string) error {
 			for ; r.live > 0; r.live-- {
 				<-r.exits
 			}
+			r.expire(time.Now())
 			r.copiers.Wait()
 			return fmt.Errorf("launch: start PE %d: %w", r.cfg.First+k, err)
 		}
@@ -175,8 +197,8 @@ func (r *run) startAll(prog string) error {
 	return nil
 }
 
-// startPE starts process k, with its output prefixed by its PE, and a
-// goroutine that reports its end.
+// startPE starts process k in a process group of its own, with its output
+// prefixed by its PE, and a goroutine that reports its end.
 func (r *run) startPE(prog string, k int) error {
 	cfg, pe := r.cfg, r.cfg.First+k
 	cmd := exec.Command(prog, cfg.Args...)
@@ -187,8 +209,9 @@ func (r *run) startPE(prog string, k int) error {
 		cmd.Env = append(cmd.Env, spmd.EnvTimeout+"="+cfg.Timeout.String())
 	}
 	// Own process group: a terminal's ^C reaches the PEs once, through
-	// the launcher. Pdeathsig: the PEs die with the launcher. (os/exec
-	// takes package syscall's type.)
+	// the launcher, and the launcher's signals reach what each PE starts.
+	// Pdeathsig: the PEs die with the launcher. (os/exec takes package
+	// syscall's type.)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: unix.SIGKILL}
 	var closers []io.Closer
 	defer func() {
@@ -206,13 +229,14 @@ func (r *run) startPE(prog string, k int) error {
 		}
 		*s.dst = pw
 		closers = append(closers, pw)
+		r.pipes = append(r.pipes, pr)
 		r.copiers.Add(1)
 		go r.prefix(pe, pr, s.w)
 	}
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	r.procs[k] = cmd.Process
+	r.procs[k], r.groups[k] = cmd.Process, cmd.Process.Pid
 	r.live++
 	if cfg.Started != nil {
 		cfg.Started(pe, cmd.Process)
@@ -240,42 +264,196 @@ func (r *run) watch(ctx context.Context) {
 		case e := <-r.exits:
 			r.live--
 			r.procs[e.k] = nil
-			r.exited(e)
+			r.ended(e)
 		case <-openDeadline.C:
 			r.checkOpened()
 		case <-r.grace:
 			r.signalAll(unix.SIGKILL)
 		case sig := <-r.cfg.Signals:
-			if s, ok := sig.(unix.Signal); ok {
-				r.stop(s)
-			}
+			r.stop(sig, "")
 		case <-done:
 			done = nil
-			r.stop(unix.SIGTERM)
+			r.stop(unix.SIGTERM, "stopped: "+context.Cause(ctx).Error())
 		}
 	}
 }
 
-// stop passes sig to every PE, wakes the stopped ones so that they can act
-// on it, and kills what is left after stopGrace.
-func (r *run) stop(sig unix.Signal) {
-	r.signalAll(sig)
+// finish waits, once every PE has ended, for what they left behind: output
+// still to copy, processes still in their groups. It gives them the grace
+// period (less after a stop, none after a second one), then kills the
+// groups and stops copying, so the run never outlives its PEs by more.
+func (r *run) finish() {
+	grace := r.cfg.Grace
+	switch {
+	case r.stops > 1:
+		grace = 0
+	case r.stops == 1:
+		grace = min(grace, stopGrace)
+	}
+	end := time.Now().Add(grace)
+	r.expire(end)
+	copied := make(chan struct{})
+	go func() {
+		r.copiers.Wait()
+		close(copied)
+	}()
+	deadline := time.NewTimer(grace)
+	defer deadline.Stop()
+	poll := time.NewTicker(20 * time.Millisecond)
+	defer poll.Stop()
+	for {
+		select {
+		case <-copied:
+			copied = nil
+		case <-poll.C:
+		case sig := <-r.cfg.Signals:
+			r.stop(sig, "")
+			// A stop shortens what is left of the grace period as it
+			// would the PEs'; a second one ends it now.
+			soon := time.Now().Add(min(grace, stopGrace))
+			if r.stops > 1 {
+				soon = time.Now()
+			}
+			if soon.Before(end) {
+				end = soon
+				r.expire(end)
+				deadline.Reset(time.Until(end))
+			}
+		case <-deadline.C:
+			if r.rep.Lingered = r.lingering(); len(r.rep.Lingered) > 0 {
+				r.rep.Notes = append(r.rep.Notes, fmt.Sprintf("what %s started was still running at the end of the grace period after the PEs ended: killed its process group", namePEs(r.rep.Lingered)))
+			}
+			r.signalAll(unix.SIGKILL)
+			r.expire(time.Now())
+			r.copiers.Wait()
+			// A kill is delivered, not done, when kill returns: see the
+			// processes gone (a moment) before the board goes.
+			for gone := time.Now().Add(time.Second); len(r.lingering()) > 0 && time.Now().Before(gone); {
+				time.Sleep(5 * time.Millisecond)
+			}
+			return
+		}
+		if copied == nil && len(r.lingering()) == 0 {
+			return
+		}
+	}
+}
+
+// lingering returns the PEs whose process groups still have running
+// processes. Dead ones do not count: an orphan's zombie stays in its group
+// until init reaps it, which some inits do only now and then.
+func (r *run) lingering() []int {
+	var pes []int
+	for k, g := range r.groups {
+		if g != 0 && unix.Kill(-g, 0) == unix.ESRCH {
+			r.groups[k] = 0
+		}
+		if r.groups[k] != 0 && groupRunning(g) {
+			pes = append(pes, r.cfg.First+k)
+		}
+	}
+	return pes
+}
+
+// groupRunning reports whether a process of group g is alive (not a
+// zombie), from /proc.
+func groupRunning(g int) bool {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return true // cannot tell: assume it is
+	}
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			if state, group, ok := procStat(pid); ok && group == g && state != 'Z' && state != 'X' {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// procStat returns process pid's state letter and process group, from
+// /proc/pid/stat; ok is false if it does not exist.
+func procStat(pid int) (state byte, group int, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	i := bytes.LastIndexByte(b, ')') // after the command: state, parent, group
+	if err != nil || i < 0 {
+		return 0, 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 3 || len(f[0]) != 1 {
+		return 0, 0, false
+	}
+	group, err = strconv.Atoi(f[2])
+	return f[0][0], group, err == nil
+}
+
+// namePEs is "PE 2" or "PEs 2, 3".
+func namePEs(pes []int) string {
+	if len(pes) == 1 {
+		return fmt.Sprintf("PE %d", pes[0])
+	}
+	s := make([]string, len(pes))
+	for i, k := range pes {
+		s[i] = strconv.Itoa(k)
+	}
+	return "PEs " + strings.Join(s, ", ")
+}
+
+// expire makes the output copiers stop reading at t.
+func (r *run) expire(t time.Time) {
+	for _, p := range r.pipes {
+		p.SetReadDeadline(t)
+	}
+}
+
+// stop acts on a stop signal (why: the reason to report, "" for "stopped
+// by" the signal): the first one, unless a failure came before it, is the
+// run's outcome; it is passed to every PE's group, the stopped PEs are
+// woken so that they can act on it, and what is left is killed after
+// stopGrace. A second one kills every group at once.
+func (r *run) stop(sig os.Signal, why string) {
+	r.stops++
+	if r.stops > 1 {
+		r.signalAll(unix.SIGKILL)
+		r.expire(time.Now())
+		return
+	}
+	s, ok := sig.(unix.Signal)
+	if !ok {
+		s = unix.SIGTERM
+	}
+	if why == "" {
+		why = fmt.Sprintf("stopped by %v", sig)
+	}
+	if r.decide(-1, stop.Status(s), why) {
+		r.rep.Signal = s
+	}
+	r.signalAll(s)
 	r.signalAll(unix.SIGCONT)
 	if r.grace == nil || r.cfg.Grace > stopGrace {
 		r.grace = time.After(min(r.cfg.Grace, stopGrace))
 	}
 }
 
+// signalAll sends sig to every PE's process group, and to a PE that left
+// its group.
 func (r *run) signalAll(sig unix.Signal) {
-	for _, p := range r.procs {
-		if p != nil {
-			p.Signal(sig)
+	for k, g := range r.groups {
+		if g == 0 {
+			continue
+		}
+		if unix.Kill(-g, sig) == unix.ESRCH {
+			r.groups[k] = 0
+			if p := r.procs[k]; p != nil {
+				p.Signal(sig)
+			}
 		}
 	}
 }
 
-// exited records how process e.k ended and whether that fails the run.
-func (r *run) exited(e exitEvent) {
+// ended records how process e.k ended and whether that fails the run.
+func (r *run) ended(e exitEvent) {
 	pe := r.cfg.First + e.k
 	x := Exit{PE: pe, At: e.at, Status: e.state.ExitCode()}
 	// os.ProcessState holds package syscall's type (x/sys/unix has a
@@ -304,51 +482,83 @@ func (r *run) exited(e exitEvent) {
 // failed because of the PEs that did not arrive, which the report names.
 func (r *run) failedWaiting(k, status int, info emu.PortInfo) {
 	pe := r.cfg.First + k
-	late := fmt.Sprintf("PE %d", info.Late[0])
-	if len(info.Late) > 1 {
-		ks := make([]string, len(info.Late))
-		for i, l := range info.Late {
-			ks[i] = strconv.Itoa(l)
+	reason := fmt.Sprintf("%s did not arrive at a barrier: PE %d waited until its timeout and exited with status %d", namePEs(info.Late), pe, status)
+	// Of several late PEs, a stopped one is the likelier cause (the others
+	// may just be slow to be scheduled): blame it.
+	blamed := info.Late[0]
+	for _, l := range info.Late {
+		if r.stoppedNote(l) != "" {
+			blamed = l
+			break
 		}
-		late = "PEs " + strings.Join(ks, ", ")
 	}
-	reason := fmt.Sprintf("%s did not arrive at a barrier: PE %d waited until its timeout and exited with status %d", late, pe, status)
-	r.failBlaming(info.Late[0], status, reason+r.stoppedNote(info.Late[0]))
+	r.failBlaming(blamed, status, reason+r.stoppedNote(blamed))
 }
 
-// failed records the failure of PE First+k — the first one, or the belated
-// exit of the PE the ports already blamed — and aborts the board.
+// failed records the failure of PE First+k, if it is the first cause —
+// or the exit of the PE whose death the ports found first, which says
+// how it died — and aborts the board.
 func (r *run) failed(k, status int, reason string) {
 	pe := r.cfg.First + k
-	switch {
-	case r.rep.Failed == pe && r.blamedByPort: // now its own exit is known
-		r.rep.Reason, r.rep.Status = reason, max(status, 1)
-		r.blamedByPort = false
+	if r.pending == pe { // the cause, now known in full
+		r.rep.Reason, r.rep.Status, r.pending = reason, max(status, 1), -1
 		return
-	case r.rep.Failed >= 0:
+	}
+	if r.decided {
 		return
 	}
 	if by, why, ok := r.board.Aborted(); ok && by != pe && by >= r.cfg.First && by < r.cfg.First+r.cfg.N {
-		// The PEs' ports found PE by dead before its exit reached us: this
-		// one is a survivor, stopping on the abort.
+		// The PEs' ports found PE by dead, or holding them up, before its
+		// own exit reached the launcher: this one is a survivor, stopping
+		// on the abort.
+		r.decide(by, 1, why+r.stoppedNote(by))
 		r.startGrace()
-		r.rep.Failed, r.rep.Reason, r.rep.Status = by, why+r.stoppedNote(by), 1
-		r.blamedByPort = true
+		if p := r.procs[by-r.cfg.First]; p == nil || hasEnded(p.Pid) {
+			// Dead already, by its own hand or another's: its exit will
+			// say how. One still running (stopped, hung) keeps this
+			// reason, whatever the grace period's kill then does.
+			r.pending = by
+		}
 		return
 	}
 	r.failBlaming(pe, status, reason)
 }
 
-// failBlaming ends the run blaming pe: the board is aborted, so that every
-// other PE stops at once, and the survivors get the grace period.
+// failBlaming ends the run blaming pe, unless it already has a cause: the
+// board is aborted, so that every other PE stops at once, and the
+// survivors get the grace period.
 func (r *run) failBlaming(pe, status int, reason string) {
-	if r.rep.Failed >= 0 {
+	if !r.decide(pe, status, reason) {
 		return
 	}
 	r.startGrace()
-	r.rep.Failed, r.rep.Reason, r.rep.Status = pe, reason, max(status, 1)
 	r.board.Abort(pe, reason)
 	r.rep.Aborted = time.Now()
+}
+
+// decide records the run's outcome unless it has one: the first cause
+// wins.
+func (r *run) decide(pe, status int, reason string) bool {
+	if r.decided {
+		return false
+	}
+	r.decided = true
+	r.rep.Failed, r.rep.Reason, r.rep.Status = pe, reason, max(status, 1)
+	return true
+}
+
+// hasEnded reports whether the launcher's child pid has ended, reaped or
+// not, without reaping it.
+func hasEnded(pid int) bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	if err == unix.ECHILD || err == nil && info.Signo == int32(unix.SIGCHLD) {
+		return true
+	}
+	// Being reaped by the goroutine waiting for it: no longer waitable,
+	// not yet gone.
+	state, _, ok := procStat(pid)
+	return !ok || state == 'Z' || state == 'X'
 }
 
 // stoppedNote says that PE pe's process is stopped, if it is one of this
@@ -378,16 +588,54 @@ func (r *run) checkOpened() {
 	}
 }
 
-// prefix copies lines from rd to w, each prefixed with "[PE k] ".
+// maxLine is the longest piece of a line written at once: a longer line
+// is written in pieces of maxLine bytes, each prefixed and ended as a line
+// of its own, so that no PE's output waits on another's unfinished line.
+const maxLine = 64 << 10
+
+// prefix copies lines from rd to w, each prefixed with "[PE k] " and
+// written whole, so that the PEs' lines never mix. It reads to the end of
+// the output (or the deadline expire sets): a line of any length passes,
+// in pieces, and never makes a PE's write fail.
 func (r *run) prefix(pe int, rd *os.File, w io.Writer) {
 	defer r.copiers.Done()
 	defer rd.Close()
-	sc := bufio.NewScanner(rd)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	tag := fmt.Sprintf("[PE %d] ", pe)
-	for sc.Scan() {
+	line := append(make([]byte, 0, len(tag)+maxLine+1), tag...)
+	flush := func() {
 		r.out.Lock()
-		fmt.Fprintf(w, "%s%s\n", tag, sc.Bytes())
+		w.Write(append(line, '\n'))
 		r.out.Unlock()
+		line = line[:len(tag)]
+	}
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := rd.Read(buf)
+		for data := buf[:n]; len(data) > 0; {
+			end := bytes.IndexByte(data, '\n')
+			nl := end >= 0
+			if !nl {
+				end = len(data)
+			}
+			if room := maxLine - (len(line) - len(tag)); end > room {
+				end = room
+				line = append(line, data[:end]...)
+				data = data[end:]
+				flush()
+				continue
+			}
+			line = append(line, data[:end]...)
+			data = data[end:]
+			if nl {
+				data = data[1:]
+				flush()
+			}
+		}
+		if err != nil {
+			if len(line) > len(tag) {
+				flush()
+			}
+			return
+		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"strings"
 
-	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/field"
 	"github.com/ttlpapers/ttlpapers/hw"
 	"github.com/ttlpapers/ttlpapers/lpt"
@@ -48,7 +47,7 @@ func (cfg Config) Validate() error {
 		}
 	}
 	if cfg.Board != "" {
-		if err := emu.CheckName(cfg.Board); err != nil {
+		if err := CheckBoard(cfg.Board); err != nil {
 			bad("Board", "{Board}: %s", strings.TrimPrefix(err.Error(), "emu: "))
 		}
 	}

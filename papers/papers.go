@@ -461,7 +461,7 @@ func (p *PE) slowWait(op string, ack bool) error {
 	var start time.Time      // read when the wait first checks the time: most waits end sooner
 	nextInt := checkIntEvery // a short wait is not worth an interrupt check
 	w, _ := p.port.(lpt.Waiter)
-	woke := false
+	woke, blocked := false, false
 	for polls := 1; ; polls++ {
 		if p.settled(ack) {
 			return nil
@@ -473,10 +473,15 @@ func (p *PE) slowWait(op string, ack bool) error {
 			}
 			continue
 		}
-		if start.IsZero() {
+		// The first block reads no clock (a Waiter blocks a few
+		// milliseconds at most, and most waits end with it): when PEs
+		// outnumber CPUs, reading it costs a good part of a barrier.
+		var waited time.Duration
+		if !start.IsZero() {
+			waited = time.Since(start)
+		} else if !blocking || blocked {
 			start = time.Now()
 		}
-		waited := time.Since(start)
 		if w == nil && waited > 2*time.Millisecond {
 			time.Sleep(20 * time.Microsecond)
 		}
@@ -490,7 +495,7 @@ func (p *PE) slowWait(op string, ack bool) error {
 			return err
 		}
 		if blocking {
-			woke = w.Wait(p.st, lpt.RDY, p.timeout-waited, p.done)
+			woke, blocked = w.Wait(p.st, lpt.RDY, p.timeout-waited, p.done), true
 		}
 	}
 }

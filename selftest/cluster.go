@@ -158,9 +158,9 @@ func runCluster(ctx context.Context, rep *Report, h *hw.Board, board *emu.Board,
 			rep.add(Check{Name: s.name, Status: StatusNotCheckable, Line: s.lines, Detail: fmt.Sprintf("needs at least %d PEs", s.minPEs)})
 			continue
 		}
-		results, openErr := runSession(ctx, rep, board, cfg, s, &mu)
+		results, openErr := runSession(ctx, rep, board, cfg, s, &mu, len(findings) > 0)
 		if openErr != nil {
-			rep.add(failure(h, cfg, findings, Check{Name: "check-in for " + s.name + " checks", Detail: openErr.Error()}, s.lines))
+			rep.add(failure(h, cfg, findings, Check{Name: "check-in for " + s.name + " checks", Detail: checkInDetail(openErr, len(findings) > 0)}, s.lines))
 			if !checkedIn {
 				rep.add(failure(h, cfg, findings, Check{Name: "driver checks", Detail: "not run: the cluster could not check in"}, s.lines))
 				return
@@ -221,7 +221,13 @@ func failure(h *hw.Board, cfg Config, findings []Check, c Check, lines string) C
 // runSession opens the cluster, runs the session's checks on every PE and
 // merges their results: a check passes when it passes on every PE. The
 // error is a failed check-in.
-func runSession(ctx context.Context, rep *Report, board *emu.Board, cfg Config, s session, mu *sync.Mutex) ([]result, error) {
+//
+// With a wiring diagnosis (diagnosed), the failures' details leave out the
+// emulator's account of who stalled a wait (papers.TimeoutError's Stall):
+// the diagnosis says what a board's readings can tell, and an oracle
+// naming one PE where the diagnosis cannot tell them apart would
+// contradict it.
+func runSession(ctx context.Context, rep *Report, board *emu.Board, cfg Config, s session, mu *sync.Mutex, diagnosed bool) ([]result, error) {
 	pcfg := papers.Config{PEs: cfg.PEs, PE: cfg.PE, Timeout: cfg.Timeout, CheckInTimeout: cfg.CheckInTimeout, Context: ctx}
 	per := make([][]result, cfg.PEs)
 	var opened atomic.Int32
@@ -234,7 +240,7 @@ func runSession(ctx context.Context, rep *Report, board *emu.Board, cfg Config, 
 			// Stop the other PEs' waits at once: the first failure is the
 			// finding, the others' abandoned waits are its consequences.
 			primary := sh == nil || sh.abort()
-			*e.res = append(*e.res, result{e.step, false, err.Error(), s.lines, !primary})
+			*e.res = append(*e.res, result{e.step, false, errText(err, diagnosed), s.lines, !primary})
 		}
 		return err
 	}
@@ -269,9 +275,54 @@ func runSession(ctx context.Context, rep *Report, board *emu.Board, cfg Config, 
 		opens = 1 // per holds only this PC's results, under its PE id
 	}
 	if err != nil && opened.Load() < opens {
-		return nil, errors.New(strings.ReplaceAll(err.Error(), "\n", "; "))
+		return nil, err
 	}
 	return merge(per), nil
+}
+
+// checkInDetail describes a failed check-in: the driver's errors, or with
+// a wiring diagnosis (diagnosed) only how long the PEs waited, the
+// diagnosis saying why.
+func checkInDetail(err error, diagnosed bool) string {
+	var te *papers.TimeoutError
+	if diagnosed && errors.As(err, &te) {
+		return fmt.Sprintf("the PEs did not check in: the check-in barrier did not complete within %v", te.Waited)
+	}
+	return errText(err, diagnosed)
+}
+
+// errText is err's message on one line; with hideStall, without the
+// accounts of who stalled its waits.
+func errText(err error, hideStall bool) string {
+	msg := err.Error()
+	if hideStall {
+		for _, te := range timeouts(err) {
+			if te.Stall != "" {
+				msg = strings.ReplaceAll(msg, ": "+te.Stall, "")
+			}
+		}
+	}
+	return strings.ReplaceAll(msg, "\n", "; ")
+}
+
+// timeouts returns the timeout errors in err's tree.
+func timeouts(err error) []*papers.TimeoutError {
+	if te, ok := err.(*papers.TimeoutError); ok {
+		return []*papers.TimeoutError{te}
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		if e := u.Unwrap(); e != nil {
+			return timeouts(e)
+		}
+	case interface{ Unwrap() []error }:
+		var tes []*papers.TimeoutError
+		for _, e := range u.Unwrap() {
+			tes = append(tes, timeouts(e)...)
+		}
+		return tes
+	}
+	return nil
 }
 
 // notStarted puts every PE's port back in its power-on state (data and

@@ -39,7 +39,7 @@ func (s *signatures) diagnosePairs(h *hw.Board, pes []int, leds bool, obs []uint
 		wg.Go(func() {
 			for k := range next {
 				a, b := s.hyps[todo[k][0]], s.hyps[todo[k][1]]
-				sig, err := simulate(h, pes, leds, append(slices.Clone(a.faults), b.faults...))
+				sig, err := simulate(h, pes, leds, append(slices.Clone(a.faults), b.faults...), obs)
 				found[k] = err == nil && distance(sig, obs) == 0
 			}
 		})

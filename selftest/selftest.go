@@ -125,6 +125,10 @@ type Check struct {
 	Cause    string   `json:"cause,omitempty"`
 	PEs      []int    `json:"pes,omitempty"`
 	Suspects []string `json:"suspects,omitempty"`
+	// MayHide lists, for a diagnosis of one fault, the catalogue faults
+	// that could be there too, unseen: with the diagnosed fault present
+	// they read exactly the same as without.
+	MayHide []string `json:"may_hide,omitempty"`
 }
 
 // Latency is the measured cost of one port operation and the barrier and
@@ -360,7 +364,7 @@ func wiring(rep *Report, h *hw.Board, board *emu.Board, cfg Config) ([]Check, er
 		return nil, err
 	}
 	defer release()
-	obs, err := probe(r)
+	obs, err := probe(r, nil)
 	if errors.Is(err, ErrNoAnswer) {
 		leds = false // obs holds the readings of the probe without LEDs
 		rep.Notes = append(rep.Notes, fmt.Sprintf("LED lines not checked: %v", err))
@@ -375,14 +379,7 @@ func wiring(rep *Report, h *hw.Board, board *emu.Board, cfg Config) ([]Check, er
 	got := values(obs)
 	var findings []Check
 	if distance(got, sigs.healthy) != 0 {
-		hs, exact := sigs.diagnose(got)
-		f := finding(h, hs, exact)
-		if !exact {
-			if pairs := sigs.diagnosePairs(h, pes, leds, got); len(pairs) > 0 {
-				f = pairFinding(h, pairs)
-			}
-		}
-		findings = append(findings, f)
+		findings = append(findings, sigs.diagnosis(h, pes, leds, got))
 	}
 	groupChecks(rep, obs, got, sigs.healthy, findings)
 	for _, f := range findings {

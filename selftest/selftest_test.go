@@ -16,6 +16,7 @@ import (
 
 // jsonCheck is a check as the JSON report carries it.
 type jsonCheck struct {
+	MayHide  []string `json:"may_hide"`
 	Name     string   `json:"name"`
 	Pass     bool     `json:"pass"`
 	Status   string   `json:"status"`
@@ -194,8 +195,19 @@ func runAll(t *testing.T, faults []emu.Fault, cfg Config) []jsonReport {
 // TestFaultCatalogue injects each fault of the catalogue into the 4-PE
 // board and checks that the cluster-mode selftest diagnoses it.
 func TestFaultCatalogue(t *testing.T) {
-	faults := catalogueFaults([]int{0, 1, 2, 3})
-	reports := runAll(t, faults, Config{PEs: 4})
+	// The faults on nSelectIn, which the board does not connect, must
+	// pass every driver check within its timeout: they run apart from the
+	// others, whose diagnoses (simulations) would take the CPUs from them.
+	var seen, unseen []emu.Fault
+	for _, f := range catalogueFaults([]int{0, 1, 2, 3}) {
+		if f.Line.Name == "nSelectIn" {
+			unseen = append(unseen, f)
+		} else {
+			seen = append(seen, f)
+		}
+	}
+	faults := append(seen, unseen...)
+	reports := append(runAll(t, seen, Config{PEs: 4}), runAll(t, unseen, Config{PEs: 4})...)
 	for i, f := range faults {
 		t.Run(f.String(), func(t *testing.T) { assertDiagnosed(t, f, reports[i], true) })
 	}

@@ -40,8 +40,13 @@ type reading struct {
 // When nobody answers the LED questions (the rig's led function returns
 // ErrNoAnswer), probe returns the readings before the LED step, which are
 // those of the same probe without LEDs, and an error wrapping ErrNoAnswer.
-func probe(r rig) ([]reading, error) {
-	p := &prober{rig: r}
+//
+// With want set, probe stops at the first reading that differs from want's
+// (the steps after it do nothing), returning the readings up to it: a
+// diagnosis that only asks whether a fault gives given readings learns it
+// sooner.
+func probe(r rig, want []uint8) ([]reading, error) {
+	p := &prober{rig: r, want: want}
 	p.reset()
 	p.dataLines()
 	p.readyFlag()
@@ -66,16 +71,40 @@ func probe(r rig) ([]reading, error) {
 // they read.
 type prober struct {
 	rig
-	out []reading
+	out  []reading
+	want []uint8 // stop at the first reading that differs (nil: never)
+	off  bool    // stopped
 }
 
 // The two barrier phases with every data line high: S1 (the phase the
 // probe starts and ends in) and S0.
 const phaseS1, phaseS0 = lpt.S1 | lpt.DataMask, lpt.S0 | lpt.DataMask
 
-func (p *prober) n() int                    { return len(p.ports) }
-func (p *prober) setData(i int, v uint8)    { p.ports[i].WriteData(v) }
-func (p *prober) setControl(i int, v uint8) { p.ports[i].WriteControl(v) }
+func (p *prober) n() int { return len(p.ports) }
+
+func (p *prober) setData(i int, v uint8) {
+	if !p.off {
+		p.ports[i].WriteData(v)
+	}
+}
+
+func (p *prober) setControl(i int, v uint8) {
+	if !p.off {
+		p.ports[i].WriteControl(v)
+	}
+}
+
+// add records a reading, or stops the probe if it differs from want's.
+func (p *prober) add(r reading) {
+	if p.off {
+		return
+	}
+	if p.want != nil && (len(p.out) >= len(p.want) || p.want[len(p.out)] != r.got) {
+		p.off = true
+		return
+	}
+	p.out = append(p.out, r)
+}
 
 // setAll writes data v to every port but except (-1: none).
 func (p *prober) setAll(v uint8, except int) { p.each(except, func(i int) { p.setData(i, v) }) }
@@ -94,7 +123,9 @@ func (p *prober) each(except int, fn func(i int)) {
 // snap reads every port's status register: one reading each.
 func (p *prober) snap(group, what string) {
 	for i, port := range p.ports {
-		p.out = append(p.out, reading{group, what, p.pes[i], false, port.ReadStatus() & lpt.StatusPins})
+		if !p.off {
+			p.add(reading{group, what, p.pes[i], false, port.ReadStatus() & lpt.StatusPins})
+		}
 	}
 }
 
@@ -198,13 +229,16 @@ func (p *prober) leds() error {
 	for i := range p.n() {
 		for _, v := range []uint8{0, lpt.LG, lpt.LR, lpt.LG | lpt.LR} {
 			p.setData(i, phaseS1|v)
+			if p.off {
+				return nil
+			}
 			c, err := p.led(i)
 			if err != nil {
 				p.setData(i, phaseS1)
 				p.out = p.out[:before]
 				return err
 			}
-			p.out = append(p.out, reading{ledGroup(p.pes[i]), fmt.Sprintf("%s drives D4=%d D5=%d", p.name(i), v>>4&1, v>>5&1), p.pes[i], true, uint8(c)})
+			p.add(reading{ledGroup(p.pes[i]), fmt.Sprintf("%s drives D4=%d D5=%d", p.name(i), v>>4&1, v>>5&1), p.pes[i], true, uint8(c)})
 		}
 		p.setData(i, phaseS1)
 	}
@@ -304,6 +338,9 @@ type signatures struct {
 	hyps    []hypothesis
 	sigs    [][]uint8
 	err     error
+
+	hideMu sync.Mutex
+	hides  map[int]*hideEntry // by hypothesis: the faults it hides (masked)
 }
 
 var (
@@ -337,7 +374,7 @@ func computeSignatures(size int, pes []int, leds bool) *signatures {
 		return &signatures{err: err}
 	}
 	s := &signatures{hyps: catalogue(pes)}
-	if s.healthy, err = simulate(h, pes, leds, nil); err != nil {
+	if s.healthy, err = simulate(h, pes, leds, nil, nil); err != nil {
 		return &signatures{err: err}
 	}
 	s.sigs = make([][]uint8, len(s.hyps))
@@ -347,7 +384,7 @@ func computeSignatures(size int, pes []int, leds bool) *signatures {
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			for i := range next {
-				s.sigs[i], errs[i] = simulate(h, pes, leds, s.hyps[i].faults)
+				s.sigs[i], errs[i] = simulate(h, pes, leds, s.hyps[i].faults, nil)
 			}
 		})
 	}
@@ -365,8 +402,9 @@ func computeSignatures(size int, pes []int, leds bool) *signatures {
 }
 
 // simulate runs the probe on an emulated board with only the rig's cables
-// plugged in and the given faults injected, and returns the values read.
-func simulate(h *hw.Board, pes []int, leds bool, faults []emu.Fault) ([]uint8, error) {
+// plugged in and the given faults injected, and returns the values read —
+// with want set, only up to the first that differs from want's (probe).
+func simulate(h *hw.Board, pes []int, leds bool, faults []emu.Fault, want []uint8) ([]uint8, error) {
 	b, r, err := emulatedRig(h, pes, leds)
 	if err != nil {
 		return nil, err
@@ -377,7 +415,7 @@ func simulate(h *hw.Board, pes []int, leds bool, faults []emu.Fault) ([]uint8, e
 			return nil, err
 		}
 	}
-	rs, err := probe(r.rig)
+	rs, err := probe(r.rig, want)
 	if err != nil {
 		return nil, err
 	}
@@ -438,18 +476,38 @@ func values(rs []reading) []uint8 {
 	return v
 }
 
-// diagnose returns the hypotheses whose predicted readings equal the
-// observed ones; when none does, the closest ones (fewest differing
-// readings) and exact=false.
-func (s *signatures) diagnose(obs []uint8) (matches []hypothesis, exact bool) {
+// diagnosis is the failed check that explains readings obs of a rig
+// that differ from a healthy board's: the single faults that give them,
+// with the faults each could be hiding; else the pairs of faults that
+// give them; else the closest single faults.
+func (s *signatures) diagnosis(h *hw.Board, pes []int, leds bool, obs []uint8) Check {
+	ms, exact := s.diagnose(obs)
+	hs := make([]hypothesis, len(ms))
+	for i, m := range ms {
+		hs[i] = s.hyps[m]
+	}
+	f := finding(h, hs, exact)
+	if exact {
+		hidden, complete := s.masked(h, pes, leds, ms)
+		mayHide(&f, hidden, complete)
+	} else if pairs := s.diagnosePairs(h, pes, leds, obs); len(pairs) > 0 {
+		f = pairFinding(h, pairs)
+	}
+	return f
+}
+
+// diagnose returns the indexes of the hypotheses whose predicted readings
+// equal the observed ones; when none does, of the closest ones (fewest
+// differing readings) and exact=false.
+func (s *signatures) diagnose(obs []uint8) (matches []int, exact bool) {
 	best := -1
 	for i, sig := range s.sigs {
 		d := distance(sig, obs)
 		switch {
 		case best < 0 || d < best:
-			best, matches = d, []hypothesis{s.hyps[i]}
+			best, matches = d, []int{i}
 		case d == best:
-			matches = append(matches, s.hyps[i])
+			matches = append(matches, i)
 		}
 	}
 	return matches, best == 0

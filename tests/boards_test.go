@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,14 +32,45 @@ func runSpmd(t *testing.T, cfg launch.Config) (*launch.Report, string, error) {
 // TestRunBoardNames: -board takes plain names only.
 func TestRunBoardNames(t *testing.T) {
 	dir := shmDir(t)
-	for _, name := range []string{"../../x", "a/b", ".hidden", "a..b", "sp ace", strings.Repeat("x", 65)} {
+	// The file name, "papers-" included, has at most 64 characters: a
+	// name of 58 to 64 is refused before anything starts.
+	for _, name := range []string{"../../x", "a/b", ".hidden", "a..b", "sp ace", strings.Repeat("x", 58), strings.Repeat("x", 64), strings.Repeat("x", 65)} {
 		_, _, err := runSpmd(t, launch.Config{N: 1, Board: name, Dir: dir})
 		if err == nil || !strings.Contains(err.Error(), "board name") {
 			t.Errorf("-board %q: %v, want a refusal of the name", name, err)
 		}
+		if len(name) > 57 && (err == nil || !strings.Contains(err.Error(), "use 1 to 57")) {
+			t.Errorf("-board of %d characters: %v, want the limit (57) named", len(name), err)
+		}
+	}
+	if rep, out, err := runSpmd(t, launch.Config{N: 1, Board: strings.Repeat("x", 57), Dir: dir}); err != nil || rep.Status != 0 {
+		t.Errorf("-board of 57 characters: %v %+v\n%s", err, rep, out)
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, "*")); len(left) != 0 {
 		t.Errorf("files left behind: %v", left)
+	}
+}
+
+// TestRunUnwritableDir: a -dir the user cannot write to is refused naming
+// the board and that directory as given, not a temporary file. (As root,
+// papersctl runs as nobody: root may write anywhere.)
+func TestRunUnwritableDir(t *testing.T) {
+	ctl := bin(t, "papersctl")
+	dir := shmDir(t)
+	ro := filepath.Join(dir, "ro") + "/"
+	if err := os.Mkdir(ro, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(ctl, "run", "-n", "1", "-board", "myjob", "-dir", ro, "--", bin(t, "spmd"))
+	if os.Geteuid() == 0 {
+		os.Chmod(dir, 0o755)
+		os.Chmod(filepath.Dir(ctl), 0o755)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	out, err := cmd.CombinedOutput()
+	want := fmt.Sprintf("cannot create board \"myjob\" in directory %s (permission denied): give -dir a directory you can write to", ro)
+	if err == nil || !strings.Contains(string(out), want) || strings.Contains(string(out), ".tmp") {
+		t.Errorf("papersctl run -dir %s: %v\n%s\nwant %q", ro, err, out, want)
 	}
 }
 
@@ -65,7 +97,8 @@ func TestRunNameCollision(t *testing.T) {
 	})
 	cancel()
 	rep := <-first
-	if rep == nil || !strings.Contains(rep.Reason, "signal terminated") && !strings.Contains(rep.Reason, "status 143") || strings.Contains(firstOut.String(), "aborted") {
+	// Stopped by its context, not by a failure the second run caused.
+	if rep == nil || rep.Failed != -1 || rep.Reason != "stopped: context canceled" || rep.Status != 143 || strings.Contains(firstOut.String(), "aborted") {
 		t.Errorf("the live run was disturbed: %+v\n%s", rep, firstOut.String())
 	}
 }

@@ -7,6 +7,7 @@ package tests
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/internal/leakcheck"
+	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"github.com/ttlpapers/ttlpapers/launch"
 )
 
@@ -120,7 +122,7 @@ func TestRunKillRandomPE(t *testing.T) {
 	// processes want the CPUs than there are (other jobs), a survivor may
 	// simply not be scheduled in time, so lateness is then only logged.
 	report := t.Errorf
-	if load, cpus := loadAverage(), runtime.NumCPU(); load > float64(cpus) {
+	if load, cpus := testenv.LoadAverage(), runtime.NumCPU(); load > float64(cpus) {
 		t.Logf("machine overloaded (load %.1f on %d CPUs): the 100 ms bound is logged, not enforced", load, cpus)
 		report = t.Logf
 	}
@@ -173,17 +175,6 @@ func TestRunKillRandomPE(t *testing.T) {
 		}
 	}
 	t.Logf("%d trials, %d PEs: worst time from SIGKILL to a survivor's error: %v; to its exit: %v; survivors later than 100 ms: %d", trials, n, worst, worstExit, late)
-}
-
-// loadAverage is the 1-minute load average, 0 if unknown.
-func loadAverage() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 0
-	}
-	var load float64
-	fmt.Sscan(string(b), &load)
-	return load
 }
 
 func runprog(t *testing.T, cfg launch.Config) (*launch.Report, string) {
@@ -322,7 +313,10 @@ func TestRunForwardsSignals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Failed < 0 || rep.Status == 0 || !regexp.MustCompile(`stopped by terminated`).MatchString(out.String()) {
+	// The run was stopped by the signal: that is the report, not a PE's
+	// exit status 143.
+	if rep.Failed != -1 || rep.Status != 143 || rep.Signal != unix.SIGTERM || rep.Reason != "stopped by terminated" ||
+		!regexp.MustCompile(`stopped by terminated`).MatchString(out.String()) {
 		t.Errorf("SIGTERM: report %+v\n%s", rep, out.String())
 	}
 }
@@ -360,4 +354,106 @@ func waitOpened(dir string, n int) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// TestRunInterruptCLI: ^C to papersctl run is reported as the user's
+// interrupt (exit 130, "stopped by interrupt"), not as a PE's exit status
+// 130; a second ^C ends papersctl at once, with what the PEs started; and
+// issue 26's case — a PE that leaves `sleep 15` behind, then SIGTERM and
+// SIGINT to papersctl — ends long before the sleep would. Repeated
+// $TTLPAPERS_RUN_TRIALS times.
+func TestRunInterruptCLI(t *testing.T) {
+	ctl, prog := bin(t, "papersctl"), bin(t, "spmd")
+	start := func(dir string, args ...string) (*exec.Cmd, *lockedOutput) {
+		out := &lockedOutput{}
+		cmd := exec.Command(ctl, append([]string{"run", "-dir", dir}, args...)...)
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd, out
+	}
+	status := func(err error) int {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		return 0
+	}
+	n := testenv.Trials(t, 2)
+	var worst time.Duration
+	for trial := range n {
+		dir := shmDir(t)
+		cmd, out := start(dir, "-n", "2", "--", prog, "-rounds", "1000000000")
+		waitOpened(dir, 2)
+		cmd.Process.Signal(unix.SIGINT)
+		err := cmd.Wait()
+		if s := status(err); s != 130 || !strings.Contains(out.String(), "papersctl run: stopped by interrupt\n") || strings.Contains(out.String(), "exited with status") {
+			t.Fatalf("trial %d: ^C: exit %d (%v), want 130 and the interrupt reported:\n%s", trial, s, err, out.String())
+		}
+
+		// The PE shrugs off the first ^C (its background sleep ignores it);
+		// the second ^C is sent once the first has reached the PE — two
+		// sent at once may reach papersctl as one.
+		cmd, out = start(dir, "-n", "1", "-open-timeout", "1m", "--", "sh", "-c", `trap "echo shrugged" INT TERM; sleep 30 & echo $!; while :; do wait; done`)
+		waitFor(t, time.Minute, "the PE's child", func() bool { return strings.Contains(out.String(), "\n") })
+		var child int
+		fmt.Sscanf(strings.TrimPrefix(out.String(), "[PE 0] "), "%d", &child)
+		cmd.Process.Signal(unix.SIGINT)
+		waitFor(t, time.Minute, "the first ^C to reach the PE", func() bool { return strings.Contains(out.String(), "shrugged") })
+		second := time.Now()
+		cmd.Process.Signal(unix.SIGINT)
+		err = cmd.Wait()
+		took := time.Since(second)
+		if s := status(err); s != 130 || took > 10*time.Second || running(child) {
+			unix.Kill(child, unix.SIGKILL)
+			t.Fatalf("trial %d: second ^C: exit %d after %v, child %d running %v; want 130 at once, the child killed:\n%s", trial, s, took, child, running(child), out.String())
+		}
+		if took > 500*time.Millisecond { // the stop's own grace is 700 ms
+			report := t.Errorf
+			if testenv.Overloaded() {
+				report = t.Logf
+			}
+			report("trial %d: papersctl ended %v after the second ^C, want at once", trial, took)
+		}
+		worst = max(worst, took)
+
+		begin := time.Now()
+		cmd, out = start(dir, "-n", "1", "--", "sh", "-c", "sleep 15 & echo $!; exit 0")
+		waitFor(t, time.Minute, "the PE's child", func() bool { return strings.Contains(out.String(), "\n") })
+		fmt.Sscanf(strings.TrimPrefix(out.String(), "[PE 0] "), "%d", &child)
+		cmd.Process.Signal(unix.SIGTERM)
+		cmd.Process.Signal(unix.SIGINT)
+		cmd.Wait()
+		if took := time.Since(begin); took > 10*time.Second || running(child) {
+			unix.Kill(child, unix.SIGKILL)
+			t.Fatalf("trial %d: a PE's leftover sleep 15: papersctl took %v, the sleep running %v\n%s", trial, took, running(child), out.String())
+		}
+	}
+	t.Logf("%d trials: ^C reported as the interrupt (130), a second ^C ends papersctl (at worst %v after it), a leftover child never holds the job", n, worst)
+}
+
+// lockedOutput collects a command's output while a test reads it.
+type lockedOutput struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedOutput) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedOutput) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// running reports whether process pid is alive and not a zombie.
+func running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	i := bytes.LastIndexByte(b, ')')
+	return pid > 0 && err == nil && i > 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X'
 }

@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,7 +18,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"github.com/ttlpapers/ttlpapers/launch"
+	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/spmd"
 )
 
 // EnvStopTrials, when set, is the number of SIGSTOP trials
@@ -74,14 +76,12 @@ func (tr stopTrial) run(t *testing.T, dir string) (hang bool, err error) {
 		return false, nil
 	case tr.stopFor >= tr.timeout && blamed:
 		return false, nil
-	case tr.stopFor < tr.timeout && blamed && overloaded():
+	case tr.stopFor < tr.timeout && blamed && testenv.Overloaded():
 		t.Logf("overloaded machine: a %v stop failed the run: %s", tr.stopFor, rep.Reason)
 		return false, nil
 	}
 	return false, fmt.Errorf("report %+v\n%s", rep, out.String())
 }
-
-func overloaded() bool { return loadAverage() > float64(runtime.NumCPU()) }
 
 // TestRunStopRandomPE stops a random PE of a 3-PE run at a random moment
 // for a random time, shorter or longer than the PEs' timeout, then
@@ -119,22 +119,84 @@ func TestRunStopRandomPE(t *testing.T) {
 }
 
 // TestRunStoppedPENamed: when a stopped PE holds the others up past their
-// timeout, the launcher names it — not the PEs that waited for it.
+// timeout, the launcher names it — not the PEs that waited for it — and
+// the report stays so whatever the order in which the survivors' exits
+// and the grace period's kill of the stopped PE arrive (a short grace
+// makes the kill come soon after the blame). Repeated
+// $TTLPAPERS_RUN_TRIALS times.
 func TestRunStoppedPENamed(t *testing.T) {
-	dir := shmDir(t)
-	var out bytes.Buffer
-	go func() {
-		waitOpened(dir, 3)
-		// PE 1's pid is the holder of its port.
-		stopHolder(dir, 1)
-	}()
-	rep, err := launch.Run(context.Background(), launch.Config{N: 3, Program: bin(t, "spmd"), Args: []string{"-rounds", "1000000000"}, Dir: dir,
-		Stdout: &out, Stderr: &out, Timeout: 300 * time.Millisecond, Grace: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
+	n := testenv.Trials(t, 3)
+	for trial := range n {
+		dir := shmDir(t)
+		var out bytes.Buffer
+		done := make(chan struct{})
+		var wg sync.WaitGroup
+		rep, err := launch.Run(context.Background(), launch.Config{N: 3, Program: bin(t, "spmd"), Args: []string{"-rounds", "1000000000"}, Dir: dir,
+			Stdout: &out, Stderr: &out, Timeout: 300 * time.Millisecond, Grace: time.Duration(trial%4) * 20 * time.Millisecond,
+			// Check-in may take long on a loaded machine: only the stop
+			// of PE 1, once every PE computes, is to time the others out.
+			Env: []string{spmd.EnvCheckIn + "=1m"},
+			Started: func(pe int, p *os.Process) {
+				if pe == 1 {
+					wg.Go(func() {
+						if waitComputing(done, dir, 3) {
+							p.Signal(unix.SIGSTOP)
+						}
+					})
+				}
+			}})
+		close(done)
+		wg.Wait()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Failed != 1 || rep.Status != 1 || rep.Signal != nil || !strings.HasPrefix(rep.Reason, "PE 1 did not arrive") || !strings.Contains(rep.Reason, "PE 1's process is stopped") {
+			t.Fatalf("trial %d: report %+v, want PE 1 named as the stopped PE that did not arrive, status 1\n%s", trial, rep, out.String())
+		}
 	}
-	if rep.Failed != 1 || !strings.HasPrefix(rep.Reason, "PE 1 did not arrive") || !strings.Contains(rep.Reason, "PE 1's process is stopped") {
-		t.Errorf("report %+v, want PE 1 named as the stopped PE that did not arrive\n%s", rep, out.String())
+	t.Logf("%d trials: the stopped PE named, status 1, every time", n)
+}
+
+// waitComputing waits until the n PEs of the one board in dir are past
+// check-in — each has shown both barrier phases — and reports whether they
+// got there before done.
+func waitComputing(done <-chan struct{}, dir string, n int) bool {
+	var b *emu.Board
+	defer func() {
+		if b != nil {
+			b.Close()
+		}
+	}()
+	seen := make([]map[uint8]bool, n)
+	for k := range seen {
+		seen[k] = map[uint8]bool{}
+	}
+	for {
+		select {
+		case <-done:
+			return false
+		case <-time.After(100 * time.Microsecond):
+		}
+		if b == nil {
+			paths, _ := filepath.Glob(filepath.Join(dir, launch.BoardPrefix+"*"))
+			if len(paths) != 1 {
+				continue
+			}
+			var err error
+			if b, err = emu.OpenShared(paths[0]); err != nil {
+				continue
+			}
+		}
+		all := true
+		for k := range seen {
+			if ph := b.PortInfo(k).Data & lpt.Strobes; ph == lpt.S0 || ph == lpt.S1 {
+				seen[k][ph] = true
+			}
+			all = all && len(seen[k]) == 2
+		}
+		if all {
+			return true
+		}
 	}
 }
 
@@ -164,7 +226,7 @@ func TestRunSignalEndsStoppedPE(t *testing.T) {
 		last = max(last, x.At.Sub(sent))
 	}
 	report := t.Errorf
-	if overloaded() {
+	if testenv.Overloaded() {
 		report = t.Logf
 	}
 	if last > time.Second {

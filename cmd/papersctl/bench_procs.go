@@ -87,7 +87,7 @@ func benchProcs(e *env, counts []int, asJSON bool, maxTime time.Duration, tol fl
 			return fmt.Errorf("%d processes: %w", n, err)
 		}
 		mpi, merr := anchors.MPIBarrier(n)
-		spin, serr := anchors.GoSpin(n)
+		g, serr := anchors.Go(n)
 		for _, e := range []error{merr, serr} {
 			if e != nil {
 				fmt.Fprintf(stderr, "papersctl bench: anchor skipped: %v\n", anchorNote(e))
@@ -98,7 +98,7 @@ func benchProcs(e *env, counts []int, asJSON bool, maxTime time.Duration, tol fl
 				rs[i].MPIBarrierNs, rs[i].RatioMPI = mpi*1e3, rs[i].MeasuredNs/(mpi*1e3)
 			}
 			if serr == nil {
-				rs[i].GoSpinNs = spin * 1e3
+				rs[i].GoSpinNs = g.Spin * 1e3
 			}
 		}
 		rows = append(rows, rs...)

@@ -7,7 +7,6 @@ import (
 	"os/signal"
 	"strings"
 
-	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/internal/stop"
 	"github.com/ttlpapers/ttlpapers/launch"
 	"github.com/ttlpapers/ttlpapers/lpt"
@@ -18,8 +17,9 @@ func init() {
 		synopsis: "-n N [flags] [--] PROGRAM [ARGS]",
 		about: "Starts N processes of PROGRAM as PEs 0..N-1 of an emulated board in shared memory\n" +
 			"(PAPERS_PE, PAPERS_PES and PAPERS_PORT are set for each; see docs/spmd.md), like mpirun\n" +
-			"(-np N is accepted for -n N). Forwards ^C, SIGTERM and SIGHUP to every PE. Exits with the\n" +
-			"status of the first PE that failed.",
+			"(-np N is accepted for -n N). Each PE runs in a process group of its own: ^C, SIGTERM and\n" +
+			"SIGHUP are forwarded to every group, and a second one kills them at once. Exits with the\n" +
+			"status of the first PE that failed, or 128+n when stopped by signal n (130 for ^C).",
 		args: positional{synopsis: "PROGRAM [ARGS]", min: 1, max: -1, complete: "files",
 			missing: "no program: write papersctl run -n N -- PROGRAM [ARGS]"},
 		new: func() runner { return &runCmd{} }})
@@ -69,7 +69,10 @@ func (c *runCmd) run(e *env, args []string) error {
 	cfg := c.cfg
 	cfg.Program, cfg.Args = args[0], args[1:]
 	cfg.Stdout, cfg.Stderr = e.stdout, e.stderr
-	sigs := make(chan os.Signal, 1)
+	// Room for a second signal that comes before the launcher took the
+	// first: signal.Notify drops what does not fit, and the second one is
+	// the one that kills at once.
+	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, stop.Signals...)
 	defer signal.Stop(sigs)
 	cfg.Signals = sigs
@@ -77,8 +80,11 @@ func (c *runCmd) run(e *env, args []string) error {
 	if err != nil {
 		return renderFields(err, runFlags)
 	}
-	if rep.Failed >= 0 {
+	if rep.Reason != "" {
 		fmt.Fprintf(e.stderr, "papersctl run: %s\n", rep.Reason)
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(e.stderr, "papersctl run: %s\n", n)
 	}
 	if rep.Status != 0 {
 		return exitStatus(rep.Status)
@@ -93,13 +99,13 @@ type exitStatus int
 func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
 
 // checkBoardName checks a --board name before anything starts: the
-// launcher's rule (emu.CheckName), plus no leading '-', which would read as
-// a flag.
+// launcher's rule (launch.CheckBoard), plus no leading '-', which would
+// read as a flag.
 func checkBoardName(s string) error {
 	if strings.HasPrefix(s, "-") {
 		return errors.New("starts with '-': use a plain name such as job1")
 	}
-	if err := emu.CheckName(s); err != nil {
+	if err := launch.CheckBoard(s); err != nil {
 		return errors.New(strings.TrimPrefix(err.Error(), "emu: "))
 	}
 	return nil

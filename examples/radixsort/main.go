@@ -44,7 +44,7 @@ func main() {
 	digitBits := flag.Int("digit", 4, "bits sorted per pass")
 	svg := flag.String("svg", "", "write the Strata state graph to this SVG file")
 	memory := flag.Bool("memory", false, "coalesce through Split-C global memory (a store per key, then all_store_sync: Libsplit-C §6.2) instead of the board's NAND lines")
-	anchor := flag.Bool("anchor", true, "also time the native Go spin barrier of ../shared/anchors with as many goroutines, when it is there")
+	anchor := flag.Bool("anchor", true, "also time the native Go barriers of ../shared/anchors with as many goroutines, when they are there")
 	flag.Parse()
 	if spmd.Launched() {
 		cfg := Config{KeyBits: *keyBits, DigitBits: *digitBits, Memory: *memory}
@@ -65,30 +65,31 @@ func main() {
 	show := func(pass, passes int) {
 		line.Show("radixsort: pass %d of %d, %v", pass, passes, time.Since(start).Round(time.Second))
 	}
-	err := run(line.Above(os.Stdout), *pes, *keys, Config{KeyBits: *keyBits, DigitBits: *digitBits, Progress: show, Memory: *memory}, *svg)
+	res, err := run(line.Above(os.Stdout), *pes, *keys, Config{KeyBits: *keyBits, DigitBits: *digitBits, Progress: show, Memory: *memory}, *svg)
 	line.Clear()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	if *anchor {
-		if err := anchorLine(os.Stdout, *pes); err != nil {
-			fmt.Fprintf(os.Stderr, "radixsort: no comparison with the native spin barrier: %v\n", err)
+	if *anchor && res.NANDs > 0 {
+		if err := anchorLine(os.Stdout, *pes, res.perNAND()); err != nil {
+			fmt.Fprintf(os.Stderr, "radixsort: no comparison with the native Go barriers: %v\n", err)
 		}
 	}
 }
 
-// anchorLine prints the native Go spin barrier of ../shared/anchors with as
-// many goroutines as PEs, timed now, on this machine: a NAND synchronises
-// every PE twice (the result, then the trailing barrier), so on a machine
-// with fewer CPUs than PEs even a NAND built of two such barriers, with no
-// board to emulate, costs about twice this.
-func anchorLine(w io.Writer, pes int) error {
-	spin, err := anchors.GoSpin(pes)
+// anchorLine prints the native Go barriers of ../shared/anchors with as
+// many goroutines as PEs, timed now, on this machine, and how a NAND of
+// perNAND µs compares with the best of them: a NAND synchronises every PE
+// twice (the result, then the trailing barrier), so even a NAND built of
+// two such barriers, with no board to emulate, costs twice the best.
+func anchorLine(w io.Writer, pes int, perNAND float64) error {
+	g, err := anchors.Go(pes)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "native Go spin barrier, %d goroutines, timed now: %.2f µs (a NAND synchronises every PE twice: %.2f µs of it)\n", pes, spin, 2*spin)
+	fmt.Fprintf(w, "native Go barriers, %d goroutines, timed now: spin %.2f µs, yield %.2f µs, cond %.2f µs; a NAND is %.1f× the best (%.2f µs)\n",
+		pes, g.Spin, g.Yield, g.Cond, perNAND/g.Best(), g.Best())
 	return nil
 }
 
@@ -99,13 +100,16 @@ type Result struct {
 	NANDs  uint64
 }
 
-func run(w io.Writer, pes, keys int, cfg Config, svg string) error {
+// perNAND is the time per NAND in µs.
+func (r Result) perNAND() float64 { return float64(r.Time.Nanoseconds()) / 1e3 / float64(r.NANDs) }
+
+func run(w io.Writer, pes, keys int, cfg Config, svg string) (Result, error) {
 	res, err := sortRun(pes, keys, cfg, svg, nil)
 	if err != nil {
-		return err
+		return res, err
 	}
 	report(w, pes, keys, cfg, svg, res)
-	return nil
+	return res, nil
 }
 
 // report prints PE 0's result: the phases, and the time per NAND (on MPI,
@@ -123,7 +127,7 @@ func report(w io.Writer, pes, keys int, cfg Config, svg string, res Result) {
 	}
 	fmt.Fprintf(w, "%-10s %12v %8d\n", "total", res.Time.Round(time.Microsecond), res.NANDs)
 	if res.NANDs > 0 {
-		fmt.Fprintf(w, "%d NANDs, %.2f µs per NAND (the 1995 board: 6.3 µs)\n", res.NANDs, float64(res.Time.Nanoseconds())/1e3/float64(res.NANDs))
+		fmt.Fprintf(w, "%d NANDs, %.2f µs per NAND (the 1995 board: 6.3 µs)\n", res.NANDs, res.perNAND())
 	}
 	if svg != "" {
 		fmt.Fprintf(w, "state graph: %s\n", svg)

@@ -1,5 +1,5 @@
-// Package anchors runs the baseline programs of ../shared/anchors — a
-// native Go spin barrier and Open MPI's MPI_Barrier — so that the
+// Package anchors runs the baseline programs of ../shared/anchors — the
+// native Go barriers and Open MPI's collectives — so that the
 // project's benchmarks (go test -bench, papersctl bench --procs) measure
 // them in the same invocation and print ratios rather than absolute times
 // from different days. Each baseline is built once per process, to a
@@ -59,10 +59,40 @@ var (
 // runTimeout bounds one run of an anchor.
 const runTimeout = 3 * time.Minute
 
-// GoSpin returns the native Go sense-reversing spin barrier's time per
-// barrier with n goroutines, in µs (gobarrier's spin_barrier_us).
-func GoSpin(n int) (float64, error) {
-	return figure(fmt.Sprintf("go n=%d", n), func() (string, error) {
+// GoBarriers are gobarrier's native Go barriers between n goroutines, in
+// µs per barrier: a sense-reversing spin barrier (the floor while every
+// goroutine has a CPU), the same barrier yielding at once, and a
+// sync.Cond barrier (the Go runtime's own park and hand-off: the floor when
+// goroutines outnumber CPUs).
+type GoBarriers struct {
+	Spin, Yield, Cond float64
+}
+
+// Best is the lowest of the three: the floor for an emulator that runs
+// each PE as a goroutine.
+func (g GoBarriers) Best() float64 { return min(g.Spin, g.Yield, g.Cond) }
+
+// Go returns gobarrier's three barriers with n goroutines; one run gives
+// all three.
+func Go(n int) (GoBarriers, error) {
+	key := fmt.Sprintf("go n=%d", n)
+	var g GoBarriers
+	for _, f := range []struct {
+		v    *float64
+		name string
+	}{{&g.Spin, "spin_barrier_us"}, {&g.Yield, "yield_barrier_us"}, {&g.Cond, "cond_barrier_us"}} {
+		v, err := figure(key+" "+f.name, func() (string, error) { return runGo(key, n) }, f.name)
+		if err != nil {
+			return g, err
+		}
+		*f.v = v
+	}
+	return g, nil
+}
+
+// runGo runs gobarrier once per PE count; the caller holds mu.
+func runGo(key string, n int) (string, error) {
+	return once(key, func() (string, error) {
 		bin, err := build("gobarrier", func(dir, out string) *exec.Cmd {
 			cmd := exec.Command("go", "build", "-o", out, ".")
 			cmd.Dir = filepath.Join(dir, "gobarrier")
@@ -76,7 +106,7 @@ func GoSpin(n int) (float64, error) {
 		// n² datagrams a round.
 		iters := max(2000, 200000/(n*n))
 		return run(exec.Command(bin, "-n", strconv.Itoa(n), "-iters", strconv.Itoa(iters)))
-	}, "spin_barrier_us")
+	})
 }
 
 // MPIBarrier returns MPI_Barrier's time per barrier with n ranks on this
@@ -112,28 +142,35 @@ func MPI(n int, tcp bool) (Collectives, error) {
 	return c, nil
 }
 
-// mpiOut caches the anchor's output per configuration (guarded by mu).
-var mpiOut = map[string]string{}
+// outputs caches an anchor's output per configuration (guarded by mu).
+var outputs = map[string]string{}
+
+// once runs an anchor once per configuration; the caller holds mu.
+func once(key string, measure func() (string, error)) (string, error) {
+	if out, ok := outputs[key]; ok {
+		return out, nil
+	}
+	out, err := measure()
+	if err == nil {
+		outputs[key] = out
+	}
+	return out, err
+}
 
 // runMPI runs mpi_collectives.c once per configuration; the caller holds
 // mu.
 func runMPI(key string, n int, tcp bool) (string, error) {
-	if out, ok := mpiOut[key]; ok {
-		return out, nil
-	}
-	bin, err := buildMPI("mpi", "mpi_collectives.c", "skip = 10000, it = 200000", "skip = 1000, it = 20000")
-	if err != nil {
-		return "", err
-	}
-	if _, err := exec.LookPath("mpirun"); err != nil {
-		return "", fmt.Errorf("%w: mpirun: %v", ErrAbsent, err)
-	}
-	args := append([]string{"--allow-run-as-root", "--oversubscribe", "-np", strconv.Itoa(n)}, TCPArgs(tcp)...)
-	out, err := run(exec.Command("mpirun", append(args, bin)...))
-	if err == nil {
-		mpiOut[key] = out
-	}
-	return out, err
+	return once(key, func() (string, error) {
+		bin, err := buildMPI("mpi", "mpi_collectives.c", "skip = 10000, it = 200000", "skip = 1000, it = 20000")
+		if err != nil {
+			return "", err
+		}
+		if _, err := exec.LookPath("mpirun"); err != nil {
+			return "", fmt.Errorf("%w: mpirun: %v", ErrAbsent, err)
+		}
+		args := append([]string{"--allow-run-as-root", "--oversubscribe", "-np", strconv.Itoa(n)}, TCPArgs(tcp)...)
+		return run(exec.Command("mpirun", append(args, bin)...))
+	})
 }
 
 // TCPArgs are mpirun's arguments for the TCP path (none without tcp).
@@ -268,6 +305,6 @@ func Cleanup() {
 	defer mu.Unlock()
 	if tmp != "" {
 		os.RemoveAll(tmp)
-		tmp, builds, mpiOut = "", map[string]string{}, map[string]string{}
+		tmp, builds, outputs = "", map[string]string{}, map[string]string{}
 	}
 }

@@ -4,7 +4,10 @@
 package testenv
 
 import (
+	"fmt"
 	"os"
+	"runtime"
+	"strconv"
 	"testing"
 )
 
@@ -19,6 +22,42 @@ func Missing(t testing.TB, format string, args ...any) {
 	}
 	t.Skipf(format, args...)
 }
+
+// EnvTrials, when set, is how many times the stress tests of the launcher
+// and the self-test repeat each case (issue 26's figures come from 100);
+// by default they make a quick few, for CI.
+const EnvTrials = "TTLPAPERS_RUN_TRIALS"
+
+// Trials is the number of trials a stress test makes: $TTLPAPERS_RUN_TRIALS,
+// or quick.
+func Trials(t testing.TB, quick int) int {
+	t.Helper()
+	s := os.Getenv(EnvTrials)
+	if s == "" {
+		return quick
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		t.Fatalf("%s=%q: want a positive number of trials", EnvTrials, s)
+	}
+	return n
+}
+
+// LoadAverage is the 1-minute load average, 0 if unknown.
+func LoadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	var load float64
+	fmt.Sscan(string(b), &load)
+	return load
+}
+
+// Overloaded reports whether more processes want the CPUs than there are:
+// a bound on how soon something happens is then about the machine, not
+// the mechanism, and tests log it instead of failing.
+func Overloaded() bool { return LoadAverage() > float64(runtime.NumCPU()) }
 
 // SlowUnderRace skips a test that takes minutes under the race detector
 // and runs one goroutine: .ci/run runs such tests again without -race
