@@ -19,6 +19,7 @@ package shm
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/ttlpapers/ttlpapers/emu"
@@ -34,9 +35,13 @@ const Prefix = "shm:"
 // board of the same name.
 const EnvJob = "PAPERS_JOB"
 
-// DataNetPath is where the data network of the board at board lives: the
-// launcher creates and removes it with the board.
-func DataNetPath(board string) string { return board + ".am" }
+// DataNetPath is where the data network of the board at board lives,
+// beside it: am-NAME for the board NAME (not NAME.am, which the boards'
+// pattern papers-* would match). The launcher creates and removes it with
+// the board.
+func DataNetPath(board string) string {
+	return filepath.Join(filepath.Dir(board), "am-"+filepath.Base(board))
+}
 
 func init() { substrate.Register(strings.TrimSuffix(Prefix, ":"), shmDriver{}) }
 
