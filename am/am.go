@@ -108,7 +108,7 @@ var (
 	// requester.
 	ErrHandlerSend = errors.New("a handler may only send one reply, to the requester, and only from a request handler")
 	// ErrNoNetwork: the PE has no data network attached.
-	ErrNoNetwork = errors.New("no data network attached: emulate.Run attaches one to every PE; processes of papersctl run and PCs on a real board do not have one yet (docs/datanet.md, Transports)")
+	ErrNoNetwork = errors.New("no data network attached: emulate.Run, papersctl run and mpirun attach one to every PE; PCs on a real board need MPI beside it (docs/datanet.md, Transports)")
 )
 
 // GoneError reports a PE that has left the data network: its program
@@ -164,6 +164,7 @@ type Stats struct {
 // PE's own goroutine, like a papers.PE's.
 type Endpoint struct {
 	t        Transport
+	direct   Direct // t's one-sided access, if it has one
 	self, n  int
 	handlers []Handler
 	lib      []Handler // the libraries' handlers, at their reserved numbers less libBase
@@ -184,6 +185,7 @@ type Endpoint struct {
 // NewEndpoint makes the endpoint of the PE on t's side of a network.
 func NewEndpoint(t Transport, o Options) *Endpoint {
 	e := &Endpoint{t: t, self: t.Self(), n: t.PEs(), timeout: o.Timeout, ctx: o.Context}
+	e.direct, _ = t.(Direct)
 	if e.timeout <= 0 {
 		e.timeout = papers.DefaultTimeout
 	}

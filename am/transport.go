@@ -93,3 +93,28 @@ type Transport interface {
 	// Leave either has it handled by drain or fails.
 	Leave(cause error, drain func())
 }
+
+// Direct is implemented by a transport that reaches other PEs' memory
+// without running their handlers (MPI's windows: MPI_Get and MPI_Put). A
+// layer that owns memory the others read and write (Split-C's spread
+// arrays) allocates it here and moves plain data this way: a get costs
+// what the medium's one-sided access costs, not a round trip of messages.
+// What needs the owner — atomics, stores the owner counts, Strata's ports
+// — still goes by active message.
+type Direct interface {
+	// Allocate returns n zeroed bytes of this PE's memory in a new region
+	// and the region's number; every PE calls it, in the same order, with
+	// the same n.
+	Allocate(n int) (mem []byte, region int, err error)
+	// Free frees a region; every PE calls it, in the same order.
+	Free(region int) error
+	// Get copies len(dst) bytes at offset off of PE pe's part of the
+	// region into dst; Put copies src there. Both are complete when they
+	// return: the data are in dst, or in pe's memory.
+	Get(pe, region, off int, dst []byte) error
+	Put(pe, region, off int, src []byte) error
+}
+
+// Direct returns the endpoint's one-sided access, or nil when its
+// transport has none.
+func (e *Endpoint) Direct() Direct { return e.direct }

@@ -9,7 +9,8 @@
 // port, or spmd.Main) and as separate processes on a shared-memory board
 // (papersctl run). Each PE here also has an endpoint on an in-process data
 // network (package am), which Split-C's global memory and Strata's active
-// messages use; the other runners do not attach one yet (docs/datanet.md).
+// messages use; papersctl run's processes get one in shared memory
+// (spmd/shm) and mpirun's ranks one over MPI (docs/datanet.md).
 package emulate
 
 import (

@@ -16,7 +16,8 @@
 // once, by the first cause: what the grace period's kills or the PEs'
 // reactions do afterwards never changes it. When the PEs have ended, what
 // they left running in their groups gets the grace period to finish its
-// output, then is killed. It removes the board when done.
+// output, then is killed. Beside the board it makes the run's data network
+// (spmd/shm.CreateDataNet), and it removes both when done.
 package launch
 
 import (

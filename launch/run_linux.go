@@ -45,8 +45,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		board.Close()
 		if owned {
 			os.Remove(path)
+			os.Remove(shm.DataNetPath(path))
 		}
 	}()
+	if owned {
+		if err := shm.CreateDataNet(path, cfg.PEs); err != nil {
+			return nil, fmt.Errorf("launch: the data network beside the board: %w", err)
+		}
+	}
 	r := &run{cfg: cfg, board: board, path: path, procs: make([]*os.Process, cfg.N), groups: make([]int, cfg.N),
 		exits: make(chan exitEvent, cfg.N), pending: -1, rep: &Report{Failed: -1, Board: path, Exits: make([]Exit, cfg.N)}}
 	if err := r.startAll(prog); err != nil {
@@ -132,7 +138,9 @@ func attach(cfg Config) (b *emu.Board, path string, owned bool, err error) {
 func sweep(dir string) {
 	paths, _ := filepath.Glob(filepath.Join(dir, BoardPrefix+"*"))
 	for _, p := range paths {
-		emu.RemoveStale(p)
+		if emu.RemoveStale(p) {
+			os.Remove(shm.DataNetPath(p))
+		}
 	}
 }
 

@@ -17,6 +17,7 @@ package mpi
 #include <mpi.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 
 static MPI_Comm ttl_world(void) { return MPI_COMM_WORLD; }
 static MPI_Comm ttl_comm_null(void) { return MPI_COMM_NULL; }
@@ -75,6 +76,45 @@ static int ttl_test(MPI_Request *r, int spins, int *done, int *source) {
 		if ((i & 63) == 0) sched_yield();
 	}
 	return MPI_SUCCESS;
+}
+
+// One-sided access, flushed: the data are there (get) or in the target's
+// memory (put) when it returns, in one cgo call.
+static int ttl_get(void *dst, int n, int rank, MPI_Aint disp, MPI_Win w) {
+	int err = MPI_Get(dst, n, MPI_BYTE, rank, disp, n, MPI_BYTE, w);
+	if (err != MPI_SUCCESS) return err;
+	return MPI_Win_flush(rank, w);
+}
+
+static int ttl_put(void *src, int n, int rank, MPI_Aint disp, MPI_Win w) {
+	int err = MPI_Put(src, n, MPI_BYTE, rank, disp, n, MPI_BYTE, w);
+	if (err != MPI_SUCCESS) return err;
+	return MPI_Win_flush(rank, w);
+}
+
+// ttl_win_allocate allocates n bytes (zeroed) in a window over c, with
+// errors returned, and opens a passive-target epoch to every rank.
+static int ttl_win_allocate(MPI_Aint n, MPI_Comm c, void **base, MPI_Win *w) {
+	int err = MPI_Win_allocate(n, 1, MPI_INFO_NULL, c, base, w);
+	if (err != MPI_SUCCESS) return err;
+	memset(*base, 0, n);
+	if ((err = MPI_Win_set_errhandler(*w, MPI_ERRORS_RETURN)) != MPI_SUCCESS) return err;
+	return MPI_Win_lock_all(0, *w);
+}
+
+static int ttl_win_free(MPI_Win *w) {
+	int err = MPI_Win_unlock_all(*w);
+	if (err != MPI_SUCCESS) return err;
+	return MPI_Win_free(w);
+}
+
+// ttl_test2 tests two requests in one call (either may be NULL: done
+// stays as it was).
+static int ttl_test2(MPI_Request *a, int *da, MPI_Request *b, int *db) {
+	int err = MPI_SUCCESS;
+	if (a && !*da) err = MPI_Test(a, da, MPI_STATUS_IGNORE);
+	if (err == MPI_SUCCESS && b && !*db) err = MPI_Test(b, db, MPI_STATUS_IGNORE);
+	return err;
 }
 
 static int ttl_iprobe(MPI_Comm c, int source, int tag, int *flag, int *from, int *count) {
@@ -201,6 +241,21 @@ func (r *Request) Test(spins int) (done bool, source int, err error) {
 	return d != 0, int(src), err
 }
 
+// Test2 tests a and b in one call, each unless its done flag is set
+// already; the flags report completion.
+func Test2(a *Request, aDone *bool, b *Request, bDone *bool) error {
+	var da, db C.int
+	if *aDone {
+		da = 1
+	}
+	if *bDone {
+		db = 1
+	}
+	err := check("MPI_Test", C.ttl_test2(&a.r, &da, &b.r, &db))
+	*aDone, *bDone = da != 0, db != 0
+	return err
+}
+
 // Cancel cancels a pending point-to-point request (MPI_Cancel) and frees
 // it. Nonblocking collectives cannot be cancelled (MPI-3 §5.12): their
 // requests are abandoned with the communicator (see docs/mpi.md).
@@ -277,3 +332,33 @@ func Alloc(n int) []byte {
 
 // Free releases memory from Alloc.
 func Free(b []byte) { C.free(unsafe.Pointer(unsafe.SliceData(b))) }
+
+// Win is a window of memory the other ranks reach with Get and Put.
+type Win struct{ w C.MPI_Win }
+
+// WinAllocate allocates n bytes, zeroed, in a window over c (collective:
+// MPI_Win_allocate, then MPI_Win_lock_all for passive-target access) and
+// returns them; they are C memory, freed by Free.
+func (c Comm) WinAllocate(n int) ([]byte, Win, error) {
+	var base unsafe.Pointer
+	var w Win
+	if err := check("MPI_Win_allocate", C.ttl_win_allocate(C.MPI_Aint(max(n, 1)), c.c, &base, &w.w)); err != nil {
+		return nil, w, err
+	}
+	return unsafe.Slice((*byte)(base), n), w, nil
+}
+
+// Free ends the access epoch and frees the window (collective).
+func (w *Win) Free() error { return check("MPI_Win_free", C.ttl_win_free(&w.w)) }
+
+// Get copies len(dst) bytes at disp in rank's part of the window into dst
+// (C memory or Go memory without pointers: MPI is done with it on return),
+// flushed.
+func (w Win) Get(dst []byte, rank, disp int) error {
+	return check("MPI_Get", C.ttl_get(unsafe.Pointer(unsafe.SliceData(dst)), C.int(len(dst)), C.int(rank), C.MPI_Aint(disp), w.w))
+}
+
+// Put copies src to disp in rank's part of the window, flushed.
+func (w Win) Put(src []byte, rank, disp int) error {
+	return check("MPI_Put", C.ttl_put(unsafe.Pointer(unsafe.SliceData(src)), C.int(len(src)), C.int(rank), C.MPI_Aint(disp), w.w))
+}

@@ -5,6 +5,7 @@ package mpi
 import (
 	"fmt"
 
+	"github.com/ttlpapers/ttlpapers/am"
 	"github.com/ttlpapers/ttlpapers/papers"
 	"github.com/ttlpapers/ttlpapers/spmd/substrate"
 )
@@ -40,11 +41,18 @@ type session struct{ p *papers.PE }
 
 func (s session) PE() *papers.PE { return s.p }
 
-// Fail announces the departure as on a board (papers.PE.Abort: the others'
-// current operation returns an *papers.InterruptError naming this PE); the
-// process then exits without MPI_Finalize and mpirun ends the job with a
-// non-zero status.
-func (s session) Fail(error) { s.p.Abort(substrate.AbortCode) }
+// Fail leaves the data network with the cause (the others' waits on this
+// PE there end in an *am.GoneError carrying it) and announces the
+// departure as on a board (papers.PE.Abort: the others' current operation
+// returns an *papers.InterruptError naming this PE); the process then
+// exits without MPI_Finalize and mpirun ends the job with a non-zero
+// status.
+func (s session) Fail(err error) {
+	if ep, aerr := am.Of(s.p); aerr == nil {
+		ep.Abort(err)
+	}
+	s.p.Abort(substrate.AbortCode)
+}
 
 // Stop does nothing: the process exits, and mpirun, which forwards the
 // signal to every rank, ends the job.

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/ttlpapers/ttlpapers/am"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
@@ -95,6 +96,8 @@ type engine struct {
 	broken error  // set when the collectives can no longer be kept in step
 
 	lastLeft, lastJoined uint64 // what the last acknowledge changed
+
+	ep *am.Endpoint // the PE's data network (datanet.go)
 }
 
 // Open opens this process's PE on MPI: it initialises MPI on the calling
@@ -132,10 +135,20 @@ func Open(cfg papers.Config) (*papers.PE, error) {
 	for k := range size {
 		e.ranks = append(e.ranks, k)
 	}
+	dn, err := newDataNet(world, e)
+	if err != nil {
+		return nil, err
+	}
 	wait := e.timeout // the check-in has a bound of its own
 	e.timeout = cmp.Or(cfg.CheckInTimeout, wait)
-	defer func() { e.timeout = wait }()
-	return papers.OpenEngine(e, cfg)
+	p, err := papers.OpenEngine(e, cfg)
+	e.timeout = wait
+	if err != nil {
+		return nil, err
+	}
+	e.ep = am.NewEndpoint(dn, am.Options{Timeout: wait, Context: cfg.Context})
+	p.AttachDataNet(e.ep)
+	return p, nil
 }
 
 func (e *engine) errorf(format string, a ...any) error {
@@ -507,13 +520,19 @@ func (e *engine) drain() {
 	}
 }
 
+// Close leaves the data network (handling what has arrived) and
+// finalizes MPI.
 func (e *engine) Close() error {
+	err := e.ep.Close()
 	if e.broken != nil {
 		// A rank that finalizes while another is stuck would wait for it:
 		// leave without; mpirun reports the job failed.
-		return nil
+		return err
 	}
-	return Finalize()
+	if ferr := Finalize(); err == nil {
+		err = ferr
+	}
+	return err
 }
 
 // acknowledge runs a parallel interrupt's acknowledge with the other

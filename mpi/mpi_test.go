@@ -53,6 +53,12 @@ func rank(mode string) int {
 		err = victim(p, mode)
 	case "bench":
 		err = bench(p)
+	case "datanet":
+		err = runDataNet(p)
+	case "datanet-stop":
+		err = dataNetVictim(p)
+	case "datanet-leave":
+		err = dataNetLeaver(p)
 	default:
 		err = fmt.Errorf("unknown %s %q", envMode, mode)
 	}

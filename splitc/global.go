@@ -129,11 +129,16 @@ type Memory struct {
 	perPE   []int32 // operations on def each PE has yet to answer, to name it on a timeout
 	stores  []*StoreCounter
 	atomics []atomicFn
+
+	dir     am.Direct // the transport's one-sided access, if any (direct.go)
+	scratch []byte    // a scalar on its way through dir: 8 bytes of their own, for cgo's pointer check
+	polls   uint32    // direct operations since the last poll
 }
 
 type segment struct {
-	mem  []byte // backed by []uint64 (or the caller's []T), so a Number is aligned
-	live bool
+	mem    []byte // backed by []uint64 (or the caller's []T, or dir's memory), so a Number is aligned
+	live   bool
+	region int // dir's region number + 1; 0: not reachable through dir
 }
 
 // pending is one outstanding remote operation: where the answer goes and
@@ -194,7 +199,7 @@ func Attach(p *papers.PE) (*Memory, error) {
 	if m, ok := ep.Value(memKey{}).(*Memory); ok {
 		return m, nil
 	}
-	m := &Memory{p: p, ep: ep, self: p.Self(), n: p.PEs(), free: -1, perPE: make([]int32, p.PEs())}
+	m := &Memory{p: p, ep: ep, self: p.Self(), n: p.PEs(), free: -1, perPE: make([]int32, p.PEs()), dir: ep.Direct(), scratch: make([]byte, 8)}
 	NewStoreCounter(m) // the default pair of store counters, number 0
 	m.atomics = []atomicFn{
 		atomicExchange: func(loc unsafe.Pointer, size uintptr, a, _ uint64) uint64 {
@@ -263,8 +268,16 @@ func AllSpreadMalloc[T Number](m *Memory, count int) (Spread[T], error) {
 		return Spread[T]{}, m.errorf("all_spread_malloc: the PEs have made different numbers of spread arrays: every PE must call AllSpreadMalloc and AllSpreadFree in the same order")
 	}
 	size := s.PerPE() * int(unsafe.Sizeof(*new(T)))
-	words := make([]uint64, (size+7)/8)
-	m.segs = append(m.segs, segment{mem: unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), size), live: true})
+	if m.dir != nil {
+		mem, region, err := m.dir.Allocate(size)
+		if err != nil {
+			return Spread[T]{}, m.errorf("all_spread_malloc: %w", err)
+		}
+		m.segs = append(m.segs, segment{mem: mem, live: true, region: region + 1})
+	} else {
+		words := make([]uint64, (size+7)/8)
+		m.segs = append(m.segs, segment{mem: unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), size), live: true})
+	}
 	return s, am.Barrier(m.p) // nobody uses it before every PE has it
 }
 
@@ -281,8 +294,12 @@ func AllSpreadFree[T Number](m *Memory, s Spread[T]) error {
 	if err := am.Barrier(m.p); err != nil { // every PE is done with it
 		return err
 	}
+	var err error
+	if r := m.segs[s.seg].region; r > 0 {
+		err = m.dir.Free(r - 1)
+	}
 	m.segs[s.seg] = segment{}
-	return nil
+	return err
 }
 
 // ToGlobal returns a global pointer to local[0] on this PE (Split-C's

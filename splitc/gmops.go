@@ -31,6 +31,9 @@ func get[T Number](m *Memory, op string, dst *T, g Global[T], ctr *Counter) erro
 		}
 		return nil
 	}
+	if r, off, ok := m.direct(g.addr, size); ok {
+		return directGet(m, op, g.pe, r, off, dst, ctr)
+	}
 	i := m.issue(g.pe, g.addr, ctr, unsafe.Pointer(dst), size)
 	return m.send(g.pe, hGet, am.Args{g.addr, uint64(size), uint64(i)}, nil, i)
 }
@@ -48,6 +51,9 @@ func put[T Number](m *Memory, op string, g Global[T], v T, ctr *Counter) error {
 		}
 		*(*T)(p) = v
 		return nil
+	}
+	if r, off, ok := m.direct(g.addr, size); ok {
+		return directPut(m, op, g.pe, r, off, v)
 	}
 	i := m.issue(g.pe, g.addr, ctr, nil, size)
 	return m.send(g.pe, hPut, am.Args{g.addr, uint64(size), bitsOf(v), uint64(i)}, nil, i)
@@ -234,6 +240,12 @@ func bulkGet[T Number](m *Memory, op string, dst []T, src Global[T], c *Counter)
 		copy(b, unsafe.Slice((*byte)(local), n))
 		return nil
 	}
+	if r, off, ok := m.direct(src.addr, n); ok {
+		if err := m.dir.Get(int(src.pe), r, off, b); err != nil {
+			return m.errorf("%s: %w", op, err)
+		}
+		return m.poll()
+	}
 	for off := uintptr(0); off < n; off += am.MaxMedium {
 		k := min(am.MaxMedium, n-off)
 		i := m.issue(src.pe, src.addr+uint64(off), c, unsafe.Pointer(&b[off]), k)
@@ -253,6 +265,12 @@ func bulkPut[T Number](m *Memory, op string, dst Global[T], src []T, c *Counter)
 	if local != nil {
 		copy(unsafe.Slice((*byte)(local), n), b)
 		return nil
+	}
+	if r, off, ok := m.direct(dst.addr, n); ok {
+		if err := m.dir.Put(int(dst.pe), r, off, b); err != nil {
+			return m.errorf("%s: %w", op, err)
+		}
+		return m.poll()
 	}
 	for off := uintptr(0); off < n; off += am.MaxMedium {
 		k := min(am.MaxMedium, n-off)

@@ -186,6 +186,15 @@ func Open() (*papers.PE, error) {
 	return o.Open()
 }
 
+// Launched reports whether this process is one PE of a program whose PEs
+// are processes: started by papersctl run or mpirun, or given a port
+// (PAPERS_PORT). A program that can also run its PEs in-process
+// (examples/radixsort, examples/matmul) asks it to choose.
+func Launched() bool {
+	_, _, _, launched := substrate.Launched()
+	return launched || os.Getenv(EnvPort) != "" || os.Getenv(EnvBoard) != ""
+}
+
 var sessions sync.Map // *papers.PE → substrate.Session
 
 // commandLine holds the options registered on flag.CommandLine, if any.

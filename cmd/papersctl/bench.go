@@ -135,6 +135,7 @@ type benchCmd struct {
 	ops           []benchOp
 	procs         []int // --procs: live processes instead (bench_procs.go)
 	data          bool  // --data: the data network instead (bench_data.go)
+	mpi           int   // --mpi: with --data, as mpirun's ranks
 }
 
 func (c *benchCmd) define(f *flagSet) {
@@ -152,19 +153,30 @@ func (c *benchCmd) define(f *flagSet) {
 		c.procs, err = parseProcs(s)
 		return err
 	}, "instead, the barrier and the NAND between N processes on a shared-memory board, for each N of a list (e.g. 2,4,8), beside MPI_Barrier and the Go spin barrier of ../shared/anchors")
-	f.Bool(&c.data, "data", "instead, the data network: the Active Messages paper's benchmarks, LogP, and Libsplit-C's microbenchmarks, beside the CM-5's figures and ../shared/anchors/mpi_data.c (--pes: the ring's PEs)")
+	f.Bool(&c.data, "data", "instead, the data network: the Active Messages paper's benchmarks, LogP, and Libsplit-C's microbenchmarks, beside the CM-5's figures and ../shared/anchors/mpi_data.c (--pes: the ring's PEs; --procs N: between N processes on a shared-memory board; --mpi N: as N ranks under mpirun)")
+	f.Int(&c.mpi, "mpi", 0, 2, lpt.MaxPEs, "with --data: run the benchmarks as N ranks under mpirun (papersctl built with -tags mpi)")
 }
 
 func (c *benchCmd) check(f *flagSet, _ []string) error {
 	var p problems
 	if c.data {
-		for _, name := range []string{"procs", "ops", "port-op-us"} {
+		for _, name := range []string{"ops", "port-op-us"} {
 			if f.isSet(name) {
 				p.addf("--%s: --data measures the data network: drop --%s or --data", name, name)
 			}
 		}
+		switch {
+		case len(c.procs) > 1 || len(c.procs) == 1 && c.procs[0] < 2:
+			p.addf("--procs: with --data, one process count of 2 or more (e.g. --procs 4)")
+		case len(c.procs) > 0 && c.mpi > 0:
+			p.addf("--mpi and --procs: the processes run either under mpirun or on a shared-memory board: drop one")
+		case f.isSet("pes") && (len(c.procs) > 0 || c.mpi > 0):
+			p.addf("--pes: with --procs or --mpi every process is a PE: drop --pes")
+		}
+	} else if c.mpi > 0 {
+		p.addf("--mpi: only with --data")
 	}
-	if len(c.procs) > 0 {
+	if len(c.procs) > 0 && !c.data {
 		for _, name := range []string{"pes", "ops", "port-op-us"} {
 			if f.isSet(name) {
 				p.addf("--%s: --procs measures the barrier and the NAND between live processes: drop --%s or --procs", name, name)
@@ -177,11 +189,15 @@ func (c *benchCmd) check(f *flagSet, _ []string) error {
 // run measures each operation in turn. ^C stops it: the operations measured
 // so far are printed, the one under way with what it had (not converged).
 func (c *benchCmd) run(e *env, _ []string) error {
+	if c.data {
+		procs := c.mpi
+		if len(c.procs) > 0 {
+			procs = c.procs[0]
+		}
+		return benchData(e, c.pes, c.json, c.maxTime, c.tol, procs, c.mpi > 0)
+	}
 	if len(c.procs) > 0 {
 		return benchProcs(e, c.procs, c.json, c.maxTime, c.tol)
-	}
-	if c.data {
-		return benchData(e, c.pes, c.json, c.maxTime, c.tol)
 	}
 	line := progress.New(e.stderr)
 	start := time.Now()

@@ -12,9 +12,11 @@ import (
 
 // benchData is papersctl bench --data: the data network's benchmarks
 // (internal/databench) with MPI's figures from ../shared/anchors/mpi_data.c
-// measured in the same invocation (or a note saying why not).
-func benchData(e *env, ringPEs int, asJSON bool, maxTime time.Duration, tol float64) error {
-	if ringPEs < 2 {
+// measured in the same invocation (or a note saying why not); with procs
+// > 0, between that many processes (bench_data_procs.go), under mpirun
+// when viaMPI.
+func benchData(e *env, ringPEs int, asJSON bool, maxTime time.Duration, tol float64, procs int, viaMPI bool) error {
+	if ringPEs < 2 && procs == 0 {
 		return fmt.Errorf("--pes %d: the ring needs at least 2 PEs", ringPEs)
 	}
 	line := progress.New(e.stderr)
@@ -22,10 +24,17 @@ func benchData(e *env, ringPEs int, asJSON bool, maxTime time.Duration, tol floa
 	defer anchors.Cleanup()
 	mpi, merr := anchors.MPIData()
 	start := time.Now()
-	rows, err := databench.Run(e.ctx, databench.Options{RingPEs: ringPEs, MaxTime: maxTime, Tolerance: tol,
-		Progress: func(name string) {
-			line.Show("bench: %s, %v (^C prints what is measured)", name, time.Since(start).Round(time.Second))
-		}}, mpi)
+	var rows []databench.Row
+	var err error
+	if procs > 0 {
+		line.Show("bench: the data network between %d processes", procs)
+		rows, err = benchDataProcs(procs, viaMPI, benchDataParams{MaxTime: maxTime, Tolerance: tol, MPI: mpi}, e.stderr)
+	} else {
+		rows, err = databench.Run(e.ctx, databench.Options{RingPEs: ringPEs, MaxTime: maxTime, Tolerance: tol,
+			Progress: func(name string) {
+				line.Show("bench: %s, %v (^C prints what is measured)", name, time.Since(start).Round(time.Second))
+			}}, mpi)
+	}
 	line.Clear()
 	if merr != nil {
 		fmt.Fprintf(e.stderr, "papersctl bench: no MPI figures beside ours: %v\n", merr)

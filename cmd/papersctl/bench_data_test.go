@@ -12,14 +12,7 @@ func TestBenchData(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every data-network benchmark (seconds)")
 	}
-	out, errOut, st := runCLI("bench", "--data", "--json", "--max-time", "10ms", "--pes", "3")
-	if st != 0 {
-		t.Fatalf("status %d: %s", st, errOut)
-	}
-	var rows []map[string]any
-	if err := json.Unmarshal([]byte(out), &rows); err != nil {
-		t.Fatalf("--json output does not parse: %v\n%s", err, out)
-	}
+	rows := benchDataRows(t, "--pes", "3")
 	seen := map[string]bool{}
 	for _, r := range rows {
 		op, _ := r["op"].(string)
@@ -43,9 +36,34 @@ func TestBenchData(t *testing.T) {
 	}
 }
 
+// benchDataRows runs bench --data --json briefly with args and returns
+// its rows.
+func benchDataRows(t *testing.T, args ...string) []map[string]any {
+	t.Helper()
+	out, errOut, st := runCLI(append([]string{"bench", "--data", "--json", "--max-time", "10ms"}, args...)...)
+	if st != 0 {
+		t.Fatalf("status %d: %s", st, errOut)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatalf("--json output does not parse: %v\n%s", err, out)
+	}
+	return rows
+}
+
 func TestBenchDataFlags(t *testing.T) {
-	_, errOut, st := runCLI("bench", "--data", "--procs", "2")
-	if st == 0 || !strings.Contains(errOut, "--data") {
-		t.Errorf("--data with --procs: status %d, %s", st, errOut)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--data", "--procs", "2,4"}, "one process count"},
+		{[]string{"--data", "--procs", "2", "--mpi", "2"}, "drop one"},
+		{[]string{"--data", "--procs", "2", "--pes", "3"}, "drop --pes"},
+		{[]string{"--mpi", "2"}, "only with --data"},
+	} {
+		_, errOut, st := runCLI(append([]string{"bench"}, tc.args...)...)
+		if st == 0 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: status %d, %s; want an error saying %q", tc.args, st, errOut, tc.want)
+		}
 	}
 }

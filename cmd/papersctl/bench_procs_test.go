@@ -42,3 +42,25 @@ func init() {
 	}
 	badInputs["bench"] = append(badInputs["bench"], badInput{[]string{"--procs", "2", "--pes", "8"}, []string{"--pes: --procs measures the barrier and the NAND between live processes"}})
 }
+
+// TestBenchDataProcs: bench --data --procs 2 runs the data network's
+// benchmarks between 2 processes (this test binary, as papersctl) over the
+// shared-memory transport; those needing 3 PEs are left out.
+func TestBenchDataProcs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every data-network benchmark between processes (seconds)")
+	}
+	t.Setenv("PAPERS_ANCHORS", t.TempDir()) // no anchors: this test checks our side
+	seen := map[string]bool{}
+	for _, r := range benchDataRows(t, "--procs", "2") {
+		seen[r["op"].(string)] = true
+		if r["measured_us"] == nil && r["measured_MBps"] == nil {
+			t.Errorf("%v: no measured figure", r["op"])
+		}
+	}
+	for op, want := range map[string]bool{"am-round-trip": true, "am-ring": true, "splitc-read": true, "bulk-put": true, "strata-block-xfer": true, "am-one-to-two": false} {
+		if seen[op] != want {
+			t.Errorf("row %s present: %v, want %v", op, seen[op], want)
+		}
+	}
+}

@@ -8,6 +8,13 @@
 // its result and prints MFLOPS beside the CM-5's (Luna Table 1, CMAM).
 //
 //	go run ./examples/matmul -pes 4 -block 128
+//
+// Started by papersctl run or mpirun, each process is one PE (the PE count
+// is theirs): the global memory is then the data network between
+// processes, in shared memory or over MPI.
+//
+//	papersctl run -n 4 -- matmul -block 128
+//	mpirun -np 4 matmul -block 128    (built with -tags mpi)
 package main
 
 import (
@@ -21,12 +28,26 @@ import (
 	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/papers"
 	"github.com/ttlpapers/ttlpapers/splitc"
+	"github.com/ttlpapers/ttlpapers/spmd"
 )
 
 func main() {
 	pes := flag.Int("pes", 4, "number of PEs: a square (1, 4, 9, 16, 25)")
 	block := flag.Int("block", 64, "each PE's block of each matrix is block × block (the report ran 64 to 512)")
 	flag.Parse()
+	if spmd.Launched() {
+		spmd.Main(func(p *papers.PE) error {
+			q, err := grid(p.PEs(), *block)
+			if err != nil {
+				return err
+			}
+			r, err := multiplyPE(p, q, *block)
+			if err == nil && p.Self() == 0 {
+				report(os.Stdout, p.PEs(), *block, r)
+			}
+			return err
+		})
+	}
 	if err := run(os.Stdout, *pes, *block); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -41,6 +62,11 @@ func run(w io.Writer, pes, b int) error {
 	if err != nil {
 		return err
 	}
+	report(w, pes, b, r)
+	return nil
+}
+
+func report(w io.Writer, pes, b int, r result) {
 	n := r.q * b
 	fmt.Fprintf(w, "matrix multiply: %d×%d matrices, %d PEs, %d×%d blocks: result checked\n", n, n, pes, b, b)
 	fmt.Fprintf(w, "%.3f s, %.1f MFLOPS", r.elapsed.Seconds(), r.mflops)
@@ -48,7 +74,6 @@ func run(w io.Writer, pes, b int) error {
 		fmt.Fprintf(w, " (the CM-5 with CMAM, 4 PEs, %d×%d: %.0f MFLOPS)", b, b, s)
 	}
 	fmt.Fprintln(w)
-	return nil
 }
 
 type result struct {
@@ -61,61 +86,76 @@ type result struct {
 func aAt(r, c int) float64 { return float64((7*r+3*c)%11) - 5 }
 func bAt(r, c int) float64 { return float64((5*r+2*c)%13) - 6 }
 
-// multiply runs the program and returns PE 0's timing.
-func multiply(pes, b int) (result, error) {
+// grid checks the PE count and block size and returns the grid's side.
+func grid(pes, b int) (int, error) {
 	q := int(math.Round(math.Sqrt(float64(pes))))
 	if q*q != pes || pes < 1 {
-		return result{}, fmt.Errorf("matmul: %d PEs: the blocks form a square grid: use 1, 4, 9, 16 or 25 PEs", pes)
+		return 0, fmt.Errorf("matmul: %d PEs: the blocks form a square grid: use 1, 4, 9, 16 or 25 PEs", pes)
 	}
 	if b < 1 || b > 1024 {
-		return result{}, fmt.Errorf("matmul: block %d: use 1 to 1024", b)
+		return 0, fmt.Errorf("matmul: block %d: use 1 to 1024", b)
+	}
+	return q, nil
+}
+
+// multiply runs the program on goroutine PEs and returns PE 0's timing.
+func multiply(pes, b int) (result, error) {
+	q, err := grid(pes, b)
+	if err != nil {
+		return result{}, err
 	}
 	var res result
-	err := emulate.Run(pes, papers.Config{}, func(p *papers.PE) error {
-		m, err := splitc.Attach(p)
-		if err != nil {
-			return err
+	err = emulate.Run(pes, papers.Config{}, func(p *papers.PE) error {
+		r, err := multiplyPE(p, q, b)
+		if p.Self() == 0 {
+			res = r // PE 0's timing, as the report's
 		}
-		me := p.Self()
-		i, j := me/q, me%q
-		// One spread array per matrix; PE k's part is its block, row-major.
-		A, err := splitc.AllSpreadMalloc[float64](m, pes*b*b)
-		if err != nil {
-			return err
-		}
-		B, err := splitc.AllSpreadMalloc[float64](m, pes*b*b)
-		if err != nil {
-			return err
-		}
-		a, bb := splitc.Local(m, A), splitc.Local(m, B)
-		for r := range b {
-			for c := range b {
-				a[r*b+c] = aAt(i*b+r, j*b+c)
-				bb[r*b+c] = bAt(i*b+r, j*b+c)
-			}
-		}
-		if err := splitc.Barrier(p); err != nil {
-			return err
-		}
-		start := time.Now()
-		c, err := multiplyBlock(m, A, B, i, j, q, b)
-		if err != nil {
-			return err
-		}
-		if err := splitc.Barrier(p); err != nil {
-			return err
-		}
-		elapsed := time.Since(start)
-		if err := check(c, i, j, q, b); err != nil {
-			return fmt.Errorf("matmul: PE %d: %w", me, err)
-		}
-		if me == 0 {
-			n := float64(q * b)
-			res = result{q: q, elapsed: elapsed, mflops: 2 * n * n * n / elapsed.Seconds() / 1e6}
-		}
-		return splitc.Barrier(p)
+		return err
 	})
 	return res, err
+}
+
+// multiplyPE is one PE's part; PE 0 returns the timing.
+func multiplyPE(p *papers.PE, q, b int) (result, error) {
+	pes, me := p.PEs(), p.Self()
+	m, err := splitc.Attach(p)
+	if err != nil {
+		return result{}, err
+	}
+	i, j := me/q, me%q
+	// One spread array per matrix; PE k's part is its block, row-major.
+	A, err := splitc.AllSpreadMalloc[float64](m, pes*b*b)
+	if err != nil {
+		return result{}, err
+	}
+	B, err := splitc.AllSpreadMalloc[float64](m, pes*b*b)
+	if err != nil {
+		return result{}, err
+	}
+	a, bb := splitc.Local(m, A), splitc.Local(m, B)
+	for r := range b {
+		for c := range b {
+			a[r*b+c] = aAt(i*b+r, j*b+c)
+			bb[r*b+c] = bAt(i*b+r, j*b+c)
+		}
+	}
+	if err := splitc.Barrier(p); err != nil {
+		return result{}, err
+	}
+	start := time.Now()
+	c, err := multiplyBlock(m, A, B, i, j, q, b)
+	if err != nil {
+		return result{}, err
+	}
+	if err := splitc.Barrier(p); err != nil {
+		return result{}, err
+	}
+	elapsed := time.Since(start)
+	if err := check(c, i, j, q, b); err != nil {
+		return result{}, fmt.Errorf("matmul: PE %d: %w", me, err)
+	}
+	n := float64(q * b)
+	return result{q: q, elapsed: elapsed, mflops: 2 * n * n * n / elapsed.Seconds() / 1e6}, splitc.Barrier(p)
 }
 
 // multiplyBlock computes this PE's block of C: for each k it fetches

@@ -34,7 +34,6 @@ import (
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
 	"github.com/ttlpapers/ttlpapers/spmd"
-	"github.com/ttlpapers/ttlpapers/spmd/substrate"
 	"github.com/ttlpapers/ttlpapers/strata"
 )
 
@@ -47,7 +46,7 @@ func main() {
 	memory := flag.Bool("memory", false, "coalesce through Split-C global memory (a store per key, then all_store_sync: Libsplit-C §6.2) instead of the board's NAND lines")
 	anchor := flag.Bool("anchor", true, "also time the native Go barriers of ../shared/anchors with as many goroutines, when they are there")
 	flag.Parse()
-	if spmdRun() {
+	if spmd.Launched() {
 		cfg := Config{KeyBits: *keyBits, DigitBits: *digitBits, Memory: *memory}
 		if err := cfg.check(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -111,14 +110,6 @@ func run(w io.Writer, pes, keys int, cfg Config, svg string) (Result, error) {
 	}
 	report(w, pes, keys, cfg, svg, res)
 	return res, nil
-}
-
-// spmdRun reports whether this process is one PE of several (started by
-// papersctl run, by mpirun, or given a port): then it sorts as that PE
-// instead of emulating the PEs in-process.
-func spmdRun() bool {
-	_, _, _, launched := substrate.Launched()
-	return launched || os.Getenv(spmd.EnvPort) != ""
 }
 
 // report prints PE 0's result: the phases, and the time per NAND (on MPI,

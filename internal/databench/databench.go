@@ -49,6 +49,13 @@ type Options struct {
 	Sizes     []int         // block and bulk sizes, bytes (multiples of 8)
 	// Progress, if set, is told each benchmark's name as it starts.
 	Progress func(name string)
+	// PE, when set, is this process's PE of a program whose PEs are
+	// processes (papersctl run's, mpirun's): every PE calls Run, the
+	// benchmarks run on the program's PEs and their data network instead
+	// of goroutine PEs, those needing more PEs than it has are left out,
+	// the PEs a benchmark does not use wait in its barriers, and the rows
+	// are PE 0's.
+	PE *papers.PE
 }
 
 // DefaultSizes are the anchor's: 64 B to 1 MiB by fours.
@@ -67,14 +74,17 @@ type rep func() (time.Duration, error)
 // decides when the mean per op (perRep ops a repetition) has converged.
 func run(ctx context.Context, o Options, n, perRep int, setup func(p *papers.PE, ep *am.Endpoint) (rep, error)) (measure.Result, error) {
 	var res measure.Result
-	err := emulate.Run(n, papers.Config{Context: ctx}, func(p *papers.PE) error {
+	body := func(p *papers.PE) error {
 		ep, err := am.Of(p)
 		if err != nil {
 			return err
 		}
-		r, err := setup(p, ep)
+		r, err := setup(p, ep) // on every PE: handlers and allocations are collective
 		if err != nil {
 			return err
+		}
+		if p.Self() >= n {
+			r = func() (time.Duration, error) { return 0, nil }
 		}
 		var smp *measure.Sampler
 		if p.Self() == 0 {
@@ -103,7 +113,11 @@ func run(ctx context.Context, o Options, n, perRep int, setup func(p *papers.PE,
 				return err
 			}
 		}
-	})
+	}
+	if o.PE != nil {
+		return res, body(o.PE)
+	}
+	err := emulate.Run(n, papers.Config{Context: ctx}, body)
 	return res, err
 }
 
@@ -224,6 +238,9 @@ func ring(ctx context.Context, o Options, n int) (measure.Result, error) {
 // the MPI anchor's (mpi: the anchor's figures by name, nil when it did not
 // run) beside ours.
 func Run(ctx context.Context, o Options, mpi map[string]float64) ([]Row, error) {
+	if o.PE != nil {
+		o.RingPEs = o.PE.PEs()
+	}
 	if o.RingPEs < 2 {
 		return nil, fmt.Errorf("databench: ring of %d PEs: use at least 2", o.RingPEs)
 	}
@@ -256,6 +273,9 @@ func Run(ctx context.Context, o Options, mpi map[string]float64) ([]Row, error) 
 		{"am-round-trip", 2, &rt, func() (measure.Result, error) { return roundTrip(ctx, o) }, 11.40, "round_trip_us"},
 		{"am-ring", o.RingPEs, &rg, func() (measure.Result, error) { return ring(ctx, o, o.RingPEs) }, 3.18, ""},
 	} {
+		if o.PE != nil && b.pes > o.PE.PEs() {
+			continue
+		}
 		err := step(b.name, func() error {
 			r, err := b.f()
 			if err != nil {

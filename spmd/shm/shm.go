@@ -6,11 +6,20 @@
 // the processes and aborts the board when one dies — even by SIGKILL,
 // which no process can catch — so every other PE's current or next
 // operation fails at once, naming it.
+//
+// Beside the board the launcher makes the job's data network
+// (DataNetPath: active messages in shared memory, am.CreateShared), which
+// Split-C's global memory and Strata's active messages use: each PE
+// attaches its endpoint to its papers.PE (am.Of), leaves it when the
+// program returns (handling what has arrived) or fails (the others' waits
+// on it end in an error naming it), and a PE process that dies without
+// leaving is named by the others at their next look.
 package shm
 
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/ttlpapers/ttlpapers/emu"
@@ -25,6 +34,14 @@ const Prefix = "shm:"
 // must find at its PATH: a PE started for one run never joins another's
 // board of the same name.
 const EnvJob = "PAPERS_JOB"
+
+// DataNetPath is where the data network of the board at board lives,
+// beside it: am-NAME for the board NAME (not NAME.am, which the boards'
+// pattern papers-* would match). The launcher creates and removes it with
+// the board.
+func DataNetPath(board string) string {
+	return filepath.Join(filepath.Dir(board), "am-"+filepath.Base(board))
+}
 
 func init() { substrate.Register(strings.TrimSuffix(Prefix, ":"), shmDriver{}) }
 
@@ -62,27 +79,55 @@ func (d shmDriver) Open(spec string, o substrate.Options) (substrate.Session, er
 		b.Close()
 		return nil, err
 	}
-	p, err := papers.Open(port, papers.Config{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckInTimeout: o.CheckIn})
+	net, err := openDataNet(path, o)
 	if err != nil {
 		b.Close()
 		return nil, err
 	}
-	return &session{p: p, board: b}, nil
+	p, err := papers.Open(port, papers.Config{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckInTimeout: o.CheckIn})
+	if err != nil {
+		if net != nil {
+			net.abort(err)
+		}
+		b.Close()
+		return nil, err
+	}
+	if net != nil {
+		p.AttachDataNet(net.ep)
+	}
+	return &session{p: p, board: b, net: net}, nil
 }
 
 type session struct {
 	p     *papers.PE
 	board *emu.Board
+	net   *dataNet // nil when no data network is beside the board
 }
 
 func (s *session) PE() *papers.PE { return s.p }
 
-// Fail and Stop leave the board to the launcher (see the package doc).
-func (s *session) Fail(error) {}
-func (s *session) Stop()      {}
+// Fail leaves the data network with the cause, so that the others' waits
+// on this PE name it; the board is the launcher's (see the package doc).
+func (s *session) Fail(err error) {
+	if s.net != nil {
+		s.net.abort(err)
+	}
+}
+
+// Stop leaves the board to the launcher, and the data network to the
+// others' look at this process, which is about to exit: the PE's goroutine
+// may be in the middle of a send.
+func (s *session) Stop() {}
 
 func (s *session) Close() error {
-	err := s.p.Close()
+	var err error
+	if s.net != nil {
+		err = s.net.close()
+		s.p.AttachDataNet(nil)
+	}
+	if perr := s.p.Close(); err == nil {
+		err = perr
+	}
 	if cerr := s.board.Close(); err == nil {
 		err = cerr
 	}

@@ -1,0 +1,252 @@
+// Package dataconf is the behaviour the data network (package am, and
+// Split-C's global memory and Strata's active messages on it) must show on
+// every transport, written once, as package conformance is for the board:
+// each Case is a PE program that checks its own results and returns an
+// error saying what differed. Its tests run it in-process; tests/ runs it
+// as the processes of papersctl run (the shared-memory transport), and
+// package mpi's tests under mpirun (the MPI transport). A case works on 2
+// PEs or more.
+package dataconf
+
+import (
+	"fmt"
+
+	"github.com/ttlpapers/ttlpapers/am"
+	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/splitc"
+	"github.com/ttlpapers/ttlpapers/strata"
+)
+
+// Case is one behaviour: Run runs on every PE of the program.
+type Case struct {
+	Name string
+	Run  func(p *papers.PE) error
+}
+
+// Cases returns every case, in the order to run them.
+func Cases() []Case {
+	return []Case{
+		{"am-request-reply", requestReply},
+		{"splitc-global-memory", globalMemory},
+		{"strata-messages-and-blocks", strataNet},
+	}
+}
+
+// rounds of request–reply per PE, enough to wrap a transport's buffers.
+const rounds = 3000
+
+// requestReply: every PE sends rounds requests to the next PE, whose
+// handler replies with its argument plus the replier's id; the replies add
+// up to a known sum.
+func requestReply(p *papers.PE) error {
+	ep, err := am.Of(p)
+	if err != nil {
+		return err
+	}
+	me, n := p.Self(), p.PEs()
+	next := (me + 1) % n
+	var got, sum uint64
+	hRep := ep.Register(func(m *am.Msg) { got++; sum += m.Args[0] })
+	hReq := ep.Register(func(m *am.Msg) {
+		m.Reply(hRep, am.Args{m.Args[0] + uint64(m.Endpoint().Self())})
+	})
+	var want uint64
+	for i := range uint64(rounds) {
+		if err := ep.Request(next, hReq, am.Args{i}); err != nil {
+			return err
+		}
+		want += i + uint64(next)
+	}
+	if err := ep.Wait("replies", next, func() bool { return got == rounds }); err != nil {
+		return err
+	}
+	if sum != want {
+		return fmt.Errorf("replies add up to %d, want %d", sum, want)
+	}
+	return am.Barrier(p)
+}
+
+// globalMemory: blocking read and write, split-phase get and put, stores
+// with all_store_sync, a bulk transfer of many packets, and fetch_and_add
+// from every PE on one word, on a spread array.
+func globalMemory(p *papers.PE) error {
+	m, err := splitc.Attach(p)
+	if err != nil {
+		return err
+	}
+	me, n := p.Self(), p.PEs()
+	const per = 1024 // words per PE: a bulk transfer of 8 KiB
+	s, err := splitc.AllSpreadMalloc[int64](m, n*per)
+	if err != nil {
+		return err
+	}
+	next := (me + 1) % n
+	// Word k of PE pe's part: global-pointer arithmetic stays on the PE.
+	at := func(pe, k int) splitc.Global[int64] { return s.At(pe).Add(k) }
+	if err := splitc.Write(m, at(next, 0), int64(1000+me)); err != nil {
+		return err
+	}
+	if err := splitc.Put(m, at(next, 1), int64(2000+me)); err != nil {
+		return err
+	}
+	if err := splitc.Store(m, at(next, 2), int64(3000+me)); err != nil {
+		return err
+	}
+	if err := splitc.Sync(m); err != nil {
+		return err
+	}
+	if err := splitc.AllStoreSync(m); err != nil {
+		return err
+	}
+	prev := (me + n - 1) % n
+	local := splitc.Local(m, s)
+	for k, want := range []int64{int64(1000 + prev), int64(2000 + prev), int64(3000 + prev)} {
+		if local[k] != want {
+			return fmt.Errorf("word %d of this PE's part is %d, want %d from PE %d", k, local[k], want, prev)
+		}
+	}
+	var v int64
+	if err := splitc.Get(m, &v, at(next, 2)); err != nil {
+		return err
+	}
+	if err := splitc.Sync(m); err != nil {
+		return err
+	}
+	if r, err := splitc.Read(m, at(next, 0)); err != nil || r != int64(1000+me) || v != int64(3000+me) {
+		return fmt.Errorf("read %d (%v) and get %d of PE %d, want %d and %d", r, err, v, next, 1000+me, 3000+me)
+	}
+	if err := splitc.Barrier(p); err != nil {
+		return err
+	}
+	for k := range local {
+		local[k] = int64(me*per + k)
+	}
+	if err := splitc.Barrier(p); err != nil {
+		return err
+	}
+	// Bulk: the next PE's part in one read (many packets), then this
+	// PE's numbers written into it in one write.
+	blk := make([]int64, per)
+	if err := splitc.BulkRead(m, blk, at(next, 0)); err != nil {
+		return err
+	}
+	for k, w := range blk {
+		if w != int64(next*per+k) {
+			return fmt.Errorf("bulk read word %d of PE %d: %d, want %d", k, next, w, next*per+k)
+		}
+	}
+	for k := range blk {
+		blk[k] = int64(-me*per - k)
+	}
+	if err := splitc.Barrier(p); err != nil {
+		return err
+	}
+	if err := splitc.BulkWrite(m, at(next, 0), blk[:per-1]); err != nil {
+		return err
+	}
+	if err := splitc.Barrier(p); err != nil {
+		return err
+	}
+	for k, w := range local[:per-1] {
+		if w != int64(-prev*per-k) {
+			return fmt.Errorf("after PE %d's bulk write word %d is %d, want %d", prev, k, w, -prev*per-k)
+		}
+	}
+	local[per-1] = 0
+	if err := splitc.Barrier(p); err != nil {
+		return err
+	}
+	old, err := splitc.FetchAndAdd(m, at(0, per-1), int64(me+1))
+	if err != nil {
+		return err
+	}
+	if old < 0 || old > int64(n*(n+1)/2-me-1) {
+		return fmt.Errorf("fetch_and_add returned %d, not a partial sum of the others' additions", old)
+	}
+	if err := splitc.Barrier(p); err != nil {
+		return err
+	}
+	if me == 0 {
+		if want := int64(n * (n + 1) / 2); local[per-1] != want {
+			return fmt.Errorf("after fetch_and_add by every PE the word is %d, want %d", local[per-1], want)
+		}
+	}
+	return splitc.AllSpreadFree(m, s)
+}
+
+// strataNet: §6's active messages and §7's block transfer into a port,
+// from every PE to the next, acknowledged by the port's handler.
+func strataNet(p *papers.PE) error {
+	s, err := strata.Init(p)
+	if err != nil {
+		return err
+	}
+	me, n := s.Self(), s.PartitionSize()
+	next := (me + 1) % n
+	var sum strata.Word
+	h, err := s.RegisterHandler(func(_ *strata.S, a [4]strata.Word) { sum += a[0] + a[1] + a[2] + a[3] })
+	if err != nil {
+		return err
+	}
+	done := false
+	const words, port = 5000, 7
+	buf := make([]strata.Word, words)
+	pt := s.Port(port)
+	pt.Base, pt.Count = buf, words
+	pt.Handler = func(*strata.S, [4]strata.Word) { done = true }
+	if err := s.Barrier(); err != nil { // every port is set up
+		return err
+	}
+	if err := s.SendLeftPollBoth(next, h, 1, 2, 3, strata.Word(me)); err != nil {
+		return err
+	}
+	blk := make([]strata.Word, words)
+	for k := range blk {
+		blk[k] = strata.Word(me*words + k)
+	}
+	if err := s.SendBlockXferPollBoth(next, port, 0, blk); err != nil {
+		return err
+	}
+	for !done || sum == 0 {
+		if err := s.PollBoth(); err != nil {
+			return err
+		}
+	}
+	prev := (me + n - 1) % n
+	if sum != strata.Word(6+prev) {
+		return fmt.Errorf("handler's arguments added up to %d, want %d", sum, 6+prev)
+	}
+	for k, w := range buf {
+		if w != strata.Word(prev*words+k) {
+			return fmt.Errorf("port %d word %d is %d, want %d from PE %d", port, k, w, prev*words+k, prev)
+		}
+	}
+	return s.Barrier()
+}
+
+// Victim is the fault case: after a barrier, PE victim calls act (which
+// stops or kills its process) while every other PE adds to a word of its
+// global memory (fetch_and_add, which the owner's handler runs) until that
+// fails; their error must name it. (A read may not need the owner: on a
+// transport with one-sided access it reads a stopped PE's memory.)
+func Victim(p *papers.PE, victim int, act func()) error {
+	m, err := splitc.Attach(p)
+	if err != nil {
+		return err
+	}
+	s, err := splitc.AllSpreadMalloc[int64](m, p.PEs())
+	if err != nil {
+		return err
+	}
+	if err := splitc.Barrier(p); err != nil {
+		return err
+	}
+	if p.Self() == victim {
+		act()
+	}
+	for i := 0; ; i++ {
+		if _, err := splitc.FetchAndAdd(m, s.At(victim), 1); err != nil {
+			return fmt.Errorf("after %d additions: %w", i, err)
+		}
+	}
+}
