@@ -27,7 +27,7 @@ import (
 const (
 	spinFor      = 50 * time.Microsecond // uncrowded, between processes: poll this long before sleeping
 	spinChecks   = 256                   // and read the clock every so many polls
-	spinPolls    = 256                   // uncrowded, in-process: poll this often before sleeping
+	spinPolls    = 2048                  // uncrowded, in-process: poll this often before sleeping (256 parked too soon at 2 PEs)
 	yieldsShared = 64                    // crowded, between processes: yield this often before sleeping
 	maxBlock     = 2 * time.Millisecond  // the longest a sleeper sleeps between looks
 	sleepRec     = uint64(1) << 63       // a sleep record is set
