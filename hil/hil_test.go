@@ -88,7 +88,7 @@ func runAll(t *testing.T, cfgs ...hil.Config) []*hil.Result {
 	defer cancel()
 	res := make([]*hil.Result, len(cfgs))
 	errs := make([]error, len(cfgs))
-	outs := make([]syncBuffer, len(cfgs))
+	outs := make([]testenv.Buffer, len(cfgs))
 	var wg sync.WaitGroup
 	for i := range cfgs {
 		cfgs[i].WorkDir = t.TempDir()
@@ -127,23 +127,6 @@ func assertClean(t *testing.T, dir string) {
 			t.Errorf("process %s is still running: %s", filepath.Dir(p), bytes.ReplaceAll(cmd, []byte{0}, []byte{' '}))
 		}
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestTeardownWhenGuestHangs gives the machines less time than a boot

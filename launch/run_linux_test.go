@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,25 +17,6 @@ import (
 	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"github.com/ttlpapers/ttlpapers/launch"
 )
-
-// lockedBuffer is a bytes.Buffer that Run's copiers and a test's watcher
-// may use at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestRunLongLine: a line of 1.1 MB (over the 1 MiB that once made the
 // copier give up, killing the PE by SIGPIPE or losing the line) passes
@@ -76,9 +56,9 @@ func TestRunLongLine(t *testing.T) {
 // childPID runs sh with script as the one PE and returns the report, its
 // output and the pid the script printed first (that of a background
 // child).
-func childPID(t *testing.T, script string, cfg launch.Config, during func(out *lockedBuffer)) (*launch.Report, string, int) {
+func childPID(t *testing.T, script string, cfg launch.Config, during func(out *testenv.Buffer)) (*launch.Report, string, int) {
 	t.Helper()
-	out := &lockedBuffer{}
+	out := &testenv.Buffer{}
 	cfg.N, cfg.Program, cfg.Args, cfg.Dir, cfg.Stdout, cfg.Stderr = 1, "sh", []string{"-c", script}, t.TempDir(), out, out
 	if during != nil {
 		go during(out)
@@ -103,7 +83,7 @@ func running(pid int) bool {
 }
 
 // waitOutput waits until out holds a line (the script's pid).
-func waitOutput(out *lockedBuffer) {
+func waitOutput(out *testenv.Buffer) {
 	for !strings.Contains(out.String(), "\n") {
 		time.Sleep(time.Millisecond)
 	}
@@ -148,7 +128,7 @@ func TestRunSignalReachesGroup(t *testing.T) {
 		sigs := make(chan os.Signal, 1)
 		start := time.Now()
 		rep, out, child := childPID(t, "sleep 30 & echo $!; wait", launch.Config{Signals: sigs, OpenTimeout: time.Minute},
-			func(out *lockedBuffer) { waitOutput(out); sigs <- unix.SIGTERM })
+			func(out *testenv.Buffer) { waitOutput(out); sigs <- unix.SIGTERM })
 		took := time.Since(start)
 		worst = max(worst, took)
 		if running(child) {
@@ -171,7 +151,7 @@ func TestRunSecondSignal(t *testing.T) {
 		sigs := make(chan os.Signal, 1)
 		var second time.Time
 		rep, out, child := childPID(t, `trap "" INT; sleep 30 & echo $!; wait`, launch.Config{Signals: sigs, OpenTimeout: time.Minute},
-			func(out *lockedBuffer) {
+			func(out *testenv.Buffer) {
 				waitOutput(out)
 				sigs <- unix.SIGINT
 				time.Sleep(50 * time.Millisecond)
@@ -211,7 +191,7 @@ func TestRunStopWhileLingering(t *testing.T) {
 		sigs := make(chan os.Signal, 1)
 		var sent time.Time
 		rep, out, child := childPID(t, "sleep 30 & echo $!; exit 0", launch.Config{Signals: sigs, Grace: time.Minute, OpenTimeout: time.Minute},
-			func(out *lockedBuffer) {
+			func(out *testenv.Buffer) {
 				waitOutput(out)
 				time.Sleep(100 * time.Millisecond) // the PE has exited
 				sent = time.Now()

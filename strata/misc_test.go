@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ttlpapers/ttlpapers/internal/testenv"
 )
 
 func TestRandomParkMiller(t *testing.T) {
@@ -127,7 +129,7 @@ func TestQprintfQueueFull(t *testing.T) {
 
 func TestQprintfManyPEs(t *testing.T) {
 	const n, per = 8, 40
-	var out lockedBuffer
+	var out testenv.Buffer
 	err := run(n, func(s *S) error {
 		s.SetOutput(&out, nil)
 		for i := range per {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/ttlpapers/ttlpapers/internal/testenv"
 )
 
 // §4.3.1: "Assume that there are 16 processors (0 on the left), the
@@ -289,7 +291,7 @@ func TestSeedBasics(t *testing.T) {
 	// "Qprintf ... The return value is the number of characters in the
 	// message." "EmptyPrintQ ... The return value is the number of messages
 	// that had been queued up."
-	var out lockedBuffer
+	var out testenv.Buffer
 	q := fakeS(&out)
 	if n := q.Qprintf("node %d of %d\n", 1, 4); n != len("node 1 of 4\n") {
 		t.Errorf("Qprintf returned %d, want the message's length %d", n, len("node 1 of 4\n"))

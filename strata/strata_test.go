@@ -1,41 +1,22 @@
 package strata
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/emulate"
+	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
 // run runs a Strata program of n PEs on an emulated board.
 func run(n int, fn func(*S) error) error { return emulate.Run(n, papers.Config{}, Program(fn)) }
-
-// lockedBuffer is a writer many PEs can share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // Split-phase operations really are split: while PE 1 is late, the others
 // keep computing between Start and Complete, polling with Query. The late
@@ -297,7 +278,7 @@ func TestComposite(t *testing.T) {
 func TestFailStopsEveryPE(t *testing.T) {
 	const n, bad = 4, 2
 	errs := make([]error, n)
-	var stderr lockedBuffer
+	var stderr testenv.Buffer
 	failing := make(chan struct{})
 	run(n, func(s *S) (ret error) {
 		// whichever operation meets the interrupt, record its error
@@ -400,7 +381,7 @@ func TestAssert(t *testing.T) {
 }
 
 func TestStrataLogAndLogging(t *testing.T) {
-	var log lockedBuffer
+	var log testenv.Buffer
 	err := run(2, func(s *S) error {
 		s.SetOutput(nil, &log)
 		s.SetLogging(LogBarrier | LogCombine)

@@ -364,8 +364,8 @@ func waitOpened(dir string, n int) {
 // $TTLPAPERS_RUN_TRIALS times.
 func TestRunInterruptCLI(t *testing.T) {
 	ctl, prog := bin(t, "papersctl"), bin(t, "spmd")
-	start := func(dir string, args ...string) (*exec.Cmd, *lockedOutput) {
-		out := &lockedOutput{}
+	start := func(dir string, args ...string) (*exec.Cmd, *testenv.Buffer) {
+		out := &testenv.Buffer{}
 		cmd := exec.Command(ctl, append([]string{"run", "-dir", dir}, args...)...)
 		cmd.Stdout, cmd.Stderr = out, out
 		if err := cmd.Start(); err != nil {
@@ -431,24 +431,6 @@ func TestRunInterruptCLI(t *testing.T) {
 		}
 	}
 	t.Logf("%d trials: ^C reported as the interrupt (130), a second ^C ends papersctl (at worst %v after it), a leftover child never holds the job", n, worst)
-}
-
-// lockedOutput collects a command's output while a test reads it.
-type lockedOutput struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedOutput) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedOutput) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // running reports whether process pid is alive and not a zombie.
