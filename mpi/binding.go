@@ -49,7 +49,7 @@ static int ttl_init(void) {
 	int ok, provided;
 	MPI_Initialized(&ok);
 	if (ok) return MPI_SUCCESS;
-	int err = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+	int err = MPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, &provided);
 	if (err != MPI_SUCCESS) return err;
 	return MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 }
@@ -106,15 +106,6 @@ static int ttl_win_free(MPI_Win *w) {
 	int err = MPI_Win_unlock_all(*w);
 	if (err != MPI_SUCCESS) return err;
 	return MPI_Win_free(w);
-}
-
-// ttl_test2 tests two requests in one call (either may be NULL: done
-// stays as it was).
-static int ttl_test2(MPI_Request *a, int *da, MPI_Request *b, int *db) {
-	int err = MPI_SUCCESS;
-	if (a && !*da) err = MPI_Test(a, da, MPI_STATUS_IGNORE);
-	if (err == MPI_SUCCESS && b && !*db) err = MPI_Test(b, db, MPI_STATUS_IGNORE);
-	return err;
 }
 
 static int ttl_iprobe(MPI_Comm c, int source, int tag, int *flag, int *from, int *count) {
@@ -239,21 +230,6 @@ func (r *Request) Test(spins int) (done bool, source int, err error) {
 	var d, src C.int
 	err = check("MPI_Test", C.ttl_test(&r.r, C.int(spins), &d, &src))
 	return d != 0, int(src), err
-}
-
-// Test2 tests a and b in one call, each unless its done flag is set
-// already; the flags report completion.
-func Test2(a *Request, aDone *bool, b *Request, bDone *bool) error {
-	var da, db C.int
-	if *aDone {
-		da = 1
-	}
-	if *bDone {
-		db = 1
-	}
-	err := check("MPI_Test", C.ttl_test2(&a.r, &da, &b.r, &db))
-	*aDone, *bDone = da != 0, db != 0
-	return err
 }
 
 // Cancel cancels a pending point-to-point request (MPI_Cancel) and frees
