@@ -150,7 +150,7 @@ import (
 )
 
 const (
-	tagLeave  = 2 // tags 0 and 1 are am.Left and am.Right
+	tagLeave  = 2  // tags 0 and 1 are am.Left and am.Right
 	pktHeader = 48 // src 4, handler 2, net 1, pad 1, len 2, pad 6, args 32
 	pktMax    = pktHeader + am.MaxMedium
 	causeMax  = 256
