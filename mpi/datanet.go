@@ -230,6 +230,10 @@ func (t *dataNet) Recv(net am.Net, p *am.Packet) bool {
 	if t.broken != nil || t.left {
 		return false
 	}
+	if d := t.d; d.done[net] == 0 && d.fresh[net] != 0 {
+		d.fresh[net] = 0 // the other network's call just tested this one: no call
+		return false
+	}
 	h := int(C.ttl_dn_recv(t.d, C.int(net)))
 	if h < 0 {
 		if h == C.DN_ERR {
