@@ -24,27 +24,6 @@ static MPI_Comm ttl_comm_null(void) { return MPI_COMM_NULL; }
 static MPI_Request ttl_request_null(void) { return MPI_REQUEST_NULL; }
 static int ttl_any_source(void) { return MPI_ANY_SOURCE; }
 
-static MPI_Datatype ttl_type(int w) {
-	switch (w) {
-	case 8: return MPI_UINT8_T;
-	case 16: return MPI_UINT16_T;
-	case 32: return MPI_UINT32_T;
-	}
-	return MPI_UINT64_T;
-}
-
-static MPI_Op ttl_op(int op) {
-	switch (op) {
-	case 0: return MPI_SUM;
-	case 1: return MPI_PROD;
-	case 2: return MPI_MIN;
-	case 3: return MPI_MAX;
-	case 4: return MPI_BAND;
-	case 5: return MPI_BOR;
-	}
-	return MPI_BXOR;
-}
-
 static int ttl_init(void) {
 	int ok, provided;
 	MPI_Initialized(&ok);
@@ -264,33 +243,6 @@ func (r *Request) Cancel() error {
 		return err
 	}
 	return check("MPI_Request_free", C.MPI_Request_free(&r.r))
-}
-
-// Ibarrier starts a barrier over c.
-func (c Comm) Ibarrier() (Request, error) {
-	var r Request
-	return r, check("MPI_Ibarrier", C.MPI_Ibarrier(c.c, &r.r))
-}
-
-// Op is a reduction operator: the order matches package papers' Op.
-type Op int
-
-// The operators.
-const (
-	OpSum Op = iota
-	OpProd
-	OpMin
-	OpMax
-	OpBand
-	OpBor
-	OpBxor
-)
-
-// Iallreduce starts an allreduce of count unsigned integers of w bits (8,
-// 16, 32 or 64) from send into recv (both C memory) with op.
-func (c Comm) Iallreduce(send, recv unsafe.Pointer, count, w int, op Op) (Request, error) {
-	var r Request
-	return r, check("MPI_Iallreduce", C.MPI_Iallreduce(send, recv, C.int(count), C.ttl_type(C.int(w)), C.ttl_op(C.int(op)), c.c, &r.r))
 }
 
 // Iallgather starts an allgather of size bytes per rank from send into

@@ -154,18 +154,26 @@ func mpirun(t testing.TB, np int, mode string, limit time.Duration, extra []stri
 
 // TestConformance runs the suite package emulate's tests run on the
 // emulated board, on 3, 4 and 8 MPI ranks (8 found control messages and
-// communicator creation sharing a tag).
+// communicator creation sharing a tag) meeting in shared memory, and on
+// ranks split into nodes (mpi.EnvNode): 3 nodes of 3, 3 and 2 ranks, whose
+// leaders meet over the network, and 4 ranks each a node of its own over
+// TCP, the path of a cluster.
 func TestConformance(t *testing.T) {
-	for _, np := range []int{3, 4, 8} {
-		out, err := mpirun(t, np, "conformance", 3*time.Minute, nil, "MPI_TEST_DIR="+t.TempDir())
+	for _, c := range []struct {
+		np   int
+		node string
+		tcp  bool
+	}{{3, "", false}, {4, "", false}, {8, "", false}, {8, "3", false}, {4, "1", true}} {
+		name := fmt.Sprintf("%d ranks, %s=%q, tcp=%v", c.np, mpi.EnvNode, c.node, c.tcp)
+		out, err := mpirun(t, c.np, "conformance", 3*time.Minute, anchors.TCPArgs(c.tcp), "MPI_TEST_DIR="+t.TempDir(), mpi.EnvNode+"="+c.node)
 		if err != nil {
-			t.Errorf("%d ranks: %v\n%s", np, err, out)
+			t.Errorf("%s: %v\n%s", name, err, out)
 			continue
 		}
-		for _, c := range conformance.Cases() {
-			for k := range np {
-				if line := fmt.Sprintf("PE %d: ok %s\n", k, c.Name); !strings.Contains(out, line) {
-					t.Errorf("%d ranks: no %q in:\n%s", np, line, out)
+		for _, cc := range conformance.Cases() {
+			for k := range c.np {
+				if line := fmt.Sprintf("PE %d: ok %s\n", k, cc.Name); !strings.Contains(out, line) {
+					t.Errorf("%s: no %q in:\n%s", name, line, out)
 				}
 			}
 		}
