@@ -24,6 +24,12 @@ static MPI_Comm ttl_comm_null(void) { return MPI_COMM_NULL; }
 static MPI_Request ttl_request_null(void) { return MPI_REQUEST_NULL; }
 static int ttl_any_source(void) { return MPI_ANY_SOURCE; }
 
+// ttl_out holds what calls return through pointers, in C memory: a Go
+// variable whose address cgo passes escapes to the heap, one allocation a
+// call. Every call comes from the one MPI thread, so one is enough.
+typedef struct { int done, source, flag, count, da, db; } ttl_out;
+ttl_out ttl_res;
+
 static int ttl_init(void) {
 	int ok, provided;
 	MPI_Initialized(&ok);
@@ -43,13 +49,14 @@ static int ttl_error_string(int code, char *buf) {
 
 // ttl_test polls *r up to spins times (MPI_Test), yielding the CPU every
 // 64 polls so that oversubscribed ranks let the others run, as MPI's own
-// blocking calls do when oversubscribed. *done is set when it completed.
-static int ttl_test(MPI_Request *r, int spins, int *done, int *source) {
+// blocking calls do when oversubscribed;
+// ttl_res.done is set when it completed, ttl_res.source its sender.
+static int ttl_test(MPI_Request *r, int spins) {
 	MPI_Status st;
 	for (int i = 1; i <= spins; i++) {
-		int err = MPI_Test(r, done, &st);
-		if (err != MPI_SUCCESS || *done) {
-			if (*done) *source = st.MPI_SOURCE;
+		int err = MPI_Test(r, &ttl_res.done, &st);
+		if (err != MPI_SUCCESS || ttl_res.done) {
+			if (ttl_res.done) ttl_res.source = st.MPI_SOURCE;
 			return err;
 		}
 		if ((i & 63) == 0) sched_yield();
@@ -87,21 +94,21 @@ static int ttl_win_free(MPI_Win *w) {
 	return MPI_Win_free(w);
 }
 
-// ttl_test2 tests two requests in one call (either may be NULL: done
-// stays as it was).
-static int ttl_test2(MPI_Request *a, int *da, MPI_Request *b, int *db) {
+// ttl_test2 tests two requests in one call, each unless its flag in
+// ttl_res (da, db) is set already.
+static int ttl_test2(MPI_Request *a, MPI_Request *b) {
 	int err = MPI_SUCCESS;
-	if (a && !*da) err = MPI_Test(a, da, MPI_STATUS_IGNORE);
-	if (err == MPI_SUCCESS && b && !*db) err = MPI_Test(b, db, MPI_STATUS_IGNORE);
+	if (!ttl_res.da) err = MPI_Test(a, &ttl_res.da, MPI_STATUS_IGNORE);
+	if (err == MPI_SUCCESS && !ttl_res.db) err = MPI_Test(b, &ttl_res.db, MPI_STATUS_IGNORE);
 	return err;
 }
 
-static int ttl_iprobe(MPI_Comm c, int source, int tag, int *flag, int *from, int *count) {
+static int ttl_iprobe(MPI_Comm c, int source, int tag) {
 	MPI_Status st;
-	int err = MPI_Iprobe(source, tag, c, flag, &st);
-	if (err == MPI_SUCCESS && *flag) {
-		*from = st.MPI_SOURCE;
-		MPI_Get_count(&st, MPI_BYTE, count);
+	int err = MPI_Iprobe(source, tag, c, &ttl_res.flag, &st);
+	if (err == MPI_SUCCESS && ttl_res.flag) {
+		ttl_res.source = st.MPI_SOURCE;
+		MPI_Get_count(&st, MPI_BYTE, &ttl_res.count);
 	}
 	return err;
 }
@@ -215,23 +222,22 @@ type Request struct{ r C.MPI_Request }
 // Test polls r up to spins times; done reports completion, and source the
 // sender of a completed receive.
 func (r *Request) Test(spins int) (done bool, source int, err error) {
-	var d, src C.int
-	err = check("MPI_Test", C.ttl_test(&r.r, C.int(spins), &d, &src))
-	return d != 0, int(src), err
+	err = check("MPI_Test", C.ttl_test(&r.r, C.int(spins)))
+	return C.ttl_res.done != 0, int(C.ttl_res.source), err
 }
 
 // Test2 tests a and b in one call, each unless its done flag is set
 // already; the flags report completion.
 func Test2(a *Request, aDone *bool, b *Request, bDone *bool) error {
-	var da, db C.int
+	C.ttl_res.da, C.ttl_res.db = 0, 0
 	if *aDone {
-		da = 1
+		C.ttl_res.da = 1
 	}
 	if *bDone {
-		db = 1
+		C.ttl_res.db = 1
 	}
-	err := check("MPI_Test", C.ttl_test2(&a.r, &da, &b.r, &db))
-	*aDone, *bDone = da != 0, db != 0
+	err := check("MPI_Test", C.ttl_test2(&a.r, &b.r))
+	*aDone, *bDone = C.ttl_res.da != 0, C.ttl_res.db != 0
 	return err
 }
 
@@ -271,9 +277,8 @@ func (c Comm) Irecv(buf unsafe.Pointer, n, source, tag int) (Request, error) {
 // Iprobe reports whether a message with tag from source (or AnySource)
 // waits, and if so its sender and length in bytes.
 func (c Comm) Iprobe(source, tag int) (ok bool, from, n int, err error) {
-	var f, src, cnt C.int
-	err = check("MPI_Iprobe", C.ttl_iprobe(c.c, C.int(source), C.int(tag), &f, &src, &cnt))
-	return f != 0, int(src), int(cnt), err
+	err = check("MPI_Iprobe", C.ttl_iprobe(c.c, C.int(source), C.int(tag)))
+	return C.ttl_res.flag != 0, int(C.ttl_res.source), int(C.ttl_res.count), err
 }
 
 // Alloc returns n bytes of C memory for the buffers of nonblocking calls.

@@ -58,6 +58,7 @@ typedef struct {
 	int m, me, peer[TTL_MAX];
 	// The operation in flight.
 	uint64_t ticket, res;
+	int done;
 	int slot, op, w, phase, round, cnt;
 	MPI_Request req[2]; // the round's receive and send
 	uint64_t vals[TTL_MAX], sbuf[TTL_MAX], rbuf[TTL_MAX];
@@ -184,9 +185,10 @@ static int ttl_leader_step(ttl_coll *c, int *done) {
 	}
 }
 
-// ttl_coll_poll polls the operation in flight up to spins times; *done
+// ttl_coll_poll polls the operation in flight up to spins times; c->done
 // when it completed, its result in c->res.
-static int ttl_coll_poll(ttl_coll *c, int spins, int *done) {
+static int ttl_coll_poll(ttl_coll *c, int spins) {
+	int *done = &c->done;
 	*done = 0;
 	for (int i = 1; i <= spins; i++) {
 		if (c->flat) {
@@ -328,9 +330,8 @@ func (k *coll) start(ticket uint64, o int, w int, x uint64) {
 
 // poll polls the operation in flight up to spins times.
 func (k *coll) poll(spins int) (bool, error) {
-	var done C.int
-	err := check("MPI_Test", C.ttl_coll_poll(k.c, C.int(spins), &done))
-	return done != 0, err
+	err := check("MPI_Test", C.ttl_coll_poll(k.c, C.int(spins)))
+	return k.c.done != 0, err
 }
 
 // result is the completed operation's result.
