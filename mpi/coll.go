@@ -208,6 +208,11 @@ static int ttl_coll_poll(ttl_coll *c, int spins) {
 			int err = ttl_leader_step(c, done);
 			if (err != MPI_SUCCESS || *done) return err;
 		}
+		// A leader waiting for the network leaves yielding to MPI's
+		// progress, which yields where MPI finds the node oversubscribed
+		// (mpi_yield_when_idle): one more yield of its own doubles the
+		// cost of a round.
+		if (c->phase == 2) continue;
 		if (c->yield || (i & 63) == 0) sched_yield();
 	}
 	return MPI_SUCCESS;

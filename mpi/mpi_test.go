@@ -254,11 +254,11 @@ func TestFailingSPMD(t *testing.T) {
 // between nodes. Each rank loop is a fixed 20000 operations (as the
 // anchor's): run with -benchtime=1x.
 func BenchmarkCollectives(b *testing.B) {
-	for _, path := range []struct {
-		name, node string
-		tcp        bool
-	}{{"shm", "", false}, {"tcp", "", true}, {"tcp-node=1", "1", true}} {
-		for _, np := range []int{2, 4, 8} {
+	for _, np := range []int{2, 4, 8} {
+		for _, path := range []struct {
+			name, node string
+			tcp        bool
+		}{{"shm", "", false}, {"tcp", "", true}, {"tcp-node=1", "1", true}} {
 			b.Run(fmt.Sprintf("np=%d/%s", np, path.name), func(b *testing.B) {
 				anchor, err := anchors.MPI(np, path.tcp)
 				if err != nil {
