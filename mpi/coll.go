@@ -12,10 +12,11 @@ package mpi
 //
 // On a node, ranks meet in shared memory (MPI_Win_allocate_shared over
 // MPI_COMM_TYPE_SHARED): each rank has a line of its own where it writes
-// its operand and then its arrival, the operation's ticket (epoch<<32 |
-// sequence number in the epoch); an operation completes for a rank that
-// has seen every participant's arrival reach the ticket. Operands are kept
-// by slot, the sequence number's parity and the epoch's, so that a rank
+// its operand and then its arrival, the operation's ticket (the engine's:
+// it grows with every operation and every epoch, the same on every
+// participant); an operation completes for a rank that has seen every
+// participant's arrival reach the ticket. Operands are kept by slot, the
+// ticket's parity and the epoch's, so that a rank
 // one operation ahead, or one epoch ahead while another settles the
 // collective an interrupt found in flight, never overwrites an operand
 // still to be read. Across nodes the lowest participant of each node leads
@@ -123,9 +124,9 @@ static int ttl_coll_open(MPI_Comm world, int per, ttl_coll *c, MPI_Comm *node, M
 	return MPI_SUCCESS; // the allgather came after every line was zeroed
 }
 
-static void ttl_coll_start(ttl_coll *c, uint64_t ticket, int op, int w, uint64_t x) {
+static void ttl_coll_start(ttl_coll *c, uint64_t ticket, int epoch, int op, int w, uint64_t x) {
 	c->ticket = ticket, c->op = op, c->w = w, c->phase = 0;
-	c->slot = (int)(ticket & 1) | (int)(ticket >> 31 & 2);
+	c->slot = (int)(ticket & 1) | (epoch & 1) << 1;
 	ttl_line *l = c->line[c->self];
 	__atomic_store_n(&l->value[c->slot], x & ttl_mask(w), __ATOMIC_RELAXED);
 	__atomic_store_n(&l->arrive, ticket, __ATOMIC_RELEASE);
@@ -327,10 +328,11 @@ func (k *coll) configure(comm Comm, ranks []int, self int) {
 	}
 }
 
-// start joins an operation: o is the reduction (-1: a barrier), w the
-// operand's width in bits, ticket the operation's (see above).
-func (k *coll) start(ticket uint64, o int, w int, x uint64) {
-	C.ttl_coll_start(k.c, C.uint64_t(ticket), C.int(o), C.int(w), C.uint64_t(x))
+// start joins an operation: ticket is the operation's (see above), epoch
+// the parity of its epoch, o the reduction (-1: a barrier), w the
+// operand's width in bits.
+func (k *coll) start(ticket uint64, epoch, o, w int, x uint64) {
+	C.ttl_coll_start(k.c, C.uint64_t(ticket), C.int(epoch), C.int(o), C.int(w), C.uint64_t(x))
 }
 
 // poll polls the operation in flight up to spins times.

@@ -29,8 +29,9 @@ const (
 
 // ctlSize is the size of every control message: epoch (4 bytes, -1 from a
 // PE rejoining), code, stay, the raisers it knows (8), the members it
-// knows (8), the data operations it has completed (8).
-const ctlSize = 32
+// knows (8), the data operations it has completed (8), the last ticket of
+// a hot collective it joined (8).
+const ctlSize = 40
 
 type ctl struct {
 	epoch   int32
@@ -40,6 +41,7 @@ type ctl struct {
 	raisers uint64
 	members uint64
 	done    uint64
+	ticket  uint64
 }
 
 func (c ctl) put(b []byte) {
@@ -55,11 +57,13 @@ func (c ctl) put(b []byte) {
 	binary.LittleEndian.PutUint64(b[8:], c.raisers)
 	binary.LittleEndian.PutUint64(b[16:], c.members)
 	binary.LittleEndian.PutUint64(b[24:], c.done)
+	binary.LittleEndian.PutUint64(b[32:], c.ticket)
 }
 
 func getCtl(b []byte) ctl {
 	return ctl{epoch: int32(binary.LittleEndian.Uint32(b)), code: b[4], stay: b[5] != 0, pending: b[6] != 0,
-		raisers: binary.LittleEndian.Uint64(b[8:]), members: binary.LittleEndian.Uint64(b[16:]), done: binary.LittleEndian.Uint64(b[24:])}
+		raisers: binary.LittleEndian.Uint64(b[8:]), members: binary.LittleEndian.Uint64(b[16:]), done: binary.LittleEndian.Uint64(b[24:]),
+		ticket: binary.LittleEndian.Uint64(b[32:])}
 }
 
 // engine is papers.Engine on MPI. Collectives run on data, a communicator
@@ -81,6 +85,11 @@ type engine struct {
 	epoch   int32
 	left    bool
 	done    uint64 // collectives completed in this epoch
+	// The ticket of a hot collective (coll.go) is base plus its number in
+	// the epoch: base is the highest ticket any participant joined before
+	// the epoch, so that no arrival left by an abandoned one can pass for
+	// one of this epoch. ticket is the last this PE joined.
+	base, ticket uint64
 
 	coll    *coll   // the hot collectives (coll.go)
 	pending Request // the collective in flight, if pendOp != "" and not inColl
@@ -183,10 +192,10 @@ const opBarrier = -1
 
 // join joins the hot collective o (opBarrier or a papers.Op, which C's
 // ttl_combine numbers as package papers does) of w bits with x:
-// it is in flight afterwards. Its ticket is the epoch and its number in
-// the epoch, the same on every participant.
+// it is in flight afterwards.
 func (e *engine) join(op string, o, w int, x uint64) {
-	e.coll.start(uint64(uint32(e.epoch))<<32|(e.done+1), o, w, x)
+	e.ticket = e.base + e.done + 1
+	e.coll.start(e.ticket, int(e.epoch&1), o, w, x)
 	e.inColl, e.pendOp = true, op
 }
 
@@ -554,7 +563,8 @@ func (e *engine) Close() error {
 func (e *engine) acknowledge(op string, mine ctl, raisers uint64, code uint8) (uint8, error) {
 	self := uint64(1) << e.self
 	rejoining := e.left
-	mine.epoch, mine.raisers, mine.members, mine.done = e.epoch, raisers, e.members, e.done
+	mine.epoch, mine.raisers, mine.members, mine.done, mine.ticket = e.epoch, raisers, e.members, e.done, e.ticket
+	base := e.ticket // the next epoch's: the highest ticket any of them joined
 	mine.pending = e.pendOp != ""
 	known := !rejoining
 	var sent, got, stays uint64
@@ -616,6 +626,7 @@ func (e *engine) acknowledge(op string, mine ctl, raisers uint64, code uint8) (u
 			continue // an acknowledge of an epoch this PE was not part of
 		}
 		got |= 1 << from
+		base = max(base, c.ticket)
 		targets |= c.raisers &^ self
 		code |= c.code
 		if c.stay {
@@ -632,6 +643,7 @@ func (e *engine) acknowledge(op string, mine ctl, raisers uint64, code uint8) (u
 	e.members = stays
 	e.epoch++
 	e.done = 0 // counted per epoch: a PE that rejoins has missed some
+	e.base = base
 	if stays&self == 0 {
 		return code, nil
 	}
