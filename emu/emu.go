@@ -17,12 +17,17 @@
 // cables, PC port timing), and its package comment says why the two keep
 // evaluators of their own; package emu/vcd records either board's run.
 //
-// No lock guards the board. Each PE publishes its registers in a word of
-// its own; every port evaluates the board from a consistent snapshot of
-// those words in a private copy of the simulation, and the flip-flops'
-// state advances by compare-and-swap (state.go explains it). A PE stopped
-// or killed at any instruction therefore holds nobody up beyond its own
-// absence, and a waiting port blocks (Port.Wait: lpt.Waiter) until a write
+// A board shared between processes has no lock: its PEs are processes, and
+// one can be stopped or killed at any instruction. Each PE publishes its
+// registers in a word of its own; every port evaluates the board from a
+// consistent snapshot of those words in a private copy of the simulation,
+// and the flip-flops' state advances by compare-and-swap (state.go explains
+// it), so a PE stopped anywhere holds nobody up beyond its own absence. An
+// in-process board's PEs are goroutines of one process, which stop only
+// together: a write there changes the board in a short critical section on
+// the board's one simulation — its port's pins, the settle from there, the
+// statuses that changed — and a read is one load of the port's status word.
+// Either way a waiting port blocks (Port.Wait: lpt.Waiter) until a write
 // may have changed what it reads.
 //
 // Faults can be injected on the cable between a PE's port and the board:
@@ -36,6 +41,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -77,13 +83,12 @@ type Board struct {
 	procs   int32        // GOMAXPROCS when the last port was claimed
 
 	// The board's own evaluator, for inspection and for faults and
-	// power-ups; the ports never wait for it.
-	mu sync.Mutex
-	bs *sim
-	// The evaluator the ports of this process share when they outnumber
-	// its CPUs (Port.use); only ever try-locked.
-	pmu sync.Mutex
-	ps  *sim
+	// power-ups; on a shared board the ports never wait for it. A locked
+	// board (in-process) has no other: every change of its inputs is
+	// stored and settled under mu.
+	mu     sync.Mutex
+	bs     *sim
+	locked bool
 
 	// In-process: the tick that bounds every sleep (wait.go).
 	tick     *time.Timer
@@ -111,10 +116,17 @@ func NewFromNetlist(h *hw.Board, pes int, opts ...Option) (*Board, error) {
 	if pes < 1 || pes > h.PEs {
 		return nil, fmt.Errorf("emu: %d PEs do not fit the %d-PE board: use 1 to %d", pes, h.PEs, h.PEs)
 	}
+	return newInProcess(h, pes, true, opts), nil
+}
+
+// newInProcess makes a board in this process's memory; the tests of the
+// lock-free protocol make one unlocked, as a shared board is.
+func newInProcess(h *hw.Board, pes int, locked bool, opts []Option) *Board {
 	b := compile(h, pes)
 	b.m = alignedMemory(b.lay.words)
+	b.locked = locked
 	b.start(randomJob(), opts)
-	return b, nil
+	return b
 }
 
 // start initialises fresh memory: the header, then the power-on state.
@@ -134,6 +146,8 @@ func (b *Board) start(job uint64, opts []Option) {
 	b.bs.built = true
 	b.m.store(hDFF, dffWord(0, 0, 0, b.bs.state()))
 	b.bs.dffW = b.m.load(hDFF)
+	b.bs.changed = 1<<len(b.ports) - 1
+	b.publish(b.bs, 0)
 }
 
 func randomJob() uint64 {
@@ -298,22 +312,71 @@ func (b *Board) evaluateAfter(s *sim, k int, word uint64) {
 			pause(s.pe, beforeCommit)
 		}
 		if b.m.cas(hDFF, w, nw) {
-			s.dffW, s.t = nw, t
-			b.publish(s, t)
-			if s.contended > 0 {
-				b.m.add(hContention, uint64(s.contended))
-			}
-			b.wakeChanged(s, w)
+			b.committed(s, w, nw, t)
 			return
 		}
 		s.dffW = 0 // what s computed was not committed: recompute
 	}
 }
 
+// committed follows s's commit of flip-flop word nw, of T t, in place of
+// old: the statuses are published, contention counted, sleepers woken.
+func (b *Board) committed(s *sim, old, nw, t uint64) {
+	s.dffW, s.t = nw, t
+	b.publish(s, t)
+	if s.contended > 0 {
+		b.m.add(hContention, uint64(s.contended))
+	}
+	b.wakeChanged(s, old)
+}
+
+// settlePort brings a locked board up to port k's new word, which alone
+// changed since the board last settled, and commits: no snapshot, since
+// every change of the inputs is made under the lock, which the caller
+// holds.
+func (b *Board) settlePort(k int, word uint64) {
+	s := b.bs
+	s.applyPort(k, word, s.words[len(b.ports)+k])
+	s.settle()
+	old, t := s.dffW, s.t+1
+	nw := dffWord(t, dffEpoch(old), old>>dffFaultsShift&epochMask, s.state())
+	b.m.store(hDFF, nw)
+	b.committed(s, old, nw, t)
+}
+
+// mutate stores a change of the board's inputs (f) and settles the board
+// after it; on a locked board both under its lock.
+func (b *Board) mutate(f func()) {
+	if !b.locked {
+		f()
+		b.look(func(*sim) {})
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	f()
+	b.evaluate(b.bs)
+}
+
 // publish stores every connector's status as s computed it for the
 // flip-flop word of T it just committed. A store never replaces a newer T:
 // a committer descheduled after its commit cannot put back an old status.
+// A locked board stores, in each port's own status word, only the
+// statuses that changed, and every one when the flip-flops' Q bits did.
 func (b *Board) publish(s *sim, t uint64) {
+	if b.locked {
+		q := s.q()
+		ch := s.changed
+		if q != s.pubQ {
+			ch = 1<<len(b.ports) - 1
+		}
+		s.changed, s.pubQ = 0, q
+		for ; ch != 0; ch &= ch - 1 {
+			k := bits.TrailingZeros32(ch)
+			b.m.store(b.lay.per(k, pStatus), uint64(q)<<8|uint64(s.status[k]))
+		}
+		return
+	}
 	st := s.status
 	pub := b.m[hStatus:][:(len(st)+pubPerWord-1)/pubPerWord]
 	for j := range pub {
@@ -365,10 +428,12 @@ func (b *Board) Port(pe int) (*Port, error) {
 	if err := b.claim(p); err != nil {
 		return nil, err
 	}
-	if p.sim == nil {
+	if p.wake == nil {
+		p.wake = make(chan struct{}, 1)
+	}
+	if p.sim == nil && !b.locked {
 		p.sim = newSim(b, pe)
 		p.sim.ignoreInert()
-		p.wake = make(chan struct{}, 1)
 	}
 	p.err.Store(nil)
 	p.held = true
@@ -488,7 +553,7 @@ type Port struct {
 	// only with the flip-flops, faults, power-ups or this port's writes.
 	extBits uint8
 
-	sim   *sim // this port's evaluator, in this process
+	sim   *sim // this port's evaluator, in this process (none on a locked board)
 	held  bool // claimed by this process
 	reads uint32
 	// The status as last evaluated, and the flip-flop word it derives from.
@@ -534,9 +599,14 @@ func (p *Port) WriteControl(v uint8) {
 }
 
 // write publishes the registers in the port's word (one atomic operation),
-// then evaluates the board unless only inert pins changed.
+// then evaluates the board unless only inert pins changed; on a locked
+// board both under its lock.
 func (p *Port) write(regs func(w uint64) (data, control uint8)) {
 	b, i := p.b, p.b.lay.port(p.pe)
+	if b.locked {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+	}
 	for {
 		old := b.m.load(i)
 		data, control := regs(old)
@@ -551,7 +621,11 @@ func (p *Port) write(regs func(w uint64) (data, control uint8)) {
 		if pause != nil {
 			pause(p.pe, afterStore)
 		}
-		if relevant {
+		switch {
+		case !relevant:
+		case b.locked:
+			b.settlePort(p.pe, nw)
+		default:
 			p.useAfter(nw, func(*sim) {})
 		}
 		return
@@ -585,8 +659,15 @@ func (p *Port) ReadStatus() uint8 {
 // so while that word is the one the port's simulation comes from, no write
 // has completed since and the status stands: one load. A write stored but
 // not yet committed (its writer stopped in between) is found by the full
-// look every fullLookEvery reads, and by Wait before it sleeps.
+// look every fullLookEvery reads, and by Wait before it sleeps. A locked
+// board's port reads its status word: every write stored there what it
+// changed before it returned.
 func (p *Port) status() uint8 {
+	if p.b.locked {
+		x := p.b.m.load(p.b.lay.per(p.pe, pStatus))
+		p.st, p.lastQ = uint8(x), uint8(x>>8)
+		return p.st
+	}
 	w := p.b.m.load(hDFF)
 	if w == p.dffW {
 		if p.fullLook() {
@@ -607,45 +688,25 @@ func (p *Port) fullLook() bool {
 	return p.reads%fullLookEvery == 0
 }
 
-// refresh evaluates the board for this port. With more PEs in this
-// process than it has CPUs, it uses the process's shared evaluator when no
-// other PE is using it: the board is then simulated once per change, not
-// once per PE. Otherwise — or when a PE that holds the shared evaluator
-// is descheduled — the port's own evaluator does it: nobody waits.
+// refresh evaluates the board for this port.
 func (p *Port) refresh() {
 	p.use(func(*sim) {})
-}
-
-// sharedTries is how often a port tries the shared evaluator, which is
-// held for well under a microsecond, before it uses its own.
-const sharedTries = 64
-
-func (b *Board) tryShared() bool {
-	for range sharedTries {
-		if b.pmu.TryLock() {
-			return true
-		}
-	}
-	return false
 }
 
 // use brings an evaluator up to date for this port, runs f on it and
 // caches the port's status.
 func (p *Port) use(f func(s *sim)) { p.useAfter(0, f) }
 
-// useAfter is use right after this port stored word (0: no store).
+// useAfter is use right after this port stored word (0: no store). On a
+// locked board the evaluator is the board's own, always up to date.
 func (p *Port) useAfter(word uint64, f func(s *sim)) {
 	b := p.b
-	s := p.sim
-	if b.shared == nil && b.crowded() && b.tryShared() {
-		if b.ps == nil {
-			b.ps = newSim(b, -1)
-			b.ps.ignoreInert()
-		}
-		s = b.ps
-		s.pe = p.pe
-		defer func() { s.pe = -1; b.pmu.Unlock() }()
+	if b.locked {
+		b.look(f)
+		p.status()
+		return
 	}
+	s := p.sim
 	if word != 0 {
 		b.evaluateAfter(s, p.pe, word)
 	} else {

@@ -67,8 +67,9 @@ func (w *waiting) changed() bool {
 	}
 	// Bits that only the flip-flops and this port's own lines can change
 	// need no evaluation while the flip-flops, faults and power-ups stand
-	// (the full look every few reads still comes).
-	if w.mask&p.extBits == 0 && b.m.load(hDFF)&0xffff == p.dffW&0xffff && !p.fullLook() {
+	// (the full look every few reads still comes). A locked board's status
+	// is one load anyway.
+	if !b.locked && w.mask&p.extBits == 0 && b.m.load(hDFF)&0xffff == p.dffW&0xffff && !p.fullLook() {
 		return false
 	}
 	st := p.status()
