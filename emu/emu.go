@@ -599,19 +599,22 @@ func (p *Port) WriteControl(v uint8) {
 }
 
 // write publishes the registers in the port's word (one atomic operation),
-// then evaluates the board unless only inert pins changed; on a locked
-// board both under its lock.
+// then evaluates the board unless only inert pins changed. On a locked
+// board a write that reaches the logic does both under the lock; one that
+// does not needs no lock, since nothing is evaluated.
 func (p *Port) write(regs func(w uint64) (data, control uint8)) {
 	b, i := p.b, p.b.lay.port(p.pe)
-	if b.locked {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-	}
+	held := false
 	for {
 		old := b.m.load(i)
 		data, control := regs(old)
 		nw := portWord(old>>seqShift, data, control)
 		relevant := (nw^old)&0xffff&^p.inertBits != 0
+		if relevant && b.locked && !held {
+			b.mu.Lock()
+			held = true
+			continue
+		}
 		if relevant {
 			nw += seqOne
 		}
@@ -622,10 +625,12 @@ func (p *Port) write(regs func(w uint64) (data, control uint8)) {
 			pause(p.pe, afterStore)
 		}
 		switch {
-		case !relevant:
-		case b.locked:
-			b.settlePort(p.pe, nw)
-		default:
+		case held:
+			if relevant { // (a reset under it may have made it inert)
+				b.settlePort(p.pe, nw)
+			}
+			b.mu.Unlock()
+		case relevant:
 			p.useAfter(nw, func(*sim) {})
 		}
 		return
