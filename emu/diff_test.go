@@ -434,3 +434,37 @@ func FuzzDifferential(f *testing.F) {
 		s.checkAll(-1, " (end)")
 	})
 }
+
+// TestDifferentialMemo: barriers and NANDs repeated, in a few arrival
+// orders, as programs repeat them, so that a locked board's memo answers
+// most writes; at every write the board agrees with the reference on every
+// status, and at every round's end on everything else.
+func TestDifferentialMemo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(24, 1))
+	for _, pes := range []int{4, 8, 32} {
+		t.Run(fmt.Sprintf("pes=%d", pes), func(t *testing.T) {
+			s := newStimulus(t, pes, PowerUp{}, true, false, rng.IntN)
+			orders := [][]int{rng.Perm(pes), rng.Perm(pes), rng.Perm(pes)}
+			phase := uint8(lpt.S1)
+			for round := range 60 {
+				phase ^= lpt.Strobes
+				for _, k := range orders[rng.IntN(len(orders))] {
+					v := phase | uint8(k+round%2)&lpt.DataMask
+					s.r.data[k] = v
+					s.ports[k].WriteData(v)
+					s.r.settle(false)
+					for j, p := range s.ports {
+						if got, want := p.ReadStatus(), s.r.status(j); got != want {
+							t.Fatalf("round %d, after PE %d's write: PE %d status %#02x, reference %#02x", round, k, j, got, want)
+						}
+					}
+				}
+				s.checkAll(round, "")
+			}
+			if s.b.memo.hits == 0 {
+				t.Error("the memo answered no write")
+			}
+			t.Logf("%d of %d writes answered by the memo", s.b.memo.hits, 60*pes)
+		})
+	}
+}

@@ -41,7 +41,6 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
-	"math/bits"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -89,6 +88,11 @@ type Board struct {
 	mu     sync.Mutex
 	bs     *sim
 	locked bool
+	// A locked board's memo of settled transitions (memo.go), and the
+	// statuses and flip-flop Q bits its ports' status words hold.
+	memo *memo
+	cur  []uint8
+	curQ uint8
 
 	// In-process: the tick that bounds every sleep (wait.go).
 	tick     *time.Timer
@@ -124,7 +128,9 @@ func NewFromNetlist(h *hw.Board, pes int, opts ...Option) (*Board, error) {
 func newInProcess(h *hw.Board, pes int, locked bool, opts []Option) *Board {
 	b := compile(h, pes)
 	b.m = alignedMemory(b.lay.words)
-	b.locked = locked
+	if b.locked = locked; locked {
+		b.memo, b.cur = newMemo(b), make([]uint8, len(b.ports))
+	}
 	b.start(randomJob(), opts)
 	return b
 }
@@ -146,8 +152,10 @@ func (b *Board) start(job uint64, opts []Option) {
 	b.bs.built = true
 	b.m.store(hDFF, dffWord(0, 0, 0, b.bs.state()))
 	b.bs.dffW = b.m.load(hDFF)
-	b.bs.changed = 1<<len(b.ports) - 1
 	b.publish(b.bs, 0)
+	if b.memo != nil {
+		b.memo.reset(b)
+	}
 }
 
 func randomJob() uint64 {
@@ -324,24 +332,41 @@ func (b *Board) evaluateAfter(s *sim, k int, word uint64) {
 func (b *Board) committed(s *sim, old, nw, t uint64) {
 	s.dffW, s.t = nw, t
 	b.publish(s, t)
-	if s.contended > 0 {
-		b.m.add(hContention, uint64(s.contended))
-	}
-	b.wakeChanged(s, old)
+	b.settled(old, nw, s.status, s.contended)
 }
 
-// settlePort brings a locked board up to port k's new word, which alone
-// changed since the board last settled, and commits: no snapshot, since
-// every change of the inputs is made under the lock, which the caller
-// holds.
+// settled follows every commit: it counts the contended nets and wakes the
+// sleepers for whom the statuses or flip-flops changed.
+func (b *Board) settled(old, nw uint64, status []uint8, contended int) {
+	if contended > 0 {
+		b.m.add(hContention, uint64(contended))
+	}
+	b.wakeChanged(status, old, nw)
+}
+
+// settlePort settles a locked board after port k's write of word, and
+// commits, under the lock, which the caller holds: no snapshot, since
+// every change of the inputs is made under it. The memo says what the
+// board settles to; when it does not know, the board's simulation, brought
+// up to every input and the committed state, settles it.
 func (b *Board) settlePort(k int, word uint64) {
-	s := b.bs
-	s.applyPort(k, word, s.words[len(b.ports)+k])
-	s.settle()
-	old, t := s.dffW, s.t+1
-	nw := dffWord(t, dffEpoch(old), old>>dffFaultsShift&epochMask, s.state())
+	m, s := b.memo, b.bs
+	m.set(k, word)
+	old := b.m.load(hDFF)
+	state := dffState(old)
+	i, hit := m.slot(state)
+	if hit {
+		m.hits++
+	} else {
+		b.collect(s, s.snap, -1)
+		s.apply(s.snap, state)
+		m.store(i, state, s.state(), s.status, s.contended)
+	}
+	next, status, contended := m.result(i)
+	nw := dffWord(dffT(old)+1, dffEpoch(old), old>>dffFaultsShift&epochMask, next)
 	b.m.store(hDFF, nw)
-	b.committed(s, old, nw, t)
+	b.publishLocked(status, qBits(next))
+	b.settled(old, nw, status, contended)
 }
 
 // mutate stores a change of the board's inputs (f) and settles the board
@@ -356,25 +381,15 @@ func (b *Board) mutate(f func()) {
 	defer b.mu.Unlock()
 	f()
 	b.evaluate(b.bs)
+	b.memo.reset(b)
 }
 
 // publish stores every connector's status as s computed it for the
 // flip-flop word of T it just committed. A store never replaces a newer T:
 // a committer descheduled after its commit cannot put back an old status.
-// A locked board stores, in each port's own status word, only the
-// statuses that changed, and every one when the flip-flops' Q bits did.
 func (b *Board) publish(s *sim, t uint64) {
 	if b.locked {
-		q := s.q()
-		ch := s.changed
-		if q != s.pubQ {
-			ch = 1<<len(b.ports) - 1
-		}
-		s.changed, s.pubQ = 0, q
-		for ; ch != 0; ch &= ch - 1 {
-			k := bits.TrailingZeros32(ch)
-			b.m.store(b.lay.per(k, pStatus), uint64(q)<<8|uint64(s.status[k]))
-		}
+		b.publishLocked(s.status, s.q())
 		return
 	}
 	st := s.status
@@ -387,6 +402,19 @@ func (b *Board) publish(s *sim, t uint64) {
 		for old := atomic.LoadUint64(&pub[j]); old>>pubShift < t && !atomic.CompareAndSwapUint64(&pub[j], old, nw); old = atomic.LoadUint64(&pub[j]) {
 		}
 	}
+}
+
+// publishLocked stores, in each port's own status word, the status it has
+// on a locked board, when it or the flip-flops' Q bits changed.
+func (b *Board) publishLocked(status []uint8, q uint8) {
+	all := q != b.curQ
+	for k, st := range status {
+		if st != b.cur[k] || all {
+			b.cur[k] = st
+			b.m.store(b.lay.per(k, pStatus), uint64(q)<<8|uint64(st))
+		}
+	}
+	b.curQ = q
 }
 
 // adopt takes port p's status published for flip-flop word w, if there is

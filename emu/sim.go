@@ -27,11 +27,6 @@ type sim struct {
 	bits   []byte  // net levels, then driver states (bit 0 on, bit 1 level)
 	dff    []uint8 // each flip-flop's state: bit 0 Q, bit 1 last clock level
 	status []uint8 // each connector's status register
-	// changed marks, bit k for connector k, the statuses that settles
-	// changed since publish last cleared it (a locked board publishes
-	// only those).
-	changed uint32
-	pubQ    uint8 // a locked board's: the Q bits its status words hold
 
 	words  []uint64 // the inputs applied: port words, fault words, the power word
 	ignore []uint64 // by port: the bits of its word this simulation ignores
@@ -258,10 +253,7 @@ func (s *sim) settle() {
 	s.check = s.check[:0]
 	for _, k := range s.dirty {
 		s.clearFlag(s.dirtyFlag(k))
-		if st := s.portStatus(int(k)); st != s.status[k] {
-			s.status[k] = st
-			s.changed |= 1 << k
-		}
+		s.status[k] = s.portStatus(int(k))
 	}
 	s.dirty = s.dirty[:0]
 }
@@ -339,26 +331,20 @@ func (s *sim) apply(words []uint64, state uint8) {
 	ports, faults := words[:size], words[size:][:size]
 	oports, ofaults := s.words[:size], s.words[size:][:size]
 	for k, pw := range ports {
-		if pw != oports[k] || faults[k] != ofaults[k] {
-			s.applyPort(k, pw, faults[k])
+		fw, opw, ofw := faults[k], oports[k], ofaults[k]
+		if pw == opw && fw == ofw {
+			continue
+		}
+		s.words[k], s.words[size+k] = pw, fw
+		force := fw>>faultSeqShift != ofw>>faultSeqShift
+		s.drive(k, lpt.OutputPins(wordData(pw), wordControl(pw)), lpt.OutputPins(wordData(opw), wordControl(opw)), force)
+		if force {
+			s.markStatus(int32(k))
 		}
 	}
 	s.words[2*size] = words[2*size]
 	s.loadState(state)
 	s.settle()
-}
-
-// applyPort drives connector k's pins for port word pw and fault word fw,
-// queueing what changes, without settling.
-func (s *sim) applyPort(k int, pw, fw uint64) {
-	size := len(s.b.ports)
-	opw, ofw := s.words[k], s.words[size+k]
-	s.words[k], s.words[size+k] = pw, fw
-	force := fw>>faultSeqShift != ofw>>faultSeqShift
-	s.drive(k, lpt.OutputPins(wordData(pw), wordControl(pw)), lpt.OutputPins(wordData(opw), wordControl(opw)), force)
-	if force {
-		s.markStatus(int32(k))
-	}
 }
 
 // loadState sets the flip-flops to state, queueing those that change.

@@ -295,12 +295,13 @@ func (b *Board) onTick() {
 	}
 }
 
-// wakeChanged wakes the sleeping PEs for whom what s just committed, in
-// place of flip-flop word old, differs from what they wait for. A commit
+// wakeChanged wakes the sleeping PEs for whom flip-flop word nw and the
+// statuses committed with it, in place of word old, differ from what they
+// wait for. A commit
 // that leaves the flip-flops, faults and power-ups as they were (a PE that
 // arrives at a barrier, not the last) changes only status bits that other
 // PEs' lines drive: it looks at the PEs that wait on those alone.
-func (b *Board) wakeChanged(s *sim, old uint64) {
+func (b *Board) wakeChanged(status []uint8, old, nw uint64) {
 	if pause != nil {
 		pause(-1, afterCommit)
 	}
@@ -308,16 +309,16 @@ func (b *Board) wakeChanged(s *sim, old uint64) {
 	if uint32(m) == 0 {
 		return
 	}
-	if s.dffW&0xffff == old&0xffff {
+	if nw&0xffff == old&0xffff {
 		m >>= 32
 	}
-	q := s.q()
+	q := qBits(dffState(nw))
 	var wake uint32
 	for m := uint32(m); m != 0; m &= m - 1 {
 		k := bits.TrailingZeros32(m)
 		rec := b.m.load(b.lay.per(k, pSleep))
 		last, mask, rq := uint8(rec), uint8(rec>>8), uint8(rec>>16)
-		if rq != q || (s.status[k]^last)&mask != 0 {
+		if rq != q || (status[k]^last)&mask != 0 {
 			wake |= 1 << k
 		}
 	}
