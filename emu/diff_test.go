@@ -288,6 +288,9 @@ func (s *stimulus) writes() {
 		t0 := s.inputsT()
 		k := s.next(n)
 		v := uint8(s.next(256))
+		if s.b.locked && s.next(2) == 0 {
+			v &= lpt.Strobes | 1 // few values: states repeat, and the memo answers
+		}
 		ctl := s.next(4) == 0
 		if ctl {
 			v &= 0x0f
