@@ -152,7 +152,8 @@ func (b *Board) start(job uint64, opts []Option) {
 	b.bs.built = true
 	b.m.store(hDFF, dffWord(0, 0, 0, b.bs.state()))
 	b.bs.dffW = b.m.load(hDFF)
-	b.publish(b.bs, 0)
+	copy(b.bs.out, b.bs.status)
+	b.publish(b.bs.out, b.bs.q(), 0)
 	if b.memo != nil {
 		b.memo.reset(b)
 	}
@@ -305,34 +306,40 @@ func (b *Board) evaluateAfter(s *sim, k int, word uint64) {
 			// A power-up (Reset, PowerCycle) since w: start from its state.
 			state, s.powering = b.powerUpState(powerCycle(power)), true
 		}
-		if s.built {
-			s.apply(s.snap, state)
-		} else {
+		var next uint8
+		var contended int
+		switch {
+		case !s.built:
 			s.rebuild(s.snap, state)
 			s.built = true
+			next, contended = s.state(), s.contended
+			copy(s.out, s.status)
+		case s.memo != nil && !s.powering:
+			s.memo.update(s.snap, v.faults)
+			var status []uint8
+			next, status, contended = s.memo.settle(b, s, state, s.snap)
+			copy(s.out, status)
+		default:
+			s.apply(s.snap, state)
+			next, contended = s.state(), s.contended
+			copy(s.out, s.status)
 		}
 		if t == tw {
 			s.dffW, s.t = w, t
 			return
 		}
-		nw := dffWord(t, epoch, v.faults, s.state())
+		nw := dffWord(t, epoch, v.faults, next)
 		if pause != nil {
 			pause(s.pe, beforeCommit)
 		}
 		if b.m.cas(hDFF, w, nw) {
-			b.committed(s, w, nw, t)
+			s.dffW, s.t = nw, t
+			b.publish(s.out, qBits(next), t)
+			b.settled(w, nw, s.out, contended)
 			return
 		}
 		s.dffW = 0 // what s computed was not committed: recompute
 	}
-}
-
-// committed follows s's commit of flip-flop word nw, of T t, in place of
-// old: the statuses are published, contention counted, sleepers woken.
-func (b *Board) committed(s *sim, old, nw, t uint64) {
-	s.dffW, s.t = nw, t
-	b.publish(s, t)
-	b.settled(old, nw, s.status, s.contended)
 }
 
 // settled follows every commit: it counts the contended nets and wakes the
@@ -350,22 +357,12 @@ func (b *Board) settled(old, nw uint64, status []uint8, contended int) {
 // board settles to; when it does not know, the board's simulation, brought
 // up to every input and the committed state, settles it.
 func (b *Board) settlePort(k int, word uint64) {
-	m, s := b.memo, b.bs
-	m.set(k, word)
+	b.memo.set(k, word)
 	old := b.m.load(hDFF)
-	state := dffState(old)
-	i, hit := m.slot(state)
-	if hit {
-		m.hits++
-	} else {
-		b.collect(s, s.snap, -1)
-		s.apply(s.snap, state)
-		m.store(i, state, s.state(), s.status, s.contended)
-	}
-	next, status, contended := m.result(i)
+	next, status, contended := b.memo.settle(b, b.bs, dffState(old), nil)
 	nw := dffWord(dffT(old)+1, dffEpoch(old), old>>dffFaultsShift&epochMask, next)
 	b.m.store(hDFF, nw)
-	b.publishLocked(status, qBits(next))
+	b.publish(status, qBits(next), dffT(nw))
 	b.settled(old, nw, status, contended)
 }
 
@@ -384,15 +381,23 @@ func (b *Board) mutate(f func()) {
 	b.memo.reset(b)
 }
 
-// publish stores every connector's status as s computed it for the
-// flip-flop word of T it just committed. A store never replaces a newer T:
-// a committer descheduled after its commit cannot put back an old status.
-func (b *Board) publish(s *sim, t uint64) {
+// publish stores every connector's status st, computed for the flip-flop
+// word of T t (whose Q bits are q) just committed. A store never replaces a
+// newer T: a committer descheduled after its commit cannot put back an old
+// status. A locked board stores, in each port's own status word, the
+// statuses that changed, every one when the Q bits did.
+func (b *Board) publish(st []uint8, q uint8, t uint64) {
 	if b.locked {
-		b.publishLocked(s.status, s.q())
+		all := q != b.curQ
+		for k, x := range st {
+			if x != b.cur[k] || all {
+				b.cur[k] = x
+				b.m.store(b.lay.per(k, pStatus), uint64(q)<<8|uint64(x))
+			}
+		}
+		b.curQ = q
 		return
 	}
-	st := s.status
 	pub := b.m[hStatus:][:(len(st)+pubPerWord-1)/pubPerWord]
 	for j := range pub {
 		nw := t<<pubShift | uint64(st[2*j])
@@ -402,19 +407,6 @@ func (b *Board) publish(s *sim, t uint64) {
 		for old := atomic.LoadUint64(&pub[j]); old>>pubShift < t && !atomic.CompareAndSwapUint64(&pub[j], old, nw); old = atomic.LoadUint64(&pub[j]) {
 		}
 	}
-}
-
-// publishLocked stores, in each port's own status word, the status it has
-// on a locked board, when it or the flip-flops' Q bits changed.
-func (b *Board) publishLocked(status []uint8, q uint8) {
-	all := q != b.curQ
-	for k, st := range status {
-		if st != b.cur[k] || all {
-			b.cur[k] = st
-			b.m.store(b.lay.per(k, pStatus), uint64(q)<<8|uint64(st))
-		}
-	}
-	b.curQ = q
 }
 
 // adopt takes port p's status published for flip-flop word w, if there is
@@ -462,6 +454,7 @@ func (b *Board) Port(pe int) (*Port, error) {
 	if p.sim == nil && !b.locked {
 		p.sim = newSim(b, pe)
 		p.sim.ignoreInert()
+		p.sim.memo = newMemo(b)
 	}
 	p.err.Store(nil)
 	p.held = true
@@ -659,7 +652,7 @@ func (p *Port) write(regs func(w uint64) (data, control uint8)) {
 			}
 			b.mu.Unlock()
 		case relevant:
-			p.useAfter(nw, func(*sim) {})
+			p.refreshAfter(nw)
 		}
 		return
 	}
@@ -721,32 +714,23 @@ func (p *Port) fullLook() bool {
 	return p.reads%fullLookEvery == 0
 }
 
-// refresh evaluates the board for this port.
-func (p *Port) refresh() {
-	p.use(func(*sim) {})
-}
+// refresh evaluates the board for this port and caches its status.
+func (p *Port) refresh() { p.refreshAfter(0) }
 
-// use brings an evaluator up to date for this port, runs f on it and
-// caches the port's status.
-func (p *Port) use(f func(s *sim)) { p.useAfter(0, f) }
-
-// useAfter is use right after this port stored word (0: no store). On a
-// locked board the evaluator is the board's own, always up to date.
-func (p *Port) useAfter(word uint64, f func(s *sim)) {
-	b := p.b
-	if b.locked {
-		b.look(f)
+// refreshAfter is refresh right after this port stored word (0: no
+// store). A locked board is always up to date.
+func (p *Port) refreshAfter(word uint64) {
+	b, s := p.b, p.sim
+	switch {
+	case b.locked:
 		p.status()
 		return
-	}
-	s := p.sim
-	if word != 0 {
+	case word != 0:
 		b.evaluateAfter(s, p.pe, word)
-	} else {
+	default:
 		b.evaluate(s)
 	}
-	p.dffW, p.st, p.lastQ = s.dffW, s.status[p.pe], s.q()
-	f(s)
+	p.dffW, p.st, p.lastQ = s.dffW, s.out[p.pe], qBits(dffState(s.dffW))
 }
 
 // fullLookEvery paces the reads that collect every input word.
@@ -836,7 +820,7 @@ func (p *Port) ExplainStall() string {
 	}
 	var why string
 	var late uint64
-	p.use(func(s *sim) { why, late = p.b.explainStall(s, p.pe, phase) })
+	p.b.look(func(s *sim) { why, late = p.b.explainStall(s, p.pe, phase) })
 	p.b.m.store(p.b.lay.per(p.pe, pStalledAt), uint64(time.Now().UnixNano()))
 	p.b.m.store(p.b.lay.per(p.pe, pStalled), late+1)
 	return why

@@ -312,7 +312,7 @@ func TestPublishNeverGoesBack(t *testing.T) {
 	if published>>pubShift != dffT(w) || dffT(w) <= oldT {
 		t.Fatalf("published T %d, flip-flop word T %d, stale T %d: want the word's T, newer than the stale one", published>>pubShift, dffT(w), oldT)
 	}
-	b.publish(stale, oldT)
+	b.publish(stale.out, stale.q(), oldT)
 	if got := b.m.load(hStatus); got != published {
 		t.Errorf("a stale publication replaced %#x by %#x", published, got)
 	}

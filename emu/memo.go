@@ -1,26 +1,30 @@
 package emu
 
-// A memo of settled transitions, for a locked board. What a write settles
-// to is a function of the board's inputs and its flip-flops' state before
-// it (sim.go): the pins that reach the logic — each port word but its inert
-// bits — and the 74LS74 halves' Q and last clock levels, faults aside
-// (a fault change empties the memo). The memo maps that key to what the
-// board's simulation settled it to once: the flip-flops' next state, every
-// connector's status register and the nets it left contended. A barrier or
-// NAND that a program repeats therefore costs a look-up per write, not a
-// settle; a key not found is settled gate by gate, as ever, by the board's
-// simulation, brought up to the board first (it may have missed many
-// writes), and remembered. The simulation stays the only evaluator: the
-// memo holds nothing it did not compute, and the differential test checks
-// the board against the reference with the memo on.
+// A memo of settled transitions: a locked board has one, and so has each
+// port's simulation on a lock-free board. What the board settles to is a
+// function of its inputs and its flip-flops' state before (sim.go): the
+// pins that reach the logic — each port word but its inert bits — and the
+// 74LS74 halves' Q and last clock levels, faults aside (a fault change
+// empties the memo) and power-ups aside (they are settled, not looked up).
+// The memo maps that key to what a simulation settled it to once: the
+// flip-flops' next state, every connector's status register and the nets it
+// left contended. A barrier or NAND that a program repeats therefore costs
+// a look-up per write, not a settle; a key not found is settled gate by
+// gate, as ever, by the simulation, brought up to every input first (it may
+// have missed many writes), and remembered. The simulation stays the only
+// evaluator — the memo holds nothing it did not compute, and what needs the
+// levels (Board.Levels, LED, ExplainStall) asks the board's own simulation,
+// which has no memo — and the differential test checks the board against
+// the reference with the memo on.
 //
 // The memo is direct-mapped: a key's slot is a hash of it, kept up to date
 // as ports write (each port's word contributes a term of an XOR), and a
 // slot holds the last key that landed there, compared in full before use.
 type memo struct {
-	mask []uint64 // by port: the bits of its word that reach the logic
-	key  []uint64 // the current key: each port's word & mask
-	hash uint64   // of key
+	mask   []uint64 // by port: the bits of its word that reach the logic
+	key    []uint64 // the current key: each port's word & mask
+	hash   uint64   // of key
+	faults uint64   // a lock-free board's: the fault words' sequence sum the slots hold
 
 	// Slot i: keys[i*(n+1)] is the flip-flop state | memoValid, then the n
 	// port words; next[i] the next state | the contended nets <<8;
@@ -42,20 +46,59 @@ func newMemo(b *Board) *memo {
 		keys: make([]uint64, memoSlots*(n+1)), next: make([]uint64, memoSlots), statuses: make([]uint8, memoSlots*n)}
 	for k, p := range b.ports {
 		m.mask[k] = 0xffff &^ p.inertBits
+		m.hash ^= memoTerm(k, 0)
 	}
 	return m
 }
 
 // reset forgets every slot and takes the key from the board's port words.
 func (m *memo) reset(b *Board) {
-	for i := 0; i < len(m.keys); i += len(m.key) + 1 {
-		m.keys[i] = 0
-	}
+	m.forget()
 	m.hash = 0
 	for k := range m.key {
 		m.key[k] = b.m.load(b.lay.port(k)) & m.mask[k]
 		m.hash ^= memoTerm(k, m.key[k])
 	}
+}
+
+// forget empties every slot.
+func (m *memo) forget() {
+	for i := 0; i < len(m.keys); i += len(m.key) + 1 {
+		m.keys[i] = 0
+	}
+}
+
+// update takes the key from a snapshot of a lock-free board's inputs, and
+// empties the memo if the faults changed.
+func (m *memo) update(words []uint64, faults uint64) {
+	if faults != m.faults {
+		m.forget()
+		m.faults = faults
+	}
+	for k, w := range words[:len(m.key)] {
+		if w&m.mask[k] != m.key[k] {
+			m.set(k, w)
+		}
+	}
+}
+
+// settle returns what the board settles to from flip-flop state state and
+// the memo's key: the next state, the statuses and the contended nets. Not
+// found, s settles it from words — a snapshot of every input, collected
+// when nil — and the memo remembers it.
+func (m *memo) settle(b *Board, s *sim, state uint8, words []uint64) (uint8, []uint8, int) {
+	i, hit := m.slot(state)
+	if hit {
+		m.hits++
+	} else {
+		if words == nil {
+			b.collect(s, s.snap, -1)
+			words = s.snap
+		}
+		s.apply(words, state)
+		m.store(i, state, s.state(), s.status, s.contended)
+	}
+	return m.result(i)
 }
 
 func memoTerm(k int, w uint64) uint64 { return splitmix(uint64(k)<<32 ^ w) }
