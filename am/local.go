@@ -2,6 +2,7 @@ package am
 
 import (
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"time"
 )
@@ -106,6 +107,10 @@ func (t *localT) Wait(d time.Duration, done <-chan struct{}) {
 	}
 	pe.timer.Stop()
 }
+
+// Crowded: the PEs are goroutines, so they outnumber the CPUs when there
+// are more of them than GOMAXPROCS.
+func (t *localT) Crowded() bool { return t.l.n > runtime.GOMAXPROCS(0) }
 
 func (t *localT) Gone(k int) error {
 	if g := t.l.pes[k].gone.Load(); g != nil {

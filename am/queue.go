@@ -24,6 +24,7 @@ type inbox struct {
 type slot struct {
 	seq atomic.Uint64 // pos: free for position pos; pos+1: holds position pos
 	p   Packet
+	_   [8]byte // 320 bytes: each slot starts a cache line, so a short packet and its seq share one
 }
 
 func (q *inbox) init() {

@@ -22,7 +22,7 @@ import (
 
 const (
 	shmMagic   = 0x54544c4441544e31 // "TTLDATN1"
-	shmVersion = 1
+	shmVersion = 2
 	shmHeader  = 64
 )
 
@@ -178,6 +178,10 @@ func (s *Shared) Wait(d time.Duration, done <-chan struct{}) {
 	}
 	futex(&pe.wakes, futexWait, w, d)
 }
+
+// Crowded: the PEs are processes, so they outnumber the CPUs when there
+// are more of them than the machine has.
+func (s *Shared) Crowded() bool { return len(s.peers) > runtime.NumCPU() }
 
 // dead reports whether PE k's process has gone without leaving: it no
 // longer exists, or it is a zombie its parent has not reaped yet.
