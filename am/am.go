@@ -166,6 +166,8 @@ type Endpoint struct {
 	t        Transport
 	direct   Direct // t's one-sided access, if it has one
 	crowded  bool   // its PEs outnumber the CPUs (Crowded), as the endpoint was made
+	stage    stager // t's staging of long payloads, if it has it
+	maxPay   int    // MaxPayload
 	self, n  int
 	handlers []Handler
 	lib      []Handler // the libraries' handlers, at their reserved numbers less libBase
@@ -190,6 +192,10 @@ func NewEndpoint(t Transport, o Options) *Endpoint {
 	if c, ok := t.(Crowded); ok {
 		e.crowded = c.Crowded()
 	}
+	e.maxPay = MaxMedium
+	if st, ok := t.(stager); ok {
+		e.stage, e.maxPay = st, max(MaxMedium, st.maxStaged())
+	}
 	if e.timeout <= 0 {
 		e.timeout = papers.DefaultTimeout
 	}
@@ -211,6 +217,14 @@ func Of(p *papers.PE) (*Endpoint, error) {
 // Self is this PE's id; PEs the program's PE count.
 func (e *Endpoint) Self() int { return e.self }
 func (e *Endpoint) PEs() int  { return e.n }
+
+// MaxPayload is the most payload bytes one request or send (not a
+// handler's reply) may carry: MaxMedium, or more where the PEs share
+// memory (in-process, and papersctl run's processes), whose transports
+// stage a long payload beside the inbox and send one packet saying how
+// long it is. Layers that move blocks (Strata's block transfers, Split-C's
+// bulk forms) send packets this long.
+func (e *Endpoint) MaxPayload() int { return e.maxPay }
 
 // Stats returns the traffic counts so far.
 func (e *Endpoint) Stats() Stats { return e.stats }
@@ -315,8 +329,12 @@ func (e *Endpoint) send(op string, dst int, net Net, poll Nets, h HandlerID, a A
 	if dst < 0 || dst >= e.n {
 		return e.misuse(op, fmt.Errorf("%w: destination PE %d: the PEs are 0 to %d", papers.ErrArgument, dst, e.n-1))
 	}
-	if len(payload) > MaxMedium {
-		return e.misuse(op, fmt.Errorf("%w: %d payload bytes: a packet carries at most %d (send more in several)", papers.ErrArgument, len(payload), MaxMedium))
+	limit := e.maxPay
+	if e.cur != nil {
+		limit = MaxMedium // a handler's reply may wait in the queue, which holds packets
+	}
+	if len(payload) > limit {
+		return e.misuse(op, fmt.Errorf("%w: %d payload bytes: a packet carries at most %d (send more in several)", papers.ErrArgument, len(payload), limit))
 	}
 	if e.closed {
 		return e.errorf("%s: the endpoint is closed", op)
@@ -325,8 +343,11 @@ func (e *Endpoint) send(op string, dst int, net Net, poll Nets, h HandlerID, a A
 	if e.cur != nil {
 		p = &e.rep // a handler's reply, while e.out may hold the packet the poll interrupted
 	}
-	p.Handler, p.Net, p.Args, p.Len = h, net, a, uint16(len(payload))
-	copy(p.Data[:], payload)
+	staged := len(payload) > MaxMedium
+	p.Handler, p.Net, p.Args, p.Len, p.Staged = h, net, a, uint16(len(payload)), 0
+	if !staged {
+		copy(p.Data[:], payload)
+	}
 	if m := e.cur; m != nil {
 		if op == "request" || m.Net != Left || m.replied || dst != m.Src {
 			return e.misuse(op, fmt.Errorf("%w (to PE %d from the handler of a %s message from PE %d)", ErrHandlerSend, dst, m.Net, m.Src))
@@ -340,7 +361,13 @@ func (e *Endpoint) send(op string, dst int, net Net, poll Nets, h HandlerID, a A
 		if err := e.flush(); err != nil {
 			return err
 		}
-		ok, err := e.t.Send(dst, p)
+		var ok bool
+		var err error
+		if staged {
+			ok, err = e.stage.sendStaged(dst, p, payload)
+		} else {
+			ok, err = e.t.Send(dst, p)
+		}
 		if ok {
 			e.stats.Sent++
 		}
@@ -476,6 +503,10 @@ func (e *Endpoint) dispatch() {
 	p := &e.in
 	m := &e.msg
 	m.Src, m.Net, m.Args, m.Payload, m.replied = int(p.Src), p.Net, p.Args, p.Data[:p.Len], false
+	if p.Staged > 0 {
+		m.Payload = e.stage.staged(p)
+		defer e.stage.unstage(p)
+	}
 	e.stats.Handled++
 	var h Handler
 	if i := int(p.Handler); i < libBase && i < len(e.handlers) {

@@ -20,9 +20,18 @@ const inboxSlots = 1024
 // slot), so a send is one compare-and-swap and a copy, a receive a load, a
 // copy and a store, and neither allocates.
 type Local struct {
-	n     int
-	boxes []inbox // PE k's inbox for net is boxes[k*numNets+net]
-	pes   []localPE
+	n      int
+	boxes  []inbox // PE k's inbox for net is boxes[k*numNets+net]
+	pes    []localPE
+	stages []localStage // from src to dst on net: stages[(src*n+dst)*numNets+net]
+	stage  int          // each ring's size (stageSize)
+}
+
+// localStage is a staging ring (stage.go), made by its sender when it
+// first stages a payload.
+type localStage struct {
+	stageHead
+	data atomic.Pointer[[]byte]
 }
 
 type localPE struct {
@@ -30,6 +39,7 @@ type localPE struct {
 	gone  atomic.Pointer[GoneError] // set once, when the PE leaves
 	wake  chan struct{}             // buffered 1: a sender's nudge to a sleeping receiver
 	timer *time.Timer
+	tails []uint64 // its position in each ring it stages into, by dst*numNets+net
 }
 
 // NewLocal makes the in-process data network of n PEs.
@@ -37,7 +47,8 @@ func NewLocal(n int) (*Local, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("am: %d PEs: a data network needs at least 1", n)
 	}
-	l := &Local{n: n, boxes: make([]inbox, n*int(numNets)), pes: make([]localPE, n)}
+	l := &Local{n: n, boxes: make([]inbox, n*int(numNets)), pes: make([]localPE, n),
+		stages: make([]localStage, n*n*int(numNets)), stage: stageSize(n)}
 	for i := range l.boxes {
 		l.boxes[i].init()
 	}
@@ -45,6 +56,7 @@ func NewLocal(n int) (*Local, error) {
 		l.pes[k].wake = make(chan struct{}, 1)
 		l.pes[k].timer = time.NewTimer(time.Hour)
 		l.pes[k].timer.Stop()
+		l.pes[k].tails = make([]uint64, n*int(numNets))
 	}
 	return l, nil
 }
@@ -80,6 +92,33 @@ func (t *localT) Send(dst int, p *Packet) (bool, error) {
 		return true, pe.gone.Load()
 	}
 	return true, nil
+}
+
+func (t *localT) maxStaged() int { return maxStaged(t.l.stage) }
+
+func (t *localT) sendStaged(dst int, p *Packet, payload []byte) (bool, error) {
+	l := t.l
+	if g := l.pes[dst].gone.Load(); g != nil {
+		return false, g
+	}
+	st := &l.stages[(t.self*l.n+dst)*int(numNets)+int(p.Net)]
+	data := st.data.Load()
+	if data == nil { // the first payload from this PE to dst on p.Net
+		b := make([]byte, l.stage)
+		data = &b
+		st.data.Store(data)
+	}
+	return stageSend(t, dst, &st.stageHead, *data, &l.pes[t.self].tails[dst*int(numNets)+int(p.Net)], p, payload)
+}
+
+func (t *localT) staged(p *Packet) []byte {
+	st := &t.l.stages[(int(p.Src)*t.l.n+t.self)*int(numNets)+int(p.Net)]
+	return stageOut(&st.stageHead, *st.data.Load(), int(p.Staged))
+}
+
+func (t *localT) unstage(p *Packet) {
+	st := &t.l.stages[(int(p.Src)*t.l.n+t.self)*int(numNets)+int(p.Net)]
+	stageFree(&st.stageHead, t.l.stage, int(p.Staged))
 }
 
 func (t *localT) Recv(net Net, p *Packet) bool {

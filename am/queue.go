@@ -74,7 +74,7 @@ func (q *inbox) ready() bool { return q.slots[q.head&(inboxSlots-1)].seq.Load() 
 
 // copyPacket copies the header and the payload, not the unused bytes.
 func copyPacket(dst, src *Packet) {
-	dst.Handler, dst.Net, dst.Len, dst.Args = src.Handler, src.Net, src.Len, src.Args
+	dst.Handler, dst.Net, dst.Len, dst.Staged, dst.Args = src.Handler, src.Net, src.Len, src.Staged, src.Args
 	copy(dst.Data[:src.Len], src.Data[:src.Len])
 }
 

@@ -42,12 +42,20 @@ type shmPeer struct {
 	cause  [184]byte    // NUL-terminated
 }
 
-func shmLayout(n int) (peers, boxes, size int) {
+// shmLayout places the header, the PEs' records, the inboxes and the
+// staging rings (stage.go: a head and stageSize(n) bytes each, from src to
+// dst on net at index (src*n+dst)*numNets+net). The file is sparse: a
+// ring's pages take memory once a payload is staged in them.
+func shmLayout(n int) (peers, boxes, stages, size int) {
 	peers = shmHeader
 	boxes = peers + n*int(unsafe.Sizeof(shmPeer{}))
 	boxes = (boxes + 63) &^ 63
-	return peers, boxes, boxes + n*int(numNets)*int(unsafe.Sizeof(inbox{}))
+	stages = boxes + n*int(numNets)*int(unsafe.Sizeof(inbox{}))
+	return peers, boxes, stages, stages + n*n*int(numNets)*shmStage(n)
 }
+
+// shmStage is the bytes of one staging ring and its head.
+func shmStage(n int) int { return int(unsafe.Sizeof(stageHead{})) + stageSize(n) }
 
 // CreateShared makes the data network of n PE processes in a new file at
 // path (mode 0600; it must not exist). The launcher makes it, each PE
@@ -57,7 +65,7 @@ func CreateShared(path string, n int) error {
 	if n < 1 {
 		return fmt.Errorf("am: %d PEs: a data network needs at least 1", n)
 	}
-	_, _, size := shmLayout(n)
+	_, _, _, size := shmLayout(n)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return fmt.Errorf("am: create the shared data network: %w", err)
@@ -85,19 +93,53 @@ func CreateShared(path string, n int) error {
 
 // Shared is one PE process's side of a shared-memory data network.
 type Shared struct {
-	mem   []byte
-	self  int
-	peers []shmPeer
-	boxes []inbox
+	mem    []byte
+	self   int
+	peers  []shmPeer
+	boxes  []inbox
+	stages []byte   // the staging rings
+	tails  []uint64 // this PE's position in each ring it stages into, by dst*numNets+net
 }
 
 func view(mem []byte, n int) *Shared {
-	p, b, _ := shmLayout(n)
+	p, b, st, _ := shmLayout(n)
 	return &Shared{
-		mem:   mem,
-		peers: unsafe.Slice((*shmPeer)(unsafe.Pointer(&mem[p])), n),
-		boxes: unsafe.Slice((*inbox)(unsafe.Pointer(&mem[b])), n*int(numNets)),
+		mem:    mem,
+		peers:  unsafe.Slice((*shmPeer)(unsafe.Pointer(&mem[p])), n),
+		boxes:  unsafe.Slice((*inbox)(unsafe.Pointer(&mem[b])), n*int(numNets)),
+		stages: mem[st:],
+		tails:  make([]uint64, n*int(numNets)),
 	}
+}
+
+// stage returns the head and bytes of the ring from src to dst on net.
+func (s *Shared) stage(src, dst int, net Net) (*stageHead, []byte) {
+	n := len(s.peers)
+	sz := shmStage(n)
+	at := ((src*n+dst)*int(numNets) + int(net)) * sz
+	h := (*stageHead)(unsafe.Pointer(&s.stages[at]))
+	hs := int(unsafe.Sizeof(stageHead{}))
+	return h, s.stages[at+hs : at+sz : at+sz]
+}
+
+func (s *Shared) maxStaged() int { return maxStaged(stageSize(len(s.peers))) }
+
+func (s *Shared) sendStaged(dst int, p *Packet, payload []byte) (bool, error) {
+	if s.peers[dst].state.Load() == drained {
+		return false, s.Gone(dst)
+	}
+	h, data := s.stage(s.self, dst, p.Net)
+	return stageSend(s, dst, h, data, &s.tails[dst*int(numNets)+int(p.Net)], p, payload)
+}
+
+func (s *Shared) staged(p *Packet) []byte {
+	h, data := s.stage(int(p.Src), s.self, p.Net)
+	return stageOut(h, data, int(p.Staged))
+}
+
+func (s *Shared) unstage(p *Packet) {
+	h, data := s.stage(int(p.Src), s.self, p.Net)
+	stageFree(h, len(data), int(p.Staged))
 }
 
 // OpenShared attaches PE pe to the data network in the file at path,
@@ -114,7 +156,7 @@ func OpenShared(path string, pe int) (*Shared, error) {
 		return nil, fmt.Errorf("am: %s is not a data network (%v): make it with am.CreateShared", path, err)
 	}
 	h := (*shmHead)(unsafe.Pointer(&hb[0]))
-	_, _, size := shmLayout(int(h.n))
+	_, _, _, size := shmLayout(int(h.n))
 	switch {
 	case h.magic != shmMagic:
 		return nil, fmt.Errorf("am: %s is not a data network, or not complete: make it with am.CreateShared", path)

@@ -44,6 +44,13 @@ func TestSharedChild(t *testing.T) {
 	ep.Register(func(m *am.Msg) { m.Reply(hAck, am.Args{m.Args[0] * 2}) })
 	hAck = ep.Register(func(*am.Msg) {})
 	ep.Register(func(*am.Msg) { stop = true })
+	ep.Register(func(m *am.Msg) { // a staged payload: its number and length, and whether it is whole
+		ok := uint64(1)
+		if checkPayload(int(m.Args[0]), m.Payload) != nil {
+			ok = 0
+		}
+		m.Reply(hAck, am.Args{m.Args[0], uint64(len(m.Payload)), ok})
+	})
 	if os.Getenv(envShmMode) == "hang" {
 		time.Sleep(time.Minute) // killed by the parent
 	}
@@ -71,9 +78,11 @@ func TestShared(t *testing.T) {
 			defer s.Close()
 			ep := am.NewEndpoint(s, am.Options{Timeout: 10 * time.Second})
 			got := uint64(0)
+			var ack am.Args
 			hReq := ep.Register(func(*am.Msg) {})
-			ep.Register(func(m *am.Msg) { got = m.Args[0] })
+			ep.Register(func(m *am.Msg) { got, ack = m.Args[0], m.Args })
 			hStop := ep.Register(func(*am.Msg) {})
+			hStaged := ep.Register(func(*am.Msg) {})
 			if mode == "hang" {
 				if err := ep.Request(1, hReq, am.Args{21}); err != nil {
 					t.Fatal(err)
@@ -104,6 +113,26 @@ func TestShared(t *testing.T) {
 				}
 			}
 			t.Logf("round trip between processes: %v", time.Since(start)/n)
+			// Payloads staged in the file, more than its rings hold.
+			buf := make([]byte, ep.MaxPayload())
+			if len(buf) <= am.MaxMedium {
+				t.Fatalf("MaxPayload %d: not staged", len(buf))
+			}
+			for i := 1; i <= 40; i++ {
+				b := buf[:[]int{am.MaxMedium + 1, 5000, len(buf), 777777 % len(buf)}[i%4]]
+				for j := range b {
+					b[j] = pattern(i, j)
+				}
+				if err := ep.RequestMedium(1, hStaged, am.Args{uint64(i)}, b); err != nil {
+					t.Fatal(err)
+				}
+				if err := ep.Wait("staged", 1, func() bool { return got == uint64(i) }); err != nil {
+					t.Fatal(err)
+				}
+				if ack[1] != uint64(len(b)) || ack[2] != 1 {
+					t.Fatalf("staged payload %d of %d bytes arrived as %d bytes, whole: %v", i, len(b), ack[1], ack[2] == 1)
+				}
+			}
 			if err := ep.Request(1, hStop, am.Args{}); err != nil {
 				t.Fatal(err)
 			}
