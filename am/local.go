@@ -5,6 +5,9 @@ import (
 	"runtime"
 	"sync/atomic"
 	"time"
+	"unsafe"
+
+	"github.com/ttlpapers/ttlpapers/internal/word"
 )
 
 // inboxSlots is each inbox's capacity in packets (a power of two). A full
@@ -40,6 +43,9 @@ type localPE struct {
 	wake  chan struct{}             // buffered 1: a sender's nudge to a sleeping receiver
 	timer *time.Timer
 	tails []uint64 // its position in each ring it stages into, by dst*numNets+net
+	// its memory that the others reach one-sided (Direct), by region;
+	// replaced, not changed, when it allocates or frees one
+	regions atomic.Pointer[[][]byte]
 }
 
 // NewLocal makes the in-process data network of n PEs.
@@ -171,4 +177,74 @@ func (t *localT) Leave(cause error, drain func()) {
 			}
 		}
 	}
+}
+
+// One-sided access (Direct): the PEs share the address space, so a get or
+// put is a copy, complete when it returns, as MPI's MPI_Get and MPI_Put
+// with a flush are. Split-C's reads, writes, gets, puts and bulk forms of
+// spread arrays then cost what a copy costs; the program's barriers order
+// them with the owner's own accesses.
+
+func (t *localT) Allocate(n int) ([]byte, int, error) {
+	words := make([]uint64, (n+7)/8) // a Number in it is aligned
+	mem := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), n)
+	rs := t.setRegion(-1, mem)
+	return mem, rs - 1, nil
+}
+
+func (t *localT) Free(region int) error {
+	t.setRegion(region, nil)
+	return nil
+}
+
+// setRegion sets this PE's region r to mem (a new one, if r is -1) and
+// returns how many regions it has.
+func (t *localT) setRegion(r int, mem []byte) int {
+	pe := &t.l.pes[t.self]
+	var rs [][]byte
+	if old := pe.regions.Load(); old != nil {
+		rs = append(rs, *old...)
+	}
+	if r < 0 {
+		rs = append(rs, mem)
+	} else if r < len(rs) {
+		rs[r] = mem
+	}
+	pe.regions.Store(&rs)
+	return len(rs)
+}
+
+// region returns PE pe's memory in region r from off on, n bytes of it.
+func (t *localT) region(pe, r, off, n int) ([]byte, error) {
+	p := &t.l.pes[pe]
+	if g := p.gone.Load(); g != nil {
+		return nil, g
+	}
+	var mem []byte
+	if rs := p.regions.Load(); rs != nil && r >= 0 && r < len(*rs) {
+		mem = (*rs)[r]
+	}
+	if mem == nil || off < 0 || off+n > len(mem) {
+		return nil, fmt.Errorf("PE %d has no bytes %d to %d in region %d (not allocated there yet, freed, or out of range)", pe, off, off+n, r)
+	}
+	return mem[off : off+n], nil
+}
+
+// Get and Put move a word atomically (package word), since the owner's
+// handlers may run an atomic procedure on it meanwhile; longer data byte by
+// byte.
+func (t *localT) Get(pe, region, off int, dst []byte) error {
+	mem, err := t.region(pe, region, off, len(dst))
+	if err == nil {
+		word.Copy(dst, mem, false)
+	}
+	return err
+}
+
+func (t *localT) Put(pe, region, off int, src []byte) error {
+	mem, err := t.region(pe, region, off, len(src))
+	if err == nil {
+		word.Copy(mem, src, true)
+	}
+	return err
 }

@@ -170,8 +170,13 @@ func TestSeedXferPackets(t *testing.T) {
 // them and complete runs once each.
 func TestSeedMultiBlock(t *testing.T) {
 	const n = 3
-	const size = 700
 	runStrata(t, n, func(s *strata.S) error {
+		ep, err := am.Of(s.PE())
+		if err != nil {
+			return err
+		}
+		per := ep.MaxPayload() / 4 // words per packet
+		size := 2*per + 572        // more than one round of packets
 		dest := make([]strata.Word, n*size)
 		p := s.Port(1)
 		p.Base, p.Count = dest, (n-1)*size
@@ -200,8 +205,8 @@ func TestSeedMultiBlock(t *testing.T) {
 		if err := s.ServiceAllTransfers(0); err != nil { // 2 packets each
 			return err
 		}
-		if r := s.GetABXremaining(ids[0]); r != size-2*am.MaxMedium/4 {
-			t.Errorf("after one round: %d words remain, want %d", r, size-2*am.MaxMedium/4)
+		if r := s.GetABXremaining(ids[0]); r != size-2*per {
+			t.Errorf("after one round: %d words remain, want %d", r, size-2*per)
 		}
 		if err := s.CompleteTransfer(ids[0]); err != nil {
 			return err
