@@ -403,3 +403,62 @@ func TestStaged(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestStagedFaults: a PE that stops polling while another stages payloads
+// for it is named when the rings are full and the timeout has passed; one
+// that leaves is named by the next send and by one-sided access to its
+// memory; and every payload a send accepted is handled.
+func TestStagedFaults(t *testing.T) {
+	for _, how := range []string{"stops", "leaves"} {
+		t.Run(how, func(t *testing.T) {
+			var sendErr, getErr error
+			sent, handled := 0, 0
+			resume := make(chan struct{})
+			err := run(t, 2, 200*time.Millisecond, func(p *papers.PE, ep *am.Endpoint) error {
+				h := ep.Register(func(*am.Msg) { handled++ })
+				if _, _, err := ep.Direct().Allocate(64); err != nil {
+					return err
+				}
+				if err := p.Barrier(); err != nil {
+					return err
+				}
+				if ep.Self() == 1 {
+					if how == "stops" {
+						<-resume // not polling
+					}
+					return nil
+				}
+				defer close(resume)
+				buf := make([]byte, ep.MaxPayload())
+				for i := 0; i < 1000 && sendErr == nil; i++ {
+					if sendErr = ep.RequestMedium(1, h, am.Args{}, buf); sendErr == nil {
+						sent++
+					}
+				}
+				getErr = ep.Direct().Get(1, 0, 0, buf[:8])
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if how == "stops" {
+				var te *am.TimeoutError
+				if !errors.As(sendErr, &te) || te.On != 1 {
+					t.Fatalf("staging for a PE that stopped: %v, want a *TimeoutError naming PE 1", sendErr)
+				}
+				if getErr != nil {
+					t.Errorf("a get of a stopped PE's memory: %v (there is nothing to wait for)", getErr)
+				}
+			} else {
+				for _, e := range []error{sendErr, getErr} {
+					if g := (*am.GoneError)(nil); !errors.As(e, &g) || g.PE != 1 {
+						t.Errorf("staging for or getting from a PE that left: %v, want a *GoneError naming PE 1", e)
+					}
+				}
+			}
+			if handled != sent {
+				t.Errorf("PE 1 handled %d of the %d payloads staged for it", handled, sent)
+			}
+		})
+	}
+}
