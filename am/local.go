@@ -6,8 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
-
-	"github.com/ttlpapers/ttlpapers/internal/word"
 )
 
 // inboxSlots is each inbox's capacity in packets (a power of two). A full
@@ -224,27 +222,8 @@ func (t *localT) region(pe, r, off, n int) ([]byte, error) {
 	if rs := p.regions.Load(); rs != nil && r >= 0 && r < len(*rs) {
 		mem = (*rs)[r]
 	}
-	if mem == nil || off < 0 || off+n > len(mem) {
-		return nil, fmt.Errorf("PE %d has no bytes %d to %d in region %d (not allocated there yet, freed, or out of range)", pe, off, off+n, r)
-	}
-	return mem[off : off+n], nil
+	return within(mem, pe, r, off, n)
 }
 
-// Get and Put move a word atomically (package word), since the owner's
-// handlers may run an atomic procedure on it meanwhile; longer data byte by
-// byte.
-func (t *localT) Get(pe, region, off int, dst []byte) error {
-	mem, err := t.region(pe, region, off, len(dst))
-	if err == nil {
-		word.Copy(dst, mem, false)
-	}
-	return err
-}
-
-func (t *localT) Put(pe, region, off int, src []byte) error {
-	mem, err := t.region(pe, region, off, len(src))
-	if err == nil {
-		word.Copy(mem, src, true)
-	}
-	return err
-}
+func (t *localT) Get(pe, region, off int, dst []byte) error { return get(t, pe, region, off, dst) }
+func (t *localT) Put(pe, region, off int, src []byte) error { return put(t, pe, region, off, src) }
