@@ -167,6 +167,7 @@ type Endpoint struct {
 	direct   Direct // t's one-sided access, if it has one
 	crowded  bool   // its PEs outnumber the CPUs (Crowded), as the endpoint was made
 	stage    stager // t's staging of long payloads, if it has it
+	beat     beater // t's counts of polls, if it has them
 	maxPay   int    // MaxPayload
 	self, n  int
 	handlers []Handler
@@ -192,6 +193,7 @@ func NewEndpoint(t Transport, o Options) *Endpoint {
 	if c, ok := t.(Crowded); ok {
 		e.crowded = c.Crowded()
 	}
+	e.beat, _ = t.(beater)
 	e.maxPay = MaxMedium
 	if st, ok := t.(stager); ok {
 		e.stage, e.maxPay = st, max(MaxMedium, st.maxStaged())
@@ -478,6 +480,9 @@ func (e *Endpoint) poll(nets Nets, tilEmpty bool) (int, error) {
 	if e.cur != nil { // a send from a handler does not poll
 		return 0, nil
 	}
+	if e.beat != nil {
+		e.beat.beat()
+	}
 	handled := 0
 	for {
 		got := 0
@@ -532,13 +537,32 @@ func (e *Endpoint) dispatch() {
 // when the waiter yielded after 200 polls); only after spinFor does it
 // sleep. When PEs outnumber CPUs (Crowded) a polling waiter takes the CPU
 // from the PE it waits for, so it sleeps after a few polls: the sender's
-// wake-up then hands the CPU over.
+// wake-up then hands the CPU over. The same holds whenever the PE waited
+// on is not polling — computing, asleep, or without a CPU because other
+// processes have the machine's: where the transport counts each PE's polls
+// (beats), a spinning waiter looks every beatWindow, and sleeps once the
+// PE it waits on (or, waiting on any, every other) has not polled
+// meanwhile. Without that look, two goroutine PEs on a machine whose other
+// CPU was busy took turns: each spun its 50 µs while the other, woken,
+// waited for the CPU (a block transfer and its acknowledgment took 120 µs,
+// against 1 µs).
 const (
 	spinFor      = 50 * time.Microsecond
-	spinChecks   = 256 // polls between looks at the clock while spinning
+	spinChecks   = 32 // polls between looks at the clock while spinning
+	beatWindow   = 5 * time.Microsecond
 	crowdedPolls = 16
 	sleepFor     = 200 * time.Microsecond
 )
+
+// beater is implemented by the transports whose PEs see each other's
+// polls: the in-process and shared-memory ones.
+type beater interface {
+	// beat counts a poll of this PE's.
+	beat()
+	// beats sums the polls counted by PE k, or by every other PE when k
+	// is -1.
+	beats(k int) uint32
+}
 
 // Crowded is implemented by a transport that knows whether its PEs
 // outnumber the CPUs they run on (the in-process and shared-memory ones).
@@ -565,6 +589,8 @@ func (e *Endpoint) wait(op string, on int, done func() bool, nap time.Duration) 
 	}
 	var start time.Time // the silence began (read at the first look at the clock)
 	spinning := true
+	var beats uint32     // the polls of the PEs waited on, at the last look
+	var beatAt time.Time // the last look
 	for i := 1; ; i++ {
 		if done() {
 			return nil
@@ -590,11 +616,19 @@ func (e *Endpoint) wait(op string, on int, done func() bool, nap time.Duration) 
 				}
 			} else if i%spinChecks != 0 {
 				continue
-			} else if start.IsZero() {
-				start = time.Now()
+			} else if now := time.Now(); start.IsZero() {
+				start, beatAt = now, now
+				beats = e.beats(on)
 				continue
-			} else if time.Since(start) < spinFor {
-				continue
+			} else if now.Sub(beatAt) < beatWindow {
+				if now.Sub(start) < spinFor {
+					continue
+				}
+			} else if b := e.beats(on); e.beat == nil || b != beats {
+				beats, beatAt = b, now
+				if now.Sub(start) < spinFor {
+					continue
+				}
 			}
 			spinning = false
 		}
@@ -609,6 +643,15 @@ func (e *Endpoint) wait(op string, on int, done func() bool, nap time.Duration) 
 		}
 		e.t.Wait(nap, e.done)
 	}
+}
+
+// beats is the count of polls of the PEs a wait on PE on waits on (0 if
+// the transport does not count them).
+func (e *Endpoint) beats(on int) uint32 {
+	if e.beat == nil {
+		return 0
+	}
+	return e.beat.beats(on)
 }
 
 // Close handles what has arrived, sends the queued replies, and leaves the

@@ -155,6 +155,12 @@ func (t *localT) Wait(d time.Duration, done <-chan struct{}) {
 // are more of them than GOMAXPROCS.
 func (t *localT) Crowded() bool { return t.l.n > runtime.GOMAXPROCS(0) }
 
+func (t *localT) beat() { b := &t.l.pes[t.self].beat; b.Store(b.Load() + 1) }
+
+func (t *localT) beats(k int) uint32 {
+	return beats(t.l.n, t.self, k, func(i int) *peer { return &t.l.pes[i].peer })
+}
+
 func (t *localT) Gone(k int) error {
 	if g := t.l.pes[k].gone.Load(); g != nil {
 		return g

@@ -91,7 +91,23 @@ type peer struct {
 	sleeping atomic.Int32 // 1 while it waits in Wait
 	//lint:ignore U1000 the futex word of the Linux shared-memory transport (shm_linux.go); the layout is the same everywhere
 	wakes atomic.Uint32
-	_     [52]byte // keep PEs' words off each other's cache lines
+	beat  atomic.Uint32 // its polls, counted (Endpoint.wait: is the PE waited on running?)
+	_     [48]byte      // keep PEs' words off each other's cache lines
+}
+
+// beats sums the polls counted in pes: PE k's, or, when k is -1, every
+// PE's but self's.
+func beats(n, self, k int, pe func(int) *peer) uint32 {
+	if k >= 0 {
+		return pe(k).beat.Load()
+	}
+	var sum uint32
+	for i := range n {
+		if i != self {
+			sum += pe(i).beat.Load()
+		}
+	}
+	return sum
 }
 
 // leave marks the PE leaving, runs drain, and marks it drained.

@@ -369,6 +369,12 @@ func (s *Shared) Wait(d time.Duration, done <-chan struct{}) {
 // are more of them than the machine has.
 func (s *Shared) Crowded() bool { return len(s.peers) > runtime.NumCPU() }
 
+func (s *Shared) beat() { b := &s.peers[s.self].beat; b.Store(b.Load() + 1) }
+
+func (s *Shared) beats(k int) uint32 {
+	return beats(len(s.peers), s.self, k, func(i int) *peer { return &s.peers[i].peer })
+}
+
 // dead reports whether PE k's process has gone without leaving: it no
 // longer exists, or it is a zombie its parent has not reaped yet.
 func (s *Shared) dead(k int) bool {
