@@ -330,3 +330,37 @@ func TestDataNetInGraphAndLog(t *testing.T) {
 		t.Errorf("logs:\nPE 0: %s\nPE 1: %s", logs[0].String(), logs[1].String())
 	}
 }
+
+// TestBlockXferZeroAllocs: a block transfer, staged beside the inbox in
+// packets of up to 64 Ki words, allocates nothing once the staging rings
+// are made.
+func TestBlockXferZeroAllocs(t *testing.T) {
+	runStrata(t, 2, func(s *strata.S) error {
+		const words = 100000 // two packets
+		p := s.Port(1)
+		p.Base = make([]strata.Word, words)
+		if err := s.Barrier(); err != nil {
+			return err
+		}
+		if s.Self() == 1 {
+			if err := s.PollBoth(); err != nil { // a PE that uses the network polls in its barriers
+				return err
+			}
+			return s.Barrier() // polling meanwhile: the blocks arrive
+		}
+		buf := make([]strata.Word, words)
+		var failed error
+		a := testing.AllocsPerRun(100, func() {
+			if err := s.SendBlockXferPollBoth(1, 1, 0, buf); err != nil && failed == nil {
+				failed = err
+			}
+		})
+		if failed != nil {
+			return failed
+		}
+		if a != 0 {
+			t.Errorf("a block transfer of %d words allocates %v times", words, a)
+		}
+		return s.Barrier()
+	})
+}
