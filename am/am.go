@@ -164,11 +164,12 @@ type Stats struct {
 // PE's own goroutine, like a papers.PE's.
 type Endpoint struct {
 	t        Transport
-	direct   Direct // t's one-sided access, if it has one
-	crowded  bool   // its PEs outnumber the CPUs (Crowded), as the endpoint was made
-	stage    stager // t's staging of long payloads, if it has it
-	beat     beater // t's counts of polls, if it has them
-	maxPay   int    // MaxPayload
+	direct   Direct  // t's one-sided access, if it has one
+	crowded  bool    // its PEs outnumber the CPUs (Crowded), as the endpoint was made
+	stage    stager  // t's staging of long payloads, if it has it
+	beat     beater  // t's counts of polls, if it has them
+	spin     Spinner // t's own spin for waits, if it has one
+	maxPay   int     // MaxPayload
 	self, n  int
 	handlers []Handler
 	lib      []Handler // the libraries' handlers, at their reserved numbers less libBase
@@ -194,6 +195,7 @@ func NewEndpoint(t Transport, o Options) *Endpoint {
 		e.crowded = c.Crowded()
 	}
 	e.beat, _ = t.(beater)
+	e.spin, _ = t.(Spinner)
 	e.maxPay = MaxMedium
 	if st, ok := t.(stager); ok {
 		e.stage, e.maxPay = st, max(MaxMedium, st.maxStaged())
@@ -564,6 +566,15 @@ type beater interface {
 	beats(k int) uint32
 }
 
+// Spinner is implemented by a transport whose medium a wait watches more
+// cheaply from inside the transport than by polling it from here (MPI's:
+// a cgo call per poll). A spinning wait calls Spin between its polls; it
+// returns once a packet has arrived for this PE, or after about a
+// microsecond. It runs no handler: the poll that follows does.
+type Spinner interface {
+	Spin()
+}
+
 // Crowded is implemented by a transport that knows whether its PEs
 // outnumber the CPUs they run on (the in-process and shared-memory ones).
 // The endpoint asks once, when it is made.
@@ -598,7 +609,7 @@ func (e *Endpoint) wait(op string, on int, done func() bool, nap time.Duration) 
 		if err := e.flush(); err != nil {
 			return err
 		}
-		n, err := e.poll(PollBoth, true)
+		n, err := e.poll(PollBoth, false) // one from each, then done() again
 		if err != nil {
 			return err
 		}
@@ -610,6 +621,9 @@ func (e *Endpoint) wait(op string, on int, done func() bool, nap time.Duration) 
 			return nil
 		}
 		if spinning {
+			if e.spin != nil {
+				e.spin.Spin()
+			}
 			if e.crowded {
 				if i < crowdedPolls {
 					continue
