@@ -123,20 +123,23 @@ func run(ctx context.Context, o Options, n, perRep int, setup func(p *papers.PE,
 
 // counter is a handler that counts, and the count it waits for.
 type counter struct {
-	ep *am.Endpoint
-	n  int
-	h  am.HandlerID
+	ep      *am.Endpoint
+	n, want int
+	h       am.HandlerID
+	reached func() bool // made once: a closure per wait would allocate
 }
 
 func newCounter(ep *am.Endpoint) *counter {
 	c := &counter{ep: ep}
 	c.h = ep.Register(func(*am.Msg) { c.n++ })
+	c.reached = func() bool { return c.n >= c.want }
 	return c
 }
 
 // await waits until the count reaches want, then takes it off.
 func (c *counter) await(op string, on, want int) error {
-	err := c.ep.Wait(op, on, func() bool { return c.n >= want })
+	c.want = want
+	err := c.ep.Wait(op, on, c.reached)
 	c.n -= want
 	return err
 }
