@@ -29,7 +29,7 @@ package mpi
 #include <stdlib.h>
 #include <string.h>
 
-enum { DN_RECV = 16, DN_SEND = 64, DN_NONE = -1, DN_ERR = -2 };
+enum { DN_RECV = 16, DN_SEND = 64, DN_SMALL = 64, DN_NONE = -1, DN_ERR = -2 };
 
 // The C side of a PE's data network. Go holds it as an integer: C memory,
 // which the cgo pointer checks would otherwise look up on every call.
@@ -37,6 +37,7 @@ typedef struct {
 	MPI_Comm comm;
 	int pkt;                      // bytes per buffer
 	char *rbuf[2], *sbuf, *out;   // receive and send rings; out: the packet to send
+	char small[DN_SMALL];         // the data of a small get or put
 	MPI_Request recv[2][DN_RECV]; // persistent, started in ring order from head
 	int head[2];
 	int src[2]; // the sender of a completed head
@@ -140,6 +141,20 @@ static int ttl_dn_spin(uintptr_t h, int n) {
 	return 0;
 }
 
+// ttl_dn_get and ttl_dn_put are a small get or put through small, each
+// flushed: no Go pointer crosses, so cgo checks none.
+static int ttl_dn_get(uintptr_t h, int n, int rank, MPI_Aint disp, MPI_Win w) {
+	ttl_dn *d = (ttl_dn *)h;
+	int err = MPI_Get(d->small, n, MPI_BYTE, rank, disp, n, MPI_BYTE, w);
+	return err != MPI_SUCCESS ? err : MPI_Win_flush(rank, w);
+}
+
+static int ttl_dn_put(uintptr_t h, int n, int rank, MPI_Aint disp, MPI_Win w) {
+	ttl_dn *d = (ttl_dn *)h;
+	int err = MPI_Put(d->small, n, MPI_BYTE, rank, disp, n, MPI_BYTE, w);
+	return err != MPI_SUCCESS ? err : MPI_Win_flush(rank, w);
+}
+
 // ttl_dn_pending tests every send in flight and returns how many are.
 static int ttl_dn_pending(uintptr_t h) {
 	ttl_dn *d = (ttl_dn *)h;
@@ -201,10 +216,11 @@ type dataNet struct {
 	eng     *engine // answers the engine's pings while this PE waits here
 	timeout time.Duration
 
-	h    C.uintptr_t // the C side
-	d    *C.ttl_dn   // the same, for its fields
-	rbuf [2][]byte   // C: the receive rings
-	out  []byte      // C: the packet to send
+	h     C.uintptr_t // the C side
+	d     *C.ttl_dn   // the same, for its fields
+	rbuf  [2][]byte   // C: the receive rings
+	out   []byte      // C: the packet to send
+	small []byte      // C: the data of a small get or put
 
 	leave []byte // C: a departure, out and in
 
@@ -226,8 +242,9 @@ func newDataNet(world Comm, eng *engine) (*dataNet, error) {
 		return nil, err
 	}
 	t := &dataNet{self: eng.self, n: eng.n, comm: comm, eng: eng, timeout: eng.timeout, h: h, d: d,
-		out: unsafe.Slice((*byte)(unsafe.Pointer(d.out)), pktMax), leave: Alloc(2 * (8*eng.n + 8 + causeMax)),
-		sent: make([]uint64, eng.n), took: make([]uint64, eng.n), gone: make([]*am.GoneError, eng.n)}
+		out: unsafe.Slice((*byte)(unsafe.Pointer(d.out)), pktMax), small: unsafe.Slice((*byte)(unsafe.Pointer(&d.small[0])), C.DN_SMALL),
+		leave: Alloc(2 * (8*eng.n + 8 + causeMax)),
+		sent:  make([]uint64, eng.n), took: make([]uint64, eng.n), gone: make([]*am.GoneError, eng.n)}
 	for net := range t.rbuf {
 		t.rbuf[net] = unsafe.Slice((*byte)(unsafe.Pointer(d.rbuf[net])), C.DN_RECV*pktMax)
 	}
@@ -475,12 +492,23 @@ func (t *dataNet) Get(pe, region, off int, dst []byte) error {
 	if g := t.gone[pe]; g != nil {
 		return g
 	}
-	return t.wins[region].Get(dst, pe, off)
+	w := t.wins[region]
+	if len(dst) > len(t.small) {
+		return w.Get(dst, pe, off)
+	}
+	err := check("MPI_Get", C.ttl_dn_get(t.h, C.int(len(dst)), C.int(pe), C.MPI_Aint(off), w.w))
+	copy(dst, t.small)
+	return err
 }
 
 func (t *dataNet) Put(pe, region, off int, src []byte) error {
 	if g := t.gone[pe]; g != nil {
 		return g
 	}
-	return t.wins[region].Put(src, pe, off)
+	w := t.wins[region]
+	if len(src) > len(t.small) {
+		return w.Put(src, pe, off)
+	}
+	copy(t.small, src)
+	return check("MPI_Put", C.ttl_dn_put(t.h, C.int(len(src)), C.int(pe), C.MPI_Aint(off), w.w))
 }
