@@ -155,6 +155,41 @@ static int ttl_dn_put(uintptr_t h, int n, int rank, MPI_Aint disp, MPI_Win w) {
 	return err != MPI_SUCCESS ? err : MPI_Win_flush(rank, w);
 }
 
+// ttl_node_all reports whether every rank of c shares this one's memory
+// (MPI_Comm_split_type, MPI_COMM_TYPE_SHARED: one node).
+static int ttl_node_all(MPI_Comm c, int *all) {
+	MPI_Comm node;
+	int n, k, err = MPI_Comm_split_type(c, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+	if (err != MPI_SUCCESS) return err;
+	MPI_Comm_size(c, &n);
+	MPI_Comm_size(node, &k);
+	*all = n == k;
+	return MPI_Comm_free(&node);
+}
+
+// ttl_win_allocate_shared allocates n bytes (zeroed) of memory every rank
+// of c (one node) loads and stores (MPI_Win_allocate_shared, each rank's
+// part apart: alloc_shared_noncontig), and sets base[k] to rank k's part.
+static int ttl_win_allocate_shared(MPI_Aint n, MPI_Comm c, void **base, MPI_Win *w) {
+	MPI_Info info;
+	MPI_Info_create(&info);
+	MPI_Info_set(info, "alloc_shared_noncontig", "true");
+	void *mine;
+	int err = MPI_Win_allocate_shared(n, 1, info, c, &mine, w);
+	MPI_Info_free(&info);
+	if (err != MPI_SUCCESS) return err;
+	memset(mine, 0, n);
+	if ((err = MPI_Win_set_errhandler(*w, MPI_ERRORS_RETURN)) != MPI_SUCCESS) return err;
+	int size;
+	MPI_Comm_size(c, &size);
+	for (int k = 0; k < size; k++) {
+		MPI_Aint len;
+		int unit;
+		if ((err = MPI_Win_shared_query(*w, k, &len, &unit, &base[k])) != MPI_SUCCESS) return err;
+	}
+	return MPI_Win_lock_all(0, *w);
+}
+
 // ttl_dn_pending tests every send in flight and returns how many are.
 static int ttl_dn_pending(uintptr_t h) {
 	ttl_dn *d = (ttl_dn *)h;
@@ -228,7 +263,12 @@ type dataNet struct {
 	gone       []*am.GoneError
 	left       bool
 	wins       []Win // the regions of am.Direct, by number
-	broken     error // an MPI error: the network cannot go on
+	// node: every PE is on this one's node (and PAPERS_MPI_NODE does not
+	// say otherwise), so a region is memory they all map, and
+	// parts[region][pe] is PE pe's part of it.
+	node   bool
+	parts  [][][]byte
+	broken error // an MPI error: the network cannot go on
 }
 
 func newDataNet(world Comm, eng *engine) (*dataNet, error) {
@@ -245,6 +285,15 @@ func newDataNet(world Comm, eng *engine) (*dataNet, error) {
 		out: unsafe.Slice((*byte)(unsafe.Pointer(d.out)), pktMax), small: unsafe.Slice((*byte)(unsafe.Pointer(&d.small[0])), C.DN_SMALL),
 		leave: Alloc(2 * (8*eng.n + 8 + causeMax)),
 		sent:  make([]uint64, eng.n), took: make([]uint64, eng.n), gone: make([]*am.GoneError, eng.n)}
+	var all C.int
+	if err := check("MPI_Comm_split_type", C.ttl_node_all(comm.c, &all)); err != nil {
+		return nil, err
+	}
+	per, err := nodeRuns() // PAPERS_MPI_NODE=1 makes every PE a node: the windows' path on one machine
+	if err != nil {
+		return nil, err
+	}
+	t.node = all != 0 && (per == 0 || per >= t.n)
 	for net := range t.rbuf {
 		t.rbuf[net] = unsafe.Slice((*byte)(unsafe.Pointer(d.rbuf[net])), C.DN_RECV*pktMax)
 	}
@@ -472,25 +521,52 @@ func (t *dataNet) Leave(cause error, drain func()) {
 	C.ttl_dn_close(t.h) // cancels what has not completed
 }
 
-// The one-sided access of am.Direct: each region is a window of memory
-// MPI allocated (MPI_Win_allocate, which on one machine is shared memory
-// the others load and store), in a passive-target epoch from allocation
-// to Free, so a get or put is MPI_Get or MPI_Put and a flush.
+// The one-sided access of am.Direct. When every PE is on one node (the
+// usual mpirun on one machine), a region is MPI_Win_allocate_shared
+// memory, each PE's part mapped by every other (MPI_Win_shared_query),
+// and a get or put is a copy — what MPI's own one-sided access does
+// between processes of one node (osc rdma copies too), without a cgo call
+// per access. Otherwise it is a window of MPI_Win_allocate, in a
+// passive-target epoch from allocation to Free, and a get or put is
+// MPI_Get or MPI_Put and a flush, in one cgo call. Either way an access
+// is complete when it returns. The data network's messages, which order
+// everything else, go through MPI's shared memory too, whose fences order
+// these copies before them.
 
 func (t *dataNet) Allocate(n int) ([]byte, int, error) {
-	mem, w, err := t.comm.WinAllocate(n)
-	if err != nil {
+	if !t.node {
+		mem, w, err := t.comm.WinAllocate(n)
+		if err != nil {
+			return nil, 0, err
+		}
+		t.wins, t.parts = append(t.wins, w), append(t.parts, nil)
+		return mem, len(t.wins) - 1, nil
+	}
+	base := make([]unsafe.Pointer, t.n)
+	var w Win
+	if err := check("MPI_Win_allocate_shared", C.ttl_win_allocate_shared(C.MPI_Aint(max(n, 1)), t.comm.c, unsafe.SliceData(base), &w.w)); err != nil {
 		return nil, 0, err
 	}
-	t.wins = append(t.wins, w)
-	return mem, len(t.wins) - 1, nil
+	parts := make([][]byte, t.n)
+	for k, b := range base {
+		parts[k] = unsafe.Slice((*byte)(b), n)
+	}
+	t.wins, t.parts = append(t.wins, w), append(t.parts, parts)
+	return parts[t.self], len(t.wins) - 1, nil
 }
 
-func (t *dataNet) Free(region int) error { return t.wins[region].Free() }
+func (t *dataNet) Free(region int) error {
+	t.parts[region] = nil
+	return t.wins[region].Free()
+}
 
 func (t *dataNet) Get(pe, region, off int, dst []byte) error {
 	if g := t.gone[pe]; g != nil {
 		return g
+	}
+	if parts := t.parts[region]; parts != nil {
+		copy(dst, parts[pe][off:off+len(dst)])
+		return nil
 	}
 	w := t.wins[region]
 	if len(dst) > len(t.small) {
@@ -504,6 +580,10 @@ func (t *dataNet) Get(pe, region, off int, dst []byte) error {
 func (t *dataNet) Put(pe, region, off int, src []byte) error {
 	if g := t.gone[pe]; g != nil {
 		return g
+	}
+	if parts := t.parts[region]; parts != nil {
+		copy(parts[pe][off:off+len(src)], src)
+		return nil
 	}
 	w := t.wins[region]
 	if len(src) > len(t.small) {
