@@ -190,6 +190,9 @@ static int ttl_win_allocate_shared(MPI_Aint n, MPI_Comm c, void **base, MPI_Win 
 	return MPI_Win_lock_all(0, *w);
 }
 
+// ttl_copy is C's memcpy, for the large copies of shared regions.
+static void ttl_copy(void *dst, void *src, size_t n) { memcpy(dst, src, n); }
+
 // ttl_dn_pending tests every send in flight and returns how many are.
 static int ttl_dn_pending(uintptr_t h) {
 	ttl_dn *d = (ttl_dn *)h;
@@ -533,6 +536,20 @@ func (t *dataNet) Leave(cause error, drain func()) {
 // everything else, go through MPI's shared memory too, whose fences order
 // these copies before them.
 
+// bigCopy is where a copy between shared parts leaves Go's copy for C's:
+// from 1 MiB, Go's bypasses the cache (non-temporal stores), which made a
+// 1 MiB put 2.4 times slower than MPI_Put's memcpy, into the cache where
+// the owner reads it.
+const bigCopy = 512 << 10
+
+func shmCopy(dst, src []byte) {
+	if len(src) < bigCopy {
+		copy(dst, src)
+		return
+	}
+	C.ttl_copy(unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src)), C.size_t(len(src)))
+}
+
 func (t *dataNet) Allocate(n int) ([]byte, int, error) {
 	if !t.node {
 		mem, w, err := t.comm.WinAllocate(n)
@@ -565,7 +582,7 @@ func (t *dataNet) Get(pe, region, off int, dst []byte) error {
 		return g
 	}
 	if parts := t.parts[region]; parts != nil {
-		copy(dst, parts[pe][off:off+len(dst)])
+		shmCopy(dst, parts[pe][off:off+len(dst)])
 		return nil
 	}
 	w := t.wins[region]
@@ -582,7 +599,7 @@ func (t *dataNet) Put(pe, region, off int, src []byte) error {
 		return g
 	}
 	if parts := t.parts[region]; parts != nil {
-		copy(parts[pe][off:off+len(src)], src)
+		shmCopy(parts[pe][off:off+len(src)], src)
 		return nil
 	}
 	w := t.wins[region]
