@@ -100,7 +100,9 @@ static int restart(ttl_dn *d) {
 
 // testany tests both networks' heads (those not done) in one
 // MPI_Testany, which runs MPI's progress engine once, and returns the
-// network whose head completed, or DN_NONE.
+// network whose head completed, or DN_NONE. (A reply found on the right
+// network leaves the left one fresh: the poll that takes the reply then
+// makes no call for the left one first.)
 static int testany(ttl_dn *d) {
 	MPI_Request r[2];
 	for (int k = 0; k < 2; k++) r[k] = d->done[k] ? MPI_REQUEST_NULL : d->recv[k][d->head[k]];
@@ -108,6 +110,7 @@ static int testany(ttl_dn *d) {
 	MPI_Status st;
 	if ((d->err = MPI_Testany(2, r, &i, &flag, &st)) != MPI_SUCCESS) return DN_ERR;
 	if (i == MPI_UNDEFINED) return DN_NONE;
+	if (i == 1 && !d->done[0]) d->fresh[0] = 1; // tested before it, and found nothing
 	d->done[i] = 1;
 	d->src[i] = st.MPI_SOURCE;
 	return i;
@@ -362,7 +365,7 @@ func (t *dataNet) Recv(net am.Net, p *am.Packet) bool {
 	b := t.rbuf[net][h*pktMax : (h+1)*pktMax]
 	p.Src = int32(d.src[net])
 	p.Handler = am.HandlerID(binary.LittleEndian.Uint16(b))
-	p.Net = net
+	p.Net, p.Staged = net, 0 // no staging here: a payload is at most MaxMedium
 	p.Len = binary.LittleEndian.Uint16(b[2:])
 	k := int(b[4])
 	for i := range p.Args {
