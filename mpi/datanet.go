@@ -71,21 +71,6 @@ static uintptr_t ttl_dn_new(MPI_Comm c, int pkt) {
 
 static ttl_dn *ttl_dn_fields(uintptr_t h) { return (ttl_dn *)h; }
 
-// ttl_dn_send sends the n bytes at out to dst with tag, from the next
-// buffer of the ring; DN_NONE when that buffer's last send has not
-// completed yet.
-static int ttl_dn_send(uintptr_t h, int n, int dst, int tag) {
-	ttl_dn *d = (ttl_dn *)h;
-	int i = d->next, done = 1;
-	if (d->send[i] != MPI_REQUEST_NULL && (d->err = MPI_Test(&d->send[i], &done, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return DN_ERR;
-	if (!done) return DN_NONE;
-	char *b = d->sbuf + i * d->pkt;
-	memcpy(b, d->out, n);
-	if ((d->err = MPI_Isend(b, n, MPI_BYTE, dst, tag, d->comm, &d->send[i])) != MPI_SUCCESS) return DN_ERR;
-	d->next = (i + 1) % DN_SEND;
-	return 0;
-}
-
 // restart restarts the receives Go has taken.
 static int restart(ttl_dn *d) {
 	for (int k = 0; k < 2; k++) {
@@ -114,6 +99,26 @@ static int testany(ttl_dn *d) {
 	d->done[i] = 1;
 	d->src[i] = st.MPI_SOURCE;
 	return i;
+}
+
+// ttl_dn_send sends the n bytes at out to dst with tag, from the next
+// buffer of the ring; DN_NONE when that buffer's last send has not
+// completed yet. Then it tests both networks, as the poll that follows a
+// send would (am's sends poll), so that poll makes no call of its own.
+static int ttl_dn_send(uintptr_t h, int n, int dst, int tag) {
+	ttl_dn *d = (ttl_dn *)h;
+	int i = d->next, done = 1;
+	if (d->send[i] != MPI_REQUEST_NULL && (d->err = MPI_Test(&d->send[i], &done, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return DN_ERR;
+	if (!done) return DN_NONE;
+	char *b = d->sbuf + i * d->pkt;
+	memcpy(b, d->out, n);
+	if ((d->err = MPI_Isend(b, n, MPI_BYTE, dst, tag, d->comm, &d->send[i])) != MPI_SUCCESS) return DN_ERR;
+	d->next = (i + 1) % DN_SEND;
+	if (restart(d)) return DN_ERR;
+	int k = testany(d);
+	if (k == DN_ERR) return DN_ERR;
+	if (k == DN_NONE) d->fresh[0] = d->fresh[1] = 1;
+	return 0;
 }
 
 // ttl_dn_test tests for a packet on net (and on the other network in the
