@@ -25,7 +25,9 @@ package mpi
 /*
 #cgo pkg-config: ompi-c
 #include <mpi.h>
+#include <sched.h>
 #include <stdint.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -200,6 +202,22 @@ static int ttl_win_allocate_shared(MPI_Aint n, MPI_Comm c, void **base, MPI_Win 
 
 // ttl_copy is C's memcpy, for the large copies of shared regions.
 static void ttl_copy(void *dst, void *src, size_t n) { memcpy(dst, src, n); }
+
+// ttl_dn_nap waits up to us microseconds for a packet on either network,
+// testing and yielding the CPU in turn, as MPI's own waits do when ranks
+// outnumber CPUs: no sleep and wake-up through Go's scheduler, which
+// under load took milliseconds for a locked thread.
+static int ttl_dn_nap(uintptr_t h, int us) {
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		int k = ttl_dn_spin(h, 1);
+		if (k != 0) return k;
+		sched_yield();
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) >= us * 1000L) return 0;
+	}
+}
 
 // ttl_dn_pending tests every send in flight and returns how many are.
 static int ttl_dn_pending(uintptr_t h) {
@@ -397,9 +415,10 @@ func (t *dataNet) Spin() {
 	}
 }
 
-// waitNap is how long Wait sleeps when nothing has arrived: MPI has no
-// call that sleeps until a message comes, so a waiting PE looks again
-// this often, and meanwhile answers the engine's pings.
+// waitNap is how long Wait waits, testing and yielding the CPU, when
+// nothing has arrived: MPI has no call that sleeps until a message comes,
+// so a waiting PE answers the engine's pings and looks for departures
+// this often.
 const waitNap = 20 * time.Microsecond
 
 func (t *dataNet) Wait(d time.Duration, done <-chan struct{}) {
@@ -411,7 +430,11 @@ func (t *dataNet) Wait(d time.Duration, done <-chan struct{}) {
 	}
 	select {
 	case <-done:
-	case <-time.After(min(d, waitNap)):
+		return
+	default:
+	}
+	if C.ttl_dn_nap(t.h, C.int(min(d, waitNap)/time.Microsecond)) == C.DN_ERR {
+		t.fail(check("MPI_Testany", t.d.err))
 	}
 }
 
