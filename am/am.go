@@ -569,10 +569,12 @@ type beater interface {
 // Spinner is implemented by a transport whose medium a wait watches more
 // cheaply from inside the transport than by polling it from here (MPI's:
 // a cgo call per poll). A spinning wait calls Spin between its polls; it
-// returns once a packet has arrived for this PE, or after about a
-// microsecond. It runs no handler: the poll that follows does.
+// returns true once a packet has arrived for this PE, false after about a
+// microsecond without one. It runs no handler: the poll that follows
+// does, before the wait's condition is asked again (which may be costly:
+// a barrier's looks at the board).
 type Spinner interface {
-	Spin()
+	Spin() bool
 }
 
 // Crowded is implemented by a transport that knows whether its PEs
@@ -602,10 +604,12 @@ func (e *Endpoint) wait(op string, on int, done func() bool, nap time.Duration) 
 	spinning := true
 	var beats uint32     // the polls of the PEs waited on, at the last look
 	var beatAt time.Time // the last look
+	arrived := false     // the transport's spin saw a packet: poll before done()
 	for i := 1; ; i++ {
-		if done() {
+		if !arrived && done() {
 			return nil
 		}
+		arrived = false
 		if err := e.flush(); err != nil {
 			return err
 		}
@@ -621,8 +625,9 @@ func (e *Endpoint) wait(op string, on int, done func() bool, nap time.Duration) 
 			return nil
 		}
 		if spinning {
-			if e.spin != nil {
-				e.spin.Spin()
+			if e.spin != nil && e.spin.Spin() {
+				arrived = true
+				continue
 			}
 			if e.crowded {
 				if i < crowdedPolls {

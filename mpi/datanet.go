@@ -404,13 +404,18 @@ func (t *dataNet) Recv(net am.Net, p *am.Packet) bool {
 const spinTests = 32
 
 // Spin implements am.Spinner: the spin of a wait, in C.
-func (t *dataNet) Spin() {
+func (t *dataNet) Spin() bool {
 	if t.broken != nil || t.left {
-		return
+		return false
 	}
-	if C.ttl_dn_spin(t.h, spinTests) == C.DN_ERR {
+	switch C.ttl_dn_spin(t.h, spinTests) {
+	case C.DN_ERR:
 		t.fail(check("MPI_Testany", t.d.err))
+		return false
+	case 0:
+		return false
 	}
+	return true
 }
 
 // waitNap is how long Wait waits, testing and yielding the CPU, when
