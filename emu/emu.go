@@ -129,7 +129,7 @@ func newInProcess(h *hw.Board, pes int, locked bool, opts []Option) *Board {
 	b := compile(h, pes)
 	b.m = alignedMemory(b.lay.words)
 	if b.locked = locked; locked {
-		b.memo, b.cur = newMemo(b), make([]uint8, len(b.ports))
+		b.memo, b.cur = newMemo(b, boardSlots), make([]uint8, len(b.ports))
 	}
 	b.start(randomJob(), opts)
 	return b
@@ -454,7 +454,7 @@ func (b *Board) Port(pe int) (*Port, error) {
 	if p.sim == nil && !b.locked {
 		p.sim = newSim(b, pe)
 		p.sim.ignoreInert()
-		p.sim.memo = newMemo(b)
+		p.sim.memo = newMemo(b, portSlots)
 	}
 	p.err.Store(nil)
 	p.held = true
