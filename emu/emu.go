@@ -335,35 +335,36 @@ func (b *Board) evaluateAfter(s *sim, k int, word uint64) {
 		if b.m.cas(hDFF, w, nw) {
 			s.dffW, s.t = nw, t
 			b.publish(s.out, qBits(next), t)
-			b.settled(w, nw, s.out, contended)
+			b.wake(b.settled(w, nw, s.out, contended))
 			return
 		}
 		s.dffW = 0 // what s computed was not committed: recompute
 	}
 }
 
-// settled follows every commit: it counts the contended nets and wakes the
-// sleepers for whom the statuses or flip-flops changed.
-func (b *Board) settled(old, nw uint64, status []uint8, contended int) {
+// settled follows every commit: it counts the contended nets and returns
+// the sleepers to wake, for whom the statuses or flip-flops changed.
+func (b *Board) settled(old, nw uint64, status []uint8, contended int) uint32 {
 	if contended > 0 {
 		b.m.add(hContention, uint64(contended))
 	}
-	b.wakeChanged(status, old, nw)
+	return b.toWake(status, old, nw)
 }
 
 // settlePort settles a locked board after port k's write of word, and
 // commits, under the lock, which the caller holds: no snapshot, since
 // every change of the inputs is made under it. The memo says what the
 // board settles to; when it does not know, the board's simulation, brought
-// up to every input and the committed state, settles it.
-func (b *Board) settlePort(k int, word uint64) {
+// up to every input and the committed state, settles it. It returns the
+// sleepers to wake, which the caller wakes once it has let the lock go.
+func (b *Board) settlePort(k int, word uint64) uint32 {
 	b.memo.set(k, word)
 	old := b.m.load(hDFF)
 	next, status, contended := b.memo.settle(b, b.bs, dffState(old), nil)
 	nw := dffWord(dffT(old)+1, dffEpoch(old), old>>dffFaultsShift&epochMask, next)
 	b.m.store(hDFF, nw)
 	b.publish(status, qBits(next), dffT(nw))
-	b.settled(old, nw, status, contended)
+	return b.settled(old, nw, status, contended)
 }
 
 // mutate stores a change of the board's inputs (f) and settles the board
@@ -647,10 +648,12 @@ func (p *Port) write(regs func(w uint64) (data, control uint8)) {
 		}
 		switch {
 		case held:
+			var wake uint32
 			if relevant { // (a reset under it may have made it inert)
-				b.settlePort(p.pe, nw)
+				wake = b.settlePort(p.pe, nw)
 			}
 			b.mu.Unlock()
+			b.wake(wake)
 		case relevant:
 			p.refreshAfter(nw)
 		}

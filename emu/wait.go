@@ -304,19 +304,19 @@ func (b *Board) onTick() {
 	}
 }
 
-// wakeChanged wakes the sleeping PEs for whom flip-flop word nw and the
+// toWake returns the sleeping PEs for whom flip-flop word nw and the
 // statuses committed with it, in place of word old, differ from what they
-// wait for. A commit
-// that leaves the flip-flops, faults and power-ups as they were (a PE that
-// arrives at a barrier, not the last) changes only status bits that other
-// PEs' lines drive: it looks at the PEs that wait on those alone.
-func (b *Board) wakeChanged(status []uint8, old, nw uint64) {
+// wait for. A commit that leaves the flip-flops, faults and power-ups as
+// they were (a PE that arrives at a barrier, not the last) changes only
+// status bits that other PEs' lines drive: it looks at the PEs that wait
+// on those alone.
+func (b *Board) toWake(status []uint8, old, nw uint64) uint32 {
 	if pause != nil {
 		pause(-1, afterCommit)
 	}
 	m := b.m.load(hSleepers)
 	if uint32(m) == 0 {
-		return
+		return 0
 	}
 	if nw&0xffff == old&0xffff {
 		m >>= 32
@@ -331,7 +331,7 @@ func (b *Board) wakeChanged(status []uint8, old, nw uint64) {
 			wake |= 1 << k
 		}
 	}
-	b.wake(wake)
+	return wake
 }
 
 // wakeAll wakes every sleeping PE (after an abort).
