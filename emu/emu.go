@@ -83,7 +83,8 @@ type Board struct {
 	procs   int32        // GOMAXPROCS when the last port was claimed
 
 	// The board's own evaluator, for inspection and for faults and
-	// power-ups; on a shared board the ports never wait for it. A locked
+	// power-ups; on a shared board a port uses it only to explain a
+	// stall, never to read or write. A locked
 	// board (in-process) has no other: every change of its inputs is
 	// stored and settled under mu.
 	mu     sync.Mutex
