@@ -85,22 +85,26 @@ static int restart(ttl_dn *d) {
 	return 0;
 }
 
-// testany tests both networks' heads (those not done) in one
-// MPI_Testany, which runs MPI's progress engine once, and returns the
-// network whose head completed, or DN_NONE. (A reply found on the right
-// network leaves the left one fresh: the poll that takes the reply then
-// makes no call for the left one first.)
-static int testany(ttl_dn *d) {
+// testsome tests both networks' heads (those not done) in one
+// MPI_Testsome, which runs MPI's progress engine once if neither has
+// completed, and returns DN_NONE when neither has. A head tested and found
+// pending is fresh: the next Recv for its network (the other one of the
+// same poll, say) makes no call.
+static int testsome(ttl_dn *d) {
 	MPI_Request r[2];
 	for (int k = 0; k < 2; k++) r[k] = d->done[k] ? MPI_REQUEST_NULL : d->recv[k][d->head[k]];
-	int i, flag;
-	MPI_Status st;
-	if ((d->err = MPI_Testany(2, r, &i, &flag, &st)) != MPI_SUCCESS) return DN_ERR;
-	if (i == MPI_UNDEFINED) return DN_NONE;
-	if (i == 1 && !d->done[0]) d->fresh[0] = 1; // tested before it, and found nothing
-	d->done[i] = 1;
-	d->src[i] = st.MPI_SOURCE;
-	return i;
+	int n, idx[2];
+	MPI_Status st[2];
+	if ((d->err = MPI_Testsome(2, r, &n, idx, st)) != MPI_SUCCESS) return DN_ERR;
+	if (n == MPI_UNDEFINED) return 0; // both heads are done already
+	for (int k = 0; k < 2; k++) d->fresh[k] = !d->done[k];
+	for (int j = 0; j < n; j++) {
+		int k = idx[j];
+		d->done[k] = 1;
+		d->fresh[k] = 0;
+		d->src[k] = st[j].MPI_SOURCE;
+	}
+	return n ? 0 : DN_NONE;
 }
 
 // ttl_dn_send sends the n bytes at out to dst with tag, from the next
@@ -117,37 +121,30 @@ static int ttl_dn_send(uintptr_t h, int n, int dst, int tag) {
 	if ((d->err = MPI_Isend(b, n, MPI_BYTE, dst, tag, d->comm, &d->send[i])) != MPI_SUCCESS) return DN_ERR;
 	d->next = (i + 1) % DN_SEND;
 	if (restart(d)) return DN_ERR;
-	int k = testany(d);
-	if (k == DN_ERR) return DN_ERR;
-	if (k == DN_NONE) d->fresh[0] = d->fresh[1] = 1;
-	return 0;
+	return testsome(d) == DN_ERR ? DN_ERR : 0;
 }
 
 // ttl_dn_test tests for a packet on net (and on the other network in the
 // same call); DN_NONE when there is none on net.
 static int ttl_dn_test(uintptr_t h, int net) {
 	ttl_dn *d = (ttl_dn *)h;
-	if (restart(d)) return DN_ERR;
-	int i = testany(d);
-	if (i == DN_ERR) return DN_ERR;
-	d->fresh[net ^ 1] = i == DN_NONE;
+	if (restart(d) || testsome(d) == DN_ERR) return DN_ERR;
 	return d->done[net] ? 0 : DN_NONE;
 }
 
 // ttl_dn_spin tests up to n times for a packet on either network, and
 // returns whether one has come: the wait of an endpoint spins here, one
-// cgo call for many tests (MPI_Testany does not test again after its
+// cgo call for many tests (MPI_Testsome does not test again after its
 // progress, so a test in a loop sees what the last one progressed).
 static int ttl_dn_spin(uintptr_t h, int n) {
 	ttl_dn *d = (ttl_dn *)h;
 	if (restart(d)) return DN_ERR;
 	if (d->done[0] || d->done[1]) return 1;
 	for (int k = 0; k < n; k++) {
-		int i = testany(d);
+		int i = testsome(d);
 		if (i == DN_ERR) return DN_ERR;
 		if (i != DN_NONE) return 1;
 	}
-	d->fresh[0] = d->fresh[1] = 1;
 	return 0;
 }
 
@@ -375,7 +372,7 @@ func (t *dataNet) Recv(net am.Net, p *am.Packet) bool {
 		}
 		if r := C.ttl_dn_test(t.h, C.int(net)); r < 0 {
 			if r == C.DN_ERR {
-				t.fail(check("MPI_Testany", d.err))
+				t.fail(check("MPI_Testsome", d.err))
 			}
 			return false
 		}
@@ -410,7 +407,7 @@ func (t *dataNet) Spin() bool {
 	}
 	switch C.ttl_dn_spin(t.h, spinTests) {
 	case C.DN_ERR:
-		t.fail(check("MPI_Testany", t.d.err))
+		t.fail(check("MPI_Testsome", t.d.err))
 		return false
 	case 0:
 		return false
@@ -437,7 +434,7 @@ func (t *dataNet) Wait(d time.Duration, done <-chan struct{}) {
 	default:
 	}
 	if C.ttl_dn_nap(t.h, C.int(min(d, waitNap)/time.Microsecond)) == C.DN_ERR {
-		t.fail(check("MPI_Testany", t.d.err))
+		t.fail(check("MPI_Testsome", t.d.err))
 	}
 }
 
