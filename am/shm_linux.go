@@ -427,20 +427,3 @@ func (s *Shared) Leave(cause error, drain func()) {
 		futex(&s.peers[k].wakes, futexWake, 1<<30, 0)
 	}
 }
-
-const (
-	futexWait = 0 // FUTEX_WAIT, shared between processes
-	futexWake = 1
-)
-
-// futex waits on or wakes the word at addr (a wait returns at once if it
-// no longer holds val, after d, or when woken).
-func futex(addr *atomic.Uint32, op int, val uint32, d time.Duration) {
-	var ts *unix.Timespec
-	if op == futexWait {
-		t := unix.NsecToTimespec(int64(d))
-		ts = &t
-	}
-	unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), uintptr(op), uintptr(val), uintptr(unsafe.Pointer(ts)), 0, 0)
-	runtime.KeepAlive(ts)
-}
