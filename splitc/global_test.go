@@ -398,7 +398,7 @@ func TestOwnerGone(t *testing.T) {
 // their bulk forms and an atomic procedure allocate nothing.
 func TestZeroAllocs(t *testing.T) {
 	gm(t, 2, func(p *papers.PE, m *splitc.Memory) error {
-		s, err := splitc.AllSpreadMalloc[float64](m, 2*1024)
+		s, err := splitc.AllSpreadMalloc[float64](m, 2*1025)
 		if err != nil {
 			return err
 		}
@@ -409,7 +409,7 @@ func TestZeroAllocs(t *testing.T) {
 		if p.Self() == 1 {
 			return splitc.Barrier(p) // answering meanwhile
 		}
-		g := s.At(1)
+		g, gb := s.At(1), s.At(3) // PE 1's element 0 for the scalars, 1 to 1024 for the bulk forms
 		var x float64
 		buf := make([]float64, 1024)
 		var failed error
@@ -424,11 +424,11 @@ func TestZeroAllocs(t *testing.T) {
 			"get":           func() { note(splitc.Get(m, &x, g)); note(splitc.Sync(m)) },
 			"put":           func() { note(splitc.Put(m, g, 2)); note(splitc.Sync(m)) },
 			"store":         func() { note(splitc.Store(m, g, 3)) },
-			"bulk_read":     func() { note(splitc.BulkRead(m, buf, g)) },
-			"bulk_write":    func() { note(splitc.BulkWrite(m, g, buf)) },
-			"bulk_get":      func() { note(splitc.BulkGet(m, buf, g)); note(splitc.Sync(m)) },
-			"bulk_put":      func() { note(splitc.BulkPut(m, g, buf)); note(splitc.Sync(m)) },
-			"bulk_store":    func() { note(splitc.BulkStore(m, g, buf)) },
+			"bulk_read":     func() { note(splitc.BulkRead(m, buf, gb)) },
+			"bulk_write":    func() { note(splitc.BulkWrite(m, gb, buf)) },
+			"bulk_get":      func() { note(splitc.BulkGet(m, buf, gb)); note(splitc.Sync(m)) },
+			"bulk_put":      func() { note(splitc.BulkPut(m, gb, buf)); note(splitc.Sync(m)) },
+			"bulk_store":    func() { note(splitc.BulkStore(m, gb, buf)) },
 			"fetch_and_add": func() { _, err := splitc.FetchAndAdd(m, sum.At(1), 1); note(err) },
 		} {
 			if a := testing.AllocsPerRun(200, op); a != 0 {
