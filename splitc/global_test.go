@@ -513,3 +513,66 @@ func TestStress(t *testing.T) {
 		return splitc.Barrier(p)
 	})
 }
+
+// TestLockByWrite is Split-C's lock: an atomic test-and-set to take it, a
+// write of 0 to give it back. The write is one-sided where the transport
+// reaches the owner's memory, while the others' test-and-sets run on the
+// owner (PE 0, which only answers) — here a slow one of the program's own
+// (NewAtomic), so that releases land while it runs: a release that fell
+// between its read and its write would be lost and leave the lock held for
+// good, and two PEs holding it at once would lose updates of the counter
+// it guards.
+func TestLockByWrite(t *testing.T) {
+	const n, rounds = 4, 40
+	gm(t, n, func(p *papers.PE, m *splitc.Memory) error {
+		slowTestAndSet := splitc.NewAtomic(m, func(loc *int32, _, _ uint64) uint64 {
+			old := *loc
+			for start := time.Now(); time.Since(start) < 20*time.Microsecond; {
+			}
+			*loc = 1
+			return uint64(old)
+		})
+		lock, err := splitc.AllSpreadMalloc[int32](m, n)
+		if err != nil {
+			return err
+		}
+		count, err := splitc.AllSpreadMalloc[int64](m, n)
+		if err != nil {
+			return err
+		}
+		l, c := lock.At(0), count.At(1)
+		for range rounds * min(p.Self(), 1) {
+			for start := time.Now(); ; {
+				if time.Since(start) > 10*time.Second {
+					return fmt.Errorf("PE %d: the lock was not released in 10s: a release was lost", p.Self())
+				}
+				old, err := splitc.Atomic(m, slowTestAndSet, l, 0, 0)
+				if err != nil {
+					return err
+				}
+				if old == 0 {
+					break
+				}
+			}
+			v, err := splitc.Read(m, c)
+			if err != nil {
+				return err
+			}
+			if err := splitc.Write(m, c, v+1); err != nil {
+				return err
+			}
+			if err := splitc.Write(m, l, 0); err != nil {
+				return err
+			}
+		}
+		if err := splitc.Barrier(p); err != nil {
+			return err
+		}
+		if v, err := splitc.Read(m, c); err != nil {
+			return err
+		} else if v != (n-1)*rounds {
+			t.Errorf("PE %d: the counter the lock guards is %d, want %d", p.Self(), v, (n-1)*rounds)
+		}
+		return splitc.Barrier(p)
+	})
+}
