@@ -8,9 +8,12 @@ package mpi
 // nonblocking calls are C memory (Alloc): MPI keeps them until the request
 // completes, which the cgo rules forbid for Go memory.
 //
-// Threads: Init calls MPI_Init_thread asking for MPI_THREAD_FUNNELED and
-// locks the calling goroutine to its OS thread for good; every later call
-// must come from that goroutine (the PE's, like every *papers.PE method).
+// Threads: Init locks the calling goroutine to its OS thread for good;
+// every later call must come from that goroutine (the PE's, like every
+// *papers.PE method), so MPI sees one thread, and Init asks for
+// MPI_THREAD_SINGLE, as a C program's MPI_Init does. (The Go runtime's
+// other threads never call MPI. FUNNELED would make OpenMPI take its
+// internal locks on every call: a ping-pong 30% slower.)
 
 /*
 #cgo pkg-config: ompi-c
@@ -24,32 +27,17 @@ static MPI_Comm ttl_comm_null(void) { return MPI_COMM_NULL; }
 static MPI_Request ttl_request_null(void) { return MPI_REQUEST_NULL; }
 static int ttl_any_source(void) { return MPI_ANY_SOURCE; }
 
-static MPI_Datatype ttl_type(int w) {
-	switch (w) {
-	case 8: return MPI_UINT8_T;
-	case 16: return MPI_UINT16_T;
-	case 32: return MPI_UINT32_T;
-	}
-	return MPI_UINT64_T;
-}
-
-static MPI_Op ttl_op(int op) {
-	switch (op) {
-	case 0: return MPI_SUM;
-	case 1: return MPI_PROD;
-	case 2: return MPI_MIN;
-	case 3: return MPI_MAX;
-	case 4: return MPI_BAND;
-	case 5: return MPI_BOR;
-	}
-	return MPI_BXOR;
-}
+// ttl_out holds what calls return through pointers, in C memory: a Go
+// variable whose address cgo passes escapes to the heap, one allocation a
+// call. Every call comes from the one MPI thread, so one is enough.
+typedef struct { int done, source, flag, count; } ttl_out;
+ttl_out ttl_res;
 
 static int ttl_init(void) {
 	int ok, provided;
 	MPI_Initialized(&ok);
 	if (ok) return MPI_SUCCESS;
-	int err = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+	int err = MPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, &provided);
 	if (err != MPI_SUCCESS) return err;
 	return MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 }
@@ -64,13 +52,14 @@ static int ttl_error_string(int code, char *buf) {
 
 // ttl_test polls *r up to spins times (MPI_Test), yielding the CPU every
 // 64 polls so that oversubscribed ranks let the others run, as MPI's own
-// blocking calls do when oversubscribed. *done is set when it completed.
-static int ttl_test(MPI_Request *r, int spins, int *done, int *source) {
+// blocking calls do when oversubscribed;
+// ttl_res.done is set when it completed, ttl_res.source its sender.
+static int ttl_test(MPI_Request *r, int spins) {
 	MPI_Status st;
 	for (int i = 1; i <= spins; i++) {
-		int err = MPI_Test(r, done, &st);
-		if (err != MPI_SUCCESS || *done) {
-			if (*done) *source = st.MPI_SOURCE;
+		int err = MPI_Test(r, &ttl_res.done, &st);
+		if (err != MPI_SUCCESS || ttl_res.done) {
+			if (ttl_res.done) ttl_res.source = st.MPI_SOURCE;
 			return err;
 		}
 		if ((i & 63) == 0) sched_yield();
@@ -108,21 +97,12 @@ static int ttl_win_free(MPI_Win *w) {
 	return MPI_Win_free(w);
 }
 
-// ttl_test2 tests two requests in one call (either may be NULL: done
-// stays as it was).
-static int ttl_test2(MPI_Request *a, int *da, MPI_Request *b, int *db) {
-	int err = MPI_SUCCESS;
-	if (a && !*da) err = MPI_Test(a, da, MPI_STATUS_IGNORE);
-	if (err == MPI_SUCCESS && b && !*db) err = MPI_Test(b, db, MPI_STATUS_IGNORE);
-	return err;
-}
-
-static int ttl_iprobe(MPI_Comm c, int source, int tag, int *flag, int *from, int *count) {
+static int ttl_iprobe(MPI_Comm c, int source, int tag) {
 	MPI_Status st;
-	int err = MPI_Iprobe(source, tag, c, flag, &st);
-	if (err == MPI_SUCCESS && *flag) {
-		*from = st.MPI_SOURCE;
-		MPI_Get_count(&st, MPI_BYTE, count);
+	int err = MPI_Iprobe(source, tag, c, &ttl_res.flag, &st);
+	if (err == MPI_SUCCESS && ttl_res.flag) {
+		ttl_res.source = st.MPI_SOURCE;
+		MPI_Get_count(&st, MPI_BYTE, &ttl_res.count);
 	}
 	return err;
 }
@@ -236,24 +216,8 @@ type Request struct{ r C.MPI_Request }
 // Test polls r up to spins times; done reports completion, and source the
 // sender of a completed receive.
 func (r *Request) Test(spins int) (done bool, source int, err error) {
-	var d, src C.int
-	err = check("MPI_Test", C.ttl_test(&r.r, C.int(spins), &d, &src))
-	return d != 0, int(src), err
-}
-
-// Test2 tests a and b in one call, each unless its done flag is set
-// already; the flags report completion.
-func Test2(a *Request, aDone *bool, b *Request, bDone *bool) error {
-	var da, db C.int
-	if *aDone {
-		da = 1
-	}
-	if *bDone {
-		db = 1
-	}
-	err := check("MPI_Test", C.ttl_test2(&a.r, &da, &b.r, &db))
-	*aDone, *bDone = da != 0, db != 0
-	return err
+	err = check("MPI_Test", C.ttl_test(&r.r, C.int(spins)))
+	return C.ttl_res.done != 0, int(C.ttl_res.source), err
 }
 
 // Cancel cancels a pending point-to-point request (MPI_Cancel) and frees
@@ -264,33 +228,6 @@ func (r *Request) Cancel() error {
 		return err
 	}
 	return check("MPI_Request_free", C.MPI_Request_free(&r.r))
-}
-
-// Ibarrier starts a barrier over c.
-func (c Comm) Ibarrier() (Request, error) {
-	var r Request
-	return r, check("MPI_Ibarrier", C.MPI_Ibarrier(c.c, &r.r))
-}
-
-// Op is a reduction operator: the order matches package papers' Op.
-type Op int
-
-// The operators.
-const (
-	OpSum Op = iota
-	OpProd
-	OpMin
-	OpMax
-	OpBand
-	OpBor
-	OpBxor
-)
-
-// Iallreduce starts an allreduce of count unsigned integers of w bits (8,
-// 16, 32 or 64) from send into recv (both C memory) with op.
-func (c Comm) Iallreduce(send, recv unsafe.Pointer, count, w int, op Op) (Request, error) {
-	var r Request
-	return r, check("MPI_Iallreduce", C.MPI_Iallreduce(send, recv, C.int(count), C.ttl_type(C.int(w)), C.ttl_op(C.int(op)), c.c, &r.r))
 }
 
 // Iallgather starts an allgather of size bytes per rank from send into
@@ -319,9 +256,8 @@ func (c Comm) Irecv(buf unsafe.Pointer, n, source, tag int) (Request, error) {
 // Iprobe reports whether a message with tag from source (or AnySource)
 // waits, and if so its sender and length in bytes.
 func (c Comm) Iprobe(source, tag int) (ok bool, from, n int, err error) {
-	var f, src, cnt C.int
-	err = check("MPI_Iprobe", C.ttl_iprobe(c.c, C.int(source), C.int(tag), &f, &src, &cnt))
-	return f != 0, int(src), int(cnt), err
+	err = check("MPI_Iprobe", C.ttl_iprobe(c.c, C.int(source), C.int(tag)))
+	return C.ttl_res.flag != 0, int(C.ttl_res.source), int(C.ttl_res.count), err
 }
 
 // Alloc returns n bytes of C memory for the buffers of nonblocking calls.

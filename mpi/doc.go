@@ -1,6 +1,8 @@
 // Package mpi runs PAPERS programs on MPI: a thin cgo binding of the MPI
-// calls the project uses, an engine that runs *papers.PE's collectives on
-// MPI's own (package papers, Engine), and the spmd driver "mpi", so that a
+// calls the project uses, an engine that runs *papers.PE's collectives
+// (package papers, Engine) — barriers and small reductions its own, in
+// shared memory on a node and over MPI messages between nodes, gathers
+// MPI's — and the spmd driver "mpi", so that a
 // program written against spmd.Main and papers alone, built with
 //
 //	go build -tags mpi

@@ -29,8 +29,9 @@ const (
 
 // ctlSize is the size of every control message: epoch (4 bytes, -1 from a
 // PE rejoining), code, stay, the raisers it knows (8), the members it
-// knows (8), the data operations it has completed (8).
-const ctlSize = 32
+// knows (8), the data operations it has completed (8), the last ticket of
+// a hot collective it joined (8).
+const ctlSize = 40
 
 type ctl struct {
 	epoch   int32
@@ -40,6 +41,7 @@ type ctl struct {
 	raisers uint64
 	members uint64
 	done    uint64
+	ticket  uint64
 }
 
 func (c ctl) put(b []byte) {
@@ -55,11 +57,13 @@ func (c ctl) put(b []byte) {
 	binary.LittleEndian.PutUint64(b[8:], c.raisers)
 	binary.LittleEndian.PutUint64(b[16:], c.members)
 	binary.LittleEndian.PutUint64(b[24:], c.done)
+	binary.LittleEndian.PutUint64(b[32:], c.ticket)
 }
 
 func getCtl(b []byte) ctl {
 	return ctl{epoch: int32(binary.LittleEndian.Uint32(b)), code: b[4], stay: b[5] != 0, pending: b[6] != 0,
-		raisers: binary.LittleEndian.Uint64(b[8:]), members: binary.LittleEndian.Uint64(b[16:]), done: binary.LittleEndian.Uint64(b[24:])}
+		raisers: binary.LittleEndian.Uint64(b[8:]), members: binary.LittleEndian.Uint64(b[16:]), done: binary.LittleEndian.Uint64(b[24:]),
+		ticket: binary.LittleEndian.Uint64(b[32:])}
 }
 
 // engine is papers.Engine on MPI. Collectives run on data, a communicator
@@ -81,14 +85,20 @@ type engine struct {
 	epoch   int32
 	left    bool
 	done    uint64 // collectives completed in this epoch
+	// The ticket of a hot collective (coll.go) is base plus its number in
+	// the epoch: base is the highest ticket any participant joined before
+	// the epoch, so that no arrival left by an abandoned one can pass for
+	// one of this epoch. ticket is the last this PE joined.
+	base, ticket uint64
 
-	pending Request // the collective in flight, if pendOp != ""
+	coll    *coll   // the hot collectives (coll.go)
+	pending Request // the collective in flight, if pendOp != "" and not inColl
+	inColl  bool    // the collective in flight is coll's
 	pendOp  string
 	// abandoned: the last acknowledge abandoned the collective in flight
 	abandoned bool
 	deferred  error // an interrupt acknowledged while a collective that completed was in flight
 
-	scalar []byte // C: 8 bytes out, 8 in
 	gsend  []byte // C: GatherBuffer
 	grecv  []byte // C: the participants' parts
 	gout   []byte // every PE's part, by PE
@@ -105,6 +115,10 @@ type engine struct {
 // come from it), takes the PE id and count from MPI_COMM_WORLD (cfg.PE and
 // cfg.PEs must be zero or agree) and checks in with the other ranks.
 func Open(cfg papers.Config) (*papers.PE, error) {
+	per, err := nodeRuns()
+	if err != nil {
+		return nil, err
+	}
 	if err := Init(); err != nil {
 		return nil, fmt.Errorf("%w (is this process started by mpirun, and is the MPI runtime installed? apt-get install openmpi-bin)", err)
 	}
@@ -129,12 +143,17 @@ func Open(cfg papers.Config) (*papers.PE, error) {
 	if err != nil {
 		return nil, err
 	}
+	co, err := newColl(world, per)
+	if err != nil {
+		return nil, err
+	}
 	e := &engine{self: rank, n: size, timeout: cmp.Or(cfg.Timeout, papers.DefaultTimeout), ctx: cfg.Context,
-		world: world, data: data, groups: groups, members: 1<<size - 1,
-		scalar: Alloc(16), ctlBuf: Alloc(2 * ctlSize)}
+		world: world, data: data, groups: groups, members: 1<<size - 1, coll: co,
+		ctlBuf: Alloc(2 * ctlSize)}
 	for k := range size {
 		e.ranks = append(e.ranks, k)
 	}
+	co.configure(data, e.ranks, rank)
 	dn, err := newDataNet(world, e)
 	if err != nil {
 		return nil, err
@@ -168,33 +187,37 @@ func (e *engine) start(op string) error {
 	return nil
 }
 
+// opBarrier is the reduction of a barrier, which carries nothing.
+const opBarrier = -1
+
+// join joins the hot collective o (opBarrier or a papers.Op, which C's
+// ttl_combine numbers as package papers does) of w bits with x:
+// it is in flight afterwards.
+func (e *engine) join(op string, o, w int, x uint64) {
+	e.ticket = e.base + e.done + 1
+	e.coll.start(e.ticket, int(e.epoch&1), o, w, x)
+	e.inColl, e.pendOp = true, op
+}
+
 func (e *engine) Barrier(op string) error {
 	if err := e.start(op); err != nil {
 		return err
 	}
-	r, err := e.data.Ibarrier()
-	if err != nil {
-		return e.fail(op, err)
-	}
-	return e.wait(op, r)
+	e.join(op, opBarrier, 0, 0)
+	return e.wait(op)
 }
 
 func (e *engine) StartBarrier(op string, data uint8) error {
 	if err := e.start(op); err != nil {
 		return err
 	}
-	e.scalar[0] = data
-	r, err := e.data.Iallreduce(unsafe.Pointer(&e.scalar[0]), unsafe.Pointer(&e.scalar[8]), 1, 8, OpBand)
-	if err != nil {
-		return e.fail(op, err)
-	}
-	e.pending, e.pendOp = r, op
+	e.join(op, int(papers.BitAnd), 8, uint64(data))
 	return nil
 }
 
 func (e *engine) PollBarrier(op string, block bool) (bool, uint8, error) {
 	if !block {
-		done, _, err := e.pending.Test(1)
+		done, err := e.test(1)
 		if err != nil {
 			return false, 0, e.fail(op, err)
 		}
@@ -204,43 +227,21 @@ func (e *engine) PollBarrier(op string, block bool) (bool, uint8, error) {
 		} else if err := e.noticeInterrupt(op); err != nil || e.pendOp != "" {
 			return false, 0, err
 		}
-	} else if err := e.wait(op, e.pending); err != nil {
+	} else if err := e.wait(op); err != nil {
 		return false, 0, err
 	}
-	return true, ^e.scalar[8] & 0xf, nil
+	return true, ^uint8(e.coll.result()) & 0xf, nil
 }
 
 func (e *engine) Allreduce(op string, o papers.Op, w int, x uint64) (uint64, error) {
 	if err := e.start(op); err != nil {
 		return 0, err
 	}
-	in, out := unsafe.Pointer(&e.scalar[0]), unsafe.Pointer(&e.scalar[8])
-	switch w {
-	case 8:
-		*(*uint8)(in) = uint8(x)
-	case 16:
-		*(*uint16)(in) = uint16(x)
-	case 32:
-		*(*uint32)(in) = uint32(x)
-	default:
-		*(*uint64)(in) = x
-	}
-	r, err := e.data.Iallreduce(in, out, 1, w, Op(o))
-	if err != nil {
-		return 0, e.fail(op, err)
-	}
-	if err := e.wait(op, r); err != nil {
+	e.join(op, int(o), w, x)
+	if err := e.wait(op); err != nil {
 		return 0, err
 	}
-	switch w {
-	case 8:
-		return uint64(*(*uint8)(out)), nil
-	case 16:
-		return uint64(*(*uint16)(out)), nil
-	case 32:
-		return uint64(*(*uint32)(out)), nil
-	}
-	return *(*uint64)(out), nil
+	return e.coll.result(), nil
 }
 
 func (e *engine) GatherBuffer(n int) []byte {
@@ -263,7 +264,8 @@ func (e *engine) Allgather(op string, n int) ([]byte, error) {
 	if err != nil {
 		return nil, e.fail(op, err)
 	}
-	if err := e.wait(op, r); err != nil {
+	e.pending, e.inColl, e.pendOp = r, false, op
+	if err := e.wait(op); err != nil {
 		return nil, err
 	}
 	if len(e.ranks) == e.n {
@@ -287,15 +289,23 @@ func (e *engine) fail(op string, err error) error {
 // checks of the interrupt, the context and the deadline.
 const spins = 256
 
-// wait polls r until it completes, answering pings, checking for a
-// parallel interrupt (the board's CHECKINT) and bounding the wait by the
-// timeout and the context. A wait that times out names the PEs that did
-// not answer a ping.
-func (e *engine) wait(op string, r Request) error {
-	e.pending, e.pendOp = r, op
+// test polls the collective in flight up to spins times.
+func (e *engine) test(spins int) (bool, error) {
+	if e.inColl {
+		return e.coll.poll(spins)
+	}
+	done, _, err := e.pending.Test(spins)
+	return done, err
+}
+
+// wait polls the collective in flight until it completes, answering pings,
+// checking for a parallel interrupt (the board's CHECKINT) and bounding the
+// wait by the timeout and the context. A wait that times out names the PEs
+// that did not answer a ping.
+func (e *engine) wait(op string) error {
 	var start time.Time
 	for {
-		done, _, err := e.pending.Test(spins)
+		done, err := e.test(spins)
 		if err != nil {
 			e.pendOp = ""
 			return e.fail(op, err)
@@ -553,7 +563,8 @@ func (e *engine) Close() error {
 func (e *engine) acknowledge(op string, mine ctl, raisers uint64, code uint8) (uint8, error) {
 	self := uint64(1) << e.self
 	rejoining := e.left
-	mine.epoch, mine.raisers, mine.members, mine.done = e.epoch, raisers, e.members, e.done
+	mine.epoch, mine.raisers, mine.members, mine.done, mine.ticket = e.epoch, raisers, e.members, e.done, e.ticket
+	base := e.ticket // the next epoch's: the highest ticket any of them joined
 	mine.pending = e.pendOp != ""
 	known := !rejoining
 	var sent, got, stays uint64
@@ -615,6 +626,7 @@ func (e *engine) acknowledge(op string, mine ctl, raisers uint64, code uint8) (u
 			continue // an acknowledge of an epoch this PE was not part of
 		}
 		got |= 1 << from
+		base = max(base, c.ticket)
 		targets |= c.raisers &^ self
 		code |= c.code
 		if c.stay {
@@ -631,6 +643,7 @@ func (e *engine) acknowledge(op string, mine ctl, raisers uint64, code uint8) (u
 	e.members = stays
 	e.epoch++
 	e.done = 0 // counted per epoch: a PE that rejoins has missed some
+	e.base = base
 	if stays&self == 0 {
 		return code, nil
 	}
@@ -640,6 +653,7 @@ func (e *engine) acknowledge(op string, mine ctl, raisers uint64, code uint8) (u
 		return 0, e.fail(op, err)
 	}
 	e.data = data
+	e.coll.configure(data, e.ranks, e.self)
 	return code, nil
 }
 
@@ -673,11 +687,14 @@ func (e *engine) settle(op string, top uint64, next bool) error {
 	}
 	if e.done == top && !next {
 		e.abandoned = true
+		if e.inColl {
+			e.coll.abandon()
+		}
 		return nil
 	}
 	deadline := time.Now().Add(e.timeout)
 	for {
-		done, _, err := e.pending.Test(spins)
+		done, err := e.test(spins)
 		if err != nil {
 			return e.fail(op, err)
 		}

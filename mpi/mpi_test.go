@@ -53,6 +53,8 @@ func rank(mode string) int {
 		err = victim(p, mode)
 	case "bench":
 		err = bench(p)
+	case "allocs":
+		err = allocs(p)
 	case "datanet":
 		err = runDataNet(p)
 	case "datanet-stop":
@@ -154,18 +156,26 @@ func mpirun(t testing.TB, np int, mode string, limit time.Duration, extra []stri
 
 // TestConformance runs the suite package emulate's tests run on the
 // emulated board, on 3, 4 and 8 MPI ranks (8 found control messages and
-// communicator creation sharing a tag).
+// communicator creation sharing a tag) meeting in shared memory, and on
+// ranks split into nodes (mpi.EnvNode): 3 nodes of 3, 3 and 2 ranks, whose
+// leaders meet over the network, and 4 ranks each a node of its own over
+// TCP, the path of a cluster.
 func TestConformance(t *testing.T) {
-	for _, np := range []int{3, 4, 8} {
-		out, err := mpirun(t, np, "conformance", 3*time.Minute, nil, "MPI_TEST_DIR="+t.TempDir())
+	for _, c := range []struct {
+		np   int
+		node string
+		tcp  bool
+	}{{3, "", false}, {4, "", false}, {8, "", false}, {8, "3", false}, {4, "1", true}} {
+		name := fmt.Sprintf("%d ranks, %s=%q, tcp=%v", c.np, mpi.EnvNode, c.node, c.tcp)
+		out, err := mpirun(t, c.np, "conformance", 3*time.Minute, anchors.TCPArgs(c.tcp), "MPI_TEST_DIR="+t.TempDir(), mpi.EnvNode+"="+c.node)
 		if err != nil {
-			t.Errorf("%d ranks: %v\n%s", np, err, out)
+			t.Errorf("%s: %v\n%s", name, err, out)
 			continue
 		}
-		for _, c := range conformance.Cases() {
-			for k := range np {
-				if line := fmt.Sprintf("PE %d: ok %s\n", k, c.Name); !strings.Contains(out, line) {
-					t.Errorf("%d ranks: no %q in:\n%s", np, line, out)
+		for _, cc := range conformance.Cases() {
+			for k := range c.np {
+				if line := fmt.Sprintf("PE %d: ok %s\n", k, cc.Name); !strings.Contains(out, line) {
+					t.Errorf("%s: no %q in:\n%s", name, line, out)
 				}
 			}
 		}
@@ -234,19 +244,27 @@ func TestFailingSPMD(t *testing.T) {
 }
 
 // BenchmarkCollectives measures the MPI backend's barrier and 1-int
-// Reduce (one MPI_Iallreduce) at 2, 4 and 8 ranks, on shared memory and
-// over TCP, beside mpi_collectives.c (MPI_Barrier, MPI_Allreduce) run in
-// the same invocation, and reports both and their ratio. Each rank loop
-// is a fixed 20000 operations (as the anchor's): run with -benchtime=1x.
+// Reduce (the engine's own collectives, coll.go) at 2, 4 and 8 ranks beside
+// mpi_collectives.c (MPI_Barrier, MPI_Allreduce) run in the same
+// invocation, and reports both and their ratio: on shared memory; with
+// MPI over TCP (--mca btl tcp,self), where the anchor's messages take TCP
+// and the backend's ranks still meet in shared memory, as the ranks of one
+// node of a cluster do; and over TCP with every rank a node of its own
+// (mpi.EnvNode=1), where every collective crosses the network as it does
+// between nodes. Each rank loop is a fixed 20000 operations (as the
+// anchor's): run with -benchtime=1x.
 func BenchmarkCollectives(b *testing.B) {
-	for _, tcp := range []bool{false, true} {
-		for _, np := range []int{2, 4, 8} {
-			b.Run(fmt.Sprintf("np=%d/tcp=%v", np, tcp), func(b *testing.B) {
-				anchor, err := anchors.MPI(np, tcp)
+	for _, np := range []int{2, 4, 8} {
+		for _, path := range []struct {
+			name, node string
+			tcp        bool
+		}{{"shm", "", false}, {"tcp", "", true}, {"tcp-node=1", "1", true}} {
+			b.Run(fmt.Sprintf("np=%d/%s", np, path.name), func(b *testing.B) {
+				anchor, err := anchors.MPI(np, path.tcp)
 				if err != nil {
 					b.Skipf("anchor: %v", err)
 				}
-				out, err := mpirun(b, np, "bench", 5*time.Minute, anchors.TCPArgs(tcp))
+				out, err := mpirun(b, np, "bench", 5*time.Minute, anchors.TCPArgs(path.tcp), mpi.EnvNode+"="+path.node)
 				if err != nil {
 					b.Fatalf("%v\n%s", err, out)
 				}
@@ -255,11 +273,45 @@ func BenchmarkCollectives(b *testing.B) {
 				b.ReportMetric(ours[1], "µs/allreduce")
 				b.ReportMetric(ours[0]/anchor.Barrier, "barrier/anchor")
 				b.ReportMetric(ours[1]/anchor.AllreduceInt, "allreduce/anchor")
-				b.Logf("np=%d tcp=%v: barrier %.3f µs (anchor %.3f, ×%.2f), allreduce %.3f µs (anchor %.3f, ×%.2f)",
-					np, tcp, ours[0], anchor.Barrier, ours[0]/anchor.Barrier, ours[1], anchor.AllreduceInt, ours[1]/anchor.AllreduceInt)
+				b.Logf("np=%d %s: barrier %.3f µs (anchor %.3f, ×%.2f), allreduce %.3f µs (anchor %.3f, ×%.2f)",
+					np, path.name, ours[0], anchor.Barrier, ours[0]/anchor.Barrier, ours[1], anchor.AllreduceInt, ours[1]/anchor.AllreduceInt)
 			})
 		}
 	}
+}
+
+// TestZeroAllocs: the hot collectives — barrier, split-phase barrier and
+// 1-int Reduce — allocate nothing, on shared memory and between node
+// leaders.
+func TestZeroAllocs(t *testing.T) {
+	for _, node := range []string{"", "1"} {
+		out, err := mpirun(t, 2, "allocs", time.Minute, nil, mpi.EnvNode+"="+node)
+		if err != nil {
+			t.Fatalf("%s=%q: %v\n%s", mpi.EnvNode, node, err, out)
+		}
+		for k := range 2 {
+			if want := fmt.Sprintf("PE %d: allocs 0 0 0\n", k); !strings.Contains(out, want) {
+				t.Errorf("%s=%q: no %q in:\n%s", mpi.EnvNode, node, want, out)
+			}
+		}
+	}
+}
+
+// allocs is the ranks' side of TestZeroAllocs.
+func allocs(p *papers.PE) error {
+	var err error
+	keep := func(e error) {
+		if err == nil {
+			err = e
+		}
+	}
+	a := [3]float64{
+		testing.AllocsPerRun(1000, func() { keep(p.Barrier()) }),
+		testing.AllocsPerRun(1000, func() { keep(p.StartBarrier()); keep(p.CompleteBarrier()) }),
+		testing.AllocsPerRun(1000, func() { _, e := papers.Reduce(p, papers.Sum, int32(p.Self())); keep(e) }),
+	}
+	fmt.Printf("PE %d: allocs %v %v %v\n", p.Self(), a[0], a[1], a[2])
+	return err
 }
 
 // bench is the ranks' side of BenchmarkCollectives: as the anchor, 1000

@@ -77,8 +77,12 @@ func OpenEngine(e Engine, cfg Config) (*PE, error) {
 // lines high); on an engine only its LED and data bits mean anything.
 const lpt1Green = 0x1f
 
-// fromEngine adopts what an interrupt changed when err is one.
+// fromEngine adopts what an interrupt changed when err is one. A nil err
+// returns first: errors.As's target escapes, an allocation per operation.
 func (p *PE) fromEngine(err error) error {
+	if err == nil {
+		return nil
+	}
 	var ie *InterruptError
 	if errors.As(err, &ie) {
 		p.adopt(ie.Members)
