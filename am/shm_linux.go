@@ -309,6 +309,9 @@ func (s *Shared) mapRegion(pe, r int) ([]byte, error) {
 	path := "/proc/" + strconv.Itoa(int(s.peers[pe].pid.Load())) + "/fd/" + strconv.Itoa(int(fd))
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
+		if g := s.Gone(pe); g != nil { // its process died: no /proc/PID/fd
+			return nil, g
+		}
 		return nil, fmt.Errorf("one-sided access to PE %d's memory opens its memfd through %s: %w (the PE processes must run as one user)", pe, path, err)
 	}
 	defer f.Close()
