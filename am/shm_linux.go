@@ -162,6 +162,30 @@ func (s *Shared) unstage(p *Packet) {
 	stageFree(h, len(data), int(p.Staged))
 }
 
+// WaitShared waits up to timeout until the data network at path exists
+// and is complete (CreateShared stores its magic last). A run that joins a
+// board another run created starts its PEs only then: that run makes the
+// data network just after the board, so a PE started in between would
+// find none, or half of one.
+func WaitShared(path string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		var hb [8]byte
+		f, err := os.Open(path)
+		if err == nil {
+			_, err = f.ReadAt(hb[:], 0)
+			f.Close()
+			if err == nil && *(*uint64)(unsafe.Pointer(&hb[0])) == shmMagic {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("am: the data network %s was not complete within %v: the run that created its board may have failed; start the runs again", path, timeout)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // OpenShared attaches PE pe to the data network in the file at path,
 // after checking that the file is one, complete and of this build's
 // layout.
