@@ -165,6 +165,10 @@ type Stats struct {
 type Endpoint struct {
 	t        Transport
 	direct   Direct // t's one-sided access, if it has one
+	crowded  bool   // its PEs outnumber the CPUs (Crowded), as the endpoint was made
+	stage    stager // t's staging of long payloads, if it has it
+	beat     beater // t's counts of polls, if it has them
+	maxPay   int    // MaxPayload
 	self, n  int
 	handlers []Handler
 	lib      []Handler // the libraries' handlers, at their reserved numbers less libBase
@@ -186,6 +190,14 @@ type Endpoint struct {
 func NewEndpoint(t Transport, o Options) *Endpoint {
 	e := &Endpoint{t: t, self: t.Self(), n: t.PEs(), timeout: o.Timeout, ctx: o.Context}
 	e.direct, _ = t.(Direct)
+	if c, ok := t.(Crowded); ok {
+		e.crowded = c.Crowded()
+	}
+	e.beat, _ = t.(beater)
+	e.maxPay = MaxMedium
+	if st, ok := t.(stager); ok {
+		e.stage, e.maxPay = st, max(MaxMedium, st.maxStaged())
+	}
 	if e.timeout <= 0 {
 		e.timeout = papers.DefaultTimeout
 	}
@@ -207,6 +219,14 @@ func Of(p *papers.PE) (*Endpoint, error) {
 // Self is this PE's id; PEs the program's PE count.
 func (e *Endpoint) Self() int { return e.self }
 func (e *Endpoint) PEs() int  { return e.n }
+
+// MaxPayload is the most payload bytes one request or send (not a
+// handler's reply) may carry: MaxMedium, or more where the PEs share
+// memory (in-process, and papersctl run's processes), whose transports
+// stage a long payload beside the inbox and send one packet saying how
+// long it is. Layers that move blocks (Strata's block transfers, Split-C's
+// bulk forms) send packets this long.
+func (e *Endpoint) MaxPayload() int { return e.maxPay }
 
 // Stats returns the traffic counts so far.
 func (e *Endpoint) Stats() Stats { return e.stats }
@@ -311,8 +331,12 @@ func (e *Endpoint) send(op string, dst int, net Net, poll Nets, h HandlerID, a A
 	if dst < 0 || dst >= e.n {
 		return e.misuse(op, fmt.Errorf("%w: destination PE %d: the PEs are 0 to %d", papers.ErrArgument, dst, e.n-1))
 	}
-	if len(payload) > MaxMedium {
-		return e.misuse(op, fmt.Errorf("%w: %d payload bytes: a packet carries at most %d (send more in several)", papers.ErrArgument, len(payload), MaxMedium))
+	limit := e.maxPay
+	if e.cur != nil {
+		limit = MaxMedium // a handler's reply may wait in the queue, which holds packets
+	}
+	if len(payload) > limit {
+		return e.misuse(op, fmt.Errorf("%w: %d payload bytes: a packet carries at most %d (send more in several)", papers.ErrArgument, len(payload), limit))
 	}
 	if e.closed {
 		return e.errorf("%s: the endpoint is closed", op)
@@ -321,8 +345,11 @@ func (e *Endpoint) send(op string, dst int, net Net, poll Nets, h HandlerID, a A
 	if e.cur != nil {
 		p = &e.rep // a handler's reply, while e.out may hold the packet the poll interrupted
 	}
-	p.Handler, p.Net, p.Args, p.Len = h, net, a, uint16(len(payload))
-	copy(p.Data[:], payload)
+	staged := len(payload) > MaxMedium
+	p.Handler, p.Net, p.Args, p.Len, p.Staged = h, net, a, uint16(len(payload)), 0
+	if !staged {
+		copy(p.Data[:], payload)
+	}
 	if m := e.cur; m != nil {
 		if op == "request" || m.Net != Left || m.replied || dst != m.Src {
 			return e.misuse(op, fmt.Errorf("%w (to PE %d from the handler of a %s message from PE %d)", ErrHandlerSend, dst, m.Net, m.Src))
@@ -336,7 +363,13 @@ func (e *Endpoint) send(op string, dst int, net Net, poll Nets, h HandlerID, a A
 		if err := e.flush(); err != nil {
 			return err
 		}
-		ok, err := e.t.Send(dst, p)
+		var ok bool
+		var err error
+		if staged {
+			ok, err = e.stage.sendStaged(dst, p, payload)
+		} else {
+			ok, err = e.t.Send(dst, p)
+		}
 		if ok {
 			e.stats.Sent++
 		}
@@ -447,6 +480,9 @@ func (e *Endpoint) poll(nets Nets, tilEmpty bool) (int, error) {
 	if e.cur != nil { // a send from a handler does not poll
 		return 0, nil
 	}
+	if e.beat != nil {
+		e.beat.beat()
+	}
 	handled := 0
 	for {
 		got := 0
@@ -472,6 +508,10 @@ func (e *Endpoint) dispatch() {
 	p := &e.in
 	m := &e.msg
 	m.Src, m.Net, m.Args, m.Payload, m.replied = int(p.Src), p.Net, p.Args, p.Data[:p.Len], false
+	if p.Staged > 0 {
+		m.Payload = e.stage.staged(p)
+		defer e.stage.unstage(p)
+	}
 	e.stats.Handled++
 	var h Handler
 	if i := int(p.Handler); i < libBase && i < len(e.handlers) {
@@ -490,14 +530,46 @@ func (e *Endpoint) dispatch() {
 	e.cur = nil
 }
 
-// Spin budget of a wait before it yields and then sleeps: long enough for
-// a partner on another CPU to answer (a round trip is a few hundred
-// nanoseconds), short enough to give the CPU away when PEs outnumber CPUs.
+// How a wait spends the time before its condition holds. A PE with a CPU
+// of its own polls without yielding, since a partner on another CPU
+// answers within a microsecond and a park and wake-up through the
+// scheduler cost more than that (a round trip of 2 PEs took 0.7 to 5 µs
+// when the waiter yielded after 200 polls); only after spinFor does it
+// sleep. When PEs outnumber CPUs (Crowded) a polling waiter takes the CPU
+// from the PE it waits for, so it sleeps after a few polls: the sender's
+// wake-up then hands the CPU over. The same holds whenever the PE waited
+// on is not polling — computing, asleep, or without a CPU because other
+// processes have the machine's: where the transport counts each PE's polls
+// (beats), a spinning waiter looks every beatWindow, and sleeps once the
+// PE it waits on (or, waiting on any, every other) has not polled
+// meanwhile. Without that look, two goroutine PEs on a machine whose other
+// CPU was busy took turns: each spun its 50 µs while the other, woken,
+// waited for the CPU (a block transfer and its acknowledgment took 120 µs,
+// against 1 µs).
 const (
-	spinPolls  = 200
-	yieldPolls = 50
-	sleepFor   = 200 * time.Microsecond
+	spinFor      = 50 * time.Microsecond
+	spinChecks   = 32 // polls between looks at the clock while spinning
+	beatWindow   = 5 * time.Microsecond
+	crowdedPolls = 16
+	sleepFor     = 200 * time.Microsecond
 )
+
+// beater is implemented by the transports whose PEs see each other's
+// polls: the in-process and shared-memory ones.
+type beater interface {
+	// beat counts a poll of this PE's.
+	beat()
+	// beats sums the polls counted by PE k, or by every other PE when k
+	// is -1.
+	beats(k int) uint32
+}
+
+// Crowded is implemented by a transport that knows whether its PEs
+// outnumber the CPUs they run on (the in-process and shared-memory ones).
+// The endpoint asks once, when it is made.
+type Crowded interface {
+	Crowded() bool
+}
 
 // Wait polls both networks until done() is true: the way to wait for the
 // replies a handler counts. on is the PE whose messages it waits for (-1
@@ -508,15 +580,18 @@ func (e *Endpoint) Wait(op string, on int, done func() bool) error {
 	return e.wait(op, on, done, sleepFor)
 }
 
-// wait is Wait sleeping at most nap at a time once it has spun and
-// yielded: a condition no message changes (a barrier on the board) is
-// looked at again after nap.
+// wait is Wait sleeping at most nap at a time once it has spun: a
+// condition no message changes (a barrier on the board) is looked at
+// again after nap.
 func (e *Endpoint) wait(op string, on int, done func() bool, nap time.Duration) error {
 	if e.cur != nil {
 		return e.misuse(op, ErrInHandler)
 	}
-	var start time.Time
-	for i := 0; ; i++ {
+	var start time.Time // the silence began (read at the first look at the clock)
+	spinning := true
+	var beats uint32     // the polls of the PEs waited on, at the last look
+	var beatAt time.Time // the last look
+	for i := 1; ; i++ {
 		if done() {
 			return nil
 		}
@@ -528,14 +603,34 @@ func (e *Endpoint) wait(op string, on int, done func() bool, nap time.Duration) 
 			return err
 		}
 		if n > 0 { // progress: the deadline bounds a silence, not the whole wait
-			i, start = 0, time.Time{}
+			i, start, spinning = 0, time.Time{}, true
 			continue
 		}
 		if done() {
 			return nil
 		}
-		if i < spinPolls {
-			continue
+		if spinning {
+			if e.crowded {
+				if i < crowdedPolls {
+					continue
+				}
+			} else if i%spinChecks != 0 {
+				continue
+			} else if now := time.Now(); start.IsZero() {
+				start, beatAt = now, now
+				beats = e.beats(on)
+				continue
+			} else if now.Sub(beatAt) < beatWindow {
+				if now.Sub(start) < spinFor {
+					continue
+				}
+			} else if b := e.beats(on); e.beat == nil || b != beats {
+				beats, beatAt = b, now
+				if now.Sub(start) < spinFor {
+					continue
+				}
+			}
+			spinning = false
 		}
 		if start.IsZero() {
 			start = time.Now()
@@ -546,12 +641,17 @@ func (e *Endpoint) wait(op string, on int, done func() bool, nap time.Duration) 
 			}
 			return err
 		}
-		if i < spinPolls+yieldPolls {
-			runtime.Gosched()
-		} else {
-			e.t.Wait(nap, e.done)
-		}
+		e.t.Wait(nap, e.done)
 	}
+}
+
+// beats is the count of polls of the PEs a wait on PE on waits on (0 if
+// the transport does not count them).
+func (e *Endpoint) beats(on int) uint32 {
+	if e.beat == nil {
+		return 0
+	}
+	return e.beat.beats(on)
 }
 
 // Close handles what has arrived, sends the queued replies, and leaves the

@@ -2,6 +2,7 @@ package am_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -119,7 +120,7 @@ func TestFlood(t *testing.T) {
 }
 
 func TestPollingRules(t *testing.T) {
-	type seen struct{ poll, wait, request, reply2, replyFromReply, late error }
+	type seen struct{ poll, wait, request, long, reply2, replyFromReply, late error }
 	var got seen
 	err := run(t, 2, time.Second, func(p *papers.PE, ep *am.Endpoint) error {
 		var keep *am.Msg
@@ -128,6 +129,7 @@ func TestPollingRules(t *testing.T) {
 			_, got.poll = ep.Poll(am.PollBoth, true)
 			got.wait = ep.Wait("x", 0, func() bool { return true })
 			got.request = ep.Request(0, 0, am.Args{})
+			got.long = m.ReplyMedium(hReply, am.Args{}, make([]byte, am.MaxMedium+1)) // it could not wait in the queue
 			if err := m.Reply(hReply, am.Args{}); err != nil {
 				panic(err)
 			}
@@ -169,6 +171,7 @@ func TestPollingRules(t *testing.T) {
 		"Poll in a handler":            {got.poll, am.ErrInHandler},
 		"Wait in a handler":            {got.wait, am.ErrInHandler},
 		"Request in a handler":         {got.request, am.ErrHandlerSend},
+		"Reply longer than MaxMedium":  {got.long, papers.ErrArgument},
 		"second Reply":                 {got.reply2, am.ErrHandlerSend},
 		"Reply from a reply handler":   {got.replyFromReply, am.ErrHandlerSend},
 		"Reply after the handler ends": {got.late, am.ErrHandlerSend},
@@ -317,7 +320,7 @@ func TestBadArguments(t *testing.T) {
 		if err := ep.Request(2, 0, am.Args{}); !errors.Is(err, papers.ErrArgument) {
 			t.Errorf("request to PE 2 of 2: %v", err)
 		}
-		if err := ep.RequestMedium(0, 0, am.Args{}, make([]byte, am.MaxMedium+1)); !errors.Is(err, papers.ErrArgument) {
+		if err := ep.RequestMedium(0, 0, am.Args{}, make([]byte, ep.MaxPayload()+1)); !errors.Is(err, papers.ErrArgument) {
 			t.Errorf("oversized payload: %v", err)
 		}
 		return nil
@@ -339,5 +342,123 @@ func TestOfWithoutNetwork(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// pattern is byte j of payload i in the staging tests.
+func pattern(i, j int) byte { return byte(i*31 + j*7 + j>>8) }
+
+// checkPayload reports the first byte of b that is not payload i's.
+func checkPayload(i int, b []byte) error {
+	for j := range b {
+		if b[j] != pattern(i, j) {
+			return fmt.Errorf("payload %d (%d bytes): byte %d is %d, want %d", i, len(b), j, b[j], pattern(i, j))
+		}
+	}
+	return nil
+}
+
+// TestStaged: payloads longer than MaxMedium, on both networks and in both
+// directions at once, many times the staging rings' size, arrive whole and
+// in order (a handler's reply may not be that long: TestPollingRules).
+func TestStaged(t *testing.T) {
+	const count = 150
+	err := run(t, 2, 0, func(p *papers.PE, ep *am.Endpoint) error {
+		if ep.MaxPayload() <= am.MaxMedium {
+			return fmt.Errorf("in-process MaxPayload %d: not staged", ep.MaxPayload())
+		}
+		sizes := []int{am.MaxMedium + 1, 1000, 4093, ep.MaxPayload(), 12345, ep.MaxPayload() - 3, 70000}
+		got, next := 0, [2]int{0, 1} // payload i goes on network i&1: in order on each
+		var bad error
+		h := ep.Register(func(m *am.Msg) {
+			i := int(m.Args[0])
+			if i != next[m.Net] || len(m.Payload) != sizes[i%len(sizes)] {
+				bad = fmt.Errorf("PE %d: payload %d of %d bytes arrived on the %v network when %d was due", ep.Self(), i, len(m.Payload), m.Net, next[m.Net])
+			} else if err := checkPayload(i, m.Payload); err != nil && bad == nil {
+				bad = err
+			}
+			got++
+			next[m.Net] += 2
+		})
+		buf := make([]byte, ep.MaxPayload())
+		other := 1 - ep.Self()
+		for i := range count {
+			b := buf[:sizes[i%len(sizes)]]
+			for j := range b {
+				b[j] = pattern(i, j)
+			}
+			if err := ep.Send(other, am.Net(i&1), false, am.PollBoth, h, am.Args{uint64(i)}, b); err != nil {
+				return err
+			}
+		}
+		if err := ep.Wait("payloads", other, func() bool { return got == count || bad != nil }); err != nil {
+			return err
+		}
+		if bad != nil {
+			return bad
+		}
+		return p.Barrier()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStagedFaults: a PE that stops polling while another stages payloads
+// for it is named when the rings are full and the timeout has passed; one
+// that leaves is named by the next send and by one-sided access to its
+// memory; and every payload a send accepted is handled.
+func TestStagedFaults(t *testing.T) {
+	for _, how := range []string{"stops", "leaves"} {
+		t.Run(how, func(t *testing.T) {
+			var sendErr, getErr error
+			sent, handled := 0, 0
+			resume := make(chan struct{})
+			err := run(t, 2, 200*time.Millisecond, func(p *papers.PE, ep *am.Endpoint) error {
+				h := ep.Register(func(*am.Msg) { handled++ })
+				if _, _, err := ep.Direct().Allocate(64); err != nil {
+					return err
+				}
+				if err := p.Barrier(); err != nil {
+					return err
+				}
+				if ep.Self() == 1 {
+					if how == "stops" {
+						<-resume // not polling
+					}
+					return nil
+				}
+				defer close(resume)
+				buf := make([]byte, ep.MaxPayload())
+				for i := 0; i < 1000 && sendErr == nil; i++ {
+					if sendErr = ep.RequestMedium(1, h, am.Args{}, buf); sendErr == nil {
+						sent++
+					}
+				}
+				getErr = ep.Direct().Get(1, 0, 0, buf[:8])
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if how == "stops" {
+				var te *am.TimeoutError
+				if !errors.As(sendErr, &te) || te.On != 1 {
+					t.Fatalf("staging for a PE that stopped: %v, want a *TimeoutError naming PE 1", sendErr)
+				}
+				if getErr != nil {
+					t.Errorf("a get of a stopped PE's memory: %v (there is nothing to wait for)", getErr)
+				}
+			} else {
+				for _, e := range []error{sendErr, getErr} {
+					if g := (*am.GoneError)(nil); !errors.As(e, &g) || g.PE != 1 {
+						t.Errorf("staging for or getting from a PE that left: %v, want a *GoneError naming PE 1", e)
+					}
+				}
+			}
+			if handled != sent {
+				t.Errorf("PE 1 handled %d of the %d payloads staged for it", handled, sent)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package am_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/ttlpapers/ttlpapers/am"
 	"github.com/ttlpapers/ttlpapers/papers"
@@ -86,6 +87,36 @@ func BenchmarkRoundTrip(b *testing.B) {
 			}
 		}
 		b.StopTimer()
+		return ep.Request(1, hStop, am.Args{})
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkWakeUp is a round trip to a PE that has gone to sleep: PE 0
+// computes for longer than a waiter spins before each request, so PE 1
+// sleeps in its transport's Wait; what is timed is the wake-up and the
+// round trip.
+func BenchmarkWakeUp(b *testing.B) {
+	err := run(b, 2, 0, func(p *papers.PE, ep *am.Endpoint) error {
+		r := newRoundTripper(ep)
+		stop := false
+		hStop := ep.Register(func(*am.Msg) { stop = true })
+		if ep.Self() == 1 {
+			return r.serveUntil(&stop)
+		}
+		var total time.Duration
+		for b.Loop() {
+			for t := time.Now(); time.Since(t) < 300*time.Microsecond; {
+			}
+			start := time.Now()
+			if err := r.once(1); err != nil {
+				return err
+			}
+			total += time.Since(start)
+		}
+		b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "ns/wakeup")
 		return ep.Request(1, hStop, am.Args{})
 	})
 	if err != nil {

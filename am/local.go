@@ -2,8 +2,10 @@ package am
 
 import (
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // inboxSlots is each inbox's capacity in packets (a power of two). A full
@@ -19,9 +21,18 @@ const inboxSlots = 1024
 // slot), so a send is one compare-and-swap and a copy, a receive a load, a
 // copy and a store, and neither allocates.
 type Local struct {
-	n     int
-	boxes []inbox // PE k's inbox for net is boxes[k*numNets+net]
-	pes   []localPE
+	n      int
+	boxes  []inbox // PE k's inbox for net is boxes[k*numNets+net]
+	pes    []localPE
+	stages []localStage // from src to dst on net: stages[(src*n+dst)*numNets+net]
+	stage  int          // each ring's size (stageSize)
+}
+
+// localStage is a staging ring (stage.go), made by its sender when it
+// first stages a payload.
+type localStage struct {
+	stageHead
+	data atomic.Pointer[[]byte]
 }
 
 type localPE struct {
@@ -29,6 +40,10 @@ type localPE struct {
 	gone  atomic.Pointer[GoneError] // set once, when the PE leaves
 	wake  chan struct{}             // buffered 1: a sender's nudge to a sleeping receiver
 	timer *time.Timer
+	tails []uint64 // its position in each ring it stages into, by dst*numNets+net
+	// its memory that the others reach one-sided (Direct), by region;
+	// replaced, not changed, when it allocates or frees one
+	regions atomic.Pointer[[][]byte]
 }
 
 // NewLocal makes the in-process data network of n PEs.
@@ -36,7 +51,8 @@ func NewLocal(n int) (*Local, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("am: %d PEs: a data network needs at least 1", n)
 	}
-	l := &Local{n: n, boxes: make([]inbox, n*int(numNets)), pes: make([]localPE, n)}
+	l := &Local{n: n, boxes: make([]inbox, n*int(numNets)), pes: make([]localPE, n),
+		stages: make([]localStage, n*n*int(numNets)), stage: stageSize(n)}
 	for i := range l.boxes {
 		l.boxes[i].init()
 	}
@@ -44,6 +60,7 @@ func NewLocal(n int) (*Local, error) {
 		l.pes[k].wake = make(chan struct{}, 1)
 		l.pes[k].timer = time.NewTimer(time.Hour)
 		l.pes[k].timer.Stop()
+		l.pes[k].tails = make([]uint64, n*int(numNets))
 	}
 	return l, nil
 }
@@ -81,6 +98,33 @@ func (t *localT) Send(dst int, p *Packet) (bool, error) {
 	return true, nil
 }
 
+func (t *localT) maxStaged() int { return maxStaged(t.l.stage) }
+
+func (t *localT) sendStaged(dst int, p *Packet, payload []byte) (bool, error) {
+	l := t.l
+	if g := l.pes[dst].gone.Load(); g != nil {
+		return false, g
+	}
+	st := &l.stages[(t.self*l.n+dst)*int(numNets)+int(p.Net)]
+	data := st.data.Load()
+	if data == nil { // the first payload from this PE to dst on p.Net
+		b := make([]byte, l.stage)
+		data = &b
+		st.data.Store(data)
+	}
+	return stageSend(t, dst, &st.stageHead, *data, &l.pes[t.self].tails[dst*int(numNets)+int(p.Net)], p, payload)
+}
+
+func (t *localT) staged(p *Packet) []byte {
+	st := &t.l.stages[(int(p.Src)*t.l.n+t.self)*int(numNets)+int(p.Net)]
+	return stageOut(&st.stageHead, *st.data.Load(), int(p.Staged))
+}
+
+func (t *localT) unstage(p *Packet) {
+	st := &t.l.stages[(int(p.Src)*t.l.n+t.self)*int(numNets)+int(p.Net)]
+	stageFree(&st.stageHead, t.l.stage, int(p.Staged))
+}
+
 func (t *localT) Recv(net Net, p *Packet) bool {
 	return t.l.boxes[t.self*int(numNets)+int(net)].take(p)
 }
@@ -107,6 +151,16 @@ func (t *localT) Wait(d time.Duration, done <-chan struct{}) {
 	pe.timer.Stop()
 }
 
+// Crowded: the PEs are goroutines, so they outnumber the CPUs when there
+// are more of them than GOMAXPROCS.
+func (t *localT) Crowded() bool { return t.l.n > runtime.GOMAXPROCS(0) }
+
+func (t *localT) beat() { b := &t.l.pes[t.self].beat; b.Store(b.Load() + 1) }
+
+func (t *localT) beats(k int) uint32 {
+	return beats(t.l.n, t.self, k, func(i int) *peer { return &t.l.pes[i].peer })
+}
+
 func (t *localT) Gone(k int) error {
 	if g := t.l.pes[k].gone.Load(); g != nil {
 		return g
@@ -128,3 +182,54 @@ func (t *localT) Leave(cause error, drain func()) {
 		}
 	}
 }
+
+// One-sided access (Direct): the PEs share the address space, so a get or
+// put is a copy, complete when it returns, as MPI's MPI_Get and MPI_Put
+// with a flush are. Split-C's reads, writes, gets, puts and bulk forms of
+// spread arrays then cost what a copy costs; the program's barriers order
+// them with the owner's own accesses.
+
+func (t *localT) Allocate(n int) ([]byte, int, error) {
+	words := make([]uint64, (n+7)/8) // a Number in it is aligned
+	mem := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), n)
+	rs := t.setRegion(-1, mem)
+	return mem, rs - 1, nil
+}
+
+func (t *localT) Free(region int) error {
+	t.setRegion(region, nil)
+	return nil
+}
+
+// setRegion sets this PE's region r to mem (a new one, if r is -1) and
+// returns how many regions it has.
+func (t *localT) setRegion(r int, mem []byte) int {
+	pe := &t.l.pes[t.self]
+	var rs [][]byte
+	if old := pe.regions.Load(); old != nil {
+		rs = append(rs, *old...)
+	}
+	if r < 0 {
+		rs = append(rs, mem)
+	} else if r < len(rs) {
+		rs[r] = mem
+	}
+	pe.regions.Store(&rs)
+	return len(rs)
+}
+
+// region returns PE pe's memory in region r from off on, n bytes of it.
+func (t *localT) region(pe, r, off, n int) ([]byte, error) {
+	p := &t.l.pes[pe]
+	if g := p.gone.Load(); g != nil {
+		return nil, g
+	}
+	var mem []byte
+	if rs := p.regions.Load(); rs != nil && r >= 0 && r < len(*rs) {
+		mem = (*rs)[r]
+	}
+	return within(mem, pe, r, off, n)
+}
+
+func (t *localT) Get(pe, region, off int, dst []byte) error { return get(t, pe, region, off, dst) }
+func (t *localT) Put(pe, region, off int, src []byte) error { return put(t, pe, region, off, src) }

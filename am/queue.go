@@ -24,6 +24,7 @@ type inbox struct {
 type slot struct {
 	seq atomic.Uint64 // pos: free for position pos; pos+1: holds position pos
 	p   Packet
+	_   [8]byte // 320 bytes: each slot starts a cache line, so a short packet and its seq share one
 }
 
 func (q *inbox) init() {
@@ -73,7 +74,7 @@ func (q *inbox) ready() bool { return q.slots[q.head&(inboxSlots-1)].seq.Load() 
 
 // copyPacket copies the header and the payload, not the unused bytes.
 func copyPacket(dst, src *Packet) {
-	dst.Handler, dst.Net, dst.Len, dst.Args = src.Handler, src.Net, src.Len, src.Args
+	dst.Handler, dst.Net, dst.Len, dst.Staged, dst.Args = src.Handler, src.Net, src.Len, src.Staged, src.Args
 	copy(dst.Data[:src.Len], src.Data[:src.Len])
 }
 
@@ -90,7 +91,23 @@ type peer struct {
 	sleeping atomic.Int32 // 1 while it waits in Wait
 	//lint:ignore U1000 the futex word of the Linux shared-memory transport (shm_linux.go); the layout is the same everywhere
 	wakes atomic.Uint32
-	_     [52]byte // keep PEs' words off each other's cache lines
+	beat  atomic.Uint32 // its polls, counted (Endpoint.wait: is the PE waited on running?)
+	_     [48]byte      // keep PEs' words off each other's cache lines
+}
+
+// beats sums the polls counted in pes: PE k's, or, when k is -1, every
+// PE's but self's.
+func beats(n, self, k int, pe func(int) *peer) uint32 {
+	if k >= 0 {
+		return pe(k).beat.Load()
+	}
+	var sum uint32
+	for i := range n {
+		if i != self {
+			sum += pe(i).beat.Load()
+		}
+	}
+	return sum
 }
 
 // leave marks the PE leaving, runs drain, and marks it drained.

@@ -22,7 +22,7 @@ import (
 
 const (
 	shmMagic   = 0x54544c4441544e31 // "TTLDATN1"
-	shmVersion = 1
+	shmVersion = 3
 	shmHeader  = 64
 )
 
@@ -37,17 +37,38 @@ type shmHead struct {
 // shmPeer is a PE's record in the file.
 type shmPeer struct {
 	peer
-	pid    atomic.Int32 // the PE's process, once attached
-	failed atomic.Int32 // 1: it left because its program failed; cause says how
-	cause  [184]byte    // NUL-terminated
+	pid     atomic.Int32 // the PE's process, once attached
+	failed  atomic.Int32 // 1: it left because its program failed; cause says how
+	cause   [184]byte    // NUL-terminated
+	regions [shmRegions]shmRegion
 }
 
-func shmLayout(n int) (peers, boxes, size int) {
+// shmRegions is how many regions of one-sided memory (Direct) a PE may
+// have at once: Split-C's spread arrays.
+const shmRegions = 256
+
+// shmRegion is one of a PE's regions as the others find it: a memfd of
+// its process, which they open through /proc.
+type shmRegion struct {
+	size atomic.Uint64
+	fd   atomic.Int32 // the memfd's number in the owner's process, plus 1; 0: none
+	_    int32
+}
+
+// shmLayout places the header, the PEs' records, the inboxes and the
+// staging rings (stage.go: a head and stageSize(n) bytes each, from src to
+// dst on net at index (src*n+dst)*numNets+net). The file is sparse: a
+// ring's pages take memory once a payload is staged in them.
+func shmLayout(n int) (peers, boxes, stages, size int) {
 	peers = shmHeader
 	boxes = peers + n*int(unsafe.Sizeof(shmPeer{}))
 	boxes = (boxes + 63) &^ 63
-	return peers, boxes, boxes + n*int(numNets)*int(unsafe.Sizeof(inbox{}))
+	stages = boxes + n*int(numNets)*int(unsafe.Sizeof(inbox{}))
+	return peers, boxes, stages, stages + n*n*int(numNets)*shmStage(n)
 }
+
+// shmStage is the bytes of one staging ring and its head.
+func shmStage(n int) int { return int(unsafe.Sizeof(stageHead{})) + stageSize(n) }
 
 // CreateShared makes the data network of n PE processes in a new file at
 // path (mode 0600; it must not exist). The launcher makes it, each PE
@@ -57,7 +78,7 @@ func CreateShared(path string, n int) error {
 	if n < 1 {
 		return fmt.Errorf("am: %d PEs: a data network needs at least 1", n)
 	}
-	_, _, size := shmLayout(n)
+	_, _, _, size := shmLayout(n)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return fmt.Errorf("am: create the shared data network: %w", err)
@@ -85,19 +106,60 @@ func CreateShared(path string, n int) error {
 
 // Shared is one PE process's side of a shared-memory data network.
 type Shared struct {
-	mem   []byte
-	self  int
-	peers []shmPeer
-	boxes []inbox
+	mem    []byte
+	self   int
+	peers  []shmPeer
+	boxes  []inbox
+	stages []byte   // the staging rings
+	tails  []uint64 // this PE's position in each ring it stages into, by dst*numNets+net
+	own    []region // this PE's regions (Direct), by number
+	remote [][]byte // the others' regions mapped here, by pe*shmRegions+region, at first use
+}
+
+type region struct {
+	mem []byte
+	fd  int
 }
 
 func view(mem []byte, n int) *Shared {
-	p, b, _ := shmLayout(n)
+	p, b, st, _ := shmLayout(n)
 	return &Shared{
-		mem:   mem,
-		peers: unsafe.Slice((*shmPeer)(unsafe.Pointer(&mem[p])), n),
-		boxes: unsafe.Slice((*inbox)(unsafe.Pointer(&mem[b])), n*int(numNets)),
+		mem:    mem,
+		peers:  unsafe.Slice((*shmPeer)(unsafe.Pointer(&mem[p])), n),
+		boxes:  unsafe.Slice((*inbox)(unsafe.Pointer(&mem[b])), n*int(numNets)),
+		stages: mem[st:],
+		tails:  make([]uint64, n*int(numNets)),
 	}
+}
+
+// stage returns the head and bytes of the ring from src to dst on net.
+func (s *Shared) stage(src, dst int, net Net) (*stageHead, []byte) {
+	n := len(s.peers)
+	sz := shmStage(n)
+	at := ((src*n+dst)*int(numNets) + int(net)) * sz
+	h := (*stageHead)(unsafe.Pointer(&s.stages[at]))
+	hs := int(unsafe.Sizeof(stageHead{}))
+	return h, s.stages[at+hs : at+sz : at+sz]
+}
+
+func (s *Shared) maxStaged() int { return maxStaged(stageSize(len(s.peers))) }
+
+func (s *Shared) sendStaged(dst int, p *Packet, payload []byte) (bool, error) {
+	if s.peers[dst].state.Load() == drained {
+		return false, s.Gone(dst)
+	}
+	h, data := s.stage(s.self, dst, p.Net)
+	return stageSend(s, dst, h, data, &s.tails[dst*int(numNets)+int(p.Net)], p, payload)
+}
+
+func (s *Shared) staged(p *Packet) []byte {
+	h, data := s.stage(int(p.Src), s.self, p.Net)
+	return stageOut(h, data, int(p.Staged))
+}
+
+func (s *Shared) unstage(p *Packet) {
+	h, data := s.stage(int(p.Src), s.self, p.Net)
+	stageFree(h, len(data), int(p.Staged))
 }
 
 // OpenShared attaches PE pe to the data network in the file at path,
@@ -114,7 +176,7 @@ func OpenShared(path string, pe int) (*Shared, error) {
 		return nil, fmt.Errorf("am: %s is not a data network (%v): make it with am.CreateShared", path, err)
 	}
 	h := (*shmHead)(unsafe.Pointer(&hb[0]))
-	_, _, size := shmLayout(int(h.n))
+	_, _, _, size := shmLayout(int(h.n))
 	switch {
 	case h.magic != shmMagic:
 		return nil, fmt.Errorf("am: %s is not a data network, or not complete: make it with am.CreateShared", path)
@@ -133,8 +195,132 @@ func OpenShared(path string, pe int) (*Shared, error) {
 	return s, nil
 }
 
-// Close unmaps the file (after Leave).
-func (s *Shared) Close() error { return unix.Munmap(s.mem) }
+// Close unmaps the file and the regions (after Leave).
+func (s *Shared) Close() error {
+	for r := range s.own {
+		if s.own[r].mem != nil {
+			s.Free(r)
+		}
+	}
+	for _, mem := range s.remote {
+		if mem != nil {
+			unix.Munmap(mem)
+		}
+	}
+	s.remote = nil
+	return unix.Munmap(s.mem)
+}
+
+// One-sided access (Direct): each region is a memfd of its PE's process,
+// mapped there; another PE maps it at its first access, by opening
+// /proc/PID/fd/N of the owner (its record in the file says which), so a
+// get or put is a copy, as in process. A region is freed by every PE in
+// the same order (Free), after a barrier: then nobody uses it.
+
+func (s *Shared) Allocate(n int) ([]byte, int, error) {
+	if n < 1 {
+		return nil, 0, fmt.Errorf("am: PE %d: a region of %d bytes: allocate at least 1", s.self, n)
+	}
+	r := 0
+	for r < len(s.own) && s.own[r].mem != nil {
+		r++
+	}
+	if r == shmRegions {
+		return nil, 0, fmt.Errorf("am: PE %d: %d regions of one-sided memory at once: free some (AllSpreadFree) first", s.self, shmRegions)
+	}
+	fd, err := unix.MemfdCreate("ttlpapers-datanet", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, 0, fmt.Errorf("am: PE %d: one-sided memory: memfd_create: %w", s.self, err)
+	}
+	var mem []byte
+	if err = unix.Ftruncate(fd, int64(n)); err == nil {
+		mem, err = unix.Mmap(fd, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	}
+	if err != nil {
+		unix.Close(fd)
+		return nil, 0, fmt.Errorf("am: PE %d: one-sided memory of %d bytes: %w", s.self, n, err)
+	}
+	if r == len(s.own) {
+		s.own = append(s.own, region{})
+	}
+	s.own[r] = region{mem: mem, fd: fd}
+	rec := &s.peers[s.self].regions[r]
+	rec.size.Store(uint64(n))
+	rec.fd.Store(int32(fd) + 1)
+	return mem, r, nil
+}
+
+func (s *Shared) Free(r int) error {
+	if r < 0 || r >= len(s.own) || s.own[r].mem == nil {
+		return fmt.Errorf("am: PE %d: no region %d to free", s.self, r)
+	}
+	rec := &s.peers[s.self].regions[r]
+	rec.fd.Store(0)
+	rec.size.Store(0)
+	err := unix.Munmap(s.own[r].mem)
+	unix.Close(s.own[r].fd)
+	s.own[r] = region{}
+	for pe := range s.peers { // the others free theirs in the same order
+		if i := pe*shmRegions + r; i < len(s.remote) && s.remote[i] != nil {
+			unix.Munmap(s.remote[i])
+			s.remote[i] = nil
+		}
+	}
+	return err
+}
+
+// region returns PE pe's region r from off on, n bytes of it.
+func (s *Shared) region(pe, r, off, n int) ([]byte, error) {
+	if s.peers[pe].state.Load() != attached {
+		return nil, s.Gone(pe)
+	}
+	if r < 0 || r >= shmRegions {
+		return nil, fmt.Errorf("no region %d", r)
+	}
+	var mem []byte
+	if pe == s.self {
+		if r < len(s.own) {
+			mem = s.own[r].mem
+		}
+	} else {
+		if s.remote == nil {
+			s.remote = make([][]byte, len(s.peers)*shmRegions)
+		}
+		i := pe*shmRegions + r
+		if s.remote[i] == nil {
+			m, err := s.mapRegion(pe, r)
+			if err != nil {
+				return nil, err
+			}
+			s.remote[i] = m
+		}
+		mem = s.remote[i]
+	}
+	return within(mem, pe, r, off, n)
+}
+
+// mapRegion maps PE pe's region r here.
+func (s *Shared) mapRegion(pe, r int) ([]byte, error) {
+	rec := &s.peers[pe].regions[r]
+	fd, size := rec.fd.Load()-1, rec.size.Load()
+	if fd < 0 {
+		return nil, fmt.Errorf("PE %d has no region %d (not allocated there yet, or freed)", pe, r)
+	}
+	path := "/proc/" + strconv.Itoa(int(s.peers[pe].pid.Load())) + "/fd/" + strconv.Itoa(int(fd))
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("one-sided access to PE %d's memory opens its memfd through %s: %w (the PE processes must run as one user)", pe, path, err)
+	}
+	defer f.Close()
+	mem, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("one-sided access to PE %d's memory: map %s: %w", pe, path, err)
+	}
+	return mem, nil
+}
+
+func (s *Shared) Get(pe, r, off int, dst []byte) error { return get(s, pe, r, off, dst) }
+func (s *Shared) Put(pe, r, off int, src []byte) error { return put(s, pe, r, off, src) }
 
 func (s *Shared) Self() int { return s.self }
 func (s *Shared) PEs() int  { return len(s.peers) }
@@ -177,6 +363,16 @@ func (s *Shared) Wait(d time.Duration, done <-chan struct{}) {
 	default:
 	}
 	futex(&pe.wakes, futexWait, w, d)
+}
+
+// Crowded: the PEs are processes, so they outnumber the CPUs when there
+// are more of them than the machine has.
+func (s *Shared) Crowded() bool { return len(s.peers) > runtime.NumCPU() }
+
+func (s *Shared) beat() { b := &s.peers[s.self].beat; b.Store(b.Load() + 1) }
+
+func (s *Shared) beats(k int) uint32 {
+	return beats(len(s.peers), s.self, k, func(i int) *peer { return &s.peers[i].peer })
 }
 
 // dead reports whether PE k's process has gone without leaving: it no

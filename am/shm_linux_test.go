@@ -1,6 +1,7 @@
 package am_test
 
 import (
+	"encoding/binary"
 	"errors"
 	"os"
 	"os/exec"
@@ -44,6 +45,28 @@ func TestSharedChild(t *testing.T) {
 	ep.Register(func(m *am.Msg) { m.Reply(hAck, am.Args{m.Args[0] * 2}) })
 	hAck = ep.Register(func(*am.Msg) {})
 	ep.Register(func(*am.Msg) { stop = true })
+	ep.Register(func(m *am.Msg) { // a staged payload: its number and length, and whether it is whole
+		ok := uint64(1)
+		if checkPayload(int(m.Args[0]), m.Payload) != nil {
+			ok = 0
+		}
+		m.Reply(hAck, am.Args{m.Args[0], uint64(len(m.Payload)), ok})
+	})
+	var mem []byte
+	ep.Register(func(m *am.Msg) { // allocate a region the parent reaches one-sided
+		var r int
+		var err error
+		if mem, r, err = ep.Direct().Allocate(4096); err != nil {
+			t.Error(err)
+		}
+		for j := range mem {
+			mem[j] = pattern(9, j)
+		}
+		m.Reply(hAck, am.Args{uint64(r)})
+	})
+	ep.Register(func(m *am.Msg) { // the word the parent put
+		m.Reply(hAck, am.Args{binary.LittleEndian.Uint64(mem[8:])})
+	})
 	if os.Getenv(envShmMode) == "hang" {
 		time.Sleep(time.Minute) // killed by the parent
 	}
@@ -71,9 +94,13 @@ func TestShared(t *testing.T) {
 			defer s.Close()
 			ep := am.NewEndpoint(s, am.Options{Timeout: 10 * time.Second})
 			got := uint64(0)
+			var ack am.Args
 			hReq := ep.Register(func(*am.Msg) {})
-			ep.Register(func(m *am.Msg) { got = m.Args[0] })
+			ep.Register(func(m *am.Msg) { got, ack = m.Args[0], m.Args })
 			hStop := ep.Register(func(*am.Msg) {})
+			hStaged := ep.Register(func(*am.Msg) {})
+			hAlloc := ep.Register(func(*am.Msg) {})
+			hCheck := ep.Register(func(*am.Msg) {})
 			if mode == "hang" {
 				if err := ep.Request(1, hReq, am.Args{21}); err != nil {
 					t.Fatal(err)
@@ -104,6 +131,59 @@ func TestShared(t *testing.T) {
 				}
 			}
 			t.Logf("round trip between processes: %v", time.Since(start)/n)
+			// Payloads staged in the file, more than its rings hold.
+			buf := make([]byte, ep.MaxPayload())
+			if len(buf) <= am.MaxMedium {
+				t.Fatalf("MaxPayload %d: not staged", len(buf))
+			}
+			for i := 1; i <= 40; i++ {
+				b := buf[:[]int{am.MaxMedium + 1, 5000, len(buf), 777777 % len(buf)}[i%4]]
+				for j := range b {
+					b[j] = pattern(i, j)
+				}
+				if err := ep.RequestMedium(1, hStaged, am.Args{uint64(i)}, b); err != nil {
+					t.Fatal(err)
+				}
+				if err := ep.Wait("staged", 1, func() bool { return got == uint64(i) }); err != nil {
+					t.Fatal(err)
+				}
+				if ack[1] != uint64(len(b)) || ack[2] != 1 {
+					t.Fatalf("staged payload %d of %d bytes arrived as %d bytes, whole: %v", i, len(b), ack[1], ack[2] == 1)
+				}
+			}
+			// One-sided access to the other process's memory.
+			if err := ep.Request(1, hAlloc, am.Args{}); err != nil {
+				t.Fatal(err)
+			}
+			got = 1 << 40
+			if err := ep.Wait("allocate", 1, func() bool { return got != 1<<40 }); err != nil {
+				t.Fatal(err)
+			}
+			d, r := ep.Direct(), int(got)
+			if d == nil {
+				t.Fatal("no one-sided access between processes")
+			}
+			if err := d.Get(1, r, 0, buf[:4096]); err != nil {
+				t.Fatal(err)
+			}
+			if err := checkPayload(9, buf[:4096]); err != nil {
+				t.Fatal("get of PE 1's region:", err)
+			}
+			if err := d.Put(1, r, 8, binary.LittleEndian.AppendUint64(nil, 0xfeedface)); err != nil {
+				t.Fatal(err)
+			}
+			if err := ep.Request(1, hCheck, am.Args{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := ep.Wait("check", 1, func() bool { return got != uint64(r) }); err != nil {
+				t.Fatal(err)
+			}
+			if got != 0xfeedface {
+				t.Errorf("PE 1 reads %#x where PE 0 put 0xfeedface", got)
+			}
+			if err := d.Get(1, r, 4090, buf[:8]); err == nil {
+				t.Error("a get beyond PE 1's region succeeded")
+			}
 			if err := ep.Request(1, hStop, am.Args{}); err != nil {
 				t.Fatal(err)
 			}

@@ -49,6 +49,7 @@ type Packet struct {
 	Handler HandlerID // index into the receiver's handler table
 	Net     Net
 	Len     uint16 // payload bytes in Data
+	Staged  uint32 // payload bytes beside the inbox instead (stage.go), when Len is 0
 	Args    Args
 	Data    [MaxMedium]byte
 }

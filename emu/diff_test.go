@@ -11,7 +11,8 @@ import (
 
 // The differential test: the lock-free board — every port evaluating in a
 // simulation of its own, incrementally, from snapshots it may see late —
-// against a reference written the plain way: the whole board re-evaluated
+// and the locked one — every write settled at once in the board's one
+// simulation — against a reference written the plain way: the whole board re-evaluated
 // from scratch after every step, gate by gate until nothing changes, then
 // the flip-flops from the settled logic, with the same hw.Func.Eval.
 
@@ -196,11 +197,12 @@ type stimulus struct {
 	next  func(n int) int // random source
 }
 
-func newStimulus(t testing.TB, pes int, up PowerUp, miswire bool, next func(int) int) *stimulus {
-	b, err := New(pes, up)
+func newStimulus(t testing.TB, pes int, up PowerUp, locked, miswire bool, next func(int) int) *stimulus {
+	size, err := hw.SizeFor(pes)
 	if err != nil {
 		t.Fatal(err)
 	}
+	b := newInProcess(hw.MustNew(size), pes, locked, []Option{up})
 	if miswire {
 		// A wiring error: one PE's two Busy buffers enabled by the same
 		// level, so they fight whenever RDYQ and nINTQ agree... or not.
@@ -212,16 +214,8 @@ func newStimulus(t testing.TB, pes int, up PowerUp, miswire bool, next func(int)
 				break
 			}
 		}
-		// The compiled change reaches the board's own evaluator too.
-		b.bs = newSim(b, -1)
-		b.mu.Lock()
-		b.bs.powering = true
-		b.collect(b.bs, b.bs.snap, -1)
-		b.bs.rebuild(b.bs.snap, b.powerUpState(0))
-		b.bs.built = true
-		b.m.store(hDFF, dffWord(0, 0, 0, b.bs.state()))
-		b.bs.dffW = b.m.load(hDFF)
-		b.mu.Unlock()
+		// The board starts again on the changed circuit.
+		b.start(b.Job(), []Option{up})
 	}
 	_, state := b.PowerUp()
 	s := &stimulus{t: t, b: b, r: newRef(b, state), next: next}
@@ -267,7 +261,9 @@ func (s *stimulus) step(i int) {
 		s.checkAll(i, " (power-up)")
 		return
 	}
-	r.settleCounting(false, s.inputsT() != t0)
+	if what >= 80 || !s.b.locked { // (locked writes settled the reference)
+		r.settleCounting(false, s.inputsT() != t0)
+	}
 	// Some ports look now, the others later (their simulations lag).
 	for range 1 + s.next(3) {
 		k := s.next(n)
@@ -282,13 +278,19 @@ func (s *stimulus) step(i int) {
 
 // writes makes 1 to 3 PEs write at once: all the stores, then the
 // evaluations (a single write goes through the port, as a PE makes it).
+// On a locked board every write goes through the port and settles before
+// the next, and so does the reference.
 func (s *stimulus) writes() {
 	r, n := s.r, len(s.ports)
 	writers := 1 + s.next(3)
 	var ks []int
 	for range writers {
+		t0 := s.inputsT()
 		k := s.next(n)
 		v := uint8(s.next(256))
+		if s.next(2) == 0 {
+			v &= lpt.Strobes | 1 // few values: states repeat, and the memos answer
+		}
 		ctl := s.next(4) == 0
 		if ctl {
 			v &= 0x0f
@@ -297,13 +299,16 @@ func (s *stimulus) writes() {
 			r.data[k] = v
 		}
 		switch {
-		case writers > 1:
+		case writers > 1 && !s.b.locked:
 			s.store(k, v, ctl)
 			ks = append(ks, k)
 		case ctl:
 			s.ports[k].WriteControl(v)
 		default:
 			s.ports[k].WriteData(v)
+		}
+		if s.b.locked {
+			r.settleCounting(false, s.inputsT() != t0)
 		}
 	}
 	for _, k := range ks {
@@ -367,8 +372,9 @@ func powerUps(rng *rand.Rand) []PowerUp {
 
 // TestDifferential: every PE count from 4 to 32, every power-up state
 // (and random ones, with power cycles and resets on the way), faults on
-// random lines, and a miswired board: the board and the reference agree
-// on every status, net, flip-flop and contention count at every step.
+// random lines, and a miswired board, locked and lock-free: the board and
+// the reference agree on every status, net, flip-flop and contention count
+// at every step.
 func TestDifferential(t *testing.T) {
 	rng := rand.New(rand.NewPCG(16, 4))
 	steps := 400
@@ -377,9 +383,10 @@ func TestDifferential(t *testing.T) {
 	}
 	for pes := 4; pes <= lpt.MaxPEs; pes++ {
 		for ui, up := range powerUps(rng) {
-			for _, miswire := range []bool{false, true} {
-				t.Run(fmt.Sprintf("pes=%d/powerup=%d/miswired=%v", pes, ui, miswire), func(t *testing.T) {
-					s := newStimulus(t, pes, up, miswire, rng.IntN)
+			for _, c := range []struct{ locked, miswire bool }{{true, false}, {false, false}, {true, true}, {false, true}} {
+				locked, miswire := c.locked, c.miswire
+				t.Run(fmt.Sprintf("pes=%d/powerup=%d/locked=%v/miswired=%v", pes, ui, locked, miswire), func(t *testing.T) {
+					s := newStimulus(t, pes, up, locked, miswire, rng.IntN)
 					s.checkAll(-1, " (power-on)")
 					for i := range steps {
 						s.step(i)
@@ -398,7 +405,8 @@ func TestDifferential(t *testing.T) {
 const maxFuzzSteps = 2048
 
 // FuzzDifferential drives the same comparison from fuzzed bytes: the first
-// byte picks the PE count and power-up, the rest are the random choices.
+// byte picks the PE count and power-up, the second also whether the board
+// is miswired (bit 7) and locked (bit 6), the rest are the random choices.
 func FuzzDifferential(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
 	f.Add([]byte{28, 0xff, 0x80, 0x40, 0x20, 0x10, 99, 97, 96, 1, 2})
@@ -422,10 +430,57 @@ func FuzzDifferential(f *testing.F) {
 			i++
 			return v
 		}
-		s := newStimulus(t, pes, up, data[1]&0x80 != 0, next)
+		s := newStimulus(t, pes, up, data[1]&0x40 != 0, data[1]&0x80 != 0, next)
 		for step := 0; i < len(data); step++ {
 			s.step(step)
 		}
 		s.checkAll(-1, " (end)")
 	})
+}
+
+// TestDifferentialMemo: barriers and NANDs repeated, in a few arrival
+// orders, as programs repeat them, so that the memos — a locked board's,
+// a lock-free board's ports' — answer most writes; at every write the
+// board agrees with the reference on every status, and at every round's
+// end on everything else.
+func TestDifferentialMemo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(24, 1))
+	for _, c := range []struct {
+		pes    int
+		locked bool
+	}{{4, true}, {8, true}, {32, true}, {4, false}, {8, false}, {32, false}} {
+		t.Run(fmt.Sprintf("pes=%d/locked=%v", c.pes, c.locked), func(t *testing.T) {
+			pes := c.pes
+			s := newStimulus(t, pes, PowerUp{}, c.locked, false, rng.IntN)
+			orders := [][]int{rng.Perm(pes), rng.Perm(pes), rng.Perm(pes)}
+			phase := uint8(lpt.S1)
+			for round := range 60 {
+				phase ^= lpt.Strobes
+				for _, k := range orders[rng.IntN(len(orders))] {
+					v := phase | uint8(k+round%2)&lpt.DataMask
+					s.r.data[k] = v
+					s.ports[k].WriteData(v)
+					s.r.settle(false)
+					for j, p := range s.ports {
+						if got, want := p.ReadStatus(), s.r.status(j); got != want {
+							t.Fatalf("round %d, after PE %d's write: PE %d status %#02x, reference %#02x", round, k, j, got, want)
+						}
+					}
+				}
+				s.checkAll(round, "")
+			}
+			hits := uint64(0)
+			if c.locked {
+				hits = s.b.memo.hits
+			} else {
+				for _, p := range s.ports {
+					hits += p.sim.memo.hits
+				}
+			}
+			if hits == 0 {
+				t.Error("no memo answered a write")
+			}
+			t.Logf("%d evaluations of %d writes answered by a memo", hits, 60*pes)
+		})
+	}
 }

@@ -17,12 +17,17 @@
 // cables, PC port timing), and its package comment says why the two keep
 // evaluators of their own; package emu/vcd records either board's run.
 //
-// No lock guards the board. Each PE publishes its registers in a word of
-// its own; every port evaluates the board from a consistent snapshot of
-// those words in a private copy of the simulation, and the flip-flops'
-// state advances by compare-and-swap (state.go explains it). A PE stopped
-// or killed at any instruction therefore holds nobody up beyond its own
-// absence, and a waiting port blocks (Port.Wait: lpt.Waiter) until a write
+// A board shared between processes has no lock: its PEs are processes, and
+// one can be stopped or killed at any instruction. Each PE publishes its
+// registers in a word of its own; every port evaluates the board from a
+// consistent snapshot of those words in a private copy of the simulation,
+// and the flip-flops' state advances by compare-and-swap (state.go explains
+// it), so a PE stopped anywhere holds nobody up beyond its own absence. An
+// in-process board's PEs are goroutines of one process, which stop only
+// together: a write there changes the board in a short critical section on
+// the board's one simulation — its port's pins, the settle from there, the
+// statuses that changed — and a read is one load of the port's status word.
+// Either way a waiting port blocks (Port.Wait: lpt.Waiter) until a write
 // may have changed what it reads.
 //
 // Faults can be injected on the cable between a PE's port and the board:
@@ -77,13 +82,17 @@ type Board struct {
 	procs   int32        // GOMAXPROCS when the last port was claimed
 
 	// The board's own evaluator, for inspection and for faults and
-	// power-ups; the ports never wait for it.
-	mu sync.Mutex
-	bs *sim
-	// The evaluator the ports of this process share when they outnumber
-	// its CPUs (Port.use); only ever try-locked.
-	pmu sync.Mutex
-	ps  *sim
+	// power-ups; on a shared board the ports never wait for it. A locked
+	// board (in-process) has no other: every change of its inputs is
+	// stored and settled under mu.
+	mu     sync.Mutex
+	bs     *sim
+	locked bool
+	// A locked board's memo of settled transitions (memo.go), and the
+	// statuses and flip-flop Q bits its ports' status words hold.
+	memo *memo
+	cur  []uint8
+	curQ uint8
 
 	// In-process: the tick that bounds every sleep (wait.go).
 	tick     *time.Timer
@@ -111,10 +120,19 @@ func NewFromNetlist(h *hw.Board, pes int, opts ...Option) (*Board, error) {
 	if pes < 1 || pes > h.PEs {
 		return nil, fmt.Errorf("emu: %d PEs do not fit the %d-PE board: use 1 to %d", pes, h.PEs, h.PEs)
 	}
+	return newInProcess(h, pes, true, opts), nil
+}
+
+// newInProcess makes a board in this process's memory; the tests of the
+// lock-free protocol make one unlocked, as a shared board is.
+func newInProcess(h *hw.Board, pes int, locked bool, opts []Option) *Board {
 	b := compile(h, pes)
 	b.m = alignedMemory(b.lay.words)
+	if b.locked = locked; locked {
+		b.memo, b.cur = newMemo(b), make([]uint8, len(b.ports))
+	}
 	b.start(randomJob(), opts)
-	return b, nil
+	return b
 }
 
 // start initialises fresh memory: the header, then the power-on state.
@@ -134,6 +152,11 @@ func (b *Board) start(job uint64, opts []Option) {
 	b.bs.built = true
 	b.m.store(hDFF, dffWord(0, 0, 0, b.bs.state()))
 	b.bs.dffW = b.m.load(hDFF)
+	copy(b.bs.out, b.bs.status)
+	b.publish(b.bs.out, b.bs.q(), 0)
+	if b.memo != nil {
+		b.memo.reset(b)
+	}
 }
 
 func randomJob() uint64 {
@@ -283,38 +306,98 @@ func (b *Board) evaluateAfter(s *sim, k int, word uint64) {
 			// A power-up (Reset, PowerCycle) since w: start from its state.
 			state, s.powering = b.powerUpState(powerCycle(power)), true
 		}
-		if s.built {
-			s.apply(s.snap, state)
-		} else {
+		var next uint8
+		var contended int
+		switch {
+		case !s.built:
 			s.rebuild(s.snap, state)
 			s.built = true
+			next, contended = s.state(), s.contended
+			copy(s.out, s.status)
+		case s.memo != nil && !s.powering:
+			s.memo.update(s.snap, v.faults)
+			var status []uint8
+			next, status, contended = s.memo.settle(b, s, state, s.snap)
+			copy(s.out, status)
+		default:
+			s.apply(s.snap, state)
+			next, contended = s.state(), s.contended
+			copy(s.out, s.status)
 		}
 		if t == tw {
 			s.dffW, s.t = w, t
 			return
 		}
-		nw := dffWord(t, epoch, v.faults, s.state())
+		nw := dffWord(t, epoch, v.faults, next)
 		if pause != nil {
 			pause(s.pe, beforeCommit)
 		}
 		if b.m.cas(hDFF, w, nw) {
 			s.dffW, s.t = nw, t
-			b.publish(s, t)
-			if s.contended > 0 {
-				b.m.add(hContention, uint64(s.contended))
-			}
-			b.wakeChanged(s, w)
+			b.publish(s.out, qBits(next), t)
+			b.settled(w, nw, s.out, contended)
 			return
 		}
 		s.dffW = 0 // what s computed was not committed: recompute
 	}
 }
 
-// publish stores every connector's status as s computed it for the
-// flip-flop word of T it just committed. A store never replaces a newer T:
-// a committer descheduled after its commit cannot put back an old status.
-func (b *Board) publish(s *sim, t uint64) {
-	st := s.status
+// settled follows every commit: it counts the contended nets and wakes the
+// sleepers for whom the statuses or flip-flops changed.
+func (b *Board) settled(old, nw uint64, status []uint8, contended int) {
+	if contended > 0 {
+		b.m.add(hContention, uint64(contended))
+	}
+	b.wakeChanged(status, old, nw)
+}
+
+// settlePort settles a locked board after port k's write of word, and
+// commits, under the lock, which the caller holds: no snapshot, since
+// every change of the inputs is made under it. The memo says what the
+// board settles to; when it does not know, the board's simulation, brought
+// up to every input and the committed state, settles it.
+func (b *Board) settlePort(k int, word uint64) {
+	b.memo.set(k, word)
+	old := b.m.load(hDFF)
+	next, status, contended := b.memo.settle(b, b.bs, dffState(old), nil)
+	nw := dffWord(dffT(old)+1, dffEpoch(old), old>>dffFaultsShift&epochMask, next)
+	b.m.store(hDFF, nw)
+	b.publish(status, qBits(next), dffT(nw))
+	b.settled(old, nw, status, contended)
+}
+
+// mutate stores a change of the board's inputs (f) and settles the board
+// after it; on a locked board both under its lock.
+func (b *Board) mutate(f func()) {
+	if !b.locked {
+		f()
+		b.look(func(*sim) {})
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	f()
+	b.evaluate(b.bs)
+	b.memo.reset(b)
+}
+
+// publish stores every connector's status st, computed for the flip-flop
+// word of T t (whose Q bits are q) just committed. A store never replaces a
+// newer T: a committer descheduled after its commit cannot put back an old
+// status. A locked board stores, in each port's own status word, the
+// statuses that changed, every one when the Q bits did.
+func (b *Board) publish(st []uint8, q uint8, t uint64) {
+	if b.locked {
+		all := q != b.curQ
+		for k, x := range st {
+			if x != b.cur[k] || all {
+				b.cur[k] = x
+				b.m.store(b.lay.per(k, pStatus), uint64(q)<<8|uint64(x))
+			}
+		}
+		b.curQ = q
+		return
+	}
 	pub := b.m[hStatus:][:(len(st)+pubPerWord-1)/pubPerWord]
 	for j := range pub {
 		nw := t<<pubShift | uint64(st[2*j])
@@ -365,10 +448,13 @@ func (b *Board) Port(pe int) (*Port, error) {
 	if err := b.claim(p); err != nil {
 		return nil, err
 	}
-	if p.sim == nil {
+	if p.wake == nil {
+		p.wake = make(chan struct{}, 1)
+	}
+	if p.sim == nil && !b.locked {
 		p.sim = newSim(b, pe)
 		p.sim.ignoreInert()
-		p.wake = make(chan struct{}, 1)
+		p.sim.memo = newMemo(b)
 	}
 	p.err.Store(nil)
 	p.held = true
@@ -488,7 +574,7 @@ type Port struct {
 	// only with the flip-flops, faults, power-ups or this port's writes.
 	extBits uint8
 
-	sim   *sim // this port's evaluator, in this process
+	sim   *sim // this port's evaluator, in this process (none on a locked board)
 	held  bool // claimed by this process
 	reads uint32
 	// The status as last evaluated, and the flip-flop word it derives from.
@@ -534,14 +620,22 @@ func (p *Port) WriteControl(v uint8) {
 }
 
 // write publishes the registers in the port's word (one atomic operation),
-// then evaluates the board unless only inert pins changed.
+// then evaluates the board unless only inert pins changed. On a locked
+// board a write that reaches the logic does both under the lock; one that
+// does not needs no lock, since nothing is evaluated.
 func (p *Port) write(regs func(w uint64) (data, control uint8)) {
 	b, i := p.b, p.b.lay.port(p.pe)
+	held := false
 	for {
 		old := b.m.load(i)
 		data, control := regs(old)
 		nw := portWord(old>>seqShift, data, control)
 		relevant := (nw^old)&0xffff&^p.inertBits != 0
+		if relevant && b.locked && !held {
+			b.mu.Lock()
+			held = true
+			continue
+		}
 		if relevant {
 			nw += seqOne
 		}
@@ -551,8 +645,14 @@ func (p *Port) write(regs func(w uint64) (data, control uint8)) {
 		if pause != nil {
 			pause(p.pe, afterStore)
 		}
-		if relevant {
-			p.useAfter(nw, func(*sim) {})
+		switch {
+		case held:
+			if relevant { // (a reset under it may have made it inert)
+				b.settlePort(p.pe, nw)
+			}
+			b.mu.Unlock()
+		case relevant:
+			p.refreshAfter(nw)
 		}
 		return
 	}
@@ -585,8 +685,15 @@ func (p *Port) ReadStatus() uint8 {
 // so while that word is the one the port's simulation comes from, no write
 // has completed since and the status stands: one load. A write stored but
 // not yet committed (its writer stopped in between) is found by the full
-// look every fullLookEvery reads, and by Wait before it sleeps.
+// look every fullLookEvery reads, and by Wait before it sleeps. A locked
+// board's port reads its status word: every write stored there what it
+// changed before it returned.
 func (p *Port) status() uint8 {
+	if p.b.locked {
+		x := p.b.m.load(p.b.lay.per(p.pe, pStatus))
+		p.st, p.lastQ = uint8(x), uint8(x>>8)
+		return p.st
+	}
 	w := p.b.m.load(hDFF)
 	if w == p.dffW {
 		if p.fullLook() {
@@ -607,52 +714,23 @@ func (p *Port) fullLook() bool {
 	return p.reads%fullLookEvery == 0
 }
 
-// refresh evaluates the board for this port. With more PEs in this
-// process than it has CPUs, it uses the process's shared evaluator when no
-// other PE is using it: the board is then simulated once per change, not
-// once per PE. Otherwise — or when a PE that holds the shared evaluator
-// is descheduled — the port's own evaluator does it: nobody waits.
-func (p *Port) refresh() {
-	p.use(func(*sim) {})
-}
+// refresh evaluates the board for this port and caches its status.
+func (p *Port) refresh() { p.refreshAfter(0) }
 
-// sharedTries is how often a port tries the shared evaluator, which is
-// held for well under a microsecond, before it uses its own.
-const sharedTries = 64
-
-func (b *Board) tryShared() bool {
-	for range sharedTries {
-		if b.pmu.TryLock() {
-			return true
-		}
-	}
-	return false
-}
-
-// use brings an evaluator up to date for this port, runs f on it and
-// caches the port's status.
-func (p *Port) use(f func(s *sim)) { p.useAfter(0, f) }
-
-// useAfter is use right after this port stored word (0: no store).
-func (p *Port) useAfter(word uint64, f func(s *sim)) {
-	b := p.b
-	s := p.sim
-	if b.shared == nil && b.crowded() && b.tryShared() {
-		if b.ps == nil {
-			b.ps = newSim(b, -1)
-			b.ps.ignoreInert()
-		}
-		s = b.ps
-		s.pe = p.pe
-		defer func() { s.pe = -1; b.pmu.Unlock() }()
-	}
-	if word != 0 {
+// refreshAfter is refresh right after this port stored word (0: no
+// store). A locked board is always up to date.
+func (p *Port) refreshAfter(word uint64) {
+	b, s := p.b, p.sim
+	switch {
+	case b.locked:
+		p.status()
+		return
+	case word != 0:
 		b.evaluateAfter(s, p.pe, word)
-	} else {
+	default:
 		b.evaluate(s)
 	}
-	p.dffW, p.st, p.lastQ = s.dffW, s.status[p.pe], s.q()
-	f(s)
+	p.dffW, p.st, p.lastQ = s.dffW, s.out[p.pe], qBits(dffState(s.dffW))
 }
 
 // fullLookEvery paces the reads that collect every input word.
@@ -742,7 +820,7 @@ func (p *Port) ExplainStall() string {
 	}
 	var why string
 	var late uint64
-	p.use(func(s *sim) { why, late = p.b.explainStall(s, p.pe, phase) })
+	p.b.look(func(s *sim) { why, late = p.b.explainStall(s, p.pe, phase) })
 	p.b.m.store(p.b.lay.per(p.pe, pStalledAt), uint64(time.Now().UnixNano()))
 	p.b.m.store(p.b.lay.per(p.pe, pStalled), late+1)
 	return why

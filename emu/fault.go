@@ -132,17 +132,20 @@ func (b *Board) changeFault(k int, change func(plugged bool, stuck0, stuck1 uint
 	}
 	defer b.survive(b.guard())
 	i := b.lay.fault(k)
-	for {
-		old := b.m.load(i)
-		seq := old >> faultSeqShift
-		if seq == faultMaxSeq {
-			return fmt.Errorf("emu: PE %d: too many fault changes on one board (%d): make a new board", k, seq)
+	var err error
+	b.mutate(func() {
+		for {
+			old := b.m.load(i)
+			seq := old >> faultSeqShift
+			if seq == faultMaxSeq {
+				err = fmt.Errorf("emu: PE %d: too many fault changes on one board (%d): make a new board", k, seq)
+				return
+			}
+			plugged, stuck0, stuck1 := change(faultInfo(old))
+			if b.m.cas(i, old, faultWord(seq+1, stuck0, stuck1, plugged)) {
+				return
+			}
 		}
-		plugged, stuck0, stuck1 := change(faultInfo(old))
-		if b.m.cas(i, old, faultWord(seq+1, stuck0, stuck1, plugged)) {
-			break
-		}
-	}
-	b.look(func(*sim) {})
-	return nil
+	})
+	return err
 }

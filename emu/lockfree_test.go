@@ -34,9 +34,27 @@ func stall(t *testing.T, pe int, at pausePoint) *staller {
 	return s
 }
 
+// newBoard is New(pes), locked (as New makes it) or lock-free (as a shared
+// board is): the lock-free protocol's PEs can be staged stopped anywhere.
+func newBoard(t *testing.T, pes int, locked bool) *Board {
+	t.Helper()
+	size, err := hw.SizeFor(pes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newInProcess(hw.MustNew(size), pes, locked, nil)
+}
+
+// eachMode runs f on a locked and on a lock-free board's protocol.
+func eachMode(t *testing.T, f func(t *testing.T, locked bool)) {
+	for _, locked := range []bool{true, false} {
+		t.Run(map[bool]string{true: "locked", false: "lock-free"}[locked], func(t *testing.T) { f(t, locked) })
+	}
+}
+
 // barrierPorts claims every port of a 3-PE board and puts all at S1.
-func barrierPorts(t *testing.T) (*Board, []*Port) {
-	b, _ := New(3)
+func barrierPorts(t *testing.T, locked bool) (*Board, []*Port) {
+	b := newBoard(t, 3, locked)
 	ps := claimAll(t, b)
 	for _, p := range ps {
 		p.WriteData(lpt.S1)
@@ -63,7 +81,7 @@ func pollReadyS0(p *Port) (st uint8, ok bool) {
 // evaluating the board holds nobody up — its write is on the board, and
 // the others evaluate it themselves.
 func TestStoppedAfterStore(t *testing.T) {
-	_, ps := barrierPorts(t)
+	_, ps := barrierPorts(t, false)
 	s := stall(t, 2, afterStore)
 	ps[0].WriteData(lpt.S0)
 	ps[1].WriteData(lpt.S0)
@@ -83,7 +101,7 @@ func TestStoppedAfterStore(t *testing.T) {
 // committed holds nobody up, and when it resumes its stale state is
 // thrown away, not committed over the newer one.
 func TestStoppedBeforeCommit(t *testing.T) {
-	b, ps := barrierPorts(t)
+	b, ps := barrierPorts(t, false)
 	s := stall(t, 2, beforeCommit)
 	ps[0].WriteData(lpt.S0)
 	ps[1].WriteData(lpt.S0)
@@ -114,7 +132,7 @@ func TestStoppedBeforeCommit(t *testing.T) {
 // interrupt's rising edge, which the others committed meanwhile, so
 // committing it would lose the interrupt.
 func TestStaleCommitRefused(t *testing.T) {
-	b, ps := barrierPorts(t)
+	b, ps := barrierPorts(t, false)
 	for _, p := range ps {
 		p.WriteControl(lpt.NAK)
 	}
@@ -141,7 +159,7 @@ func TestStaleCommitRefused(t *testing.T) {
 // completes a barrier, before waking the sleepers, delays a sleeper by the
 // sleep bound at most: the sleeper then looks itself.
 func TestStoppedBeforeWaking(t *testing.T) {
-	_, ps := barrierPorts(t)
+	_, ps := barrierPorts(t, false)
 	s := stall(t, 2, afterCommit)
 	ps[0].WriteData(lpt.S0)
 	ps[1].WriteData(lpt.S0)
@@ -185,8 +203,10 @@ func sleeping(p *Port) bool {
 // (a TTL low sinks more than a high sources), and Contention counts the
 // net once per settle that leaves it contended. The board here is
 // miswired on purpose: PE 1's two Busy buffers both enable on P_SEL=0.
-func TestContendedLine(t *testing.T) {
-	b, _ := New(4)
+func TestContendedLine(t *testing.T) { eachMode(t, testContendedLine) }
+
+func testContendedLine(t *testing.T, locked bool) {
+	b := newBoard(t, 4, locked)
 	busy := hw.CableNet(1, "Busy")
 	for gi := range b.gates {
 		g := &b.gates[gi]
@@ -194,6 +214,7 @@ func TestContendedLine(t *testing.T) {
 			g.EnLow = true
 		}
 	}
+	b.start(b.Job(), nil) // on the miswired circuit
 	ps := claimAll(t, b)
 	for _, p := range ps {
 		p.WriteControl(lpt.NAK) // nobody acknowledges: the interrupt flag may rise
@@ -241,8 +262,10 @@ func claimAll(t *testing.T, b *Board) []*Port {
 // the PE waits for — here a raised interrupt, which the status does not
 // show with P_SEL=0 — and leaves it asleep when it changes something else
 // (another PE's NAND data).
-func TestWakeUps(t *testing.T) {
-	b, _ := New(3)
+func TestWakeUps(t *testing.T) { eachMode(t, testWakeUps) }
+
+func testWakeUps(t *testing.T, locked bool) {
+	b := newBoard(t, 3, locked)
 	ps := claimAll(t, b)
 	for _, p := range ps {
 		p.WriteControl(lpt.NAK)
@@ -277,7 +300,7 @@ func TestWakeUps(t *testing.T) {
 // committer's, and a port adopts only statuses published for the flip-flop
 // word it reads.
 func TestPublishNeverGoesBack(t *testing.T) {
-	b, ps := barrierPorts(t)
+	b, ps := barrierPorts(t, false)
 	ps[0].WriteData(lpt.S0)
 	stale := newSim(b, -1)
 	b.evaluate(stale) // commits nothing: the board is settled
@@ -289,7 +312,7 @@ func TestPublishNeverGoesBack(t *testing.T) {
 	if published>>pubShift != dffT(w) || dffT(w) <= oldT {
 		t.Fatalf("published T %d, flip-flop word T %d, stale T %d: want the word's T, newer than the stale one", published>>pubShift, dffT(w), oldT)
 	}
-	b.publish(stale, oldT)
+	b.publish(stale.out, stale.q(), oldT)
 	if got := b.m.load(hStatus); got != published {
 		t.Errorf("a stale publication replaced %#x by %#x", published, got)
 	}
@@ -311,8 +334,10 @@ func TestPublishNeverGoesBack(t *testing.T) {
 // so the sleep itself is a plain receive), and a port closed while its
 // done channel stays open ends its watcher (the package's leak check
 // fails otherwise).
-func TestWaitDone(t *testing.T) {
-	_, ps := barrierPorts(t)
+func TestWaitDone(t *testing.T) { eachMode(t, testWaitDone) }
+
+func testWaitDone(t *testing.T, locked bool) {
+	_, ps := barrierPorts(t, locked)
 	ps[0].WriteData(lpt.S0)
 	st := ps[0].ReadStatus()
 	done, never := make(chan struct{}), make(chan struct{})

@@ -112,19 +112,20 @@ func (b *Board) PowerCycle() { b.power(true) }
 
 func (b *Board) power(next bool) {
 	defer b.survive(b.guard())
-	for k := range b.ports {
-		i := b.lay.port(k)
-		for old := b.m.load(i); !b.m.cas(i, old, portWord(old>>seqShift+1, 0, 0)); old = b.m.load(i) {
+	b.mutate(func() {
+		for k := range b.ports {
+			i := b.lay.port(k)
+			for old := b.m.load(i); !b.m.cas(i, old, portWord(old>>seqShift+1, 0, 0)); old = b.m.load(i) {
+			}
 		}
-	}
-	for old := b.m.load(hPower); ; old = b.m.load(hPower) {
-		nw := old + seqOne
-		if next {
-			nw = nw&^0xffff | (old+1)&0xffff
+		for old := b.m.load(hPower); ; old = b.m.load(hPower) {
+			nw := old + seqOne
+			if next {
+				nw = nw&^0xffff | (old+1)&0xffff
+			}
+			if b.m.cas(hPower, old, nw) {
+				return
+			}
 		}
-		if b.m.cas(hPower, old, nw) {
-			break
-		}
-	}
-	b.look(func(*sim) {})
+	})
 }

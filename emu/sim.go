@@ -27,6 +27,10 @@ type sim struct {
 	bits   []byte  // net levels, then driver states (bit 0 on, bit 1 level)
 	dff    []uint8 // each flip-flop's state: bit 0 Q, bit 1 last clock level
 	status []uint8 // each connector's status register
+	// out is every connector's status as the last evaluation found it:
+	// the simulation's, or its memo's, which leaves the simulation behind.
+	out  []uint8
+	memo *memo // a port's on a lock-free board; nil for the board's own
 
 	words  []uint64 // the inputs applied: port words, fault words, the power word
 	ignore []uint64 // by port: the bits of its word this simulation ignores
@@ -59,6 +63,7 @@ func newSim(b *Board, pe int) *sim {
 		bits:     isolated[byte](len(b.nets) + len(b.drivers)),
 		dff:      isolated[uint8](len(b.dffs)),
 		status:   isolated[uint8](size),
+		out:      isolated[uint8](size),
 		words:    isolated[uint64](2*size + 1),
 		snap:     isolated[uint64](2*size + 1),
 		snap2:    isolated[uint64](2*size + 1),

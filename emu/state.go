@@ -94,6 +94,7 @@ const (
 	pSleep            // what a sleeping PE waits for (sleepRecord)
 	pStalled          // the PEs this PE found late when its wait timed out: mask+1
 	pStalledAt        // when (Unix ns)
+	pStatus           // a locked board's: the port's status register | the flip-flops' Q bits <<8
 )
 
 // Port words: data, control and a sequence number.

@@ -67,8 +67,9 @@ func (w *waiting) changed() bool {
 	}
 	// Bits that only the flip-flops and this port's own lines can change
 	// need no evaluation while the flip-flops, faults and power-ups stand
-	// (the full look every few reads still comes).
-	if w.mask&p.extBits == 0 && b.m.load(hDFF)&0xffff == p.dffW&0xffff && !p.fullLook() {
+	// (the full look every few reads still comes). A locked board's status
+	// is one load anyway.
+	if !b.locked && w.mask&p.extBits == 0 && b.m.load(hDFF)&0xffff == p.dffW&0xffff && !p.fullLook() {
 		return false
 	}
 	st := p.status()
@@ -294,12 +295,13 @@ func (b *Board) onTick() {
 	}
 }
 
-// wakeChanged wakes the sleeping PEs for whom what s just committed, in
-// place of flip-flop word old, differs from what they wait for. A commit
+// wakeChanged wakes the sleeping PEs for whom flip-flop word nw and the
+// statuses committed with it, in place of word old, differ from what they
+// wait for. A commit
 // that leaves the flip-flops, faults and power-ups as they were (a PE that
 // arrives at a barrier, not the last) changes only status bits that other
 // PEs' lines drive: it looks at the PEs that wait on those alone.
-func (b *Board) wakeChanged(s *sim, old uint64) {
+func (b *Board) wakeChanged(status []uint8, old, nw uint64) {
 	if pause != nil {
 		pause(-1, afterCommit)
 	}
@@ -307,16 +309,16 @@ func (b *Board) wakeChanged(s *sim, old uint64) {
 	if uint32(m) == 0 {
 		return
 	}
-	if s.dffW&0xffff == old&0xffff {
+	if nw&0xffff == old&0xffff {
 		m >>= 32
 	}
-	q := s.q()
+	q := qBits(dffState(nw))
 	var wake uint32
 	for m := uint32(m); m != 0; m &= m - 1 {
 		k := bits.TrailingZeros32(m)
 		rec := b.m.load(b.lay.per(k, pSleep))
 		last, mask, rq := uint8(rec), uint8(rec>>8), uint8(rec>>16)
-		if rq != q || (s.status[k]^last)&mask != 0 {
+		if rq != q || (status[k]^last)&mask != 0 {
 			wake |= 1 << k
 		}
 	}

@@ -2,6 +2,143 @@
 
 package mpi
 
+// The data network on MPI (docs/datanet.md): an am.Transport on a
+// communicator of its own. Its hot path is C (below): one cgo call sends a
+// packet, one takes a packet or says there is none, so the Go side pays
+// one crossing per message, and MPI's progress engine runs once per poll
+// of both networks.
+//
+// A packet is one MPI_Isend of its used bytes, tag = its network, from a
+// ring of send buffers; a send is completed lazily, tested when its buffer
+// comes round again (a full ring is "inbox full": the endpoint polls and
+// retries). Receives are persistent (MPI_Recv_init), DN_RECV (16) per
+// network, started in a ring (as Luna's NXAM posts receives ahead,
+// §4.1.3); MPI matches started receives in the order they were started and
+// never lets one sender's messages overtake each other, so taking them in
+// that order keeps each sender's order. A taken buffer is restarted at the
+// next call, once the Go side has copied the packet out. A PE that leaves
+// sends every other a departure carrying how many packets it took from
+// each, so a sender learns both that it left and whether packets it sent
+// were never handled. Every call is the PE's goroutine's, the one locked
+// thread the binding uses.
+
+/*
+#cgo pkg-config: ompi-c
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { DN_RECV = 16, DN_SEND = 64, DN_NONE = -1, DN_ERR = -2 };
+
+typedef struct {
+	MPI_Comm comm;
+	int pkt;                      // bytes per buffer
+	char *rbuf[2], *sbuf, *out;   // receive and send rings; out: the packet to send
+	MPI_Request recv[2][DN_RECV]; // persistent, started in ring order from head
+	int head[2];
+	// done: the head receive has completed, not yet taken; taken: it was
+	// handed to Go, restart it at the next call; fresh: the last call
+	// (for the other network) tested it and found nothing.
+	char done[2], taken[2], fresh[2];
+	MPI_Request send[DN_SEND];
+	int next;
+	int err; // the MPI error of a call that returned DN_ERR
+} ttl_dn;
+
+static ttl_dn *ttl_dn_new(MPI_Comm c, int pkt) {
+	ttl_dn *d = calloc(1, sizeof *d);
+	d->comm = c;
+	d->pkt = pkt;
+	d->rbuf[0] = calloc(DN_RECV, pkt);
+	d->rbuf[1] = calloc(DN_RECV, pkt);
+	d->sbuf = calloc(DN_SEND, pkt);
+	d->out = calloc(1, pkt);
+	for (int i = 0; i < DN_SEND; i++) d->send[i] = MPI_REQUEST_NULL;
+	for (int n = 0; n < 2; n++)
+		for (int i = 0; i < DN_RECV; i++) {
+			d->recv[n][i] = MPI_REQUEST_NULL;
+			int err = MPI_Recv_init(d->rbuf[n] + i * pkt, pkt, MPI_BYTE, MPI_ANY_SOURCE, n, c, &d->recv[n][i]);
+			if (err == MPI_SUCCESS) err = MPI_Start(&d->recv[n][i]);
+			if (err != MPI_SUCCESS) { d->err = err; return d; }
+		}
+	return d;
+}
+
+// ttl_dn_send sends the n bytes at out to dst with tag, from the next
+// buffer of the ring; DN_NONE when that buffer's last send has not
+// completed yet.
+static int ttl_dn_send(ttl_dn *d, int n, int dst, int tag) {
+	int i = d->next, done = 1;
+	if (d->send[i] != MPI_REQUEST_NULL && (d->err = MPI_Test(&d->send[i], &done, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return DN_ERR;
+	if (!done) return DN_NONE;
+	char *b = d->sbuf + i * d->pkt;
+	memcpy(b, d->out, n);
+	if ((d->err = MPI_Isend(b, n, MPI_BYTE, dst, tag, d->comm, &d->send[i])) != MPI_SUCCESS) return DN_ERR;
+	d->next = (i + 1) % DN_SEND;
+	return 0;
+}
+
+// ttl_dn_recv returns the buffer of the oldest packet received on net,
+// or DN_NONE. Both networks' next receives are tested in one MPI_Testany,
+// which runs MPI's progress engine once.
+static int ttl_dn_recv(ttl_dn *d, int net) {
+	int o = net ^ 1;
+	for (int k = 0; k < 2; k++) {
+		if (!d->taken[k]) continue;
+		int h = d->head[k];
+		if ((d->err = MPI_Start(&d->recv[k][h])) != MPI_SUCCESS) return DN_ERR;
+		d->taken[k] = 0;
+		d->head[k] = (h + 1) % DN_RECV;
+	}
+	if (!d->done[net]) {
+		if (d->fresh[net]) {
+			d->fresh[net] = 0;
+			return DN_NONE;
+		}
+		MPI_Request r[2] = {d->recv[net][d->head[net]], d->done[o] ? MPI_REQUEST_NULL : d->recv[o][d->head[o]]};
+		int i, flag;
+		if ((d->err = MPI_Testany(2, r, &i, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return DN_ERR;
+		if (i == 0) d->done[net] = 1;
+		if (i == 1) d->done[o] = 1;
+		d->fresh[o] = i == MPI_UNDEFINED;
+		if (!d->done[net]) return DN_NONE;
+	}
+	d->done[net] = 0;
+	d->fresh[net] = 0;
+	d->taken[net] = 1;
+	return d->head[net];
+}
+
+// ttl_dn_pending tests every send in flight and returns how many are.
+static int ttl_dn_pending(ttl_dn *d) {
+	int n = 0;
+	for (int i = 0; i < DN_SEND; i++) {
+		int done = 1;
+		if (d->send[i] == MPI_REQUEST_NULL) continue;
+		if ((d->err = MPI_Test(&d->send[i], &done, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return DN_ERR;
+		n += !done;
+	}
+	return n;
+}
+
+// ttl_dn_close cancels the sends still in flight and the receives still
+// started, and frees them.
+static void ttl_dn_close(ttl_dn *d) {
+	for (int i = 0; i < DN_SEND; i++)
+		if (d->send[i] != MPI_REQUEST_NULL) {
+			MPI_Cancel(&d->send[i]);
+			MPI_Request_free(&d->send[i]);
+		}
+	for (int n = 0; n < 2; n++)
+		for (int i = 0; i < DN_RECV; i++) {
+			if (d->recv[n][i] == MPI_REQUEST_NULL) continue;
+			if (!(i == d->head[n] && (d->done[n] || d->taken[n]))) MPI_Cancel(&d->recv[n][i]);
+			MPI_Request_free(&d->recv[n][i]);
+		}
+}
+*/
+import "C"
+
 import (
 	"encoding/binary"
 	"errors"
@@ -12,23 +149,8 @@ import (
 	"github.com/ttlpapers/ttlpapers/am"
 )
 
-// The data network on MPI (docs/datanet.md): an am.Transport on a
-// communicator of its own. A packet is one MPI_Isend of its used bytes,
-// tag = its network, from a ring of send buffers whose requests are tested
-// before reuse (a full ring is "inbox full": the endpoint polls and
-// retries). Receives are preposted, recvDepth per network (as Luna's NXAM
-// posts receives ahead, §4.1.3); MPI matches them in the order they were
-// posted and never lets one sender's messages overtake each other, so
-// taking them in posting order keeps each sender's order. A PE that leaves
-// sends every other a departure carrying how many packets it took from
-// each, so a sender learns both that it left and whether packets it sent
-// were never handled. Every call is the PE's goroutine's, the one locked
-// thread the binding uses.
-
 const (
-	tagLeave  = 2 // tags 0 and 1 are am.Left and am.Right
-	recvDepth = 16
-	sendDepth = 64
+	tagLeave  = 2  // tags 0 and 1 are am.Left and am.Right
 	pktHeader = 48 // src 4, handler 2, net 1, pad 1, len 2, pad 6, args 32
 	pktMax    = pktHeader + am.MaxMedium
 	causeMax  = 256
@@ -40,18 +162,9 @@ type dataNet struct {
 	eng     *engine // answers the engine's pings while this PE waits here
 	timeout time.Duration
 
-	recv  [2][recvDepth]Request
-	rbuf  [2][]byte // C: recvDepth packets per network
-	rhead [2]int
-	// done: the head receive of each network has completed (not yet
-	// taken); fresh: that was tested by the other network's Recv, which
-	// tests both heads in one call, so this one need not test again.
-	done, fresh [2]bool
-
-	send  [sendDepth]Request
-	busy  [sendDepth]bool
-	sbuf  []byte // C: sendDepth packets
-	snext int
+	d    *C.ttl_dn
+	rbuf [2][]byte // C: the receive rings
+	out  []byte    // C: the packet to send
 
 	leave []byte // C: a departure, out and in
 
@@ -67,23 +180,17 @@ func newDataNet(world Comm, eng *engine) (*dataNet, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &dataNet{self: eng.self, n: eng.n, comm: comm, eng: eng, timeout: eng.timeout,
-		sbuf: Alloc(sendDepth * pktMax), leave: Alloc(2 * (8*eng.n + 8 + causeMax)),
+	d := C.ttl_dn_new(comm.c, pktMax)
+	if err := check("MPI_Recv_init", d.err); err != nil {
+		return nil, err
+	}
+	t := &dataNet{self: eng.self, n: eng.n, comm: comm, eng: eng, timeout: eng.timeout, d: d,
+		out: unsafe.Slice((*byte)(unsafe.Pointer(d.out)), pktMax), leave: Alloc(2 * (8*eng.n + 8 + causeMax)),
 		sent: make([]uint64, eng.n), took: make([]uint64, eng.n), gone: make([]*am.GoneError, eng.n)}
 	for net := range t.rbuf {
-		t.rbuf[net] = Alloc(recvDepth * pktMax)
-		for i := range recvDepth {
-			if err := t.post(net, i); err != nil {
-				return nil, err
-			}
-		}
+		t.rbuf[net] = unsafe.Slice((*byte)(unsafe.Pointer(d.rbuf[net])), C.DN_RECV*pktMax)
 	}
 	return t, nil
-}
-
-func (t *dataNet) post(net, i int) (err error) {
-	t.recv[net][i], err = t.comm.Irecv(unsafe.Pointer(&t.rbuf[net][i*pktMax]), pktMax, AnySource, net)
-	return err
 }
 
 func (t *dataNet) Self() int { return t.self }
@@ -96,22 +203,7 @@ func (t *dataNet) Send(dst int, p *am.Packet) (bool, error) {
 	if t.broken != nil {
 		return false, t.broken
 	}
-	i := t.snext
-	if t.busy[i] {
-		done, _, err := t.send[i].Test(1)
-		if err != nil {
-			return false, t.fail(err)
-		}
-		if !done {
-			t.departures() // a full ring may be a PE that left
-			if g := t.gone[dst]; g != nil {
-				return false, g
-			}
-			return false, nil
-		}
-		t.busy[i] = false
-	}
-	b := t.sbuf[i*pktMax : (i+1)*pktMax]
+	b := t.out
 	binary.LittleEndian.PutUint32(b, uint32(t.self))
 	binary.LittleEndian.PutUint16(b[4:], uint16(p.Handler))
 	b[6] = byte(p.Net)
@@ -120,12 +212,16 @@ func (t *dataNet) Send(dst int, p *am.Packet) (bool, error) {
 		binary.LittleEndian.PutUint64(b[16+8*k:], a)
 	}
 	n := copy(b[pktHeader:], p.Data[:p.Len])
-	r, err := t.comm.Isend(unsafe.Pointer(&b[0]), pktHeader+n, dst, int(p.Net))
-	if err != nil {
-		return false, t.fail(err)
+	switch C.ttl_dn_send(t.d, C.int(pktHeader+n), C.int(dst), C.int(p.Net)) {
+	case C.DN_ERR:
+		return false, t.fail(check("MPI_Isend", t.d.err))
+	case C.DN_NONE:
+		t.departures() // a full ring may be a PE that left
+		if g := t.gone[dst]; g != nil {
+			return false, g
+		}
+		return false, nil
 	}
-	t.send[i], t.busy[i] = r, true
-	t.snext = (i + 1) % sendDepth
 	t.sent[dst]++
 	return true, nil
 }
@@ -134,23 +230,13 @@ func (t *dataNet) Recv(net am.Net, p *am.Packet) bool {
 	if t.broken != nil || t.left {
 		return false
 	}
-	other := net ^ 1
-	if !t.done[net] {
-		if t.fresh[net] {
-			t.fresh[net] = false
-			return false
+	h := int(C.ttl_dn_recv(t.d, C.int(net)))
+	if h < 0 {
+		if h == C.DN_ERR {
+			t.fail(check("MPI_Testany", t.d.err))
 		}
-		if err := Test2(&t.recv[net][t.rhead[net]], &t.done[net], &t.recv[other][t.rhead[other]], &t.done[other]); err != nil {
-			t.fail(err)
-			return false
-		}
-		t.fresh[other] = true
-		if !t.done[net] {
-			return false
-		}
+		return false
 	}
-	t.done[net], t.fresh[net] = false, false
-	h := t.rhead[net]
 	b := t.rbuf[net][h*pktMax : (h+1)*pktMax]
 	p.Src = int32(binary.LittleEndian.Uint32(b))
 	p.Handler = am.HandlerID(binary.LittleEndian.Uint16(b[4:]))
@@ -161,10 +247,6 @@ func (t *dataNet) Recv(net am.Net, p *am.Packet) bool {
 	}
 	copy(p.Data[:p.Len], b[pktHeader:])
 	t.took[p.Src]++
-	if err := t.post(int(net), h); err != nil {
-		t.fail(err)
-	}
-	t.rhead[net] = (h + 1) % recvDepth
 	return true
 }
 
@@ -285,12 +367,6 @@ func (t *dataNet) Leave(cause error, drain func()) {
 		}
 		reqs = append(reqs, r)
 	}
-	for i := range t.send {
-		if t.busy[i] {
-			reqs = append(reqs, t.send[i])
-			t.busy[i] = false
-		}
-	}
 	deadline := time.Now().Add(t.timeout)
 	for _, r := range reqs {
 		for {
@@ -304,13 +380,9 @@ func (t *dataNet) Leave(cause error, drain func()) {
 			}
 		}
 	}
-	for net := range t.recv {
-		for i := range t.recv[net] {
-			if !t.done[net] || i != t.rhead[net] { // a completed one is no longer pending
-				t.recv[net][i].Cancel()
-			}
-		}
+	for t.broken == nil && C.ttl_dn_pending(t.d) > 0 && time.Now().Before(deadline) {
 	}
+	C.ttl_dn_close(t.d) // cancels what has not completed
 }
 
 // The one-sided access of am.Direct: each region is a window of memory

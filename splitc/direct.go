@@ -1,13 +1,17 @@
 package splitc
 
 // Reads and writes of plain data in spread arrays, when the data network
-// reaches other PEs' memory without their handlers (am.Direct: MPI's
-// windows). A spread array is then allocated there, and read, write, get,
-// put and the bulk forms of those move the data one-sided, complete when
-// they return (which Libsplit-C's completion rules allow: a get or put may
-// complete before its sync). Stores, whose owner counts the bytes, and the
-// atomics, which run on the owner, stay active messages; so do accesses
-// the owner must judge (out of range, ToGlobal memory).
+// reaches other PEs' memory without their handlers (am.Direct: in-process
+// the PEs share the address space; under MPI, windows). A spread array is
+// then allocated there, and read, write, get, put and the bulk forms of
+// those move the data one-sided, complete when they return (which
+// Libsplit-C's completion rules allow: a get or put may complete before
+// its sync); a scalar moves as one atomic word (package word), so that the
+// owner's atomic procedures, which compare and swap, are never split by a
+// put. A bulk store is a one-sided copy and a message that counts its
+// bytes on the owner (store_sync). Scalar stores, whose owner counts them,
+// and the atomics, which run on the owner, stay active messages; so do
+// accesses the owner must judge (out of range, ToGlobal memory).
 
 import (
 	"unsafe"

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/ttlpapers/ttlpapers/am"
+	"github.com/ttlpapers/ttlpapers/internal/word"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
@@ -138,7 +139,8 @@ type Memory struct {
 type segment struct {
 	mem    []byte // backed by []uint64 (or the caller's []T, or dir's memory), so a Number is aligned
 	live   bool
-	region int // dir's region number + 1; 0: not reachable through dir
+	spread bool // a spread array's: other PEs may reach it one-sided (scalar)
+	region int  // dir's region number + 1; 0: not reachable through dir
 }
 
 // pending is one outstanding remote operation: where the answer goes and
@@ -158,7 +160,10 @@ const (
 	statusBadAddress
 )
 
-type atomicFn func(loc unsafe.Pointer, size uintptr, a, b uint64) uint64
+// atomicFn is an atomic procedure as it runs: from the location's value
+// old, its new value and the result for the caller, or write false to
+// leave the location alone.
+type atomicFn func(old uint64, size uintptr, a, b uint64) (x, result uint64, write bool)
 
 // The handlers, at numbers reserved for Split-C on every PE.
 var hBase = am.Reserve(numHandlers)
@@ -174,6 +179,7 @@ const (
 	hBulkPut
 	hBulkStore
 	hAtomic
+	hStoreCount
 	numHandlers
 )
 
@@ -202,33 +208,26 @@ func Attach(p *papers.PE) (*Memory, error) {
 	m := &Memory{p: p, ep: ep, self: p.Self(), n: p.PEs(), free: -1, perPE: make([]int32, p.PEs()), dir: ep.Direct(), scratch: make([]byte, 8)}
 	NewStoreCounter(m) // the default pair of store counters, number 0
 	m.atomics = []atomicFn{
-		atomicExchange: func(loc unsafe.Pointer, size uintptr, a, _ uint64) uint64 {
-			old := load(loc, size)
-			store(loc, size, a)
-			return old
+		atomicExchange: func(old uint64, _ uintptr, a, _ uint64) (uint64, uint64, bool) {
+			return a, old, true
 		},
-		atomicTestAndSet: func(loc unsafe.Pointer, size uintptr, _, _ uint64) uint64 {
-			old := load(loc, size)
-			store(loc, size, 1)
-			return old
+		atomicTestAndSet: func(old uint64, _ uintptr, _, _ uint64) (uint64, uint64, bool) {
+			return 1, old, true
 		},
-		atomicCmpAndSwap: func(loc unsafe.Pointer, size uintptr, test, v uint64) uint64 {
-			if load(loc, size) != test&mask(size) {
-				return 0
+		atomicCmpAndSwap: func(old uint64, size uintptr, test, v uint64) (uint64, uint64, bool) {
+			if old != test&mask(size) {
+				return 0, 0, false
 			}
-			store(loc, size, v)
-			return 1
+			return v, 1, true
 		},
-		atomicFetchAndAdd: func(loc unsafe.Pointer, size uintptr, a, _ uint64) uint64 {
-			old := load(loc, size)
-			store(loc, size, old+a)
-			return old
+		atomicFetchAndAdd: func(old uint64, _ uintptr, a, _ uint64) (uint64, uint64, bool) {
+			return old + a, old, true
 		},
 	}
 	for i, h := range []am.Handler{
 		hGet: m.onGet, hGetReply: m.onAnswer, hPut: m.onPut, hAck: m.onAnswer, hStore: m.onStore,
 		hBulkGet: m.onBulkGet, hBulkGetReply: m.onBulkGetReply, hBulkPut: m.onBulkPut, hBulkStore: m.onBulkStore,
-		hAtomic: m.onAtomic,
+		hAtomic: m.onAtomic, hStoreCount: m.onStoreCount,
 	} {
 		ep.Install(hBase+am.HandlerID(i), h)
 	}
@@ -273,10 +272,10 @@ func AllSpreadMalloc[T Number](m *Memory, count int) (Spread[T], error) {
 		if err != nil {
 			return Spread[T]{}, m.errorf("all_spread_malloc: %w", err)
 		}
-		m.segs = append(m.segs, segment{mem: mem, live: true, region: region + 1})
+		m.segs = append(m.segs, segment{mem: mem, live: true, spread: true, region: region + 1})
 	} else {
 		words := make([]uint64, (size+7)/8)
-		m.segs = append(m.segs, segment{mem: unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), size), live: true})
+		m.segs = append(m.segs, segment{mem: unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), size), live: true, spread: true})
 	}
 	return s, am.Barrier(m.p) // nobody uses it before every PE has it
 }
@@ -339,6 +338,62 @@ func (m *Memory) at(addr uint64, size uintptr) unsafe.Pointer {
 		return nil
 	}
 	return unsafe.Pointer(&sg.mem[off])
+}
+
+// scalar is a Number of global memory on this PE. In a spread array, which
+// other PEs may read and write one-sided while this PE's handlers run
+// (am.Direct), it is read and written atomically a word at a time
+// (package word), so an atomic procedure's read and write are not split by
+// another PE's put; ToGlobal memory only this PE's handlers touch.
+type scalar struct {
+	p      unsafe.Pointer
+	size   uintptr
+	shared bool
+}
+
+// scalar returns the scalar of size bytes at addr; false when it is not
+// inside one live segment.
+func (m *Memory) scalar(addr uint64, size uintptr) (scalar, bool) {
+	p := m.at(addr, size)
+	if p == nil {
+		return scalar{}, false
+	}
+	sg := m.segment(addr)
+	return scalar{p: p, size: size, shared: sg.spread && uintptr(p)%size == 0}, true
+}
+
+func (s scalar) load() uint64 {
+	if s.shared {
+		return word.Load(s.p, s.size)
+	}
+	return load(s.p, s.size)
+}
+
+func (s scalar) store(x uint64) {
+	if s.shared {
+		word.Store(s.p, s.size, x)
+	} else {
+		store(s.p, s.size, x)
+	}
+}
+
+// run runs atomic procedure fn on it and returns the procedure's result:
+// on shared memory a compare-and-swap of the value it computed from the
+// value it read, again if a one-sided put changed it meanwhile.
+func (s scalar) run(fn atomicFn, a, b uint64) uint64 {
+	for {
+		old := s.load()
+		x, res, write := fn(old, s.size, a, b)
+		switch {
+		case !write:
+			return res
+		case !s.shared:
+			store(s.p, s.size, x)
+			return res
+		case word.CompareAndSwap(s.p, s.size, old, x):
+			return res
+		}
+	}
 }
 
 func (m *Memory) badAddress(op string, pe int32, addr uint64) error {
@@ -481,8 +536,8 @@ func (m *Memory) outstanding() []int {
 func (m *Memory) onGet(msg *am.Msg) {
 	a := msg.Args
 	size := uintptr(a[1])
-	if p := m.at(a[0], size); p != nil {
-		msg.Reply(hBase+hGetReply, am.Args{a[2], load(p, size), statusOK})
+	if w, ok := m.scalar(a[0], size); ok {
+		msg.Reply(hBase+hGetReply, am.Args{a[2], w.load(), statusOK})
 		return
 	}
 	msg.Reply(hBase+hGetReply, am.Args{a[2], 0, statusBadAddress})
@@ -503,8 +558,8 @@ func (m *Memory) onPut(msg *am.Msg) {
 	a := msg.Args
 	size := uintptr(a[1])
 	st := uint64(statusOK)
-	if p := m.at(a[0], size); p != nil {
-		store(p, size, a[2])
+	if w, ok := m.scalar(a[0], size); ok {
+		w.store(a[2])
 	} else {
 		st = statusBadAddress
 	}
@@ -514,12 +569,12 @@ func (m *Memory) onPut(msg *am.Msg) {
 func (m *Memory) onStore(msg *am.Msg) {
 	a := msg.Args
 	size, ctr := uintptr(a[1]&0xff), int(a[1]>>8)
-	p := m.at(a[0], size)
-	if p == nil || ctr >= len(m.stores) {
+	w, ok := m.scalar(a[0], size)
+	if !ok || ctr >= len(m.stores) {
 		msg.Fail(m.badAddress("store", int32(m.self), a[0]))
 		return
 	}
-	store(p, size, a[2])
+	w.store(a[2])
 	m.stores[ctr].recv += int64(size)
 }
 
@@ -565,11 +620,22 @@ func (m *Memory) onBulkStore(msg *am.Msg) {
 	m.stores[ctr].recv += int64(len(msg.Payload))
 }
 
+// onStoreCount counts the bytes of a bulk store put one-sided before it:
+// Args{store counter, bytes}.
+func (m *Memory) onStoreCount(msg *am.Msg) {
+	ctr := int(msg.Args[0])
+	if ctr >= len(m.stores) {
+		msg.Fail(m.errorf("bulk_store from PE %d: store counter %d: this PE has %d (every PE makes the same store counters in the same order)", msg.Src, ctr, len(m.stores)))
+		return
+	}
+	m.stores[ctr].recv += int64(msg.Args[1])
+}
+
 func (m *Memory) onAtomic(msg *am.Msg) {
 	a := msg.Args
 	fn, size, slot := int(a[1]&0xffff), uintptr(a[1]>>16&0xff), a[1]>>32
-	if p := m.at(a[0], size); p != nil && fn < len(m.atomics) {
-		msg.Reply(hBase+hGetReply, am.Args{slot, m.atomics[fn](p, size, a[2], a[3]), statusOK})
+	if w, ok := m.scalar(a[0], size); ok && fn < len(m.atomics) {
+		msg.Reply(hBase+hGetReply, am.Args{slot, w.run(m.atomics[fn], a[2], a[3]), statusOK})
 		return
 	}
 	msg.Reply(hBase+hGetReply, am.Args{slot, 0, statusBadAddress})

@@ -394,11 +394,15 @@ func TestOwnerGone(t *testing.T) {
 	}
 }
 
-// TestZeroAllocs: read, write, get, put and store of another PE's memory
-// allocate nothing.
+// TestZeroAllocs: read, write, get, put and store of another PE's memory,
+// their bulk forms and an atomic procedure allocate nothing.
 func TestZeroAllocs(t *testing.T) {
 	gm(t, 2, func(p *papers.PE, m *splitc.Memory) error {
-		s, err := splitc.AllSpreadMalloc[float64](m, 2)
+		s, err := splitc.AllSpreadMalloc[float64](m, 2*1024)
+		if err != nil {
+			return err
+		}
+		sum, err := splitc.AllSpreadMalloc[int64](m, 2)
 		if err != nil {
 			return err
 		}
@@ -407,6 +411,7 @@ func TestZeroAllocs(t *testing.T) {
 		}
 		g := s.At(1)
 		var x float64
+		buf := make([]float64, 1024)
 		var failed error
 		note := func(err error) {
 			if err != nil && failed == nil {
@@ -414,11 +419,17 @@ func TestZeroAllocs(t *testing.T) {
 			}
 		}
 		for name, op := range map[string]func(){
-			"read":  func() { _, err := splitc.Read(m, g); note(err) },
-			"write": func() { note(splitc.Write(m, g, 1)) },
-			"get":   func() { note(splitc.Get(m, &x, g)); note(splitc.Sync(m)) },
-			"put":   func() { note(splitc.Put(m, g, 2)); note(splitc.Sync(m)) },
-			"store": func() { note(splitc.Store(m, g, 3)) },
+			"read":          func() { _, err := splitc.Read(m, g); note(err) },
+			"write":         func() { note(splitc.Write(m, g, 1)) },
+			"get":           func() { note(splitc.Get(m, &x, g)); note(splitc.Sync(m)) },
+			"put":           func() { note(splitc.Put(m, g, 2)); note(splitc.Sync(m)) },
+			"store":         func() { note(splitc.Store(m, g, 3)) },
+			"bulk_read":     func() { note(splitc.BulkRead(m, buf, g)) },
+			"bulk_write":    func() { note(splitc.BulkWrite(m, g, buf)) },
+			"bulk_get":      func() { note(splitc.BulkGet(m, buf, g)); note(splitc.Sync(m)) },
+			"bulk_put":      func() { note(splitc.BulkPut(m, g, buf)); note(splitc.Sync(m)) },
+			"bulk_store":    func() { note(splitc.BulkStore(m, g, buf)) },
+			"fetch_and_add": func() { _, err := splitc.FetchAndAdd(m, sum.At(1), 1); note(err) },
 		} {
 			if a := testing.AllocsPerRun(200, op); a != 0 {
 				t.Errorf("%s allocates %v times", name, a)

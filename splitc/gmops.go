@@ -21,13 +21,13 @@ func get[T Number](m *Memory, op string, dst *T, g Global[T], ctr *Counter) erro
 	}
 	size := unsafe.Sizeof(*new(T))
 	if g.pe == int32(m.self) {
-		p := m.at(g.addr, size)
-		if p == nil {
+		w, ok := m.scalar(g.addr, size)
+		if !ok {
 			return m.badAddress(op, g.pe, g.addr)
 		}
-		ctr.val = load(p, size)
+		ctr.val = w.load()
 		if dst != nil {
-			*dst = *(*T)(p)
+			*dst = fromBits[T](ctr.val)
 		}
 		return nil
 	}
@@ -45,11 +45,11 @@ func put[T Number](m *Memory, op string, g Global[T], v T, ctr *Counter) error {
 	}
 	size := unsafe.Sizeof(v)
 	if g.pe == int32(m.self) {
-		p := m.at(g.addr, size)
-		if p == nil {
+		w, ok := m.scalar(g.addr, size)
+		if !ok {
 			return m.badAddress(op, g.pe, g.addr)
 		}
-		*(*T)(p) = v
+		w.store(bitsOf(v))
 		return nil
 	}
 	if r, off, ok := m.direct(g.addr, size); ok {
@@ -137,11 +137,11 @@ func StoreCtr[T Number](m *Memory, g Global[T], v T, c *StoreCounter) error {
 	size := unsafe.Sizeof(v)
 	c.sent += int64(size)
 	if g.pe == int32(m.self) {
-		p := m.at(g.addr, size)
-		if p == nil {
+		w, ok := m.scalar(g.addr, size)
+		if !ok {
 			return m.badAddress("store", g.pe, g.addr)
 		}
-		*(*T)(p) = v
+		w.store(bitsOf(v))
 		c.recv += int64(size)
 		return nil
 	}
@@ -207,9 +207,14 @@ func AllStoreSync(m *Memory) error {
 	return am.Barrier(m.p)
 }
 
-// The bulk forms move a slice (Luna §3.2), in packets of am.MaxMedium
-// bytes; they complete like the scalar forms, and count one operation per
-// packet.
+// The bulk forms move a slice (Luna §3.2); they complete like the scalar
+// forms. In a spread array the transport reaches one-sided (am.Direct:
+// in-process, MPI) a get or put is one copy, and a store one copy and a
+// message that counts its bytes on the owner. Otherwise they go in
+// packets, counting one operation per packet: gets in packets of
+// am.MaxMedium bytes (the owner's handler replies with the data), puts and
+// stores in packets of the endpoint's MaxPayload (staged where the PEs
+// share memory: up to 256 KiB).
 
 // bulk checks a bulk transfer of n elements at g and returns its size in
 // bytes; local is the memory at g when g is on this PE.
@@ -272,8 +277,9 @@ func bulkPut[T Number](m *Memory, op string, dst Global[T], src []T, c *Counter)
 		}
 		return m.poll()
 	}
-	for off := uintptr(0); off < n; off += am.MaxMedium {
-		k := min(am.MaxMedium, n-off)
+	per := uintptr(m.ep.MaxPayload())
+	for off := uintptr(0); off < n; off += per {
+		k := min(per, n-off)
 		i := m.issue(dst.pe, dst.addr+uint64(off), c, nil, k)
 		if err := m.send(dst.pe, hBulkPut, am.Args{dst.addr + uint64(off), uint64(i)}, b[off:off+k], i); err != nil {
 			return err
@@ -342,8 +348,15 @@ func BulkStoreCtr[T Number](m *Memory, dst Global[T], src []T, c *StoreCounter) 
 		c.recv += int64(n)
 		return nil
 	}
-	for off := uintptr(0); off < n; off += am.MaxMedium {
-		k := min(am.MaxMedium, n-off)
+	if r, off, ok := m.direct(dst.addr, n); ok {
+		if err := m.dir.Put(int(dst.pe), r, off, b); err != nil {
+			return m.errorf("bulk_store: %w", err)
+		}
+		return m.send(dst.pe, hStoreCount, am.Args{uint64(c.id), uint64(n)}, nil, -1)
+	}
+	per := uintptr(m.ep.MaxPayload())
+	for off := uintptr(0); off < n; off += per {
+		k := min(per, n-off)
 		if err := m.send(dst.pe, hBulkStore, am.Args{dst.addr + uint64(off), uint64(c.id)}, b[off:off+k], -1); err != nil {
 			return err
 		}
@@ -360,9 +373,17 @@ type AtomicProc[T Number] struct{ id int }
 
 // NewAtomic registers fn as an atomic procedure: it gets the location and
 // two argument words and returns a word to the caller of Atomic. Every PE
-// registers the same procedures in the same order.
+// registers the same procedures in the same order. fn gets a copy of the
+// location, which is written back if nothing changed it meanwhile — in a
+// spread array another PE may put to it one-sided while fn runs —, else
+// fn runs again on the new value: so fn computes from *loc, a and b only.
 func NewAtomic[T Number](m *Memory, fn func(loc *T, a, b uint64) uint64) AtomicProc[T] {
-	m.atomics = append(m.atomics, func(loc unsafe.Pointer, _ uintptr, a, b uint64) uint64 { return fn((*T)(loc), a, b) })
+	loc := new(T) // procedures run one at a time on this PE
+	m.atomics = append(m.atomics, func(old uint64, _ uintptr, a, b uint64) (uint64, uint64, bool) {
+		*loc = fromBits[T](old)
+		res := fn(loc, a, b)
+		return bitsOf(*loc), res, true
+	})
 	return AtomicProc[T]{id: len(m.atomics) - 1}
 }
 
@@ -376,11 +397,11 @@ func runAtomic[T Number](m *Memory, op string, fn int, g Global[T], a, b uint64)
 		return 0, m.errorf("%s: %w: atomic procedure %d was not registered here (NewAtomic)", op, papers.ErrArgument, fn)
 	}
 	if g.pe == int32(m.self) { // no handler can run meanwhile: this PE is not polling
-		p := m.at(g.addr, size)
-		if p == nil {
+		w, ok := m.scalar(g.addr, size)
+		if !ok {
 			return 0, m.badAddress(op, g.pe, g.addr)
 		}
-		return m.atomics[fn](p, size, a, b), nil
+		return w.run(m.atomics[fn], a, b), nil
 	}
 	i := m.issue(g.pe, g.addr, &m.blk, nil, size)
 	if err := m.send(g.pe, hAtomic, am.Args{g.addr, uint64(fn) | uint64(size)<<16 | uint64(i)<<32, a, b}, nil, i); err != nil {

@@ -170,8 +170,13 @@ func TestSeedXferPackets(t *testing.T) {
 // them and complete runs once each.
 func TestSeedMultiBlock(t *testing.T) {
 	const n = 3
-	const size = 700
 	runStrata(t, n, func(s *strata.S) error {
+		ep, err := am.Of(s.PE())
+		if err != nil {
+			return err
+		}
+		per := ep.MaxPayload() / 4 // words per packet
+		size := 2*per + 572        // more than one round of packets
 		dest := make([]strata.Word, n*size)
 		p := s.Port(1)
 		p.Base, p.Count = dest, (n-1)*size
@@ -200,8 +205,8 @@ func TestSeedMultiBlock(t *testing.T) {
 		if err := s.ServiceAllTransfers(0); err != nil { // 2 packets each
 			return err
 		}
-		if r := s.GetABXremaining(ids[0]); r != size-2*am.MaxMedium/4 {
-			t.Errorf("after one round: %d words remain, want %d", r, size-2*am.MaxMedium/4)
+		if r := s.GetABXremaining(ids[0]); r != size-2*per {
+			t.Errorf("after one round: %d words remain, want %d", r, size-2*per)
 		}
 		if err := s.CompleteTransfer(ids[0]); err != nil {
 			return err
@@ -324,4 +329,38 @@ func TestDataNetInGraphAndLog(t *testing.T) {
 	if !strings.Contains(logs[0].String(), "SendBlockXferPollBoth") || !strings.Contains(logs[1].String(), "PollBothTilEmpty: ") {
 		t.Errorf("logs:\nPE 0: %s\nPE 1: %s", logs[0].String(), logs[1].String())
 	}
+}
+
+// TestBlockXferZeroAllocs: a block transfer, staged beside the inbox in
+// packets of up to 64 Ki words, allocates nothing once the staging rings
+// are made.
+func TestBlockXferZeroAllocs(t *testing.T) {
+	runStrata(t, 2, func(s *strata.S) error {
+		const words = 100000 // two packets
+		p := s.Port(1)
+		p.Base = make([]strata.Word, words)
+		if err := s.Barrier(); err != nil {
+			return err
+		}
+		if s.Self() == 1 {
+			if err := s.PollBoth(); err != nil { // a PE that uses the network polls in its barriers
+				return err
+			}
+			return s.Barrier() // polling meanwhile: the blocks arrive
+		}
+		buf := make([]strata.Word, words)
+		var failed error
+		a := testing.AllocsPerRun(100, func() {
+			if err := s.SendBlockXferPollBoth(1, 1, 0, buf); err != nil && failed == nil {
+				failed = err
+			}
+		})
+		if failed != nil {
+			return failed
+		}
+		if a != 0 {
+			t.Errorf("a block transfer of %d words allocates %v times", words, a)
+		}
+		return s.Barrier()
+	})
 }

@@ -2,10 +2,14 @@ package strata
 
 // Block transfers (manual §7) and multi-block transfers (§8): Xfer
 // messages into ports. The CM-5 packed 4 words of data into each 5-word
-// packet; here a block goes in packets of up to am.MaxMedium bytes (256
-// words), each naming its port and offset in one word as the manual's
-// port_and_offset does, and the single-packet forms (SendXfer…, the
-// XferPut handlers) are kept as the manual has them.
+// packet; here a block goes in packets of up to the endpoint's MaxPayload
+// (am.MaxMedium, 64 words, under MPI; where the PEs share memory — in
+// process, papersctl run — a payload is staged beside the inbox and a
+// packet carries up to 64 Ki words), each naming its port and offset in
+// one word as the manual's port_and_offset does, and each deposited and
+// counted by the receiver's handler, so the port's count and handler work
+// as the manual has them. The single-packet forms (SendXfer…, the XferPut
+// handlers) are kept as the manual has them.
 
 import (
 	"fmt"
@@ -188,15 +192,14 @@ func (s *S) SendXferBothLRPollRight(proc int, pao Word, d1, d2, d3, d4 Word) err
 	return s.sendXfer("SendXferBothLRPollRight", proc, pao, am.Left, am.PollRight, d1, d2, d3, d4)
 }
 
-// xferWords is the most words one block packet carries.
-const xferWords = am.MaxMedium / 4
-
-// sendPacket sends the block packet of buf[from:] (at most xferWords) to
-// port at offset+from, alternating networks as SendBoth does.
+// sendPacket sends the block packet of buf[from:] (as many words as a
+// packet carries) to port at offset+from, alternating networks as SendBoth
+// does.
 func (s *S) sendPacket(op string, ep *am.Endpoint, proc, port, offset int, buf []Word, from int, poll am.Nets) (int, error) {
-	k := min(xferWords, len(buf)-from)
+	per := ep.MaxPayload() / 4
+	k := min(per, len(buf)-from)
 	b := unsafe.Slice((*byte)(unsafe.Pointer(&buf[from])), 4*k)
-	net := am.Net((from / xferWords) & 1) // both networks, in turn
+	net := am.Net((from / per) & 1) // both networks, in turn
 	a := am.Args{uint64(PortAndOffsetCons(port, offset+from))}
 	if err := ep.Send(proc, net, true, poll, hXferBlock, a, b); err != nil {
 		return 0, fmt.Errorf("strata: %s: %w", op, err)
