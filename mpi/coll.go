@@ -16,14 +16,14 @@ package mpi
 // it grows with every operation and every epoch, the same on every
 // participant); an operation completes for a rank that has seen every
 // participant's arrival reach the ticket. Operands are kept by slot, the
-// ticket's parity and the epoch's, so that a rank
-// one operation ahead, or one epoch ahead while another settles the
-// collective an interrupt found in flight, never overwrites an operand
-// still to be read. Across nodes the lowest participant of each node leads
-// it: it waits for its node's arrivals, exchanges the node's partial
-// result with the other leaders (Bruck's allgather, MPI_Isend/MPI_Irecv on
-// the epoch's communicator, polled by MPI_Test), folds them in node order
-// and releases its node with the result. Completion anywhere thus implies
+// ticket's parity and the epoch's, so that a rank one operation ahead, or
+// one epoch ahead while another settles the collective an interrupt found
+// in flight, never overwrites an operand still to be read. Across nodes
+// the lowest participant of each node leads it: it waits for its node's
+// arrivals, exchanges the node's partial result with the other leaders
+// (Bruck's allgather, MPI_Isend/MPI_Irecv on the epoch's communicator,
+// polled by MPI_Testall), folds them in node order and releases its node
+// with the result. Completion anywhere thus implies
 // that every participant joined, as on the board.
 
 /*
@@ -257,10 +257,10 @@ const EnvNode = "PAPERS_MPI_NODE"
 const maxRanks = C.TTL_MAX
 
 // coll is the hot collectives' state: C memory, as MPI keeps the buffers
-// of the leaders' messages.
-// The window and the node's communicator live as long as the process:
-// freeing them is collective over the node, and a PE that closes early must
-// not wait there for the others (MPI_Finalize does, once).
+// of the leaders' messages. The window and the node's communicator live as
+// long as the process: freeing them is collective over the node, and a PE
+// that closes early must not wait there for the others (MPI_Finalize
+// does, once).
 type coll struct {
 	c       *C.ttl_coll
 	node    C.MPI_Comm
