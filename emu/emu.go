@@ -38,6 +38,7 @@
 package emu
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
@@ -82,7 +83,8 @@ type Board struct {
 	procs   int32        // GOMAXPROCS when the last port was claimed
 
 	// The board's own evaluator, for inspection and for faults and
-	// power-ups; on a shared board the ports never wait for it. A locked
+	// power-ups; on a shared board a port uses it only to explain a
+	// stall, never to read or write. A locked
 	// board (in-process) has no other: every change of its inputs is
 	// stored and settled under mu.
 	mu     sync.Mutex
@@ -129,7 +131,7 @@ func newInProcess(h *hw.Board, pes int, locked bool, opts []Option) *Board {
 	b := compile(h, pes)
 	b.m = alignedMemory(b.lay.words)
 	if b.locked = locked; locked {
-		b.memo, b.cur = newMemo(b), make([]uint8, len(b.ports))
+		b.memo, b.cur = newMemo(b, boardSlots), make([]uint8, len(b.ports))
 	}
 	b.start(randomJob(), opts)
 	return b
@@ -335,35 +337,36 @@ func (b *Board) evaluateAfter(s *sim, k int, word uint64) {
 		if b.m.cas(hDFF, w, nw) {
 			s.dffW, s.t = nw, t
 			b.publish(s.out, qBits(next), t)
-			b.settled(w, nw, s.out, contended)
+			b.wake(b.settled(w, nw, s.out, contended))
 			return
 		}
 		s.dffW = 0 // what s computed was not committed: recompute
 	}
 }
 
-// settled follows every commit: it counts the contended nets and wakes the
-// sleepers for whom the statuses or flip-flops changed.
-func (b *Board) settled(old, nw uint64, status []uint8, contended int) {
+// settled follows every commit: it counts the contended nets and returns
+// the sleepers to wake, for whom the statuses or flip-flops changed.
+func (b *Board) settled(old, nw uint64, status []uint8, contended int) uint32 {
 	if contended > 0 {
 		b.m.add(hContention, uint64(contended))
 	}
-	b.wakeChanged(status, old, nw)
+	return b.toWake(status, old, nw)
 }
 
 // settlePort settles a locked board after port k's write of word, and
 // commits, under the lock, which the caller holds: no snapshot, since
 // every change of the inputs is made under it. The memo says what the
 // board settles to; when it does not know, the board's simulation, brought
-// up to every input and the committed state, settles it.
-func (b *Board) settlePort(k int, word uint64) {
+// up to every input and the committed state, settles it. It returns the
+// sleepers to wake, which the caller wakes once it has let the lock go.
+func (b *Board) settlePort(k int, word uint64) uint32 {
 	b.memo.set(k, word)
 	old := b.m.load(hDFF)
 	next, status, contended := b.memo.settle(b, b.bs, dffState(old), nil)
 	nw := dffWord(dffT(old)+1, dffEpoch(old), old>>dffFaultsShift&epochMask, next)
 	b.m.store(hDFF, nw)
 	b.publish(status, qBits(next), dffT(nw))
-	b.settled(old, nw, status, contended)
+	return b.settled(old, nw, status, contended)
 }
 
 // mutate stores a change of the board's inputs (f) and settles the board
@@ -389,6 +392,9 @@ func (b *Board) mutate(f func()) {
 func (b *Board) publish(st []uint8, q uint8, t uint64) {
 	if b.locked {
 		all := q != b.curQ
+		if !all && bytes.Equal(st, b.cur) {
+			return // most writes: an arrival that is not the last
+		}
 		for k, x := range st {
 			if x != b.cur[k] || all {
 				b.cur[k] = x
@@ -454,7 +460,7 @@ func (b *Board) Port(pe int) (*Port, error) {
 	if p.sim == nil && !b.locked {
 		p.sim = newSim(b, pe)
 		p.sim.ignoreInert()
-		p.sim.memo = newMemo(b)
+		p.sim.memo = newMemo(b, portSlots)
 	}
 	p.err.Store(nil)
 	p.held = true
@@ -647,10 +653,12 @@ func (p *Port) write(regs func(w uint64) (data, control uint8)) {
 		}
 		switch {
 		case held:
+			var wake uint32
 			if relevant { // (a reset under it may have made it inert)
-				b.settlePort(p.pe, nw)
+				wake = b.settlePort(p.pe, nw)
 			}
 			b.mu.Unlock()
+			b.wake(wake)
 		case relevant:
 			p.refreshAfter(nw)
 		}

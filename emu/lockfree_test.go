@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -372,5 +373,23 @@ func testWaitDone(t *testing.T, locked bool) {
 	}
 	for _, p := range ps {
 		p.Close()
+	}
+}
+
+// TestExplainStallNamesLatePE: a PE whose barrier does not complete is
+// told which PE has not arrived, on either board, and the board records
+// it for a launcher (PortInfo.Late).
+func TestExplainStallNamesLatePE(t *testing.T) { eachMode(t, testExplainStall) }
+
+func testExplainStall(t *testing.T, locked bool) {
+	b, ps := barrierPorts(t, locked)
+	ps[0].WriteData(lpt.S0)
+	ps[1].WriteData(lpt.S0) // PE 2 stays at S1: it never arrives
+	why := ps[0].ExplainStall()
+	if !strings.Contains(why, "PE 2 has not arrived") || strings.Contains(why, "PE 1") {
+		t.Errorf("PE 0's stall explained as %q, want PE 2 named, and only PE 2", why)
+	}
+	if late := b.PortInfo(0).Late; len(late) != 1 || late[0] != 2 {
+		t.Errorf("PortInfo(0).Late = %v, want [2]", late)
 	}
 }

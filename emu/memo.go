@@ -26,24 +26,27 @@ type memo struct {
 	hash   uint64   // of key
 	faults uint64   // a lock-free board's: the fault words' sequence sum the slots hold
 
-	// Slot i: keys[i*(n+1)] is the flip-flop state | memoValid, then the n
-	// port words; next[i] the next state | the contended nets <<8;
-	// statuses[i*n:] the statuses.
+	// Slot i (of a power of two): keys[i*(n+1)] is the flip-flop state |
+	// memoValid, then the n port words; next[i] the next state | the
+	// contended nets <<8; statuses[i*n:] the statuses.
 	keys     []uint64
 	next     []uint64
 	statuses []uint8
 	hits     uint64 // look-ups that found their key (for tests)
 }
 
+// The board's memo has room for the transitions of all its PEs' writes,
+// each port's on a lock-free board for those it evaluates itself.
 const (
-	memoSlots = 1 << 10
-	memoValid = 1 << 63
+	boardSlots = 1 << 10
+	portSlots  = 1 << 8
+	memoValid  = 1 << 63
 )
 
-func newMemo(b *Board) *memo {
+func newMemo(b *Board, slots int) *memo {
 	n := len(b.ports)
 	m := &memo{mask: make([]uint64, n), key: make([]uint64, n),
-		keys: make([]uint64, memoSlots*(n+1)), next: make([]uint64, memoSlots), statuses: make([]uint8, memoSlots*n)}
+		keys: make([]uint64, slots*(n+1)), next: make([]uint64, slots), statuses: make([]uint8, slots*n)}
 	for k, p := range b.ports {
 		m.mask[k] = 0xffff &^ p.inertBits
 		m.hash ^= memoTerm(k, 0)
@@ -114,7 +117,7 @@ func (m *memo) set(k int, word uint64) {
 // whether it holds that key.
 func (m *memo) slot(state uint8) (int, bool) {
 	n := len(m.key)
-	i := int(splitmix(m.hash^uint64(state)) % memoSlots)
+	i := int(splitmix(m.hash^uint64(state)) & uint64(len(m.next)-1))
 	k := m.keys[i*(n+1):][:n+1]
 	if k[0] != memoValid|uint64(state) {
 		return i, false

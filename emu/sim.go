@@ -374,13 +374,10 @@ func (s *sim) state() uint8 {
 // q returns each flip-flop's Q, bit i for flip-flop i.
 func (s *sim) q() uint8 { return qBits(s.state()) }
 
-// qBits returns the Q bits of a packed flip-flop state, bit i for flip-flop i.
+// qBits returns the Q bits of a packed flip-flop state (bits 0, 2, 4 and
+// 6: the state is a byte, maxFlipFlops at most 4), bit i for flip-flop i.
 func qBits(state uint8) uint8 {
-	var q uint8
-	for i := range maxFlipFlops {
-		q |= state >> (2 * i) & 1 << i
-	}
-	return q
+	return state&1 | state>>1&2 | state>>2&4 | state>>3&8
 }
 
 // rebuild computes everything from scratch: after power-on, and for an

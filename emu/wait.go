@@ -11,8 +11,11 @@ import (
 // partner on another CPU arrives within microseconds, then sleeps: in
 // process after a few microseconds of polls (a goroutine's park and
 // wake-up cost about one), between processes after spinFor (a futex costs
-// the kernel more), never yielding to other processes meanwhile, as MPI
-// does not while its ranks have CPUs. When PEs outnumber CPUs a polling or
+// the kernel more). After the first spinChecks polls each poll yields the
+// CPU to other threads: on an idle machine the yield returns at once, and
+// on a loaded one the partner's thread may be queued behind this one (a
+// 2-process barrier that spun its 50 µs at load 7 took 57 µs; yielding,
+// 2.7 µs). When PEs outnumber CPUs a polling or
 // yielding waiter takes the CPU from the PE it waits for, so it sleeps at
 // once: in-process in a plain channel receive, the Go runtime's own park
 // and hand-off (what a sync.Cond barrier costs); between processes after a
@@ -95,9 +98,12 @@ func (w *waiting) spin(timeout time.Duration) bool {
 	if b.shared == nil {
 		// In-process a park and wake-up cost about a microsecond: poll only
 		// as long as a partner running on another CPU takes to arrive.
-		for range spinPolls {
+		for i := range spinPolls {
 			if w.changed() {
 				return true
+			}
+			if i > spinChecks {
+				schedYield() // the partner's thread may be queued behind ours
 			}
 		}
 		return false
@@ -113,6 +119,9 @@ func (w *waiting) spin(timeout time.Duration) bool {
 			} else if time.Since(start) >= min(spinFor, timeout) {
 				return false
 			}
+		}
+		if i > spinChecks {
+			schedYield()
 		}
 	}
 }
@@ -295,19 +304,19 @@ func (b *Board) onTick() {
 	}
 }
 
-// wakeChanged wakes the sleeping PEs for whom flip-flop word nw and the
+// toWake returns the sleeping PEs for whom flip-flop word nw and the
 // statuses committed with it, in place of word old, differ from what they
-// wait for. A commit
-// that leaves the flip-flops, faults and power-ups as they were (a PE that
-// arrives at a barrier, not the last) changes only status bits that other
-// PEs' lines drive: it looks at the PEs that wait on those alone.
-func (b *Board) wakeChanged(status []uint8, old, nw uint64) {
+// wait for. A commit that leaves the flip-flops, faults and power-ups as
+// they were (a PE that arrives at a barrier, not the last) changes only
+// status bits that other PEs' lines drive: it looks at the PEs that wait
+// on those alone.
+func (b *Board) toWake(status []uint8, old, nw uint64) uint32 {
 	if pause != nil {
 		pause(-1, afterCommit)
 	}
 	m := b.m.load(hSleepers)
 	if uint32(m) == 0 {
-		return
+		return 0
 	}
 	if nw&0xffff == old&0xffff {
 		m >>= 32
@@ -322,7 +331,7 @@ func (b *Board) wakeChanged(status []uint8, old, nw uint64) {
 			wake |= 1 << k
 		}
 	}
-	b.wake(wake)
+	return wake
 }
 
 // wakeAll wakes every sleeping PE (after an abort).
