@@ -655,6 +655,11 @@ func (e *Endpoint) wait(op string, on int, done func() bool, nap time.Duration) 
 			start = time.Now()
 		}
 		if err := e.stalled(op, on, start); err != nil {
+			// What a PE sent before it left is in the inboxes since before
+			// its departure was seen: handle it, it may be what we wait for.
+			if _, perr := e.poll(PollBoth, true); perr != nil {
+				return perr
+			}
 			if done() {
 				return nil
 			}

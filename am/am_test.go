@@ -462,3 +462,39 @@ func TestStagedFaults(t *testing.T) {
 		})
 	}
 }
+
+// TestLastWordsHandled: a reply sent just before its sender leaves is
+// handled by the PE waiting for it, not reported as the sender's
+// departure — even when the departure is seen first. PE 0's wait is held,
+// between a poll that found nothing and its look at PE 1, until PE 1 has
+// replied and left.
+func TestLastWordsHandled(t *testing.T) {
+	var waitErr error
+	release := make(chan struct{})
+	err := run(t, 2, 20*time.Second, func(p *papers.PE, ep *am.Endpoint) error {
+		c := newCounter(ep, false)
+		if ep.Self() == 1 {
+			<-release
+			return ep.Request(0, c.hAck, am.Args{}) // and leave at once
+		}
+		start, calls, held := time.Now(), 0, false
+		waitErr = ep.Wait("last words", 1, func() bool {
+			calls++
+			// Every second call follows a poll that found nothing; hold
+			// one, once the wait has spun out, until PE 1 has gone.
+			if calls%2 == 0 && !held && time.Since(start) > 100*time.Millisecond {
+				held = true
+				close(release)
+				time.Sleep(200 * time.Millisecond)
+			}
+			return c.acks == 1
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if waitErr != nil {
+		t.Errorf("waiting for a reply its sender sent before leaving: %v", waitErr)
+	}
+}

@@ -87,12 +87,11 @@ const (
 
 // peer is a PE's state as the others see it.
 type peer struct {
-	state    atomic.Int32 // attached, leaving, drained
-	sleeping atomic.Int32 // 1 while it waits in Wait
-	//lint:ignore U1000 the futex word of the Linux shared-memory transport (shm_linux.go); the layout is the same everywhere
-	wakes atomic.Uint32
-	beat  atomic.Uint32 // its polls, counted (Endpoint.wait: is the PE waited on running?)
-	_     [48]byte      // keep PEs' words off each other's cache lines
+	state    atomic.Int32  // attached, leaving, drained
+	sleeping atomic.Int32  // 1 while it waits in Wait
+	wakes    atomic.Uint32 // the futex word it sleeps on (futex_linux.go), counting wake-ups
+	beat     atomic.Uint32 // its polls, counted (Endpoint.wait: is the PE waited on running?)
+	_        [48]byte      // keep PEs' words off each other's cache lines
 }
 
 // beats sums the polls counted in pes: PE k's, or, when k is -1, every

@@ -162,6 +162,30 @@ func (s *Shared) unstage(p *Packet) {
 	stageFree(h, len(data), int(p.Staged))
 }
 
+// WaitShared waits up to timeout until the data network at path exists
+// and is complete (CreateShared stores its magic last). A run that joins a
+// board another run created starts its PEs only then: that run makes the
+// data network just after the board, so a PE started in between would
+// find none, or half of one.
+func WaitShared(path string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		var hb [8]byte
+		f, err := os.Open(path)
+		if err == nil {
+			_, err = f.ReadAt(hb[:], 0)
+			f.Close()
+			if err == nil && *(*uint64)(unsafe.Pointer(&hb[0])) == shmMagic {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("am: the data network %s was not complete within %v: the run that created its board may have failed; start the runs again", path, timeout)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // OpenShared attaches PE pe to the data network in the file at path,
 // after checking that the file is one, complete and of this build's
 // layout.
@@ -309,6 +333,9 @@ func (s *Shared) mapRegion(pe, r int) ([]byte, error) {
 	path := "/proc/" + strconv.Itoa(int(s.peers[pe].pid.Load())) + "/fd/" + strconv.Itoa(int(fd))
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
+		if g := s.Gone(pe); g != nil { // its process died: no /proc/PID/fd
+			return nil, g
+		}
 		return nil, fmt.Errorf("one-sided access to PE %d's memory opens its memfd through %s: %w (the PE processes must run as one user)", pe, path, err)
 	}
 	defer f.Close()
@@ -426,21 +453,4 @@ func (s *Shared) Leave(cause error, drain func()) {
 		s.peers[k].wakes.Add(1)
 		futex(&s.peers[k].wakes, futexWake, 1<<30, 0)
 	}
-}
-
-const (
-	futexWait = 0 // FUTEX_WAIT, shared between processes
-	futexWake = 1
-)
-
-// futex waits on or wakes the word at addr (a wait returns at once if it
-// no longer holds val, after d, or when woken).
-func futex(addr *atomic.Uint32, op int, val uint32, d time.Duration) {
-	var ts *unix.Timespec
-	if op == futexWait {
-		t := unix.NsecToTimespec(int64(d))
-		ts = &t
-	}
-	unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), uintptr(op), uintptr(val), uintptr(unsafe.Pointer(ts)), 0, 0)
-	runtime.KeepAlive(ts)
 }

@@ -49,9 +49,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}()
 	if owned {
-		if err := shm.CreateDataNet(path, cfg.PEs); err != nil {
-			return nil, fmt.Errorf("launch: the data network beside the board: %w", err)
-		}
+		err = shm.CreateDataNet(path, cfg.PEs)
+	} else {
+		err = shm.WaitDataNet(path, dataNetWait)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("launch: the data network beside the board: %w", err)
 	}
 	r := &run{cfg: cfg, board: board, path: path, procs: make([]*os.Process, cfg.N), groups: make([]int, cfg.N),
 		exits: make(chan exitEvent, cfg.N), pending: -1, rep: &Report{Failed: -1, Board: path, Exits: make([]Exit, cfg.N)}}
@@ -91,6 +94,10 @@ func (cfg *Config) check() (string, error) {
 	}
 	return prog, nil
 }
+
+// dataNetWait bounds how long a run joining another run's board waits for
+// the data network that run makes right after the board.
+const dataNetWait = 5 * time.Second
 
 // attach creates the board, or joins the named board of a live run when
 // this run asks for only part of it (-pes and -first): same PE count, and

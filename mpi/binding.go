@@ -30,7 +30,7 @@ static int ttl_any_source(void) { return MPI_ANY_SOURCE; }
 // ttl_out holds what calls return through pointers, in C memory: a Go
 // variable whose address cgo passes escapes to the heap, one allocation a
 // call. Every call comes from the one MPI thread, so one is enough.
-typedef struct { int done, source, flag, count; } ttl_out;
+typedef struct { int done, source, flag, count, sum; } ttl_out;
 ttl_out ttl_res;
 
 static int ttl_init(void) {
@@ -40,6 +40,10 @@ static int ttl_init(void) {
 	int err = MPI_Init_thread(NULL, NULL, MPI_THREAD_SINGLE, &provided);
 	if (err != MPI_SUCCESS) return err;
 	return MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+}
+
+static int ttl_allreduce_int(MPI_Comm c, int x) {
+	return MPI_Allreduce(&x, &ttl_res.sum, 1, MPI_INT, MPI_SUM, c);
 }
 
 static int ttl_finalized(void) { int f; MPI_Finalized(&f); return f; }
@@ -158,6 +162,18 @@ func Wtime() float64 { return float64(C.MPI_Wtime()) }
 
 // Comm is a communicator.
 type Comm struct{ c C.MPI_Comm }
+
+// Barrier and AllreduceInt are MPI's blocking MPI_Barrier and
+// MPI_Allreduce (MPI_SUM of one int) over c — the calls of the anchor
+// mpi_collectives.c — for the benchmarks to run beside the engine's in one
+// process. The engine never calls them: a blocking call has no deadline.
+func (c Comm) Barrier() error { return check("MPI_Barrier", C.MPI_Barrier(c.c)) }
+
+// AllreduceInt: see Barrier.
+func (c Comm) AllreduceInt(x int) (int, error) {
+	err := check("MPI_Allreduce", C.ttl_allreduce_int(c.c, C.int(x)))
+	return int(C.ttl_res.sum), err
+}
 
 // World is MPI_COMM_WORLD.
 func World() Comm { return Comm{C.ttl_world()} }

@@ -16,14 +16,14 @@ package mpi
 // it grows with every operation and every epoch, the same on every
 // participant); an operation completes for a rank that has seen every
 // participant's arrival reach the ticket. Operands are kept by slot, the
-// ticket's parity and the epoch's, so that a rank
-// one operation ahead, or one epoch ahead while another settles the
-// collective an interrupt found in flight, never overwrites an operand
-// still to be read. Across nodes the lowest participant of each node leads
-// it: it waits for its node's arrivals, exchanges the node's partial
-// result with the other leaders (Bruck's allgather, MPI_Isend/MPI_Irecv on
-// the epoch's communicator, polled by MPI_Test), folds them in node order
-// and releases its node with the result. Completion anywhere thus implies
+// ticket's parity and the epoch's, so that a rank one operation ahead, or
+// one epoch ahead while another settles the collective an interrupt found
+// in flight, never overwrites an operand still to be read. Across nodes
+// the lowest participant of each node leads it: it waits for its node's
+// arrivals, exchanges the node's partial result with the other leaders
+// (Bruck's allgather, MPI_Isend/MPI_Irecv on the epoch's communicator,
+// polled by MPI_Testall), folds them in node order and releases its node
+// with the result. Completion anywhere thus implies
 // that every participant joined, as on the board.
 
 /*
@@ -51,7 +51,7 @@ typedef struct {
 typedef struct {
 	ttl_line *line[TTL_MAX]; // the node's lines, by node-local rank
 	int self;                // node-local rank
-	int yield;               // yield at every poll (oversubscribed), else every 64
+	int yield;               // yield at every poll (oversubscribed), else after 64
 	// The epoch's configuration: this node's participants (node-local
 	// ranks, in PE order), its leader, and the leaders' ranks in comm.
 	int nlocal, local[TTL_MAX], leader, flat;
@@ -214,7 +214,11 @@ static int ttl_coll_poll(ttl_coll *c, int spins) {
 		// (mpi_yield_when_idle): one more yield of its own doubles the
 		// cost of a round.
 		if (c->phase == 2) continue;
-		if (c->yield || (i & 63) == 0) sched_yield();
+		// Where every rank has a CPU the one awaited is likely running:
+		// spin a little for it, then give the CPU to whoever may need it
+		// (a loaded machine's other work; yielding every 64 polls instead
+		// left a 2-rank barrier up to 1.2× MPI_Barrier here, alternating).
+		if (c->yield || i > 64) sched_yield();
 	}
 	return MPI_SUCCESS;
 }
@@ -253,10 +257,10 @@ const EnvNode = "PAPERS_MPI_NODE"
 const maxRanks = C.TTL_MAX
 
 // coll is the hot collectives' state: C memory, as MPI keeps the buffers
-// of the leaders' messages.
-// The window and the node's communicator live as long as the process:
-// freeing them is collective over the node, and a PE that closes early must
-// not wait there for the others (MPI_Finalize does, once).
+// of the leaders' messages. The window and the node's communicator live as
+// long as the process: freeing them is collective over the node, and a PE
+// that closes early must not wait there for the others (MPI_Finalize
+// does, once).
 type coll struct {
 	c       *C.ttl_coll
 	node    C.MPI_Comm

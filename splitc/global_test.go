@@ -398,7 +398,7 @@ func TestOwnerGone(t *testing.T) {
 // their bulk forms and an atomic procedure allocate nothing.
 func TestZeroAllocs(t *testing.T) {
 	gm(t, 2, func(p *papers.PE, m *splitc.Memory) error {
-		s, err := splitc.AllSpreadMalloc[float64](m, 2*1024)
+		s, err := splitc.AllSpreadMalloc[float64](m, 2*1025)
 		if err != nil {
 			return err
 		}
@@ -409,7 +409,7 @@ func TestZeroAllocs(t *testing.T) {
 		if p.Self() == 1 {
 			return splitc.Barrier(p) // answering meanwhile
 		}
-		g := s.At(1)
+		g, gb := s.At(1), s.At(3) // PE 1's element 0 for the scalars, 1 to 1024 for the bulk forms
 		var x float64
 		buf := make([]float64, 1024)
 		var failed error
@@ -424,11 +424,11 @@ func TestZeroAllocs(t *testing.T) {
 			"get":           func() { note(splitc.Get(m, &x, g)); note(splitc.Sync(m)) },
 			"put":           func() { note(splitc.Put(m, g, 2)); note(splitc.Sync(m)) },
 			"store":         func() { note(splitc.Store(m, g, 3)) },
-			"bulk_read":     func() { note(splitc.BulkRead(m, buf, g)) },
-			"bulk_write":    func() { note(splitc.BulkWrite(m, g, buf)) },
-			"bulk_get":      func() { note(splitc.BulkGet(m, buf, g)); note(splitc.Sync(m)) },
-			"bulk_put":      func() { note(splitc.BulkPut(m, g, buf)); note(splitc.Sync(m)) },
-			"bulk_store":    func() { note(splitc.BulkStore(m, g, buf)) },
+			"bulk_read":     func() { note(splitc.BulkRead(m, buf, gb)) },
+			"bulk_write":    func() { note(splitc.BulkWrite(m, gb, buf)) },
+			"bulk_get":      func() { note(splitc.BulkGet(m, buf, gb)); note(splitc.Sync(m)) },
+			"bulk_put":      func() { note(splitc.BulkPut(m, gb, buf)); note(splitc.Sync(m)) },
+			"bulk_store":    func() { note(splitc.BulkStore(m, gb, buf)) },
 			"fetch_and_add": func() { _, err := splitc.FetchAndAdd(m, sum.At(1), 1); note(err) },
 		} {
 			if a := testing.AllocsPerRun(200, op); a != 0 {
@@ -509,6 +509,69 @@ func TestStress(t *testing.T) {
 		}
 		if want := int64(rounds * n * (n + 1) / 2); total != want {
 			t.Errorf("PE %d: the fetch_and_adds sum to %d, want %d", me, total, want)
+		}
+		return splitc.Barrier(p)
+	})
+}
+
+// TestLockByWrite is Split-C's lock: an atomic test-and-set to take it, a
+// write of 0 to give it back. The write is one-sided where the transport
+// reaches the owner's memory, while the others' test-and-sets run on the
+// owner (PE 0, which only answers) — here a slow one of the program's own
+// (NewAtomic), so that releases land while it runs: a release that fell
+// between its read and its write would be lost and leave the lock held for
+// good, and two PEs holding it at once would lose updates of the counter
+// it guards.
+func TestLockByWrite(t *testing.T) {
+	const n, rounds = 4, 40
+	gm(t, n, func(p *papers.PE, m *splitc.Memory) error {
+		slowTestAndSet := splitc.NewAtomic(m, func(loc *int32, _, _ uint64) uint64 {
+			old := *loc
+			for start := time.Now(); time.Since(start) < 20*time.Microsecond; {
+			}
+			*loc = 1
+			return uint64(old)
+		})
+		lock, err := splitc.AllSpreadMalloc[int32](m, n)
+		if err != nil {
+			return err
+		}
+		count, err := splitc.AllSpreadMalloc[int64](m, n)
+		if err != nil {
+			return err
+		}
+		l, c := lock.At(0), count.At(1)
+		for range rounds * min(p.Self(), 1) {
+			for start := time.Now(); ; {
+				if time.Since(start) > 10*time.Second {
+					return fmt.Errorf("PE %d: the lock was not released in 10s: a release was lost", p.Self())
+				}
+				old, err := splitc.Atomic(m, slowTestAndSet, l, 0, 0)
+				if err != nil {
+					return err
+				}
+				if old == 0 {
+					break
+				}
+			}
+			v, err := splitc.Read(m, c)
+			if err != nil {
+				return err
+			}
+			if err := splitc.Write(m, c, v+1); err != nil {
+				return err
+			}
+			if err := splitc.Write(m, l, 0); err != nil {
+				return err
+			}
+		}
+		if err := splitc.Barrier(p); err != nil {
+			return err
+		}
+		if v, err := splitc.Read(m, c); err != nil {
+			return err
+		} else if v != (n-1)*rounds {
+			t.Errorf("PE %d: the counter the lock guards is %d, want %d", p.Self(), v, (n-1)*rounds)
 		}
 		return splitc.Barrier(p)
 	})

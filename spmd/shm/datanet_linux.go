@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/ttlpapers/ttlpapers/am"
 	"github.com/ttlpapers/ttlpapers/spmd/substrate"
@@ -19,6 +20,13 @@ func CreateDataNet(board string, pes int) error {
 		return err
 	}
 	return am.CreateShared(path, pes)
+}
+
+// WaitDataNet waits up to timeout for the data network beside board, which
+// the run that created the board makes right after it (a launcher joining
+// that board's run calls it before starting its PEs).
+func WaitDataNet(board string, timeout time.Duration) error {
+	return am.WaitShared(DataNetPath(board), timeout)
 }
 
 // dataNet is a PE process's endpoint on the data network beside its board.
