@@ -78,7 +78,7 @@ func CreateShared(path string, n int) error {
 	if n < 1 {
 		return fmt.Errorf("am: %d PEs: a data network needs at least 1", n)
 	}
-	_, _, _, size := shmLayout(n)
+	size := SharedSize(n)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return fmt.Errorf("am: create the shared data network: %w", err)
@@ -94,13 +94,48 @@ func CreateShared(path string, n int) error {
 		return fmt.Errorf("am: map the shared data network: %w", err)
 	}
 	defer unix.Munmap(mem)
+	return InitShared(mem, n)
+}
+
+// SharedSize is the bytes of memory the data network of n PE processes
+// takes (InitShared). Most of it is staging rings, whose pages take
+// memory only once a payload is staged in them, in a file or any other
+// shared mapping that starts sparse.
+func SharedSize(n int) int {
+	_, _, _, size := shmLayout(max(n, 1))
+	return size
+}
+
+// InitShared makes mem, SharedSize(n) bytes of memory the n PE processes
+// share (a file they map, as CreateShared's, or memory another library
+// gives them, as MPI_Win_allocate_shared's), their data network. One
+// process calls it before any attaches (AttachShared). It writes only the
+// header, the PEs' records, the inboxes and the rings' heads, so the rings
+// stay sparse.
+func InitShared(mem []byte, n int) error {
+	if n < 1 {
+		return fmt.Errorf("am: %d PEs: a data network needs at least 1", n)
+	}
+	_, _, st, size := shmLayout(n)
+	if len(mem) < size {
+		return fmt.Errorf("am: %d bytes for the data network of %d PEs: it needs am.SharedSize(%d) = %d", len(mem), n, n, size)
+	}
+	clear(mem[:st])
 	s := view(mem, n)
 	for i := range s.boxes {
 		s.boxes[i].init()
 	}
+	for src := range n {
+		for dst := range n {
+			for net := range numNets {
+				h, _ := s.stage(src, dst, net)
+				h.freed.Store(0)
+			}
+		}
+	}
 	h := (*shmHead)(unsafe.Pointer(&mem[0]))
 	*h = shmHead{version: shmVersion, n: uint32(n), slots: inboxSlots, maxMedium: MaxMedium, size: uint64(size), creator: int32(os.Getpid())}
-	atomic.StoreUint64(&h.magic, shmMagic) // last: the file is complete
+	atomic.StoreUint64(&h.magic, shmMagic) // last: the network is complete
 	return nil
 }
 
@@ -114,6 +149,7 @@ type Shared struct {
 	tails  []uint64 // this PE's position in each ring it stages into, by dst*numNets+net
 	own    []region // this PE's regions (Direct), by number
 	remote [][]byte // the others' regions mapped here, by pe*shmRegions+region, at first use
+	mapped bool     // mem is OpenShared's mapping, which Close unmaps
 }
 
 type region struct {
@@ -200,26 +236,62 @@ func OpenShared(path string, pe int) (*Shared, error) {
 		return nil, fmt.Errorf("am: %s is not a data network (%v): make it with am.CreateShared", path, err)
 	}
 	h := (*shmHead)(unsafe.Pointer(&hb[0]))
-	_, _, _, size := shmLayout(int(h.n))
-	switch {
-	case h.magic != shmMagic:
-		return nil, fmt.Errorf("am: %s is not a data network, or not complete: make it with am.CreateShared", path)
-	case h.version != shmVersion || h.slots != inboxSlots || h.maxMedium != MaxMedium || h.size != uint64(size):
-		return nil, fmt.Errorf("am: %s was made by another build (layout %d, %d slots, %d-byte packets): run every PE from one build", path, h.version, h.slots, h.maxMedium)
-	case pe < 0 || pe >= int(h.n):
-		return nil, fmt.Errorf("am: PE %d: the data network in %s has PEs 0 to %d", pe, path, h.n-1)
+	if err := checkHead(h, pe); err != nil {
+		return nil, fmt.Errorf("am: %s %w", path, err)
 	}
-	mem, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	mem, err := unix.Mmap(int(f.Fd()), 0, SharedSize(int(h.n)), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
 		return nil, fmt.Errorf("am: map the shared data network: %w", err)
 	}
-	s := view(mem, int(h.n))
-	s.self = pe
-	s.peers[pe].pid.Store(int32(os.Getpid()))
+	s := attach(mem, pe, int(h.n))
+	s.mapped = true
 	return s, nil
 }
 
-// Close unmaps the file and the regions (after Leave).
+// AttachShared attaches PE pe to the data network InitShared made in
+// mem, after checking that it is one, complete and of this build's
+// layout. mem stays the caller's: Close leaves it mapped.
+func AttachShared(mem []byte, pe int) (*Shared, error) {
+	if len(mem) < shmHeader {
+		return nil, fmt.Errorf("am: %d bytes are not a data network: make one with am.InitShared", len(mem))
+	}
+	h := (*shmHead)(unsafe.Pointer(&mem[0]))
+	if atomic.LoadUint64(&h.magic) != shmMagic {
+		return nil, errors.New("am: the memory is not a data network, or not complete: make it with am.InitShared before any PE attaches")
+	}
+	if err := checkHead(h, pe); err != nil {
+		return nil, fmt.Errorf("am: the memory %w", err)
+	}
+	if uint64(len(mem)) < h.size {
+		return nil, fmt.Errorf("am: %d bytes for the data network of %d PEs: it needs am.SharedSize(%d) = %d", len(mem), h.n, h.n, h.size)
+	}
+	return attach(mem, pe, int(h.n)), nil
+}
+
+// checkHead checks that the header h is a complete data network of this
+// build's layout with a PE pe; its errors follow what was checked.
+func checkHead(h *shmHead, pe int) error {
+	switch {
+	case h.magic != shmMagic:
+		return errors.New("is not a data network, or not complete: make it with am.CreateShared")
+	case h.version != shmVersion || h.slots != inboxSlots || h.maxMedium != MaxMedium || h.size != uint64(SharedSize(int(h.n))):
+		return fmt.Errorf("was made by another build (layout %d, %d slots, %d-byte packets): run every PE from one build", h.version, h.slots, h.maxMedium)
+	case pe < 0 || pe >= int(h.n):
+		return fmt.Errorf("has PEs 0 to %d, not PE %d", h.n-1, pe)
+	}
+	return nil
+}
+
+// attach is PE pe's side of the network of n PEs in mem.
+func attach(mem []byte, pe, n int) *Shared {
+	s := view(mem, n)
+	s.self = pe
+	s.peers[pe].pid.Store(int32(os.Getpid()))
+	return s
+}
+
+// Close unmaps the regions and, if OpenShared mapped it, the file (after
+// Leave).
 func (s *Shared) Close() error {
 	for r := range s.own {
 		if s.own[r].mem != nil {
@@ -232,6 +304,9 @@ func (s *Shared) Close() error {
 		}
 	}
 	s.remote = nil
+	if !s.mapped {
+		return nil
+	}
 	return unix.Munmap(s.mem)
 }
 

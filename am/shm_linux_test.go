@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -216,4 +217,60 @@ func TestSharedBadFile(t *testing.T) {
 	if _, err := am.OpenShared(path, 2); err == nil {
 		t.Error("opened PE 2 of 2")
 	}
+}
+
+// TestSharedOver: the network over memory the caller maps (as MPI's
+// shared windows are), not a file: PE 0 and PE 1 in one process, over a
+// mapping an earlier user left bytes in (InitShared must not rely on
+// zeroes).
+func TestSharedOver(t *testing.T) {
+	size := am.SharedSize(2)
+	mem, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED|syscall.MAP_ANON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(mem)
+	if _, err := am.AttachShared(mem, 0); err == nil {
+		t.Error("attached to memory no InitShared made")
+	}
+	if err := am.InitShared(mem[:size-1], 2); err == nil {
+		t.Error("made a network in too little memory")
+	}
+	for i := range mem[:1<<20] { // what an earlier user left
+		mem[i] = 0xa5
+	}
+	if err := am.InitShared(mem, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := am.AttachShared(mem, 2); err == nil {
+		t.Error("attached PE 2 of 2")
+	}
+	var s [2]*am.Shared
+	for pe := range s {
+		if s[pe], err = am.AttachShared(mem, pe); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := &am.Packet{Handler: 3, Net: am.Right, Len: 5, Args: am.Args{7}}
+	copy(p.Data[:], "hello")
+	if ok, err := s[0].Send(1, p); !ok || err != nil {
+		t.Fatalf("send: %v, %v", ok, err)
+	}
+	var q am.Packet
+	if s[1].Recv(am.Left, &q) {
+		t.Error("a packet on the left network, sent on the right")
+	}
+	if !s[1].Recv(am.Right, &q) || q.Src != 0 || q.Handler != 3 || q.Args[0] != 7 || string(q.Payload()) != "hello" {
+		t.Errorf("received %+v", q.Args)
+	}
+	s[1].Leave(nil, nil)
+	if ok, err := s[0].Send(1, p); ok || !errors.As(err, new(*am.GoneError)) {
+		t.Errorf("send to a PE that left: %v, %v", ok, err)
+	}
+	for _, x := range s {
+		if err := x.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+	mem[0] = 0 // still mapped: Close left the caller's memory alone
 }
