@@ -3,8 +3,13 @@
 package mpi
 
 // The data network on MPI (docs/datanet.md): an am.Transport on a
-// communicator of its own. Its hot path is C (below): one cgo call sends a
-// packet, one takes a packet or says there is none, so the Go side pays
+// communicator of its own. When every rank is on one node, it is am's
+// shared-memory network (am.Shared, as papersctl run's processes use) in
+// memory MPI allocates for the node (nodeNet, below): a message is a store
+// into the receiver's inbox, no MPI call and no cgo crossing. Across
+// nodes it is MPI point-to-point (dataNet), whose hot path is C (below):
+// one cgo call sends a packet, one takes a packet or says there is none,
+// so the Go side pays
 // one crossing per message, and MPI's progress engine runs once per poll
 // of both networks.
 //
@@ -174,27 +179,19 @@ static int ttl_node_all(MPI_Comm c, int *all) {
 	return MPI_Comm_free(&node);
 }
 
-// ttl_win_allocate_shared allocates n bytes (zeroed) of memory every rank
-// of c (one node) loads and stores (MPI_Win_allocate_shared, each rank's
-// part apart: alloc_shared_noncontig), and sets base[k] to rank k's part.
-static int ttl_win_allocate_shared(MPI_Aint n, MPI_Comm c, void **base, MPI_Win *w) {
-	MPI_Info info;
-	MPI_Info_create(&info);
-	MPI_Info_set(info, "alloc_shared_noncontig", "true");
+// ttl_dn_shared allocates n bytes of memory every rank of c (one node)
+// maps: rank 0's part of an MPI_Win_allocate_shared window (the others'
+// are empty), at base here.
+static int ttl_dn_shared(MPI_Aint n, MPI_Comm c, void **base, MPI_Win *w) {
+	int rank;
+	MPI_Comm_rank(c, &rank);
 	void *mine;
-	int err = MPI_Win_allocate_shared(n, 1, info, c, &mine, w);
-	MPI_Info_free(&info);
+	int err = MPI_Win_allocate_shared(rank == 0 ? n : 0, 1, MPI_INFO_NULL, c, &mine, w);
 	if (err != MPI_SUCCESS) return err;
-	memset(mine, 0, n);
 	if ((err = MPI_Win_set_errhandler(*w, MPI_ERRORS_RETURN)) != MPI_SUCCESS) return err;
-	int size;
-	MPI_Comm_size(c, &size);
-	for (int k = 0; k < size; k++) {
-		MPI_Aint len;
-		int unit;
-		if ((err = MPI_Win_shared_query(*w, k, &len, &unit, &base[k])) != MPI_SUCCESS) return err;
-	}
-	return MPI_Win_lock_all(0, *w);
+	MPI_Aint len;
+	int unit;
+	return MPI_Win_shared_query(*w, 0, &len, &unit, base);
 }
 
 // ttl_dn_nap waits up to us microseconds for a packet on either network,
@@ -286,18 +283,27 @@ type dataNet struct {
 	gone       []*am.GoneError
 	left       bool
 	wins       []Win // the regions of am.Direct, by number
-	// node: every PE is on this one's node (and PAPERS_MPI_NODE does not
-	// say otherwise), so a region is memory they all map, and
-	// parts[region][pe] is PE pe's part of it.
-	node   bool
-	parts  [][][]byte
-	broken error // an MPI error: the network cannot go on
+	broken     error // an MPI error: the network cannot go on
 }
 
-func newDataNet(world Comm, eng *engine) (*dataNet, error) {
+// newDataNet opens the data network over world (collective over world):
+// am's shared-memory network when every rank is on this one's node (and
+// PAPERS_MPI_NODE does not say otherwise), else MPI point-to-point.
+func newDataNet(world Comm, eng *engine) (am.Transport, error) {
 	comm, err := world.Dup()
 	if err != nil {
 		return nil, err
+	}
+	var all C.int
+	if err := check("MPI_Comm_split_type", C.ttl_node_all(comm.c, &all)); err != nil {
+		return nil, err
+	}
+	per, err := nodeRuns() // PAPERS_MPI_NODE=1 makes every PE a node: the point-to-point path on one machine
+	if err != nil {
+		return nil, err
+	}
+	if all != 0 && (per == 0 || per >= eng.n) {
+		return newNodeNet(comm, eng)
 	}
 	h := C.ttl_dn_new(comm.c, C.int(pktMax))
 	d := C.ttl_dn_fields(h)
@@ -308,19 +314,60 @@ func newDataNet(world Comm, eng *engine) (*dataNet, error) {
 		out: unsafe.Slice((*byte)(unsafe.Pointer(d.out)), pktMax), small: unsafe.Slice((*byte)(unsafe.Pointer(&d.small[0])), C.DN_SMALL),
 		leave: Alloc(2 * (8*eng.n + 8 + causeMax)),
 		sent:  make([]uint64, eng.n), took: make([]uint64, eng.n), gone: make([]*am.GoneError, eng.n)}
-	var all C.int
-	if err := check("MPI_Comm_split_type", C.ttl_node_all(comm.c, &all)); err != nil {
-		return nil, err
-	}
-	per, err := nodeRuns() // PAPERS_MPI_NODE=1 makes every PE a node: the windows' path on one machine
-	if err != nil {
-		return nil, err
-	}
-	t.node = all != 0 && (per == 0 || per >= t.n)
 	for net := range t.rbuf {
 		t.rbuf[net] = unsafe.Slice((*byte)(unsafe.Pointer(d.rbuf[net])), C.DN_RECV*pktMax)
 	}
 	return t, nil
+}
+
+// nodeNet is the data network of a job on one node: am.Shared — its
+// inboxes, staging rings, liveness (the ranks are processes of this
+// machine: a dead one's pid is gone) and one-sided regions (memfds) — in
+// rank 0's part of an MPI_Win_allocate_shared window, which MPI_Finalize
+// frees. Only its waits are its own.
+type nodeNet struct {
+	*am.Shared
+	eng *engine
+}
+
+func newNodeNet(comm Comm, eng *engine) (*nodeNet, error) {
+	size := am.SharedSize(eng.n)
+	var base unsafe.Pointer
+	var w Win
+	if err := check("MPI_Win_allocate_shared", C.ttl_dn_shared(C.MPI_Aint(size), comm.c, &base, &w.w)); err != nil {
+		return nil, err
+	}
+	mem := unsafe.Slice((*byte)(base), size)
+	if eng.self == 0 {
+		if err := am.InitShared(mem, eng.n); err != nil {
+			return nil, err
+		}
+	}
+	// Rank 0 has made it, or will soon: it stores the network's magic
+	// last, and a rank attaches once it sees that (no barrier: a wait
+	// with a deadline).
+	deadline := time.Now().Add(eng.timeout)
+	for {
+		s, err := am.AttachShared(mem, eng.self)
+		if err == nil {
+			return &nodeNet{Shared: s, eng: eng}, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("mpi: PE %d: rank 0 did not make the data network within %v (%v): is it running?", eng.self, eng.timeout, err)
+		}
+		time.Sleep(10 * time.Microsecond)
+	}
+}
+
+// pingNap is the longest a nodeNet wait sleeps on its futex before it
+// answers the engine's pings (timedOut asks for an answer within 10 ms).
+const pingNap = time.Millisecond
+
+func (t *nodeNet) Wait(d time.Duration, done <-chan struct{}) {
+	if t.eng.answerPings() != nil {
+		return
+	}
+	t.Shared.Wait(min(d, pingNap), done)
 }
 
 func (t *dataNet) Self() int { return t.self }
@@ -555,67 +602,26 @@ func (t *dataNet) Leave(cause error, drain func()) {
 	C.ttl_dn_close(t.h) // cancels what has not completed
 }
 
-// The one-sided access of am.Direct. When every PE is on one node (the
-// usual mpirun on one machine), a region is MPI_Win_allocate_shared
-// memory, each PE's part mapped by every other (MPI_Win_shared_query),
-// and a get or put is a copy — what MPI's own one-sided access does
-// between processes of one node (osc rdma copies too), without a cgo call
-// per access. Otherwise it is a window of MPI_Win_allocate, in a
+// The one-sided access of am.Direct across nodes (on one node it is
+// am.Shared's): a region is a window of MPI_Win_allocate, in a
 // passive-target epoch from allocation to Free, and a get or put is
-// MPI_Get or MPI_Put and a flush, in one cgo call. Either way an access
-// is complete when it returns. The data network's messages, which order
-// everything else, go through MPI's shared memory too, whose fences order
-// these copies before them.
-
-// copyBlock is the most a copy between shared parts moves at once: Go's
-// copy bypasses the cache from 1 MiB (non-temporal stores), which made a
-// 1 MiB put two to three times slower than MPI_Put's, whose copies go by
-// blocks of 128 KiB (OpenMPI's datatype engine) and so into the cache,
-// where the owner reads them.
-const copyBlock = 256 << 10
-
-func shmCopy(dst, src []byte) {
-	for len(src) > copyBlock {
-		copy(dst[:copyBlock], src[:copyBlock])
-		dst, src = dst[copyBlock:], src[copyBlock:]
-	}
-	copy(dst, src)
-}
+// MPI_Get or MPI_Put and a flush, in one cgo call: complete when it
+// returns.
 
 func (t *dataNet) Allocate(n int) ([]byte, int, error) {
-	if !t.node {
-		mem, w, err := t.comm.WinAllocate(n)
-		if err != nil {
-			return nil, 0, err
-		}
-		t.wins, t.parts = append(t.wins, w), append(t.parts, nil)
-		return mem, len(t.wins) - 1, nil
-	}
-	base := make([]unsafe.Pointer, t.n)
-	var w Win
-	if err := check("MPI_Win_allocate_shared", C.ttl_win_allocate_shared(C.MPI_Aint(max(n, 1)), t.comm.c, unsafe.SliceData(base), &w.w)); err != nil {
+	mem, w, err := t.comm.WinAllocate(n)
+	if err != nil {
 		return nil, 0, err
 	}
-	parts := make([][]byte, t.n)
-	for k, b := range base {
-		parts[k] = unsafe.Slice((*byte)(b), n)
-	}
-	t.wins, t.parts = append(t.wins, w), append(t.parts, parts)
-	return parts[t.self], len(t.wins) - 1, nil
+	t.wins = append(t.wins, w)
+	return mem, len(t.wins) - 1, nil
 }
 
-func (t *dataNet) Free(region int) error {
-	t.parts[region] = nil
-	return t.wins[region].Free()
-}
+func (t *dataNet) Free(region int) error { return t.wins[region].Free() }
 
 func (t *dataNet) Get(pe, region, off int, dst []byte) error {
 	if g := t.gone[pe]; g != nil {
 		return g
-	}
-	if parts := t.parts[region]; parts != nil {
-		shmCopy(dst, parts[pe][off:off+len(dst)])
-		return nil
 	}
 	w := t.wins[region]
 	if len(dst) > len(t.small) {
@@ -629,10 +635,6 @@ func (t *dataNet) Get(pe, region, off int, dst []byte) error {
 func (t *dataNet) Put(pe, region, off int, src []byte) error {
 	if g := t.gone[pe]; g != nil {
 		return g
-	}
-	if parts := t.parts[region]; parts != nil {
-		shmCopy(parts[pe][off:off+len(src)], src)
-		return nil
 	}
 	w := t.wins[region]
 	if len(src) > len(t.small) {
