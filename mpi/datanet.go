@@ -33,6 +33,7 @@ package mpi
 #include <sched.h>
 #include <stdint.h>
 #include <time.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -362,6 +363,12 @@ func newNodeNet(comm Comm, eng *engine) (*nodeNet, error) {
 // pingNap is the longest a nodeNet wait sleeps on its futex before it
 // answers the engine's pings (timedOut asks for an answer within 10 ms).
 const pingNap = time.Millisecond
+
+// Crowded: the ranks outnumber the machine's CPUs. Not am.Shared's
+// answer, the CPUs this process may run on: mpirun binds each rank to a
+// core of its own (2 ranks: one CPU each), which is not crowded, and a
+// waiter that slept after a few polls made a round trip 7 µs, not 1.
+func (t *nodeNet) Crowded() bool { return t.PEs() > int(C.sysconf(C._SC_NPROCESSORS_ONLN)) }
 
 func (t *nodeNet) Wait(d time.Duration, done <-chan struct{}) {
 	if t.eng.answerPings() != nil {
