@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ttlpapers/ttlpapers/am"
 	"github.com/ttlpapers/ttlpapers/internal/anchors"
 	"github.com/ttlpapers/ttlpapers/internal/conformance"
 	"github.com/ttlpapers/ttlpapers/internal/testenv"
@@ -287,8 +288,9 @@ func BenchmarkCollectives(b *testing.B) {
 }
 
 // TestZeroAllocs: the hot collectives — barrier, split-phase barrier and
-// 1-int Reduce — allocate nothing, on shared memory and between node
-// leaders.
+// 1-int Reduce — and an active message's round trip allocate nothing, on
+// shared memory and between node leaders (the data network's two
+// transports: am.Shared on one node, MPI point-to-point across).
 func TestZeroAllocs(t *testing.T) {
 	for _, node := range []string{"", "1"} {
 		out, err := mpirun(t, 2, "allocs", time.Minute, nil, mpi.EnvNode+"="+node)
@@ -296,7 +298,7 @@ func TestZeroAllocs(t *testing.T) {
 			t.Fatalf("%s=%q: %v\n%s", mpi.EnvNode, node, err, out)
 		}
 		for k := range 2 {
-			if want := fmt.Sprintf("PE %d: allocs 0 0 0\n", k); !strings.Contains(out, want) {
+			if want := fmt.Sprintf("PE %d: allocs 0 0 0 0\n", k); !strings.Contains(out, want) {
 				t.Errorf("%s=%q: no %q in:\n%s", mpi.EnvNode, node, want, out)
 			}
 		}
@@ -311,12 +313,28 @@ func allocs(p *papers.PE) error {
 			err = e
 		}
 	}
-	a := [3]float64{
+	ep, err := am.Of(p)
+	if err != nil {
+		return err
+	}
+	got, want := 0, 0
+	hRep := ep.Register(func(*am.Msg) { got++ })
+	hReq := ep.Register(func(m *am.Msg) { m.Reply(hRep, m.Args) })
+	replied := func() bool { return got >= want }
+	a := [4]float64{
 		testing.AllocsPerRun(1000, func() { keep(p.Barrier()) }),
 		testing.AllocsPerRun(1000, func() { keep(p.StartBarrier()); keep(p.CompleteBarrier()) }),
 		testing.AllocsPerRun(1000, func() { _, e := papers.Reduce(p, papers.Sum, int32(p.Self())); keep(e) }),
+		testing.AllocsPerRun(1000, func() { // PE 1 answers in the barrier
+			if p.Self() == 0 {
+				want++
+				keep(ep.Request(1, hReq, am.Args{1}))
+				keep(ep.Wait("reply", 1, replied))
+			}
+			keep(am.Barrier(p))
+		}),
 	}
-	fmt.Printf("PE %d: allocs %v %v %v\n", p.Self(), a[0], a[1], a[2])
+	fmt.Printf("PE %d: allocs %v %v %v %v\n", p.Self(), a[0], a[1], a[2], a[3])
 	return err
 }
 
