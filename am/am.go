@@ -164,11 +164,12 @@ type Stats struct {
 // PE's own goroutine, like a papers.PE's.
 type Endpoint struct {
 	t        Transport
-	direct   Direct // t's one-sided access, if it has one
-	crowded  bool   // its PEs outnumber the CPUs (Crowded), as the endpoint was made
-	stage    stager // t's staging of long payloads, if it has it
-	beat     beater // t's counts of polls, if it has them
-	maxPay   int    // MaxPayload
+	direct   Direct  // t's one-sided access, if it has one
+	crowded  bool    // its PEs outnumber the CPUs (Crowded), as the endpoint was made
+	stage    stager  // t's staging of long payloads, if it has it
+	beat     beater  // t's counts of polls, if it has them
+	spin     Spinner // t's own spin for waits, if it has one
+	maxPay   int     // MaxPayload
 	self, n  int
 	handlers []Handler
 	lib      []Handler // the libraries' handlers, at their reserved numbers less libBase
@@ -194,6 +195,7 @@ func NewEndpoint(t Transport, o Options) *Endpoint {
 		e.crowded = c.Crowded()
 	}
 	e.beat, _ = t.(beater)
+	e.spin, _ = t.(Spinner)
 	e.maxPay = MaxMedium
 	if st, ok := t.(stager); ok {
 		e.stage, e.maxPay = st, max(MaxMedium, st.maxStaged())
@@ -564,6 +566,17 @@ type beater interface {
 	beats(k int) uint32
 }
 
+// Spinner is implemented by a transport whose medium a wait watches more
+// cheaply from inside the transport than by polling it from here (MPI's:
+// a cgo call per poll). A spinning wait calls Spin between its polls; it
+// returns true once a packet has arrived for this PE, false after about a
+// microsecond without one. It runs no handler: the poll that follows
+// does, before the wait's condition is asked again (which may be costly:
+// a barrier's looks at the board).
+type Spinner interface {
+	Spin() bool
+}
+
 // Crowded is implemented by a transport that knows whether its PEs
 // outnumber the CPUs they run on (the in-process and shared-memory ones).
 // The endpoint asks once, when it is made.
@@ -591,14 +604,16 @@ func (e *Endpoint) wait(op string, on int, done func() bool, nap time.Duration) 
 	spinning := true
 	var beats uint32     // the polls of the PEs waited on, at the last look
 	var beatAt time.Time // the last look
+	arrived := false     // the transport's spin saw a packet: poll before done()
 	for i := 1; ; i++ {
-		if done() {
+		if !arrived && done() {
 			return nil
 		}
+		arrived = false
 		if err := e.flush(); err != nil {
 			return err
 		}
-		n, err := e.poll(PollBoth, true)
+		n, err := e.poll(PollBoth, false) // one from each, then done() again
 		if err != nil {
 			return err
 		}
@@ -610,6 +625,10 @@ func (e *Endpoint) wait(op string, on int, done func() bool, nap time.Duration) 
 			return nil
 		}
 		if spinning {
+			if e.spin != nil && e.spin.Spin() {
+				arrived = true
+				continue
+			}
 			if e.crowded {
 				if i < crowdedPolls {
 					continue

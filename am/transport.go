@@ -67,8 +67,8 @@ func (p *Packet) Payload() []byte { return p.Data[:p.Len] }
 // needs no more than that: the in-process one (NewLocal) is a bounded
 // lock-free queue per inbox; a shared-memory one between processes is the
 // same queue in a file under /dev/shm; an MPI one (docs/datanet.md) sends
-// each packet with MPI_Isend, tag = network, and receives by MPI_Iprobe and
-// MPI_Recv into preposted buffers.
+// each packet with MPI_Isend, tag = network, into persistent receives
+// started ahead.
 type Transport interface {
 	// Self and PEs: this PE's id and the program's PE count.
 	Self() int

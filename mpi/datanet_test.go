@@ -12,6 +12,7 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/am"
 	"github.com/ttlpapers/ttlpapers/internal/dataconf"
+	"github.com/ttlpapers/ttlpapers/mpi"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
@@ -27,10 +28,16 @@ func runDataNet(p *papers.PE) error {
 
 // TestDataNet runs the data network's conformance cases (active messages,
 // Split-C's global memory, Strata's messages and block transfers) on the
-// MPI transport, at 2 and 4 ranks.
+// MPI transport, at 2 and 4 ranks; at 3, every rank a node of its own
+// (PAPERS_MPI_NODE=1), so that one-sided access goes through windows
+// (MPI_Get, MPI_Put) instead of memory every rank maps.
 func TestDataNet(t *testing.T) {
-	for _, np := range []int{2, 4} {
-		out, err := mpirun(t, np, "datanet", 2*time.Minute, nil)
+	for _, run := range []struct {
+		np   int
+		node string
+	}{{2, ""}, {4, ""}, {3, "1"}} {
+		np := run.np
+		out, err := mpirun(t, np, "datanet", 2*time.Minute, nil, mpi.EnvNode+"="+run.node)
 		if err != nil {
 			t.Errorf("%d ranks: %v\n%s", np, err, out)
 			continue

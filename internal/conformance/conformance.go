@@ -497,9 +497,12 @@ func splitPhase(p *papers.PE, _ Side) error {
 	return p.SetData(0xf)
 }
 
-// untilInterrupt runs barriers until one returns a parallel interrupt.
+// untilInterrupt runs barriers until one returns a parallel interrupt. It
+// is bounded by time, not by a count: on a loaded machine a PE about to
+// raise can be descheduled for longer than a million fast barriers take.
 func untilInterrupt(p *papers.PE) (*papers.InterruptError, error) {
-	for range 1_000_000 {
+	deadline := time.Now().Add(interruptWithin)
+	for i := 0; ; i++ {
 		err := p.Barrier()
 		var ie *papers.InterruptError
 		if errors.As(err, &ie) {
@@ -508,9 +511,14 @@ func untilInterrupt(p *papers.PE) (*papers.InterruptError, error) {
 		if err != nil {
 			return nil, err
 		}
+		if i%1024 == 0 && time.Now().After(deadline) {
+			return nil, fmt.Errorf("no interrupt in %v of barriers", interruptWithin)
+		}
 	}
-	return nil, errors.New("no interrupt in a million barriers")
 }
+
+// interruptWithin bounds untilInterrupt.
+const interruptWithin = time.Minute
 
 // interrupts: PE 1 raises an interrupt with a code while the others run
 // barriers; every PE gets the code, and the group is back in step.

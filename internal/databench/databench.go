@@ -10,6 +10,7 @@ package databench
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/am"
@@ -83,6 +84,11 @@ func run(ctx context.Context, o Options, n, perRep int, setup func(p *papers.PE,
 		if err != nil {
 			return err
 		}
+		// Collect now what the setups have left (a bulk benchmark's buffer
+		// is up to 1 MiB), so that the collector does not run during the
+		// repetitions, which allocate nothing: with 2 CPUs it took one from
+		// the PEs (a 1 MiB put 57 µs, 26 with GOGC=off).
+		runtime.GC()
 		if p.Self() >= n {
 			r = func() (time.Duration, error) { return 0, nil }
 		}
@@ -123,20 +129,23 @@ func run(ctx context.Context, o Options, n, perRep int, setup func(p *papers.PE,
 
 // counter is a handler that counts, and the count it waits for.
 type counter struct {
-	ep *am.Endpoint
-	n  int
-	h  am.HandlerID
+	ep      *am.Endpoint
+	n, want int
+	h       am.HandlerID
+	reached func() bool // made once: a closure per wait would allocate
 }
 
 func newCounter(ep *am.Endpoint) *counter {
 	c := &counter{ep: ep}
 	c.h = ep.Register(func(*am.Msg) { c.n++ })
+	c.reached = func() bool { return c.n >= c.want }
 	return c
 }
 
 // await waits until the count reaches want, then takes it off.
 func (c *counter) await(op string, on, want int) error {
-	err := c.ep.Wait(op, on, func() bool { return c.n >= want })
+	c.want = want
+	err := c.ep.Wait(op, on, c.reached)
 	c.n -= want
 	return err
 }

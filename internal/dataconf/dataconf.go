@@ -27,6 +27,7 @@ type Case struct {
 func Cases() []Case {
 	return []Case{
 		{"am-request-reply", requestReply},
+		{"am-packets", packets},
 		{"splitc-global-memory", globalMemory},
 		{"strata-messages-and-blocks", strataNet},
 	}
@@ -62,6 +63,64 @@ func requestReply(p *papers.PE) error {
 	}
 	if sum != want {
 		return fmt.Errorf("replies add up to %d, want %d", sum, want)
+	}
+	return am.Barrier(p)
+}
+
+// packets: every PE sends the next one packets whose argument words are
+// each pattern of zero and non-zero (a transport may leave zero words out)
+// and whose payloads run from none to MaxMedium bytes, on both networks;
+// the receiver checks each, and that each network's arrive in order.
+func packets(p *papers.PE) error {
+	ep, err := am.Of(p)
+	if err != nil {
+		return err
+	}
+	me, n := p.Self(), p.PEs()
+	next, prev := (me+1)%n, (me+n-1)%n
+	const count = 64 // each network: four times the 16 patterns
+	args := func(i int) (a am.Args) {
+		for w := range a {
+			if i>>w&1 != 0 {
+				a[w] = uint64(i+1)<<(16*w) | uint64(w)<<60
+			}
+		}
+		return a
+	}
+	payload := func(i int, b []byte) []byte {
+		b = b[:i*(am.MaxMedium+1)/count%(am.MaxMedium+1)]
+		for k := range b {
+			b[k] = byte(i + 7*k)
+		}
+		return b
+	}
+	var buf [am.MaxMedium]byte
+	var got [2]int
+	var bad error
+	h := ep.Register(func(m *am.Msg) {
+		i := got[m.Net]
+		got[m.Net]++
+		if bad == nil && (m.Src != prev || m.Args != args(i) || string(m.Payload) != string(payload(i, buf[:]))) {
+			bad = fmt.Errorf("packet %d on the %s network from PE %d: args %x, %d payload bytes; want PE %d, args %x, %d bytes",
+				i, m.Net, m.Src, m.Args, len(m.Payload), prev, args(i), len(payload(i, buf[:])))
+		}
+	})
+	if err := am.Barrier(p); err != nil { // every PE has h
+		return err
+	}
+	var out [am.MaxMedium]byte
+	for i := range count {
+		for _, net := range []am.Net{am.Left, am.Right} {
+			if err := ep.Send(next, net, false, am.PollBoth, h, args(i), payload(i, out[:])); err != nil {
+				return err
+			}
+		}
+	}
+	if err := ep.Wait("packets", prev, func() bool { return got == [2]int{count, count} || bad != nil }); err != nil {
+		return err
+	}
+	if bad != nil {
+		return bad
 	}
 	return am.Barrier(p)
 }
