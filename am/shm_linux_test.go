@@ -69,6 +69,11 @@ func TestSharedChild(t *testing.T) {
 		m.Reply(hAck, am.Args{binary.LittleEndian.Uint64(mem[8:])})
 	})
 	if os.Getenv(envShmMode) == "hang" {
+		// Attached: the parent kills it now (a PE that never attached has
+		// no process the others could see die).
+		if err := os.WriteFile(path+".up", nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
 		time.Sleep(time.Minute) // killed by the parent
 	}
 	if err := ep.Wait("serve", 0, func() bool { return stop }); err != nil {
@@ -105,6 +110,14 @@ func TestShared(t *testing.T) {
 			if mode == "hang" {
 				if err := ep.Request(1, hReq, am.Args{21}); err != nil {
 					t.Fatal(err)
+				}
+				for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+					if _, err := os.Stat(path + ".up"); err == nil {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatal("PE 1's process did not attach within a minute")
+					}
 				}
 				time.Sleep(200 * time.Millisecond)
 				child.Process.Kill() // not reaped yet: a zombie is dead too

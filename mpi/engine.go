@@ -3,7 +3,6 @@
 package mpi
 
 import (
-	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -114,12 +113,29 @@ type engine struct {
 // goroutine (locked to its thread for good: every later use of the PE must
 // come from it), takes the PE id and count from MPI_COMM_WORLD (cfg.PE and
 // cfg.PEs must be zero or agree) and checks in with the other ranks.
+//
+// Every wait of Open is bounded. MPI_Init waits for every rank to start it
+// and cannot be abandoned: a watchdog ends the process after
+// cfg.CheckInTimeout. Then a check-in of point-to-point messages only
+// (checkIn) names the ranks that have not reached Open within
+// cfg.CheckInTimeout, before any collective; the blocking collectives that
+// create the communicators follow, bounded by a watchdog of cfg.Timeout.
 func Open(cfg papers.Config) (*papers.PE, error) {
 	per, err := nodeRuns()
 	if err != nil {
 		return nil, err
 	}
-	if err := Init(); err != nil {
+	timeout, checkInTimeout, err := cfg.Timeouts()
+	if err != nil {
+		return nil, err
+	}
+	self, _, _ := Launched()
+	stop := watchdog(checkInTimeout, func() string {
+		return fmt.Sprintf("papers: PE %d: MPI_Init did not return within %v: it waits for every rank of the job to start it, and one has not (stopped, slow to start, or dead; MPI cannot say which). Start every rank within CheckInTimeout, or raise it; ending this process", self, checkInTimeout)
+	})
+	err = Init()
+	stop()
+	if err != nil {
 		return nil, fmt.Errorf("%w (is this process started by mpirun, and is the MPI runtime installed? apt-get install openmpi-bin)", err)
 	}
 	w := World()
@@ -131,43 +147,129 @@ func Open(cfg papers.Config) (*papers.PE, error) {
 	if size > lpt.MaxPEs {
 		return nil, fmt.Errorf("mpi: %d ranks: a PAPERS program has 1 to %d PEs, as the largest board: start at most %d (mpirun -np)", size, lpt.MaxPEs, lpt.MaxPEs)
 	}
-	world, err := w.Dup()
+	if err := checkIn(w, checkInTimeout); err != nil {
+		return nil, err
+	}
+	e := &engine{self: rank, n: size, timeout: timeout, ctx: cfg.Context, members: 1<<size - 1, ctlBuf: Alloc(2 * ctlSize)}
+	stop = watchdog(timeout, func() string {
+		return fmt.Sprintf("papers: PE %d: check-in: the communicators were not created within %v after every rank checked in (MPI_Comm_dup, MPI_Comm_split_type, MPI_Win_allocate_shared, MPI_Allgather: collectives MPI cannot abandon): a rank stopped or died in between; ending this process", rank, timeout)
+	})
+	dn, err := e.setup(per)
+	stop()
 	if err != nil {
 		return nil, err
 	}
-	data, err := world.Dup()
-	if err != nil {
-		return nil, err
-	}
-	groups, err := world.Dup()
-	if err != nil {
-		return nil, err
-	}
-	co, err := newColl(world, per)
-	if err != nil {
-		return nil, err
-	}
-	e := &engine{self: rank, n: size, timeout: cmp.Or(cfg.Timeout, papers.DefaultTimeout), ctx: cfg.Context,
-		world: world, data: data, groups: groups, members: 1<<size - 1, coll: co,
-		ctlBuf: Alloc(2 * ctlSize)}
-	for k := range size {
-		e.ranks = append(e.ranks, k)
-	}
-	co.configure(data, e.ranks, rank)
-	dn, err := newDataNet(world, e)
-	if err != nil {
-		return nil, err
-	}
-	wait := e.timeout // the check-in has a bound of its own
-	e.timeout = cmp.Or(cfg.CheckInTimeout, wait)
+	e.timeout = checkInTimeout // the check-in barrier has a bound of its own
 	p, err := papers.OpenEngine(e, cfg)
-	e.timeout = wait
+	e.timeout = timeout
 	if err != nil {
 		return nil, err
 	}
-	e.ep = am.NewEndpoint(dn, am.Options{Timeout: wait, Context: cfg.Context})
+	e.ep = am.NewEndpoint(dn, am.Options{Timeout: timeout, Context: cfg.Context})
 	p.AttachDataNet(e.ep)
 	return p, nil
+}
+
+// setup creates the engine's communicators, its hot collectives (per:
+// nodeRuns) and its data network: blocking collective calls over every rank.
+func (e *engine) setup(per int) (am.Transport, error) {
+	var err error
+	if e.world, err = World().Dup(); err != nil {
+		return nil, err
+	}
+	if e.data, err = e.world.Dup(); err != nil {
+		return nil, err
+	}
+	if e.groups, err = e.world.Dup(); err != nil {
+		return nil, err
+	}
+	if e.coll, err = newColl(e.world, per); err != nil {
+		return nil, err
+	}
+	for k := range e.n {
+		e.ranks = append(e.ranks, k)
+	}
+	e.coll.configure(e.data, e.ranks, e.self)
+	return newDataNet(e.world, e)
+}
+
+// tagHello is checkIn's, on MPI_COMM_WORLD, which nothing else uses.
+const tagHello = 1
+
+// checkIn returns once every rank of w has reached it, or an error naming
+// those that did not within timeout: every rank sends every other a hello
+// and waits for theirs. It is made of point-to-point messages only, polled
+// with the deadline, so that a rank that has not started, stopped or died
+// is named before the collectives that could not be abandoned.
+func checkIn(w Comm, timeout time.Duration) error {
+	self, n := w.Rank(), w.Size()
+	in, out := Alloc(n), Alloc(1)
+	var reqs []Request // a receive and a send for each other rank
+	var peer []int
+	for k := range n {
+		if k == self {
+			continue
+		}
+		r, err := w.Irecv(unsafe.Pointer(&in[k]), 1, k, tagHello)
+		if err != nil {
+			return fmt.Errorf("papers: PE %d: check-in: %w", self, err)
+		}
+		s, err := w.Isend(unsafe.Pointer(&out[0]), 1, k, tagHello)
+		if err != nil {
+			return fmt.Errorf("papers: PE %d: check-in: %w", self, err)
+		}
+		reqs, peer = append(reqs, r, s), append(peer, k, k)
+	}
+	done := make([]bool, len(reqs))
+	deadline := time.Now().Add(timeout)
+	for {
+		var missing uint64
+		for i := range reqs {
+			if done[i] {
+				continue
+			}
+			ok, _, err := reqs[i].Test(spins)
+			if err != nil {
+				return fmt.Errorf("papers: PE %d: check-in: %w", self, err)
+			}
+			done[i] = ok
+			if !ok {
+				missing |= 1 << peer[i]
+			}
+		}
+		if missing == 0 {
+			Free(in)
+			Free(out)
+			return nil
+		}
+		if time.Now().After(deadline) {
+			for i := range reqs {
+				if !done[i] {
+					reqs[i].Cancel() // its buffer stays: MPI may still hold it
+				}
+			}
+			return &papers.TimeoutError{PE: self, Op: "check-in", Waited: timeout,
+				Stall: pes(missing) + " did not reach mpi.Open: not started, stopped or dead (ranks started by hand need a longer CheckInTimeout)"}
+		}
+	}
+}
+
+// watchdog bounds a blocking MPI call, which cannot be abandoned: unless
+// the stop it returns is called within d, it prints msg() and ends the
+// process with status 1, and mpirun ends the job. (It exits rather than
+// calling MPI_Abort: under MPI_THREAD_SINGLE no other thread may call MPI
+// while the PE's is inside it.)
+func watchdog(d time.Duration, msg func() string) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+		case <-time.After(d):
+			fmt.Fprintln(os.Stderr, msg())
+			os.Exit(1)
+		}
+	}()
+	return func() { close(done) }
 }
 
 func (e *engine) errorf(format string, a ...any) error {
@@ -663,16 +765,10 @@ func (e *engine) acknowledge(op string, mine ctl, raisers uint64, code uint8) (u
 // then, as the call cannot be abandoned, a watchdog ends the process with an
 // error after the timeout, and mpirun ends the job.
 func (e *engine) subset(op string) (Comm, error) {
-	done := make(chan struct{})
-	defer close(done)
-	go func(self int, timeout time.Duration, members string) {
-		select {
-		case <-done:
-		case <-time.After(timeout):
-			fmt.Fprintf(os.Stderr, "papers: PE %d: %s: the communicator of %s was not created within %v after the interrupt acknowledge: one of them stopped or died; ending this process\n", self, op, members, timeout)
-			os.Exit(1)
-		}
-	}(e.self, e.timeout, pes(e.members))
+	self, timeout, members := e.self, e.timeout, pes(e.members)
+	defer watchdog(timeout, func() string {
+		return fmt.Sprintf("papers: PE %d: %s: the communicator of %s was not created within %v after the interrupt acknowledge: one of them stopped or died; ending this process", self, op, members, timeout)
+	})()
 	return e.groups.Subset(e.ranks, int(e.epoch)%32768)
 }
 

@@ -42,6 +42,9 @@ func rank(mode string) int {
 	if mode == "spmd-fail" {
 		spmd.Main(failing) // exits
 	}
+	if mode == "stop-init" || mode == "stop-open" {
+		stopEarly(mode)
+	}
 	p, err := mpi.Open(papers.Config{Timeout: timeoutOf()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -111,6 +114,19 @@ func victim(p *papers.PE, mode string) error {
 			fmt.Printf("PE %d: after %d barriers: %v\n", p.Self(), i, err)
 			return err
 		}
+	}
+}
+
+// stopEarly stops the last rank (SIGSTOP) before it calls mpi.Open: before
+// MPI_Init (stop-init), or once MPI is initialised (stop-open).
+func stopEarly(mode string) {
+	if pe, pes, _ := mpi.Launched(); pe == pes-1 {
+		if mode == "stop-open" {
+			if err := mpi.Init(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+			}
+		}
+		syscall.Kill(os.Getpid(), syscall.SIGSTOP)
 	}
 }
 
@@ -207,6 +223,38 @@ func TestStoppedRank(t *testing.T) {
 		t.Errorf("the job took %v to end after a rank stopped (timeout %v)", d, timeout)
 	}
 	t.Logf("mpirun ended %v after it started:\n%s", time.Since(start).Round(time.Millisecond), out)
+}
+
+// TestStoppedBeforeOpen: a rank stopped before it opens its PE makes the
+// others' mpi.Open end within the check-in timeout, never hang in MPI's
+// blocking setup, and mpirun exits non-zero. Stopped once MPI is
+// initialised, the rank is named by the others' check-in; stopped before
+// MPI_Init, which waits for every rank to start it and cannot say which
+// has not, the others' watchdog ends them with an error saying so.
+func TestStoppedBeforeOpen(t *testing.T) {
+	const timeout = 2 * time.Second
+	for _, c := range []struct{ mode, want string }{
+		{"stop-open", "check-in did not complete within 2s: PE 2 did not reach mpi.Open"},
+		{"stop-init", "MPI_Init did not return within 2s"},
+	} {
+		start := time.Now()
+		out, err := mpirun(t, 3, c.mode, time.Minute, nil, "MPI_TEST_TIMEOUT="+timeout.String())
+		if err == nil {
+			t.Errorf("%s: mpirun exited 0 with a stopped rank:\n%s", c.mode, out)
+		}
+		named := false
+		for _, k := range []int{0, 1} {
+			named = named || strings.Contains(out, fmt.Sprintf("papers: PE %d: %s", k, c.want))
+		}
+		if !named {
+			t.Errorf("%s: no rank reports %q:\n%s", c.mode, c.want, out)
+		}
+		// mpirun's start, the timeout and the job's end.
+		if d := time.Since(start); d > 3*timeout+10*time.Second {
+			t.Errorf("%s: the job took %v to end after a rank stopped (timeout %v)", c.mode, d, timeout)
+		}
+		t.Logf("%s: mpirun ended %v after it started:\n%s", c.mode, time.Since(start).Round(time.Millisecond), out)
+	}
 }
 
 // TestKilledRank: a rank killed by SIGKILL ends the job with a non-zero

@@ -141,12 +141,23 @@ func Open(port lpt.Port, cfg Config) (*PE, error) {
 	if err := port.Err(); err != nil {
 		return nil, p.errorf("port: %w", err)
 	}
-	if err := p.checkIn(cmp.Or(cfg.CheckInTimeout, p.timeout)); err != nil {
+	_, checkIn, _ := cfg.Timeouts()
+	if err := p.checkIn(checkIn); err != nil {
 		p.abandon()
 		return nil, err
 	}
 	p.stats = Stats{}
 	return p, nil
+}
+
+// Timeouts returns the bounds cfg sets, its defaults filled in: timeout
+// bounds every wait, checkIn Open's wait for the other PEs to start.
+func (cfg Config) Timeouts() (timeout, checkIn time.Duration, err error) {
+	if cfg.Timeout < 0 || cfg.CheckInTimeout < 0 {
+		return 0, 0, fmt.Errorf("papers: negative timeout (Timeout %v, CheckInTimeout %v): use 0 for the default or a positive duration", cfg.Timeout, cfg.CheckInTimeout)
+	}
+	timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
+	return timeout, cmp.Or(cfg.CheckInTimeout, timeout), nil
 }
 
 // newPE checks cfg and returns the PE it describes, not yet opened.
@@ -157,10 +168,11 @@ func newPE(cfg Config) (*PE, error) {
 	if cfg.PE < 0 || cfg.PE >= cfg.PEs {
 		return nil, fmt.Errorf("papers: PE id %d out of range: with %d PEs the ids are 0 to %d", cfg.PE, cfg.PEs, cfg.PEs-1)
 	}
-	if cfg.Timeout < 0 || cfg.CheckInTimeout < 0 {
-		return nil, fmt.Errorf("papers: negative timeout (Timeout %v, CheckInTimeout %v): use 0 for the default or a positive duration", cfg.Timeout, cfg.CheckInTimeout)
+	timeout, _, err := cfg.Timeouts()
+	if err != nil {
+		return nil, err
 	}
-	p := &PE{self: cfg.PE, n: cfg.PEs, timeout: cmp.Or(cfg.Timeout, DefaultTimeout), ctx: cfg.Context, mode: cfg.NANDMode}
+	p := &PE{self: cfg.PE, n: cfg.PEs, timeout: timeout, ctx: cfg.Context, mode: cfg.NANDMode}
 	if p.ctx != nil {
 		p.done = p.ctx.Done()
 	}
