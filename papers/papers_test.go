@@ -413,7 +413,6 @@ func TestStalledPE(t *testing.T) {
 // has completed", whether or not Query saw it, and at once when it has.
 func TestSplitPhaseBarrier(t *testing.T) {
 	queried := make(chan struct{})
-	var work atomic.Int64
 	err := emulate.Run(2, papers.Config{}, func(p *papers.PE) error {
 		if p.Self() == 1 {
 			<-queried // late: PE 0 has seen the barrier incomplete
@@ -424,7 +423,7 @@ func TestSplitPhaseBarrier(t *testing.T) {
 			}
 			return nil
 		}
-		if err := splitSequences(p, queried, &work); err != nil {
+		if err := splitSequences(p, queried); err != nil {
 			return err
 		}
 		return p.Barrier() // in step: PE 1's third barrier
@@ -432,13 +431,13 @@ func TestSplitPhaseBarrier(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if work.Load() == 0 {
-		t.Fatal("PE 0 did no work between StartBarrier and completion")
-	}
 }
 
-// splitSequences is PE 0's part of TestSplitPhaseBarrier.
-func splitSequences(p *papers.PE, queried chan struct{}, work *atomic.Int64) error {
+// splitSequences is PE 0's part of TestSplitPhaseBarrier. That it runs on
+// between StartBarrier and completion is shown by the first QueryBarrier,
+// which must find PE 1 not arrived: after that PE 1 may arrive at once (it
+// did, on a fast board), so the polls that follow need not see it pending.
+func splitSequences(p *papers.PE, queried chan struct{}) error {
 	// With no split-phase barrier begun, the last barrier has completed.
 	if ok, err := p.QueryBarrier(); !ok || err != nil {
 		return fmt.Errorf("QueryBarrier before any StartBarrier = %v, %v; want true", ok, err)
@@ -465,7 +464,6 @@ func splitSequences(p *papers.PE, queried chan struct{}, work *atomic.Int64) err
 		if done {
 			break
 		}
-		work.Add(1)
 	}
 	if ok, err := p.QueryBarrier(); !ok || err != nil {
 		return fmt.Errorf("QueryBarrier after it was true = %v, %v; want true", ok, err)
