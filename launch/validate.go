@@ -75,7 +75,7 @@ func checkProgram(prog string) error {
 		return nil
 	}
 	if !strings.Contains(prog, "/") {
-		return fmt.Errorf("program %q: not found on $PATH (give a path, e.g. ./%s)", prog, prog)
+		return fmt.Errorf("program %q: not found on $PATH (give a path, e.g. %q)", prog, "./"+prog)
 	}
 	st, err := os.Stat(prog)
 	switch {
