@@ -39,27 +39,35 @@ func (r *roundTripper) serveUntil(stop *bool) error {
 	return r.ep.Wait("serve", 0, func() bool { return *stop })
 }
 
-// TestZeroAllocs: a round trip — request, handler, reply, reply handler,
-// the waits on both sides — allocates nothing, on either PE.
-func TestZeroAllocs(t *testing.T) {
-	var allocs float64
-	err := run(t, 2, 0, func(p *papers.PE, ep *am.Endpoint) error {
+// roundTrips runs client on PE 0 of 2 goroutine PEs with a roundTripper
+// to PE 1, which serves until client returns.
+func roundTrips(tb testing.TB, client func(r *roundTripper) error) error {
+	return run(tb, 2, 0, func(p *papers.PE, ep *am.Endpoint) error {
 		r := newRoundTripper(ep)
 		stop := false
 		hStop := ep.Register(func(*am.Msg) { stop = true })
 		if ep.Self() == 1 {
 			return r.serveUntil(&stop)
 		}
+		if err := client(r); err != nil {
+			return err
+		}
+		return ep.Request(1, hStop, am.Args{})
+	})
+}
+
+// TestZeroAllocs: a round trip — request, handler, reply, reply handler,
+// the waits on both sides — allocates nothing, on either PE.
+func TestZeroAllocs(t *testing.T) {
+	var allocs float64
+	err := roundTrips(t, func(r *roundTripper) error {
 		var err error
 		allocs = testing.AllocsPerRun(2000, func() {
 			if e := r.once(1); e != nil && err == nil {
 				err = e
 			}
 		})
-		if err != nil {
-			return err
-		}
-		return ep.Request(1, hStop, am.Args{})
+		return err
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -73,13 +81,7 @@ func TestZeroAllocs(t *testing.T) {
 // between 2 goroutine PEs: 2L + 4o in LogP.
 func BenchmarkRoundTrip(b *testing.B) {
 	b.ReportAllocs()
-	err := run(b, 2, 0, func(p *papers.PE, ep *am.Endpoint) error {
-		r := newRoundTripper(ep)
-		stop := false
-		hStop := ep.Register(func(*am.Msg) { stop = true })
-		if ep.Self() == 1 {
-			return r.serveUntil(&stop)
-		}
+	err := roundTrips(b, func(r *roundTripper) error {
 		b.ResetTimer()
 		for b.Loop() {
 			if err := r.once(1); err != nil {
@@ -87,7 +89,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 			}
 		}
 		b.StopTimer()
-		return ep.Request(1, hStop, am.Args{})
+		return nil
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -99,13 +101,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 // sleeps in its transport's Wait; what is timed is the wake-up and the
 // round trip.
 func BenchmarkWakeUp(b *testing.B) {
-	err := run(b, 2, 0, func(p *papers.PE, ep *am.Endpoint) error {
-		r := newRoundTripper(ep)
-		stop := false
-		hStop := ep.Register(func(*am.Msg) { stop = true })
-		if ep.Self() == 1 {
-			return r.serveUntil(&stop)
-		}
+	err := roundTrips(b, func(r *roundTripper) error {
 		var total time.Duration
 		for b.Loop() {
 			for t := time.Now(); time.Since(t) < 300*time.Microsecond; {
@@ -117,7 +113,7 @@ func BenchmarkWakeUp(b *testing.B) {
 			total += time.Since(start)
 		}
 		b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "ns/wakeup")
-		return ep.Request(1, hStop, am.Args{})
+		return nil
 	})
 	if err != nil {
 		b.Fatal(err)
