@@ -42,14 +42,7 @@ func benchOp(b *testing.B, op func(p *papers.PE) error) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if aerr != nil {
-				b.Logf("no Go anchors: %v", aerr)
-				return
-			}
-			b.ReportMetric(g.Spin*1e3, "spin-ns")
-			b.ReportMetric(g.Yield*1e3, "yield-ns")
-			b.ReportMetric(g.Cond*1e3, "cond-ns")
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(g.Best()*1e3), "x-best")
+			anchors.ReportGo(b, g, aerr)
 		})
 	}
 }

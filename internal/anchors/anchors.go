@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -307,4 +308,19 @@ func Cleanup() {
 		os.RemoveAll(tmp)
 		tmp, builds, outputs = "", map[string]string{}, map[string]string{}
 	}
+}
+
+// ReportGo adds g, the Go barriers measured for b's PE count, to b's
+// metrics (spin-ns, yield-ns, cond-ns), with x-best: b's time per
+// operation over the best of them. err is Go's: without the anchors it
+// logs why and adds nothing.
+func ReportGo(b *testing.B, g GoBarriers, err error) {
+	if err != nil {
+		b.Logf("no Go anchors: %v", err)
+		return
+	}
+	b.ReportMetric(g.Spin*1e3, "spin-ns")
+	b.ReportMetric(g.Yield*1e3, "yield-ns")
+	b.ReportMetric(g.Cond*1e3, "cond-ns")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(g.Best()*1e3), "x-best")
 }
