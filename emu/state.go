@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -292,32 +290,10 @@ func (b *Board) PortInfo(pe int) (info PortInfo) {
 		info.Noticed = time.Unix(0, int64(ns))
 	}
 	if late := b.m.load(b.lay.per(pe, pStalled)); late != 0 {
-		info.Late = members(late - 1)
+		info.Late = lpt.Members(late - 1)
 		info.TimedOut = time.Unix(0, int64(b.m.load(b.lay.per(pe, pStalledAt))))
 	}
 	return info
-}
-
-// namePEs is "PE 2" or "PEs 2, 3".
-func namePEs(pes []int) string {
-	if len(pes) == 1 {
-		return fmt.Sprintf("PE %d", pes[0])
-	}
-	s := make([]string, len(pes))
-	for i, k := range pes {
-		s[i] = strconv.Itoa(k)
-	}
-	return "PEs " + strings.Join(s, ", ")
-}
-
-func members(mask uint64) []int {
-	var pes []int
-	for k := 0; mask != 0; k, mask = k+1, mask>>1 {
-		if mask&1 != 0 {
-			pes = append(pes, k)
-		}
-	}
-	return pes
 }
 
 // AbortError is the sticky error every port of an aborted board returns.
@@ -392,8 +368,8 @@ func (b *Board) deadPartner(turn int) (int, string) {
 	// A PE that gave up waiting for others and exited is not the cause:
 	// the PEs it found late are.
 	if late := b.m.load(b.lay.per(k, pStalled)); late != 0 {
-		pes := members(late - 1)
-		return pes[0], fmt.Sprintf("%s did not arrive at a barrier: PE %d waited until its timeout and exited", namePEs(pes), k)
+		pes := lpt.Members(late - 1)
+		return pes[0], fmt.Sprintf("%s did not arrive at a barrier: PE %d waited until its timeout and exited", lpt.NamePEs(pes), k)
 	}
 	return k, fmt.Sprintf("PE %d's process (pid %d) died without closing its PE", k, wordPID(holder))
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/field"
 	"github.com/ttlpapers/ttlpapers/internal/stop"
+	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/spmd"
 	"github.com/ttlpapers/ttlpapers/spmd/shm"
 )
@@ -328,7 +329,7 @@ func (r *run) finish() {
 			}
 		case <-deadline.C:
 			if r.rep.Lingered = r.lingering(); len(r.rep.Lingered) > 0 {
-				r.rep.Notes = append(r.rep.Notes, fmt.Sprintf("what %s started was still running at the end of the grace period after the PEs ended: killed its process group", namePEs(r.rep.Lingered)))
+				r.rep.Notes = append(r.rep.Notes, fmt.Sprintf("what %s started was still running at the end of the grace period after the PEs ended: killed its process group", lpt.NamePEs(r.rep.Lingered)))
 			}
 			r.signalAll(unix.SIGKILL)
 			r.expire(time.Now())
@@ -393,18 +394,6 @@ func procStat(pid int) (state byte, group int, ok bool) {
 	}
 	group, err = strconv.Atoi(f[2])
 	return f[0][0], group, err == nil
-}
-
-// namePEs is "PE 2" or "PEs 2, 3".
-func namePEs(pes []int) string {
-	if len(pes) == 1 {
-		return fmt.Sprintf("PE %d", pes[0])
-	}
-	s := make([]string, len(pes))
-	for i, k := range pes {
-		s[i] = strconv.Itoa(k)
-	}
-	return "PEs " + strings.Join(s, ", ")
 }
 
 // expire makes the output copiers stop reading at t.
@@ -489,7 +478,7 @@ func (r *run) ended(e exitEvent) {
 // failed because of the PEs that did not arrive, which the report names.
 func (r *run) failedWaiting(k, status int, info emu.PortInfo) {
 	pe := r.cfg.First + k
-	reason := fmt.Sprintf("%s did not arrive at a barrier: PE %d waited until its timeout and exited with status %d", namePEs(info.Late), pe, status)
+	reason := fmt.Sprintf("%s did not arrive at a barrier: PE %d waited until its timeout and exited with status %d", lpt.NamePEs(info.Late), pe, status)
 	// Of several late PEs, a stopped one is the likelier cause (the others
 	// may just be slow to be scheduled): blame it.
 	blamed := info.Late[0]

@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 	"unsafe"
 
@@ -249,7 +248,7 @@ func checkIn(w Comm, timeout time.Duration) error {
 				}
 			}
 			return &papers.TimeoutError{PE: self, Op: "check-in", Waited: timeout,
-				Stall: pes(missing) + " did not reach mpi.Open: not started, stopped or dead (ranks started by hand need a longer CheckInTimeout)"}
+				Stall: lpt.NameMask(missing) + " did not reach mpi.Open: not started, stopped or dead (ranks started by hand need a longer CheckInTimeout)"}
 		}
 	}
 }
@@ -565,23 +564,11 @@ func (e *engine) timedOut(op string, waited time.Duration) error {
 	}
 	stall := "every other PE answers a ping: they are waiting in another operation (did every PE call the same one?)"
 	if silent := want &^ answered; silent != 0 {
-		stall = fmt.Sprintf("%s did not answer a ping: stopped, dead, or computing for longer than the timeout", pes(silent))
+		stall = fmt.Sprintf("%s did not answer a ping: stopped, dead, or computing for longer than the timeout", lpt.NameMask(silent))
 	}
 	e.broken = &papers.TimeoutError{PE: e.self, Op: op, Waited: e.timeout, Stall: stall}
 	e.pendOp = ""
 	return e.broken
-}
-
-func pes(mask uint64) string {
-	m := papers.Members(mask)
-	s := make([]string, len(m))
-	for i, k := range m {
-		s[i] = fmt.Sprint(k)
-	}
-	if len(m) == 1 {
-		return "PE " + s[0]
-	}
-	return "PEs " + strings.Join(s, ", ")
 }
 
 func (e *engine) interruptError(op string, code uint8) *papers.InterruptError {
@@ -714,7 +701,7 @@ func (e *engine) acknowledge(op string, mine ctl, raisers uint64, code uint8) (u
 				if !known {
 					return 0, e.failErr(&papers.TimeoutError{PE: e.self, Op: "interrupt acknowledge", Waited: e.timeout, Stall: "no participant acknowledged this PE's interrupt (are they all computing without a collective, stopped or dead?)"})
 				}
-				return 0, e.failErr(&papers.TimeoutError{PE: e.self, Op: "interrupt acknowledge", Waited: e.timeout, Stall: pes(missing) + " did not acknowledge the interrupt: stopped, dead, or computing for longer than the timeout"})
+				return 0, e.failErr(&papers.TimeoutError{PE: e.self, Op: "interrupt acknowledge", Waited: e.timeout, Stall: lpt.NameMask(missing) + " did not acknowledge the interrupt: stopped, dead, or computing for longer than the timeout"})
 			}
 			continue
 		}
@@ -765,7 +752,7 @@ func (e *engine) acknowledge(op string, mine ctl, raisers uint64, code uint8) (u
 // then, as the call cannot be abandoned, a watchdog ends the process with an
 // error after the timeout, and mpirun ends the job.
 func (e *engine) subset(op string) (Comm, error) {
-	self, timeout, members := e.self, e.timeout, pes(e.members)
+	self, timeout, members := e.self, e.timeout, lpt.NameMask(e.members)
 	defer watchdog(timeout, func() string {
 		return fmt.Sprintf("papers: PE %d: %s: the communicator of %s was not created within %v after the interrupt acknowledge: one of them stopped or died; ending this process", self, op, members, timeout)
 	})()

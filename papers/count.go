@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"math/bits"
+
+	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
 // Count says how many PEs contributed to a result: SPIDER's delivered/total
@@ -28,7 +30,7 @@ func (c Count) String() string {
 	if c.Missing == 0 {
 		return fmt.Sprintf("%d/%d", c.Delivered, c.Total)
 	}
-	return fmt.Sprintf("%d/%d (%s missing)", c.Delivered, c.Total, pes(c.Missing))
+	return fmt.Sprintf("%d/%d (%s missing)", c.Delivered, c.Total, lpt.NameMask(c.Missing))
 }
 
 // counted runs f, a collective, over the PEs that take part and that the

@@ -4,8 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
+
+	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
 // Sentinel errors. They carry no prefix of their own: papers returns them
@@ -82,25 +83,12 @@ type InterruptError struct {
 func (e *InterruptError) Error() string {
 	s := fmt.Sprintf("papers: PE %d: %s interrupted by a parallel interrupt with code %#x", e.PE, e.Op, e.Code)
 	if e.Left != 0 {
-		s += fmt.Sprintf("; %s left the group", pes(e.Left))
+		s += fmt.Sprintf("; %s left the group", lpt.NameMask(e.Left))
 	}
 	if e.Joined != 0 {
-		s += fmt.Sprintf("; %s joined the group", pes(e.Joined))
+		s += fmt.Sprintf("; %s joined the group", lpt.NameMask(e.Joined))
 	}
 	return s
-}
-
-// pes names the PEs of a mask: "PE 3", "PEs 1, 3".
-func pes(mask uint64) string {
-	m := Members(mask)
-	if len(m) == 1 {
-		return fmt.Sprintf("PE %d", m[0])
-	}
-	s := make([]string, len(m))
-	for i, k := range m {
-		s[i] = fmt.Sprint(k)
-	}
-	return "PEs " + strings.Join(s, ", ")
 }
 
 // change is what the last interrupt acknowledge did to the group.
@@ -126,9 +114,9 @@ type AbsentError struct {
 
 func (e *AbsentError) Error() string {
 	if e.Why == "value" {
-		return fmt.Sprintf("papers: PE %d: %s: %s took no part (left the group): their slots hold zero, the participants' are filled", e.PE, e.Op, pes(e.Missing))
+		return fmt.Sprintf("papers: PE %d: %s: %s took no part (left the group): their slots hold zero, the participants' are filled", e.PE, e.Op, lpt.NameMask(e.Missing))
 	}
-	return fmt.Sprintf("papers: PE %d: %s: %s %s does not take part (it left the group, or its program failed): name a participant (Participants)", e.PE, e.Op, e.Why, pes(e.Missing))
+	return fmt.Sprintf("papers: PE %d: %s: %s %s does not take part (it left the group, or its program failed): name a participant (Participants)", e.PE, e.Op, e.Why, lpt.NameMask(e.Missing))
 }
 
 func (e *AbsentError) Unwrap() error { return ErrAbsent }

@@ -50,7 +50,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math/bits"
 	"runtime"
 	"strings"
 	"time"
@@ -225,15 +224,7 @@ func NamePE(k int, err error) error {
 }
 
 // Members lists the PEs whose bits are set in a vote mask, in PE order.
-func Members(mask uint64) []int {
-	pes := make([]int, 0, bits.OnesCount64(mask))
-	for i := 0; mask != 0; i, mask = i+1, mask>>1 {
-		if mask&1 != 0 {
-			pes = append(pes, i)
-		}
-	}
-	return pes
-}
+func Members(mask uint64) []int { return lpt.Members(mask) }
 
 // all is the mask of every PE of the program.
 func (p *PE) all() uint64 { return 1<<p.n - 1 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ttlpapers/ttlpapers/hw"
+	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
 // A fault can hide another: with D6 stuck at 0 on one PE the barrier's
@@ -164,11 +165,7 @@ func linesOf(hs []hypothesis) string {
 	for i, l := range order {
 		ks := pes[l]
 		slices.Sort(ks)
-		who := fmt.Sprintf("PE %d", ks[0])
-		if len(ks) > 1 {
-			who = "PEs " + strings.Trim(strings.ReplaceAll(fmt.Sprint(ks), " ", ", "), "[]")
-		}
-		parts[i] = fmt.Sprintf("%s (%s)", l, who)
+		parts[i] = fmt.Sprintf("%s (%s)", l, lpt.NamePEs(ks))
 	}
 	return strings.Join(parts, ", ")
 }
