@@ -32,9 +32,9 @@ type memo struct {
 	hash   uint64   // of key
 	faults uint64   // a lock-free board's: the fault words' sequence sum the slots hold
 
-	// Slot i (of a power of two): keys[i*(n+1)] is the flip-flop state |
-	// memoValid, then the n port words; next[i] the next state | the
-	// contended nets <<8; statuses[i*n:] the statuses.
+	// Slot i (of a power of two, in sets of memoWays): keys[i*(n+1)] is
+	// the flip-flop state, then the n port words; next[i] the next state |
+	// the contended nets <<8; statuses[i*n:] the statuses.
 	keys     []uint64
 	tags     []uint64 // by slot: the hash of its key, memoValid set; 0 when empty
 	next     []uint64
