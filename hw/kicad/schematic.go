@@ -327,12 +327,13 @@ func (sc *schematic) power(id, net string, s side, x, y coord) {
 }
 
 // flag places a PWR_FLAG at a wire's end (x, y) on a supply net, pointing
-// up (down on ground), away from the pins beside it.
+// down, clear of a label's text above the wire; on VCC, the upper pin of
+// the power input, up, away from GND's flag below.
 func (sc *schematic) flag(id, net string, x, y coord) {
 	sc.flags++
-	rot, vy := 0, -pin-grid
-	if net == hw.GND {
-		rot, vy = 180, pin+grid
+	rot, vy := 180, pin+grid
+	if net == hw.VCC {
+		rot, vy = 0, -pin-grid
 	}
 	sc.instances = append(sc.instances, placePower(&sc.w, id+"/flag", flagLibID, fmt.Sprintf("#FLG%02d", sc.flags), "PWR_FLAG", x, y, rot, 0, vy))
 }
