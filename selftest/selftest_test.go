@@ -73,11 +73,18 @@ func dump(r jsonReport) string {
 	return b.String()
 }
 
+// mustPass is the per-wait timeout of runs that must pass: no healthy wait
+// comes near it, but the emulator's 200 ms default (EmulatorTimeout), which
+// keeps runs that detect faults short, was overrun under the race detector
+// on a loaded 2-CPU machine (CI, with other jobs), failing a harmless
+// fault's run.
+const mustPass = 2 * time.Second
+
 func TestHealthyBoardPasses(t *testing.T) {
 	for _, n := range []int{1, 2, 4, 8} {
 		t.Run(fmt.Sprintf("%dPEs", n), func(t *testing.T) {
 			t.Parallel()
-			r := runJSON(t, Config{PEs: n})
+			r := runJSON(t, Config{PEs: n, Timeout: mustPass})
 			if !r.Pass || r.Backend != "emulator" || r.PEs != n {
 				t.Fatalf("pass=%v backend=%q pes=%d:%s", r.Pass, r.Backend, r.PEs, dump(r))
 			}
@@ -207,7 +214,7 @@ func TestFaultCatalogue(t *testing.T) {
 		}
 	}
 	faults := append(seen, unseen...)
-	reports := append(runAll(t, seen, Config{PEs: 4}), runAll(t, unseen, Config{PEs: 4})...)
+	reports := append(runAll(t, seen, Config{PEs: 4}), runAll(t, unseen, Config{PEs: 4, Timeout: mustPass})...)
 	for i, f := range faults {
 		t.Run(f.String(), func(t *testing.T) { assertDiagnosed(t, f, reports[i], true) })
 	}
