@@ -222,7 +222,7 @@ type pcbLayout struct {
 // gaps: none up to 8 PEs; half a DIP pitch (two more tracks a layer) per
 // PE beyond, since every PE adds a dozen nets that run the board's length
 // (the 16-PE board, with none, kept 62 grid points shared after 60
-// passes of rip-up and reroute; with 10 mm it routes in 15).
+// passes of rip-up and reroute; with 10 mm it routes in 16).
 func channelFor(b *hw.Board) um { return um(max(b.PEs-8, 0)) * fpGap / 2 }
 
 // connectorRow is how the cable connectors sit along an edge.

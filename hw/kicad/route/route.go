@@ -189,8 +189,8 @@ func Route(b Board, r Rules) (*Result, error) {
 		// anywhere costs the capped maximum, a point contested pass
 		// after pass still grows dearer than a fresh one: the losing
 		// net moves the conflict on to a net that can give way, instead
-		// of the same two nets trading the same point for ever (the
-		// 16-PE board stalled so at 62 points with a fixed history step).
+		// of the same two nets trading the same point for ever (with a
+		// fixed history step the 16-PE board stalled so at 3 points).
 		for i, o := range g.occ {
 			if o > 1 {
 				g.hist[i] += int32(o-1) * (4 + pres/8)
