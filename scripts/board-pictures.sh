@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# board-pictures.sh: plot the routed boards for docs/board.md with KiCad 9's
-# kicad-cli: the front (F.Cu, front silkscreen, outline) and the back
-# (B.Cu, back silkscreen, outline; mirrored, as seen from below) as SVG, and
-# a 3-D render of the top as PNG (kicad-cli renders headless; the footprints
-# carry no 3-D models, so it shows the bare board: mask, pads, silkscreen).
+# board-pictures.sh: plot the pictures in docs/ with KiCad 9's kicad-cli:
+# the 4-PE schematic sheet as SVG (docs/schematic-4pe.svg, and its core
+# cropped by scripts/schematic-core.sh into docs/schematic-4pe-core.png,
+# the README's picture), and the routed boards: the front (F.Cu, front
+# silkscreen, outline) and the back (B.Cu, back silkscreen, outline;
+# mirrored, as seen from below) as SVG, and a 3-D render of the top as PNG
+# (kicad-cli renders headless; the footprints carry no 3-D models, so it
+# shows the bare board: mask, pads, silkscreen).
 #
-# Needs: kicad-cli (KiCad 9; on Debian bookworm from bookworm-backports).
+# Needs: kicad-cli (KiCad 9; on Debian bookworm from bookworm-backports),
+# rsvg-convert (apt-get install librsvg2-bin) for the crop.
 # Usage: scripts/board-pictures.sh   (from the repository root, after
 # `go run ./cmd/papersctl kicad`)
 set -euo pipefail
@@ -13,6 +17,17 @@ command -v kicad-cli >/dev/null || { echo "board-pictures: kicad-cli not found: 
 [[ -d kicad ]] || { echo "board-pictures: run from the repository root (no kicad/ here)" >&2; exit 1; }
 work=$(mktemp -d /tmp/board-pictures.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+
+# The sheet, plotted with KiCad's default settings (an empty configuration
+# directory), not the user's colour theme.
+mkdir "$work/config"
+KICAD_CONFIG_HOME=$work/config kicad-cli sch export svg --no-background-color -o "$work" kicad/ttl_papers_4pe/ttl_papers_4pe.kicad_sch >/dev/null
+# KiCad stamps the plot's <title> with the date: drop it, so an unchanged
+# sheet plots to an unchanged file.
+sed -e 's#^<title>.*</title>$#<title>TTL_PAPERS 4-PE schematic, plotted by KiCad</title>#' "$work/ttl_papers_4pe.svg" >docs/schematic-4pe.svg
+echo "board-pictures: wrote docs/schematic-4pe.svg"
+"$(dirname "$0")"/schematic-core.sh
+
 for name in 4pe 8pe pi; do
 	base=ttl_papers_$name
 	pcb=kicad/$base/$base.kicad_pcb

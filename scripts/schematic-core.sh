@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # schematic-core.sh: crop the core of the 4-PE sheet — the barrier's S0/S1
-# NAND trees and flip-flops, and the interrupt trees — out of the KiCad plot
-# docs/schematic-4pe.svg (scripts/kicad-render.sh) into
-# docs/schematic-4pe-core.png, the README's picture: the whole A2 sheet is
-# unreadable at a page's width.
+# NAND trees and flip-flops, and the interrupt trees — out of KiCad's plot
+# docs/schematic-4pe.svg (scripts/board-pictures.sh runs it after plotting)
+# into docs/schematic-4pe-core.png, the README's picture: the whole A2
+# sheet is unreadable at a page's width.
 #
-# The crop is the two top-middle group boxes of the sheet, in the plot's
-# units (0.1 mil); if the layout of hw/kicad moves them, adjust VIEWBOX.
+# The crop is the two top-middle group boxes of the sheet with 1.27 mm
+# around them, in the plot's units (mm, sheet coordinates, as in the
+# .kicad_sch); if the layout of hw/kicad moves them, adjust VIEWBOX.
 # Needs rsvg-convert (apt-get install librsvg2-bin).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-VIEWBOX="97516 10377 78727 42405" # x y width height
+VIEWBOX="247.65 26.67 203.2 106.68" # x y width height
 command -v rsvg-convert >/dev/null || { echo "schematic-core: rsvg-convert not found: apt-get install librsvg2-bin" >&2; exit 1; }
 tmp=$(mktemp --suffix=.svg)
 trap 'rm -f "$tmp"' EXIT

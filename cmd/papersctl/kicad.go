@@ -15,7 +15,7 @@ func init() {
 			"4, 8 and 16 PEs), netlist, BOM and wire list, all generated from the hw netlist, under --out\n" +
 			"(replacing files of the same names). --fab then has KiCad 9's kicad-cli make each routed\n" +
 			"board's fabrication outputs (Gerbers, drill and position files, a zip with the BOM) in its\n" +
-			"fab/ folder. scripts/kicad-render.sh plots the pictures in docs/ with KiCad.",
+			"fab/ folder. scripts/board-pictures.sh plots the pictures in docs/ with kicad-cli.",
 		new: func() runner { return &kicadCmd{} }})
 }
 

@@ -159,18 +159,25 @@ func kicadCLI(t *testing.T) string {
 // temporary directory, for kicad-cli to read (and leave its caches in).
 func boardCopy(t *testing.T, base string, pcb []byte) string {
 	t.Helper()
+	return projectCopy(t, base, ".kicad_pcb", pcb)
+}
+
+// projectCopy writes src as the project's file ext in a temporary
+// directory beside copies of its committed project, schematic and BOM
+// (src replacing the one of those it is), and returns its path.
+func projectCopy(t *testing.T, base, ext string, src []byte) string {
+	t.Helper()
 	dir := t.TempDir()
-	for _, ext := range []string{".kicad_pro", ".kicad_sch", "-bom.csv"} {
-		src, err := os.ReadFile(filepath.Join(kicadDir, base, base+ext))
-		if err != nil {
-			t.Fatal(err)
+	for _, e := range []string{".kicad_pro", ".kicad_sch", "-bom.csv"} {
+		if e == ext {
+			continue
 		}
-		if err := os.WriteFile(filepath.Join(dir, base+ext), src, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, base+e), committed(t, base, e), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	path := filepath.Join(dir, base+".kicad_pcb")
-	if err := os.WriteFile(path, pcb, 0o644); err != nil {
+	path := filepath.Join(dir, base+ext)
+	if err := os.WriteFile(path, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -276,7 +276,13 @@ func TestSupplyIsFlagged(t *testing.T) {
 // generator writes.
 func boardFile(t *testing.T, base string) []byte {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join(kicadDir, base, base+".kicad_pcb"))
+	return committed(t, base, ".kicad_pcb")
+}
+
+// committed reads one of a board's committed files: base+ext.
+func committed(t *testing.T, base, ext string) []byte {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(kicadDir, base, base+ext))
 	if err != nil {
 		t.Fatalf("%v (run `go run ./cmd/papersctl kicad`)", err)
 	}

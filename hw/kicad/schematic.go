@@ -185,7 +185,9 @@ func layoutArea(b *hw.Board, syms map[string]*symbolDef, group, title string, co
 	if len(a.cells) == 0 {
 		return nil
 	}
-	a.w = max(colX+colW, coord(len(title))*230+2*pin) // 2.54 mm bold title
+	// 2.54 mm bold title; a width on the pin grid keeps every pin of the
+	// areas to its right on KiCad's 1.27 mm connection grid.
+	a.w = roundUp(max(colX+colW, coord(len(title))*230+2*pin), pin)
 	return a
 }
 
@@ -195,7 +197,7 @@ func layoutArea(b *hw.Board, syms map[string]*symbolDef, group, title string, co
 func Schematic(b *hw.Board) []byte {
 	syms := symbols(b)
 	paper, pw, ph, as := layout(b, syms)
-	sc := &schematic{b: b, key: b.Name + "/"}
+	sc := &schematic{b: b, key: b.Name + "/", supply: supply(b)}
 	sc.header(paper, pw, ph, syms)
 	for _, a := range as {
 		sc.frame(a)
@@ -217,6 +219,26 @@ type schematic struct {
 	key        string   // prefix of every uuid's name
 	instances  []string // the symbol_instances entries
 	pwr, flags int      // power symbols and PWR_FLAGs placed
+	supply     *hw.Component
+}
+
+// supply is the part whose pins carry a PWR_FLAG on each supply net:
+// KiCad's electrical rules check wants every power input pin driven by a
+// power output, and our supplies enter through connector pins, which are
+// passive. It is the power input; the Pi adapter, powered through the
+// Pi's header, has none, and its flags go on its decoupling capacitor, a
+// two-pin part on both supply nets with room around its pins.
+func supply(b *hw.Board) *hw.Component {
+	var c *hw.Component
+	for _, x := range b.Components {
+		if x.Part == hw.PowerIn {
+			return x
+		}
+		if c == nil && x.Part == hw.Cap100n {
+			c = x
+		}
+	}
+	return c
 }
 
 // header opens the file: paper, title block and the library symbols.
@@ -285,29 +307,33 @@ func (sc *schematic) pinEnd(pl *placed, p symPin) {
 	w.line("(wire (pts (xy %v %v) (xy %v %v)) (stroke (width 0) (type default) (color 0 0 0 0)) (uuid %s))",
 		px, py, ex, ey, uuid(id+"/wire"))
 	if net.Name == hw.VCC || net.Name == hw.GND {
-		sc.power(id, net.Name, c.Part == hw.PowerIn, p.Side, ex, ey)
-		return
+		sc.power(id, net.Name, p.Side, ex, ey)
+	} else {
+		angle, just := labelAngle(p.Side)
+		w.line("(label %s (at %v %v %d) (effects (font (size 1.27 1.27)) (justify %s bottom)) (uuid %s))",
+			quote(net.Name), ex, ey, angle, just, uuid(id+"/label"))
 	}
-	angle, just := labelAngle(p.Side)
-	w.line("(label %s (at %v %v %d) (effects (font (size 1.27 1.27)) (justify %s bottom)) (uuid %s))",
-		quote(net.Name), ex, ey, angle, just, uuid(id+"/label"))
+	if c == sc.supply {
+		sc.flag(id, net.Name, ex, ey)
+	}
 }
 
-// power places the power symbol of net at a wire's end (x, y); on the
-// supply input, which drives VCC and GND, a PWR_FLAG tells KiCad's
-// electrical rules check so.
-func (sc *schematic) power(id, net string, supply bool, s side, x, y coord) {
+// power places the power symbol of net at a wire's end (x, y).
+func (sc *schematic) power(id, net string, s side, x, y coord) {
 	sc.pwr++
 	rot := powerRotation(net, s)
 	vx, vy := powerValueAt(net, rot)
 	sc.instances = append(sc.instances, placePower(&sc.w, id+"/power", "power:"+net, fmt.Sprintf("#PWR%04d", sc.pwr), net, x, y, rot, vx, vy))
-	if !supply {
-		return
-	}
+}
+
+// flag places a PWR_FLAG at a wire's end (x, y) on a supply net, pointing
+// down, clear of a label's text above the wire; on VCC, the upper pin of
+// the power input, up, away from GND's flag below.
+func (sc *schematic) flag(id, net string, x, y coord) {
 	sc.flags++
-	rot, vy = 0, -pin-grid
-	if net == hw.GND {
-		rot, vy = 180, pin+grid
+	rot, vy := 180, pin+grid
+	if net == hw.VCC {
+		rot, vy = 0, -pin-grid
 	}
 	sc.instances = append(sc.instances, placePower(&sc.w, id+"/flag", flagLibID, fmt.Sprintf("#FLG%02d", sc.flags), "PWR_FLAG", x, y, rot, 0, vy))
 }
