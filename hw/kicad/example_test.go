@@ -25,11 +25,11 @@ func ExampleBOM() {
 	// U8 74LS244 1
 }
 
-// The 16-PE board file (placed, not routed) read back: which pads carry
-// RDYQ, the flip-flop's output, which two buffers of a line driver pass
+// The 32-PE board file (placed, not routed) read back: which pads carry
+// RDYQ, the flip-flop's output, which four buffers of a line driver pass
 // on, each to the Busy multiplexers of eight PEs.
 func ExamplePCB() {
-	pcb, err := kicad.PCB(hw.MustNew(16), "ttl_papers_16pe.kicad_sch")
+	pcb, err := kicad.PCB(hw.MustNew(32), "ttl_papers_32pe.kicad_sch")
 	if err != nil {
 		panic(err)
 	}
@@ -40,6 +40,6 @@ func ExamplePCB() {
 	fmt.Println(len(footprints), "footprints; U3 is", footprints["U3"])
 	fmt.Println("RDYQ:", nets["RDYQ"])
 	// Output:
-	// 136 footprints; U3 is Package_DIP:DIP-14_W7.62mm
-	// RDYQ: [{U10 5} {U11 2} {U11 4}]
+	// 268 footprints; U3 is Package_DIP:DIP-14_W7.62mm
+	// RDYQ: [{U20 5} {U21 2} {U21 4} {U21 6} {U21 8}]
 }

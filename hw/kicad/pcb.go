@@ -156,9 +156,10 @@ type fpBlock struct {
 	w, h  um
 }
 
-// layoutGroup lays out one group's footprints in rows, each chip with its
-// decoupling capacitor (caps) just above it.
-func layoutGroup(b *hw.Board, group, title string, width um, caps map[*hw.Component]*hw.Component) *fpBlock {
+// layoutGroup lays out one group's footprints in rows channel apart (more
+// than fpGap), each chip with its decoupling capacitor (caps) just above
+// it.
+func layoutGroup(b *hw.Board, group, title string, width, channel um, caps map[*hw.Component]*hw.Component) *fpBlock {
 	blk := &fpBlock{title: groupTitle{title, 0, titleH / 2}}
 	x, y, rowH := um(0), titleH, um(0)
 	for _, c := range b.Components {
@@ -175,7 +176,7 @@ func layoutGroup(b *hw.Board, group, title string, width um, caps map[*hw.Compon
 			w, h = max(w, capFp.X1-capFp.X0), h+capH
 		}
 		if x > 0 && x+w > width {
-			x, y, rowH = 0, y+rowH+fpGap, 0
+			x, y, rowH = 0, y+rowH+fpGap+channel, 0
 		}
 		if capFp != nil {
 			blk.fps = append(blk.fps, fpPlaced{caps[c], capFp, x - capFp.X0, y - capFp.Y0, 0})
@@ -212,7 +213,17 @@ type pcbLayout struct {
 	fps                      []fpPlaced
 	titles                   []groupTitle
 	left, top, right, bottom um
+	// channel is the room added between rows of parts, and between them
+	// and the connectors, for the tracks that run along the board.
+	channel um
 }
+
+// channelFor is the routing room a board's rows get beyond their usual
+// gaps: none up to 8 PEs; half a DIP pitch (two more tracks a layer) per
+// PE beyond, since every PE adds a dozen nets that run the board's length
+// (the 16-PE board, with none, kept 62 grid points shared after 60
+// passes of rip-up and reroute; with 10 mm it routes in 16).
+func channelFor(b *hw.Board) um { return um(max(b.PEs-8, 0)) * fpGap / 2 }
 
 // connectorRow is how the cable connectors sit along an edge.
 type connectorRow struct {
@@ -239,7 +250,7 @@ func placeFootprints(b *hw.Board) *pcbLayout {
 	if row.perEdge < int(boardW/row.pitch) {
 		width = um(row.perEdge)*row.pitch - fpGap // fewer cables than an edge holds: as wide as they are
 	}
-	l := &pcbLayout{left: boardAt, top: boardAt}
+	l := &pcbLayout{left: boardAt, top: boardAt, channel: channelFor(b)}
 	split := min(row.perEdge, len(conns))
 	gridTop := l.topConnectors(conns[split:], row)
 	gridBottom := l.groups(b, caps, width, gridTop)
@@ -294,7 +305,7 @@ func (l *pcbLayout) topConnectors(conns []*hw.Component, row connectorRow) (grid
 		x := l.left + edgeSpan + um(i)*row.pitch
 		l.fps = append(l.fps, fpPlaced{c, row.fp, x + row.fp.X1, l.top + row.fp.Edge, 180})
 		l.titles = append(l.titles, groupTitle{fmt.Sprintf("PE %d", first+i), x, l.top + row.fp.Edge - row.fp.Y0 + fpGap})
-		gridTop = l.top + row.fp.Edge - row.fp.Y0 + 2*fpGap
+		gridTop = l.top + row.fp.Edge - row.fp.Y0 + 2*fpGap + l.channel
 	}
 	return gridTop
 }
@@ -307,12 +318,12 @@ func (l *pcbLayout) groups(b *hw.Board, caps map[*hw.Component]*hw.Component, wi
 		if ar.group == edgeGroup {
 			continue
 		}
-		blk := layoutGroup(b, ar.group, ar.title, width, caps)
+		blk := layoutGroup(b, ar.group, ar.title, width, l.channel, caps)
 		if blk == nil {
 			continue
 		}
 		if x > 0 && x+blk.w > width {
-			x, y, rowH = 0, y+rowH+2*fpGap, 0
+			x, y, rowH = 0, y+rowH+2*fpGap+l.channel, 0
 		}
 		ox, oy := l.left+edgeSpan+x, gridTop+y
 		l.titles = append(l.titles, groupTitle{blk.title.text, ox + blk.title.X, oy + blk.title.Y})
@@ -331,7 +342,7 @@ func (l *pcbLayout) groups(b *hw.Board, caps map[*hw.Component]*hw.Component, wi
 // below the grid, and moves the outline's bottom to their edge.
 func (l *pcbLayout) bottomConnectors(conns []*hw.Component, row connectorRow, gridBottom um) {
 	for i, c := range conns {
-		x, oy := l.left+edgeSpan+um(i)*row.pitch, gridBottom+2*fpGap-row.fp.Y0
+		x, oy := l.left+edgeSpan+um(i)*row.pitch, gridBottom+2*fpGap+l.channel-row.fp.Y0
 		l.fps = append(l.fps, fpPlaced{c, row.fp, x - row.fp.X0, oy, 0})
 		title := fmt.Sprintf("PE %d", i)
 		if len(conns) == 1 && c.Part == hw.DB25Socket {
@@ -445,8 +456,11 @@ func writeFootprint(w *writer, b *hw.Board, key, schematicFile string, f fpPlace
 	switch {
 	case f.fp.Edge != 0:
 		cy = f.fp.Y0/2 - 400 // on the board, between the pads and the courtyard's inner side
-	case oneRow(f.fp) && cy == 0 && f.fp.Y0 <= -2500:
-		cy = f.fp.Y0 + 600 // a round part's pads run through its centre: above them
+	case oneRow(f.fp) && f.fp.Y0 <= -2500:
+		// A round part's or a terminal block's pads run through its
+		// middle, where a three-character reference (J17) would touch
+		// their solder mask: above them.
+		cy = f.fp.Y0 + 600
 	}
 	w.line("(fp_text reference %s (at %v %v) (layer \"F.SilkS\") (effects (font (size 1 1) (thickness 0.15))) (tstamp %s))", quote(c.Ref), cx, cy, uuid(u+"/ref"))
 	w.line("(fp_text value %s (at %v %v) (layer \"F.Fab\") (effects (font (size 1 1) (thickness 0.15))) (tstamp %s))", quote(c.Part.Name), cx, cy+1500, uuid(u+"/value"))

@@ -17,7 +17,7 @@ var Rules = route.Hobby
 
 // RoutedSizes are the board sizes the generator routes; the others are
 // placed only (route them in Pcbnew). The Pi adapter is routed too.
-var RoutedSizes = []int{4, 8}
+var RoutedSizes = []int{4, 8, 16}
 
 func routed(b *hw.Board) bool {
 	return b.Name == hw.PiAdapterName || slices.Contains(RoutedSizes, b.PEs)

@@ -185,9 +185,15 @@ func Route(b Board, r Rules) (*Result, error) {
 			}
 			return nil, fmt.Errorf("%w: after %d passes of rip-up and reroute, nets %v still share copper (spread the parts or allow more passes)", ErrUnroutable, it, names)
 		}
+		// History grows with the present factor, so that once sharing
+		// anywhere costs the capped maximum, a point contested pass
+		// after pass still grows dearer than a fresh one: the losing
+		// net moves the conflict on to a net that can give way, instead
+		// of the same two nets trading the same point for ever (with a
+		// fixed history step the 16-PE board stalled so at 3 points).
 		for i, o := range g.occ {
 			if o > 1 {
-				g.hist[i] += 4 * int32(o-1)
+				g.hist[i] += int32(o-1) * (4 + pres/8)
 			}
 		}
 		pres = min(pres*3/2+1, 1<<14)
