@@ -6,7 +6,9 @@
 # silkscreen, outline) and the back (B.Cu, back silkscreen, outline;
 # mirrored, as seen from below) as SVG, and a 3-D render of the top as PNG
 # (kicad-cli renders headless; the footprints carry no 3-D models, so it
-# shows the bare board: mask, pads, silkscreen).
+# shows the bare board: mask, pads, silkscreen). The SVGs of an unchanged
+# board come out byte for byte the same; the 3-D renders do not (KiCad's
+# renderer), so `git checkout` those of boards that did not change.
 #
 # Needs: kicad-cli (KiCad 9; on Debian bookworm from bookworm-backports),
 # rsvg-convert (apt-get install librsvg2-bin) for the crop.
