@@ -53,7 +53,7 @@ func (c *selftestCmd) define(f *flagSet) {
 // forms of spec it takes.
 func portUsage(what string) string {
 	return what + ": port:0x378 (or 0x378), ppdev:/dev/parport0 (or /dev/parport0), devport:0x378,\n" +
-		"or gpio:D0=GPIO17,D1=GPIO18,… (docs/hardware.md)"
+		"gpio:pi (a Raspberry Pi wired as docs/hardware.md shows) or gpio:D0=GPIO17,D1=GPIO18,…"
 }
 
 // spec is the real port --port names, written in full; "" for the

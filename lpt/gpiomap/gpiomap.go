@@ -21,8 +21,16 @@ type Mapping [len(lpt.Lines)]string
 // comma-separated list of LINE=PIN, where LINE is any name lpt.LineByName
 // accepts (D0-D7, nStrobe, …, or the TTL_PAPERS names S0, RDY, …, or
 // pin<N>) and PIN a gpioreg pin name. Every line except the reserved
-// nSelectIn must be given, and no pin may serve two lines.
+// nSelectIn must be given, and no pin may serve two lines. The name of a
+// board's own wiring stands for its whole mapping: "pi" is RaspberryPi.
 func ParseMapping(s string) (Mapping, error) {
+	if strings.EqualFold(strings.TrimSpace(s), PiName) {
+		return RaspberryPi, nil
+	}
+	return parse(s)
+}
+
+func parse(s string) (Mapping, error) {
 	var m Mapping
 	users := map[string]string{}
 	for _, item := range strings.Split(s, ",") {

@@ -11,12 +11,16 @@ import (
 // (kicad/ttl_papers_pi) is built for, and the mapping to give the gpio: port
 // spec on a Pi. Every pin is a plain GPIO on
 // gpiochip0, so a register write is one bulk write; none is one of the
-// header's I²C, SPI or UART pins.
+// header's I²C, SPI or UART pins. ParseMapping reads it by name, PiName, so
+// the port spec on a Pi is gpio:pi.
 var RaspberryPi = mustParse("nStrobe=GPIO4,D0=GPIO17,D1=GPIO18,D2=GPIO27,D3=GPIO22,D4=GPIO23,D5=GPIO24,D6=GPIO25,D7=GPIO5," +
 	"nAck=GPIO6,Busy=GPIO12,PaperOut=GPIO13,Select=GPIO19,nAutoFd=GPIO16,nError=GPIO26,nInit=GPIO20,nSelectIn=GPIO21")
 
+// PiName is RaspberryPi's name in a mapping or port spec: gpio:pi.
+const PiName = "pi"
+
 func mustParse(s string) Mapping {
-	m, err := ParseMapping(s)
+	m, err := parse(s)
 	if err != nil {
 		panic(err)
 	}

@@ -57,3 +57,14 @@ func TestHeaderPinsRejectsOtherPins(t *testing.T) {
 		t.Errorf("got %v, want an error naming GPIO40", err)
 	}
 }
+
+// TestPiByName reads the Pi's mapping by its name, as the gpio:pi port
+// spec gives it, in any case.
+func TestPiByName(t *testing.T) {
+	for _, s := range []string{"pi", "Pi", " PI "} {
+		m, err := gpiomap.ParseMapping(s)
+		if err != nil || m != gpiomap.RaspberryPi {
+			t.Errorf("ParseMapping(%q) = %v, %v; want the RaspberryPi mapping", s, m, err)
+		}
+	}
+}
