@@ -22,9 +22,13 @@
 //	PAPERS_CHECKIN bound on Open's wait for the other PEs
 //	               to start (default PAPERS_TIMEOUT)     (-papers.checkin)
 //
-// papersctl run sets the first three for each process it starts. Under
-// mpirun none is needed: the MPI driver recognises mpirun's environment and
-// takes the PE id and count from MPI. PAPERS_BOARD and -papers.board are
+// papersctl run sets the first three for each process it starts. Started
+// by an MPI launcher (mpirun, mpiexec, srun) a program takes its PE id and
+// count from the launcher's environment (package spmd/launcher), whatever
+// its port and whether or not it was built with MPI: with no port it runs
+// on MPI, and with one — mpirun -np 4 -x PAPERS_PORT=0x378 on four PCs of a
+// board — on the board. A port spec may say {pe} (PESpec) for the PE id, to
+// give each PE of one machine its own port: ppdev:DIR/parport{pe}. PAPERS_BOARD and -papers.board are
 // the old names of PAPERS_PORT and -papers.port, still read.
 //
 // Each way of running is a driver of package spmd/substrate, registered by a
@@ -49,6 +53,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,6 +61,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/internal/stop"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/spmd/launcher"
 	"github.com/ttlpapers/ttlpapers/spmd/substrate"
 )
 
@@ -191,7 +197,7 @@ func Open() (*papers.PE, error) {
 // (PAPERS_PORT). A program that can also run its PEs in-process
 // (examples/radixsort, examples/matmul) asks it to choose.
 func Launched() bool {
-	_, _, _, launched := substrate.Launched()
+	_, _, launched := launcher.Launched(os.Getenv)
 	return launched || os.Getenv(EnvPort) != "" || os.Getenv(EnvBoard) != ""
 }
 
@@ -200,20 +206,32 @@ var sessions sync.Map // *papers.PE → substrate.Session
 // commandLine holds the options registered on flag.CommandLine, if any.
 var commandLine *Options
 
+// PESpec is what a port spec may say for the PE id, to give each PE of one
+// machine a port of its own: ppdev:DIR/parport{pe} is ppdev:DIR/parport2
+// on PE 2.
+const PESpec = "{pe}"
+
 // resolve completes the options from the launcher that started this
-// process (mpirun), if a registered driver recognises one: its port spec
-// when none is given, and the PE id and count, which must agree with any
-// given.
+// process. An MPI launcher (mpirun, mpiexec, srun: package spmd/launcher)
+// gives the PE id and count whatever the port — the PCs of a board started
+// together — and they must agree with any given; with no port given, the
+// driver that recognises the launcher (mpi) is the port. Then PESpec in
+// the port spec becomes the PE id.
 func (o Options) resolve() (Options, error) {
-	name, pe, pes, ok := substrate.Launched()
-	if !ok || o.Port != "" && substrate.Name(o.Port) != name {
-		return o, nil
+	if pe, pes, ok := launcher.Launched(os.Getenv); ok {
+		if o.PE >= 0 && o.PE != pe || o.PEs > 0 && pes > 0 && o.PEs != pes {
+			return o, fmt.Errorf("spmd: %s=%d %s=%d disagree with the MPI launcher, which started this process as PE %d of %d: unset them", EnvPE, o.PE, EnvPEs, o.PEs, pe, pes)
+		}
+		o.PE, o.PEs = pe, cmp.Or(pes, o.PEs)
+		if o.Port == "" {
+			if name, _, _, ok := substrate.Launched(); ok {
+				o.Port = name
+			}
+		}
 	}
-	if o.PE >= 0 && o.PE != pe || o.PEs > 0 && o.PEs != pes {
-		return o, fmt.Errorf("spmd: %s=%d %s=%d disagree with %s, which started this process as PE %d of %d: unset them", EnvPE, o.PE, EnvPEs, o.PEs, name, pe, pes)
+	if o.PE >= 0 {
+		o.Port = strings.ReplaceAll(o.Port, PESpec, strconv.Itoa(o.PE))
 	}
-	o.Port = cmp.Or(o.Port, name)
-	o.PE, o.PEs = pe, pes
 	return o, nil
 }
 
@@ -314,7 +332,13 @@ func Main(fn func(*papers.PE) error) {
 // speaks for them.
 func quietUsage(env Options) bool {
 	env, err := env.resolve()
-	if err != nil || env.PE <= 0 || env.Port == "" {
+	if err != nil || env.PE <= 0 {
+		return false
+	}
+	if _, _, mpirun := launcher.Launched(os.Getenv); mpirun {
+		return true // an MPI launcher merges every rank's output, whatever the port
+	}
+	if env.Port == "" {
 		return false
 	}
 	d, err := substrate.Lookup(env.Port)
