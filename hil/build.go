@@ -3,6 +3,8 @@ package hil
 import (
 	"context"
 	"debug/buildinfo"
+	"debug/elf"
+	"fmt"
 	"os"
 
 	"github.com/ttlpapers/ttlpapers/internal/qemu"
@@ -39,4 +41,28 @@ func StaticSelf() string {
 		return ""
 	}
 	return exe
+}
+
+// CheckProgram reports whether path can run in the machines as it is: a
+// static linux/amd64 executable (no dynamic loader), as CGO_ENABLED=0 go
+// build makes one; the machines have no libraries.
+func CheckProgram(path string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return fmt.Errorf("hil: program %s: %w (want a static linux/amd64 executable)", path, err)
+	}
+	defer f.Close()
+	static := true
+	for _, p := range f.Progs {
+		static = static && p.Type != elf.PT_INTERP
+	}
+	switch {
+	case f.Machine != elf.EM_X86_64 || f.Class != elf.ELFCLASS64:
+		return fmt.Errorf("hil: program %s is for %v, not amd64: build it with GOOS=linux GOARCH=amd64 CGO_ENABLED=0 go build", path, f.Machine)
+	case f.Type != elf.ET_EXEC && f.Type != elf.ET_DYN:
+		return fmt.Errorf("hil: program %s is not an executable (%v)", path, f.Type)
+	case !static:
+		return fmt.Errorf("hil: program %s is linked dynamically and the machines have no libraries: build it with CGO_ENABLED=0 go build", path)
+	}
+	return nil
 }

@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 
 	"github.com/ttlpapers/ttlpapers/internal/qemu"
+	"github.com/ttlpapers/ttlpapers/spmd"
 )
 
 // Guest is what papersctl does as init (PID 1) in a machine Run booted: it
@@ -50,6 +53,13 @@ func guestRun(pe, pes int) (int, error) {
 		return -1, fmt.Errorf("hil: waiting for the start signal on the console: %w", err)
 	}
 	cmd := exec.Command("/"+guestBinary, Substitute(args, pe, pes)...)
+	if _, err := os.Stat("/" + guestProgram); err == nil {
+		if err := joinLAN(pe); err != nil {
+			return -1, err
+		}
+		cmd = exec.Command("/"+guestProgram, Substitute(args, pe, pes)...)
+		cmd.Env = append(os.Environ(), spmd.EnvPort+"=0x378", spmd.EnvPE+"="+strconv.Itoa(pe), spmd.EnvPEs+"="+strconv.Itoa(pes))
+	}
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	err = cmd.Run()
 	var exit *exec.ExitError
@@ -65,3 +75,19 @@ func guestRun(pe, pes int) (int, error) {
 // exitDetail is the result detail that carries the exit status (parseExit
 // reads it on the host).
 func exitDetail(code int) string { return "status=" + strconv.Itoa(code) }
+
+// joinLAN loads the network card's driver and gives this machine its
+// address on the LAN (LANAddr), and loopback its own.
+func joinLAN(pe int) error {
+	mods, _ := filepath.Glob("/lib/modules/" + lanModule + ".ko*") // compressed or not, as the kernel ships it
+	if len(mods) == 0 {
+		return fmt.Errorf("hil: no %s module in the initramfs", lanModule)
+	}
+	if err := qemu.LoadModule(mods[0], ""); err != nil {
+		return err
+	}
+	if err := qemu.SetAddress("lo", netip.MustParsePrefix("127.0.0.1/8")); err != nil {
+		return err
+	}
+	return qemu.SetAddress("eth0", LANAddr(pe))
+}

@@ -48,8 +48,15 @@ type Config struct {
 	N      int      // machines, one per PE: 1 to lpt.MaxPEs
 	Faults []string // board faults as emu.ParseFault reads them ("PE2.D6=stuck0")
 	// Args is the papersctl command line each machine runs, without the
-	// program name, e.g. {"selftest", "--port", "0x378", "--pe", "{pe}", "--pes", "{pes}"}.
+	// program name, e.g. {"selftest", "--port", "0x378", "--pe", "{pe}", "--pes", "{pes}"};
+	// with Program, the program's arguments.
 	Args []string
+	// Program, when set, is a static linux/amd64 SPMD program (spmd.Main;
+	// see CheckProgram) that each machine runs, unchanged, instead of a
+	// papersctl command: as PE k of N with PAPERS_PORT=0x378 (direct I/O on
+	// its port), as it would on a PC of a real board. The machines then also
+	// share one LAN (LANPrefix), for the program's data network.
+	Program string
 	// Binary is a static linux/amd64 papersctl (CGO_ENABLED=0); see
 	// BuildPapersctl and StaticSelf.
 	Binary string
@@ -119,8 +126,11 @@ func (r *Result) Summary() string {
 const (
 	guestBinary = "papersctl"
 	guestArgs   = "hil/args.json"
-	exitResult  = "hil-exit"
-	readyResult = "hil-ready"
+	// guestProgram is Config.Program in the machines; its presence
+	// tells the guest to run it, on the LAN.
+	guestProgram = "hil/program"
+	exitResult   = "hil-exit"
+	readyResult  = "hil-ready"
 )
 
 // Preflight checks that this host can run machines — QEMU, the guest
@@ -157,7 +167,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	defer os.RemoveAll(tmp)
 	initrd := filepath.Join(tmp, "initrd.cpio")
-	if err := writeInitramfs(initrd, cfg.Binary, cfg.Args); err != nil {
+	if err := writeInitramfs(initrd, cfg, kernel); err != nil {
 		return nil, err
 	}
 	mnt := filepath.Join(tmp, "board")
@@ -168,7 +178,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := runMachines(ctx, cfg, kernel, initrd, srv)
+	var lan *hub
+	if cfg.Program != "" {
+		if lan, err = startHub(tmp, cfg.N); err != nil {
+			srv.Unmount()
+			return nil, err
+		}
+	}
+	res, err := runMachines(ctx, cfg, kernel, initrd, srv, lan)
+	if lan != nil {
+		lan.close()
+	}
 	// Every QEMU has exited (runMachine waits), so nothing holds the files.
 	if uerr := srv.Unmount(); err == nil {
 		err = uerr
@@ -197,7 +217,7 @@ func (cfg Config) Validate() error {
 			bad("Faults", "{Faults} %s: %v", s, err)
 		}
 	}
-	if len(cfg.Args) == 0 {
+	if len(cfg.Args) == 0 && cfg.Program == "" {
 		bad("Args", "no papersctl command to run in the machines ({Args}), e.g. selftest --port 0x378")
 	}
 	if cfg.Timeout < 0 {
@@ -214,6 +234,11 @@ func prepare(cfg Config) (Config, *qemu.Kernel, error) {
 	}
 	if cfg.Binary == "" {
 		return cfg, nil, errors.New("hil: no papersctl binary: build one with BuildPapersctl")
+	}
+	if cfg.Program != "" {
+		if err := CheckProgram(cfg.Program); err != nil {
+			return cfg, nil, err
+		}
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 5 * time.Minute
@@ -254,7 +279,7 @@ func faultyBoard(n int, faults []string) (*emu.Board, error) {
 
 // runMachines boots one machine per PE on the board's files and waits for
 // every one to power off.
-func runMachines(ctx context.Context, cfg Config, kernel *qemu.Kernel, initrd string, srv *ppdevfs.Server) (*Result, error) {
+func runMachines(ctx context.Context, cfg Config, kernel *qemu.Kernel, initrd string, srv *ppdevfs.Server, lan *hub) (*Result, error) {
 	gate, err := newStartGate(cfg.N)
 	if err != nil {
 		return nil, err
@@ -266,7 +291,11 @@ func runMachines(ctx context.Context, cfg Config, kernel *qemu.Kernel, initrd st
 	var wg sync.WaitGroup
 	for k := range cfg.N {
 		wg.Go(func() {
-			res.Machines[k] = runMachine(ctx, cfg, kernel, initrd, srv.Path(k), k, gate, st)
+			args := qemu.ParallelPassthrough(srv.Path(k))
+			if lan != nil {
+				args = append(args, lan.qemuArgs(k)...)
+			}
+			res.Machines[k] = runMachine(ctx, cfg, kernel, initrd, args, k, gate, st)
 			st.add(&st.finished)
 		})
 	}
@@ -279,25 +308,37 @@ func runMachines(ctx context.Context, cfg Config, kernel *qemu.Kernel, initrd st
 	return res, nil
 }
 
-func writeInitramfs(path, binary string, args []string) error {
-	bin, err := os.ReadFile(binary)
+// writeInitramfs packs papersctl (the machines' init), the command's
+// arguments and, with a Program, the program and the network card's module.
+func writeInitramfs(path string, cfg Config, kernel *qemu.Kernel) error {
+	bin, err := os.ReadFile(cfg.Binary)
 	if err != nil {
 		return fmt.Errorf("hil: reading the papersctl binary: %w", err)
 	}
-	js, err := json.Marshal(args)
+	js, err := json.Marshal(cfg.Args)
 	if err != nil {
 		return err
 	}
+	files := []qemu.File{{Path: guestBinary, Mode: 0o755, Data: bin}, {Path: guestArgs, Data: js}}
+	if cfg.Program != "" {
+		prog, err := os.ReadFile(cfg.Program)
+		if err != nil {
+			return fmt.Errorf("hil: reading the program: %w", err)
+		}
+		mod, err := kernel.Module(lanModule)
+		if err != nil {
+			return err
+		}
+		files = append(files, qemu.File{Path: guestProgram, Mode: 0o755, Data: prog}, mod)
+	}
 	var buf bytes.Buffer
-	if err := qemu.WriteInitramfs(&buf,
-		qemu.File{Path: guestBinary, Mode: 0o755, Data: bin},
-		qemu.File{Path: guestArgs, Data: js}); err != nil {
+	if err := qemu.WriteInitramfs(&buf, files...); err != nil {
 		return err
 	}
 	return os.WriteFile(path, buf.Bytes(), 0o644)
 }
 
-func runMachine(ctx context.Context, cfg Config, kernel *qemu.Kernel, initrd, port string, pe int, gate *startGate, st *status) Machine {
+func runMachine(ctx context.Context, cfg Config, kernel *qemu.Kernel, initrd string, qemuArgs []string, pe int, gate *startGate, st *status) Machine {
 	m := Machine{PE: pe, Exit: -1}
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
@@ -322,7 +363,7 @@ func runMachine(ctx context.Context, cfg Config, kernel *qemu.Kernel, initrd, po
 		// The kernel passes what follows "--" to init as its arguments.
 		Append:  fmt.Sprintf("quiet rdinit=/%s -- hil --guest --pe %d --pes %d", guestBinary, pe, cfg.N),
 		Memory:  cfg.Memory,
-		Args:    qemu.ParallelPassthrough(port),
+		Args:    qemuArgs,
 		Console: console,
 		Stdin:   gate.r[pe],
 	})

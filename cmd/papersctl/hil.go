@@ -16,12 +16,15 @@ import (
 
 func init() {
 	register(&command{name: "hil", summary: "run papersctl in N QEMU machines wired to one emulated board",
-		synopsis: "[-n N] [--inject FAULT ...] [--timeout D] -- COMMAND [ARGS ...]", catchSignals: true,
+		synopsis: "[-n N] [--inject FAULT ...] [--timeout D] {-- COMMAND [ARGS ...] | --exec FILE [-- ARGS ...]}", catchSignals: true,
 		about: "Boots N QEMU machines (Debian kernel, TCG) whose parallel ports at 0x378 are PEs 0..N-1 of one\n" +
 			"emulated board, runs 'papersctl COMMAND ARGS' in each ({pe} and {pes} in ARGS become the\n" +
 			"machine's PE and N), prints each console prefixed with pe<k>| and exits 0 when all commands do.\n" +
-			"COMMAND's flags are checked here before anything boots. Example:\n" +
-			"  papersctl hil -n 4 -- selftest --port 0x378 --pe {pe} --pes {pes}",
+			"COMMAND's flags are checked here before anything boots. With --exec, each machine runs the\n" +
+			"static SPMD program FILE instead, unchanged, as PE k with PAPERS_PORT=0x378 (direct I/O), and\n" +
+			"the machines share one LAN (machine k is 10.31.0.<k+1>) for its data network. Examples:\n" +
+			"  papersctl hil -n 4 -- selftest --port 0x378 --pe {pe} --pes {pes}\n" +
+			"  CGO_ENABLED=0 go build ./examples/matmul && papersctl hil -n 4 --exec matmul -- -block 32",
 		args: positional{synopsis: "COMMAND [ARGS ...]", max: -1, complete: "guest"}, // required unless --guest
 		new:  func() runner { return &hilCmd{} }})
 }
@@ -32,6 +35,7 @@ type hilCmd struct {
 	timeout time.Duration
 	memory  string
 	binary  string
+	exec    string
 	json    bool
 	guest   bool
 	pe, pes int
@@ -43,6 +47,7 @@ func (c *hilCmd) define(f *flagSet) {
 	f.Duration(&c.timeout, "timeout", 5*time.Minute, false, "per-machine limit from boot to power-off")
 	f.String(&c.memory, "memory", "192M", "SIZE", checkMemory, "RAM per machine, as QEMU's -m takes it (e.g. 192M, 1G)")
 	f.Path(&c.binary, "binary", "", "file", true, "static papersctl for the machines (default: this one if built with CGO_ENABLED=0, else build ./cmd/papersctl)")
+	f.Path(&c.exec, "exec", "", "file", true, "run this static SPMD program (CGO_ENABLED=0) in the machines instead of a papersctl command, with ARGS")
 	f.Bool(&c.json, "json", "print each machine's result as JSON on stdout (the consoles then go to stderr)")
 	f.Bool(&c.guest, "guest", "internal: act as init inside a machine")
 	f.Int(&c.pe, "pe", 0, 0, lpt.MaxPEs-1, "internal (with --guest): this machine's PE")
@@ -62,7 +67,7 @@ func checkMemory(s string) error {
 }
 
 // hilFlags names the flag of each hil.Config field.
-var hilFlags = map[string]string{"N": "n", "Faults": "inject", "Timeout": "timeout", "Memory": "memory", "Binary": "binary"}
+var hilFlags = map[string]string{"N": "n", "Faults": "inject", "Timeout": "timeout", "Memory": "memory", "Binary": "binary", "Program": "exec"}
 
 // check checks hil's flags and, with the placeholders replaced for PE 0,
 // the command the machines will run.
@@ -70,11 +75,17 @@ func (c *hilCmd) check(f *flagSet, args []string) error {
 	if c.guest {
 		return nil // inside a machine: the host checked everything
 	}
-	if len(args) == 0 {
-		return usagef("missing COMMAND [ARGS ...]: what papersctl runs in the machines, e.g. -- selftest --port 0x378")
+	if len(args) == 0 && c.exec == "" {
+		return usagef("missing COMMAND [ARGS ...]: what papersctl runs in the machines, e.g. -- selftest --port 0x378 (or --exec FILE: a program of your own)")
 	}
 	var p problems
-	p.addFields(hil.Config{N: c.n, Faults: c.faults.strings(), Args: args, Timeout: c.timeout}.Validate(), hilFlags)
+	p.addFields(hil.Config{N: c.n, Faults: c.faults.strings(), Args: args, Program: c.exec, Timeout: c.timeout}.Validate(), hilFlags)
+	if c.exec != "" {
+		if err := hil.CheckProgram(c.exec); err != nil {
+			p.addf("--exec: %v", err)
+		}
+		return p.err()
+	}
 	name := args[0]
 	sub := lookup(commands, name)
 	switch {
@@ -139,7 +150,7 @@ func (c *hilCmd) run(e *env, args []string) error {
 		consoles = e.stderr
 	}
 	res, err := hil.Run(e.ctx, hil.Config{
-		N: c.n, Faults: c.faults.strings(), Args: args, Binary: bin,
+		N: c.n, Faults: c.faults.strings(), Args: args, Binary: bin, Program: c.exec,
 		Timeout: c.timeout, Memory: c.memory, Output: line.Above(consoles),
 		Progress: func(s string) { line.Show("hil: %s (%v)", s, time.Since(start).Round(time.Second)) },
 	})

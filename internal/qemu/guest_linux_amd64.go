@@ -2,8 +2,11 @@ package qemu
 
 import (
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"strings"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -81,6 +84,56 @@ func UnloadModule(name string) error {
 	}
 	if _, _, e := unix.Syscall(unix.SYS_DELETE_MODULE, uintptr(unsafe.Pointer(p)), unix.O_NONBLOCK, 0); e != 0 {
 		return fmt.Errorf("qemu: delete_module %s: %w", name, e)
+	}
+	return nil
+}
+
+// SetAddress gives the network interface name the IPv4 address and prefix
+// of addr and brings it up, as `ip addr add ADDR dev NAME; ip link set NAME
+// up` would: the guest has no ip command. It waits up to a second for the
+// interface to appear (a driver module just loaded registers it).
+func SetAddress(name string, addr netip.Prefix) error {
+	if !addr.Addr().Is4() {
+		return fmt.Errorf("qemu: %s: %v is not an IPv4 address", name, addr)
+	}
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("qemu: socket: %w", err)
+	}
+	defer unix.Close(fd)
+	for deadline := time.Now().Add(time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat("/sys/class/net/" + name); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			return fmt.Errorf("qemu: no network interface %s (is its driver loaded?)", name)
+		}
+	}
+	mask := net.CIDRMask(addr.Bits(), 32)
+	for _, set := range []struct {
+		req uint
+		ip  []byte
+	}{{unix.SIOCSIFADDR, addr.Addr().AsSlice()}, {unix.SIOCSIFNETMASK, mask}} {
+		ifr, err := unix.NewIfreq(name)
+		if err == nil {
+			err = ifr.SetInet4Addr(set.ip)
+		}
+		if err == nil {
+			err = unix.IoctlIfreq(fd, set.req, ifr)
+		}
+		if err != nil {
+			return fmt.Errorf("qemu: setting %v on %s: %w", addr, name, err)
+		}
+	}
+	ifr, err := unix.NewIfreq(name)
+	if err == nil {
+		err = unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr)
+	}
+	if err == nil {
+		ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+		err = unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+	}
+	if err != nil {
+		return fmt.Errorf("qemu: bringing %s up: %w", name, err)
 	}
 	return nil
 }
