@@ -24,7 +24,7 @@
 //
 // papersctl run sets the first three for each process it starts. Started
 // by an MPI launcher (mpirun, mpiexec, srun) a program takes its PE id and
-// count from the launcher's environment (package spmd/launcher), whatever
+// count from the launcher's environment (package mpienv), whatever
 // its port and whether or not it was built with MPI: with no port it runs
 // on MPI, and with one — mpirun -np 4 -x PAPERS_PORT=0x378 on four PCs of a
 // board — on the board. A port spec may say {pe} (PESpec) for the PE id, to
@@ -60,8 +60,8 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/internal/stop"
 	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/mpienv"
 	"github.com/ttlpapers/ttlpapers/papers"
-	"github.com/ttlpapers/ttlpapers/spmd/launcher"
 	"github.com/ttlpapers/ttlpapers/spmd/substrate"
 )
 
@@ -197,7 +197,7 @@ func Open() (*papers.PE, error) {
 // (PAPERS_PORT). A program that can also run its PEs in-process
 // (examples/radixsort, examples/matmul) asks it to choose.
 func Launched() bool {
-	_, _, launched := launcher.Launched(os.Getenv)
+	_, _, launched := mpienv.Launched(os.Getenv)
 	return launched || os.Getenv(EnvPort) != "" || os.Getenv(EnvBoard) != ""
 }
 
@@ -212,13 +212,13 @@ var commandLine *Options
 const PESpec = "{pe}"
 
 // resolve completes the options from the launcher that started this
-// process. An MPI launcher (mpirun, mpiexec, srun: package spmd/launcher)
+// process. An MPI launcher (mpirun, mpiexec, srun: package mpienv)
 // gives the PE id and count whatever the port — the PCs of a board started
 // together — and they must agree with any given; with no port given, the
 // driver that recognises the launcher (mpi) is the port. Then PESpec in
 // the port spec becomes the PE id.
 func (o Options) resolve() (Options, error) {
-	if pe, pes, ok := launcher.Launched(os.Getenv); ok {
+	if pe, pes, ok := mpienv.Launched(os.Getenv); ok {
 		if o.PE >= 0 && o.PE != pe || o.PEs > 0 && pes > 0 && o.PEs != pes {
 			return o, fmt.Errorf("spmd: %s=%d %s=%d disagree with the MPI launcher, which started this process as PE %d of %d: unset them", EnvPE, o.PE, EnvPEs, o.PEs, pe, pes)
 		}
@@ -335,7 +335,7 @@ func quietUsage(env Options) bool {
 	if err != nil || env.PE <= 0 {
 		return false
 	}
-	if _, _, mpirun := launcher.Launched(os.Getenv); mpirun {
+	if _, _, mpirun := mpienv.Launched(os.Getenv); mpirun {
 		return true // an MPI launcher merges every rank's output, whatever the port
 	}
 	if env.Port == "" {

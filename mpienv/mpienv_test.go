@@ -1,9 +1,9 @@
-package launcher_test
+package mpienv_test
 
 import (
 	"testing"
 
-	"github.com/ttlpapers/ttlpapers/spmd/launcher"
+	"github.com/ttlpapers/ttlpapers/mpienv"
 )
 
 func TestLaunched(t *testing.T) {
@@ -19,7 +19,7 @@ func TestLaunched(t *testing.T) {
 		{map[string]string{"OMPI_COMM_WORLD_RANK": "x", "PMI_RANK": "0", "PMI_SIZE": "2"}, 0, 2, true},
 		{map[string]string{"OMPI_COMM_WORLD_RANK": "-1"}, 0, 0, false},
 	} {
-		rank, size, ok := launcher.Launched(func(k string) string { return c.env[k] })
+		rank, size, ok := mpienv.Launched(func(k string) string { return c.env[k] })
 		if rank != c.rank || size != c.size || ok != c.ok {
 			t.Errorf("Launched(%v) = %d, %d, %v; want %d, %d, %v", c.env, rank, size, ok, c.rank, c.size, c.ok)
 		}

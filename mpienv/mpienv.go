@@ -1,11 +1,11 @@
-// Package launcher recognises, from its environment alone, a process that
+// Package mpienv recognises, from its environment alone, a process that
 // an MPI launcher started — Open MPI's mpirun, MPICH's mpiexec (Hydra),
 // Slurm's srun — and reads which rank of how many it is. It is pure Go and
 // makes no MPI call, so a program built without MPI, started by mpirun on
 // PCs that share a TTL_PAPERS board, still learns its PE id and count from
 // the launcher (package spmd), and the MPI driver asks the same question
 // before it initialises MPI.
-package launcher
+package mpienv
 
 import "strconv"
 
