@@ -5,7 +5,7 @@ package mpi
 import (
 	"errors"
 
-	"github.com/ttlpapers/ttlpapers/spmd/substrate"
+	"github.com/ttlpapers/ttlpapers/substrate"
 )
 
 // ErrNotBuilt is the error of every use of MPI in a program built without

@@ -101,10 +101,10 @@ func Register(name string, d Driver) {
 	mu.Lock()
 	defer mu.Unlock()
 	if d == nil {
-		panic("spmd/substrate: Register of a nil driver for " + name)
+		panic("substrate: Register of a nil driver for " + name)
 	}
 	if _, dup := drivers[name]; dup {
-		panic("spmd/substrate: Register called twice for " + name)
+		panic("substrate: Register called twice for " + name)
 	}
 	drivers[name] = d
 }
@@ -134,7 +134,7 @@ func Lookup(spec string) (Driver, error) {
 	if d, ok := drivers[Default]; ok {
 		return d, nil
 	}
-	return nil, fmt.Errorf("spmd/substrate: no driver for %q: this program links %v; import the package that registers it", spec, Drivers())
+	return nil, fmt.Errorf("substrate: no driver for %q: this program links %v; import the package that registers it", spec, Drivers())
 }
 
 // Launched asks every registered Launcher whether it started this process,
