@@ -394,10 +394,9 @@ func allocs(p *papers.PE) error {
 // load. PE 0 prints the means over ranks.
 func bench(p *papers.PE) error {
 	const skip, it, blk, rounds = 1000, 20000, 1000, 10
-	world := mpi.World()
-	barrier := func() error { return world.Barrier() }
+	barrier := mpi.Barrier
 	reduce := func() error { _, err := papers.Reduce(p, papers.Sum, int32(p.Self())); return err }
-	allreduce := func() error { _, err := world.AllreduceInt(p.Self()); return err }
+	allreduce := func() error { _, err := mpi.AllreduceInt(p.Self()); return err }
 	loop := func(op func() error, n int) (time.Duration, error) {
 		t := time.Now()
 		for range n {

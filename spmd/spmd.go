@@ -31,7 +31,7 @@
 // give each PE of one machine its own port: ppdev:DIR/parport{pe}. PAPERS_BOARD and -papers.board are
 // the old names of PAPERS_PORT and -papers.port, still read.
 //
-// Each way of running is a driver of package spmd/substrate, registered by a
+// Each way of running is a driver of package substrate, registered by a
 // package of its own (spmd/shm, spmd/port, mpi); this package names none of
 // them but in backends.go, which links them all.
 //
@@ -62,7 +62,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/mpienv"
 	"github.com/ttlpapers/ttlpapers/papers"
-	"github.com/ttlpapers/ttlpapers/spmd/substrate"
+	"github.com/ttlpapers/ttlpapers/substrate"
 )
 
 // Environment variables read by Env and the flag defaults.

@@ -17,7 +17,7 @@ var layer = map[string]int{
 	"hw": 3, "hw/kicad/route": 4, "hw/kicad": 5,
 	"emu/netlist": 5, "emu/vcd": 5, "emu": 6, "emu/timed": 6, "emu/ppdevfs": 7,
 	"papers": 5, "am": 6, "strata": 7, "splitc": 7,
-	"spmd/substrate": 6, "spmd/port": 7, "spmd/shm": 7, "mpi": 7,
+	"substrate": 6, "spmd/port": 7, "spmd/shm": 7, "mpi": 7,
 	"emulate": 7, "spmd": 8, "internal/dataconf": 8, "selftest": 9, "launch": 9, "timing": 9,
 	"internal/qemu": 9, "hil": 10, "internal/databench": 10,
 	"examples/spmd": 11, "examples/radixsort": 11, "examples/matmul": 11, "cmd/papersctl": 11,
