@@ -1,7 +1,8 @@
 // Command dataprog runs the data network's conformance cases
 // (internal/dataconf) as the processes of papersctl run, printing "ok
 // NAME" per case; with -die K, PE K kills itself (SIGKILL) while the
-// others add to its global memory, and they print what they got.
+// others add to its global memory, and they print what they got; with
+// -stop K, PE K stops itself (SIGSTOP) instead.
 package main
 
 import (
@@ -15,12 +16,18 @@ import (
 	"github.com/ttlpapers/ttlpapers/spmd"
 )
 
-var die = flag.Int("die", -1, "the PE that kills itself while the others add to its memory")
+var (
+	die  = flag.Int("die", -1, "the PE that kills itself while the others add to its memory")
+	stop = flag.Int("stop", -1, "the PE that stops itself while the others add to its memory")
+)
 
 func main() {
 	spmd.Main(func(p *papers.PE) error {
 		if *die >= 0 {
-			return dying(p)
+			return dataconf.Victim(p, *die, func() { syscall.Kill(os.Getpid(), syscall.SIGKILL) })
+		}
+		if *stop >= 0 {
+			return dataconf.Victim(p, *stop, func() { syscall.Kill(os.Getpid(), syscall.SIGSTOP) })
 		}
 		for _, c := range dataconf.Cases() {
 			if err := c.Run(p); err != nil {
@@ -30,8 +37,4 @@ func main() {
 		}
 		return nil
 	})
-}
-
-func dying(p *papers.PE) error {
-	return dataconf.Victim(p, *die, func() { syscall.Kill(os.Getpid(), syscall.SIGKILL) })
 }

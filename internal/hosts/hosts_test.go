@@ -1,0 +1,84 @@
+//go:build linux
+
+package hosts_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ttlpapers/ttlpapers/internal/hosts"
+)
+
+// The test binary is also the hosts' network program: with envListen it
+// answers one TCP connection on the address given, with envDial it
+// connects to one and prints the answer.
+const (
+	envListen = "HOSTS_TEST_LISTEN"
+	envDial   = "HOSTS_TEST_DIAL"
+)
+
+func TestMain(m *testing.M) {
+	if a := os.Getenv(envListen); a != "" {
+		ln, err := net.Listen("tcp", a)
+		if err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+		fmt.Println("listening")
+		c, err := ln.Accept()
+		if err == nil {
+			name, _ := os.Hostname()
+			fmt.Fprintf(c, "hello from %s\n", name)
+			c.Close()
+		}
+		os.Exit(0)
+	}
+	if a := os.Getenv(envDial); a != "" {
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			c, err := net.Dial("tcp", a)
+			if err == nil {
+				line, _ := bufio.NewReader(c).ReadString('\n')
+				fmt.Print(line)
+				os.Exit(0)
+			}
+			if time.Now().After(deadline) {
+				fmt.Println(err)
+				os.Exit(1)
+			}
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// TestCluster: each host has its own name and address, and reaches the
+// other by name over the LAN.
+func TestCluster(t *testing.T) {
+	c := hosts.New(t, 2, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for k, h := range c.Hosts {
+		out, err := c.Command(ctx, k, "hostname").Output()
+		if err != nil || strings.TrimSpace(string(out)) != h.Name {
+			t.Errorf("host %d: hostname %q, %v; want %s", k, out, err, h.Name)
+		}
+	}
+	addr := net.JoinHostPort(c.Hosts[1].Addr.String(), "7099")
+	ln := c.Command(ctx, 1, os.Args[0])
+	ln.Env = append(os.Environ(), envListen+"="+addr)
+	if err := ln.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Wait()
+	dial := c.Command(ctx, 0, os.Args[0])
+	dial.Env = append(os.Environ(), envDial+"="+net.JoinHostPort(c.Hosts[1].Name, "7099"))
+	out, err := dial.CombinedOutput()
+	if err != nil || string(out) != "hello from host1\n" {
+		t.Errorf("host0 connecting to host1: %q, %v", out, err)
+	}
+}
