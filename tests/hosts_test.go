@@ -48,7 +48,6 @@ func mpiBin(t *testing.T, name string) string {
 	if mpiBinErr != nil {
 		t.Fatal(mpiBinErr)
 	}
-	t.Cleanup(func() {}) // the directory goes with the process (TestMain)
 	return filepath.Join(mpiBinDir, name)
 }
 

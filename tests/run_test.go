@@ -39,8 +39,10 @@ func TestMain(m *testing.M) {
 		os.Exit(createBoard(path))
 	}
 	code := leakcheck.Run(m)
-	if binDir != "" {
-		os.RemoveAll(binDir)
+	for _, dir := range []string{binDir, mpiBinDir} {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
 	}
 	os.Exit(code)
 }
