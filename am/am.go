@@ -166,7 +166,7 @@ type Endpoint struct {
 	t        Transport
 	direct   Direct  // t's one-sided access, if it has one
 	crowded  bool    // its PEs outnumber the CPUs (Crowded), as the endpoint was made
-	stage    stager  // t's staging of long payloads, if it has it
+	stage    Stager  // t's staging of long payloads, if it has it
 	beat     beater  // t's counts of polls, if it has them
 	spin     Spinner // t's own spin for waits, if it has one
 	maxPay   int     // MaxPayload
@@ -197,8 +197,8 @@ func NewEndpoint(t Transport, o Options) *Endpoint {
 	e.beat, _ = t.(beater)
 	e.spin, _ = t.(Spinner)
 	e.maxPay = MaxMedium
-	if st, ok := t.(stager); ok {
-		e.stage, e.maxPay = st, max(MaxMedium, st.maxStaged())
+	if st, ok := t.(Stager); ok {
+		e.stage, e.maxPay = st, max(MaxMedium, st.MaxStaged())
 	}
 	if e.timeout <= 0 {
 		e.timeout = papers.DefaultTimeout
@@ -368,7 +368,7 @@ func (e *Endpoint) send(op string, dst int, net Net, poll Nets, h HandlerID, a A
 		var ok bool
 		var err error
 		if staged {
-			ok, err = e.stage.sendStaged(dst, p, payload)
+			ok, err = e.stage.SendStaged(dst, p, payload)
 		} else {
 			ok, err = e.t.Send(dst, p)
 		}
@@ -511,8 +511,8 @@ func (e *Endpoint) dispatch() {
 	m := &e.msg
 	m.Src, m.Net, m.Args, m.Payload, m.replied = int(p.Src), p.Net, p.Args, p.Data[:p.Len], false
 	if p.Staged > 0 {
-		m.Payload = e.stage.staged(p)
-		defer e.stage.unstage(p)
+		m.Payload = e.stage.Staged(p)
+		defer e.stage.Unstage(p)
 	}
 	e.stats.Handled++
 	var h Handler
