@@ -452,6 +452,8 @@ func (e *Endpoint) stalled(op string, on int, start time.Time) error {
 		if err := e.t.Gone(on); err != nil {
 			return e.errorf("%s: %w", op, err)
 		}
+	} else if err := e.failedPE(); err != nil {
+		return e.errorf("%s: %w", op, err)
 	}
 	select {
 	case <-e.done:
@@ -460,6 +462,22 @@ func (e *Endpoint) stalled(op string, on int, start time.Time) error {
 	}
 	if time.Since(start) > e.timeout {
 		return &TimeoutError{PE: e.self, Op: op, On: on, Waited: e.timeout}
+	}
+	return nil
+}
+
+// failedPE is the departure of a PE that failed or died, which ends a
+// wait on every PE (a barrier): a PE that returned has left the board's
+// barriers too, one that died has not.
+func (e *Endpoint) failedPE() error {
+	for k := range e.n {
+		if k == e.self {
+			continue
+		}
+		var g *GoneError
+		if err := e.t.Gone(k); errors.As(err, &g) && g.Cause != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -125,7 +125,12 @@ func (l *Listener) loopback() netip.AddrPort {
 func (l *Listener) Refused() int64 { return l.refused.Load() }
 
 // Close stops listening.
-func (l *Listener) Close() error { return l.ln.Close() }
+func (l *Listener) Close() error {
+	if l == nil {
+		return nil
+	}
+	return l.ln.Close()
+}
 
 // SecretLen is the per-run secret's length.
 const SecretLen = 32
