@@ -19,7 +19,7 @@ import (
 // run runs fn on n goroutine PEs of an emulated board, each with its
 // side of a TCP data network joined over the board (tcpnet.Listen with
 // spec, then Join), as spmd's port driver does on a real one.
-func run(t *testing.T, n int, spec string, timeout time.Duration, fn func(*papers.PE) error) error {
+func run(t testing.TB, n int, spec string, timeout time.Duration, fn func(*papers.PE) error) error {
 	t.Helper()
 	b, err := emu.New(n)
 	if err != nil {
