@@ -108,7 +108,7 @@ var (
 	// requester.
 	ErrHandlerSend = errors.New("a handler may only send one reply, to the requester, and only from a request handler")
 	// ErrNoNetwork: the PE has no data network attached.
-	ErrNoNetwork = errors.New("no data network attached: emulate.Run, papersctl run and mpirun attach one to every PE; PCs on a real board need MPI beside it (docs/datanet.md, Transports)")
+	ErrNoNetwork = errors.New("no data network attached: emulate.Run, papersctl run, mpirun and a real board's port driver (TCP, unless PAPERS_LISTEN=none) attach one to every PE (docs/datanet.md, Transports)")
 )
 
 // GoneError reports a PE that has left the data network: its program
