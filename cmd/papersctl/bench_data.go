@@ -30,7 +30,7 @@ func benchData(e *env, ringPEs int, asJSON bool, maxTime time.Duration, tol floa
 		line.Show("bench: the data network between %d processes", procs)
 		rows, err = benchDataProcs(procs, viaMPI, benchDataParams{MaxTime: maxTime, Tolerance: tol, MPI: mpi}, e.stderr)
 	} else {
-		rows, err = databench.Run(e.ctx, databench.Options{RingPEs: ringPEs, MaxTime: maxTime, Tolerance: tol,
+		rows, err = databench.Run(e.ctx, databench.Options{RingPEs: ringPEs, MaxTime: maxTime, Tolerance: tol, Net: benchDataNet,
 			Progress: func(name string) {
 				line.Show("bench: %s, %v (^C prints what is measured)", name, time.Since(start).Round(time.Second))
 			}}, mpi)
