@@ -12,8 +12,9 @@
 // daemon in each host through nsenter, as ssh would on real computers.
 //
 // A host lives as long as a holder process the package starts (a shell
-// waiting on a pipe): when the test ends, or the test process dies, the
-// holders exit and the kernel removes their namespaces, veths and bridge.
+// waiting on a pipe). When the test ends every process left in a host is
+// killed and the holders exit (they also do when the test process dies),
+// and the kernel removes their namespaces, veths and bridge.
 // It needs root (CAP_SYS_ADMIN, CAP_NET_ADMIN), nsenter and ip.
 package hosts
 
@@ -100,6 +101,11 @@ func New(t testing.TB, n, slots int) *Cluster {
 		c.must(t, h.pid, "ip", "link", "set", "eth0", "up")
 	}
 	c.writeAgent(t)
+	t.Cleanup(func() { // before the holders' (cleanups run last first)
+		for _, h := range c.Hosts {
+			killHost(h.pid)
+		}
+	})
 	return c
 }
 
@@ -146,11 +152,41 @@ func (c *Cluster) must(t testing.TB, pid int, name string, args ...string) {
 	}
 }
 
+// enter is a command in the namespaces of pid's host. nsenter execs it in
+// place (-F), so cancelling ctx kills it — and, since a daemon it started
+// may hold on, every process of the host but its holder.
 func enter(ctx context.Context, pid int, name string, args ...string) *exec.Cmd {
-	return exec.CommandContext(ctx, "nsenter", append([]string{"-t", strconv.Itoa(pid), "-n", "-u", "-m", "--", name}, args...)...)
+	cmd := exec.CommandContext(ctx, "nsenter", append([]string{"-t", strconv.Itoa(pid), "-n", "-u", "-m", "-F", "--", name}, args...)...)
+	cmd.Cancel = func() error {
+		killHost(pid)
+		return cmd.Process.Kill()
+	}
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
 }
 
-// Command runs name with args in host k (its network, hostname and mounts).
+// killHost kills every process in the network namespace of holder but
+// holder.
+func killHost(holder int) {
+	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", holder))
+	if err != nil {
+		return
+	}
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil || pid == holder {
+			continue
+		}
+		if other, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", pid)); err == nil && other == ns {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// Command runs name with args in host k (its network, hostname and
+// mounts). Cancelling ctx ends it and everything else running in the
+// host.
 func (c *Cluster) Command(ctx context.Context, k int, name string, args ...string) *exec.Cmd {
 	return enter(ctx, c.Hosts[k].pid, name, args...)
 }
@@ -164,7 +200,7 @@ func (c *Cluster) writeAgent(t testing.TB) {
 	for _, h := range c.Hosts {
 		fmt.Fprintf(&b, "%s|%s) pid=%d ;;\n", h.Name, h.Addr, h.pid)
 	}
-	b.WriteString("*) echo \"hosts agent: no host $host\" >&2; exit 255 ;;\nesac\nexec nsenter -t \"$pid\" -n -u -m -- /bin/sh -c \"$*\"\n")
+	b.WriteString("*) echo \"hosts agent: no host $host\" >&2; exit 255 ;;\nesac\nexec nsenter -t \"$pid\" -n -u -m -F -- /bin/sh -c \"$*\"\n")
 	c.Agent = filepath.Join(c.dir, "agent")
 	if err := os.WriteFile(c.Agent, []byte(b.String()), 0o755); err != nil {
 		t.Fatal(err)
