@@ -129,6 +129,11 @@ func report(w io.Writer, pes, keys int, cfg Config, svg string, res Result) {
 	if res.NANDs > 0 {
 		fmt.Fprintf(w, "%d NANDs, %.2f µs per NAND (the 1995 board: 6.3 µs)\n", res.NANDs, res.perNAND())
 	}
+	for _, p := range res.Phases {
+		if stores := keys * cfg.KeyBits / cfg.DigitBits; cfg.Memory && p.Name == "coalesce" && stores > 0 {
+			fmt.Fprintf(w, "%d stores per PE, %.2f µs per store (with all_store_sync)\n", stores, float64(p.Time.Nanoseconds())/1e3/float64(stores))
+		}
+	}
 	if svg != "" {
 		fmt.Fprintf(w, "state graph: %s\n", svg)
 	}
