@@ -40,8 +40,8 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	if a := os.Getenv(envDial); a != "" {
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-			c, err := net.Dial("tcp", a)
+		for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			c, err := net.DialTimeout("tcp", a, time.Second)
 			if err == nil {
 				line, _ := bufio.NewReader(c).ReadString('\n')
 				fmt.Print(line)
@@ -57,7 +57,7 @@ func TestMain(m *testing.M) {
 }
 
 // TestCluster: each host has its own name and address, and reaches the
-// other by name over the LAN.
+// other by name over the LAN, until its link is down.
 func TestCluster(t *testing.T) {
 	c := hosts.New(t, 2, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -75,10 +75,22 @@ func TestCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Wait()
-	dial := c.Command(ctx, 0, os.Args[0])
-	dial.Env = append(os.Environ(), envDial+"="+net.JoinHostPort(c.Hosts[1].Name, "7099"))
-	out, err := dial.CombinedOutput()
-	if err != nil || string(out) != "hello from host1\n" {
+	dial := func() (string, error) {
+		cmd := c.Command(ctx, 0, os.Args[0])
+		cmd.Env = append(os.Environ(), envDial+"="+net.JoinHostPort(c.Hosts[1].Name, "7099"))
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if err := c.SetLink(1, false); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := dial(); err == nil {
+		t.Errorf("host0 reached host1 with host1's link down: %q", out)
+	}
+	if err := c.SetLink(1, true); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := dial(); err != nil || out != "hello from host1\n" {
 		t.Errorf("host0 connecting to host1: %q, %v", out, err)
 	}
 }
