@@ -3,49 +3,17 @@
 package tests
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
-	"github.com/ttlpapers/ttlpapers/emu/ppdevfs"
 	"github.com/ttlpapers/ttlpapers/internal/testenv"
 )
-
-// serveFuse serves an emulated board of n PEs as ppdev files
-// (papersctl emu serve --fuse) for the rest of the test and returns their
-// directory: DIR/parport0 … parport<n-1>.
-func serveFuse(t *testing.T, n int) string {
-	t.Helper()
-	if _, err := os.Stat("/dev/fuse"); err != nil || ppdevfs.FusermountPath() == "" {
-		testenv.Missing(t, "FUSE unavailable (/dev/fuse and fusermount3: apt-get install fuse3)")
-	}
-	dir := filepath.Join(t.TempDir(), "board")
-	var log bytes.Buffer
-	cmd := exec.Command(bin(t, "papersctl"), "emu", "serve", "--fuse", dir, "--pes", fmt.Sprint(n))
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(unix.SIGINT)
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("emu serve: %v\n%s", err, log.String())
-		}
-	})
-	waitFor(t, 10*time.Second, "the board's ppdev files", func() bool {
-		_, err := os.Stat(filepath.Join(dir, fmt.Sprintf("parport%d", n-1)))
-		return err == nil
-	})
-	return dir
-}
 
 // mpirunProgs runs prog under mpirun with the environment env (each
 // passed with -x), bounded by limit, and returns its combined output.
@@ -73,22 +41,40 @@ func mpirunProgs(t *testing.T, np int, env []string, limit time.Duration, prog s
 // TestMpirunOnPorts: PCs that share a board, started together by mpirun
 // from a build without MPI, each on its own port (one emulated board behind
 // ppdev files, ports named with {pe}): each PE takes its id and count from
-// mpirun. A PAPERS_PE that disagrees with mpirun is refused.
+// mpirun, and global memory runs on the TCP data network. A PAPERS_PE that
+// disagrees with mpirun is refused. A PE killed mid-run ends the job, and
+// mpirun names it.
 func TestMpirunOnPorts(t *testing.T) {
 	const n = 4
-	dir := serveFuse(t, n)
+	dir := fuseBoard(t, n)
 	port := "PAPERS_PORT=ppdev:" + dir + "/parport{pe}"
-	out, err := mpirunProgs(t, n, []string{port}, time.Minute, bin(t, "spmd"), "-rounds", "50")
-	if err != nil {
-		t.Fatalf("mpirun: %v\n%s", err, out)
-	}
-	for k := range n {
-		if want := fmt.Sprintf("PE %d/%d sum=6\n", k, n); !strings.Contains(out, want) {
-			t.Errorf("no %q in\n%s", want, out)
+	for _, run := range []struct {
+		prog string
+		args []string
+		want []string
+	}{
+		{"spmd", []string{"-rounds", "50"}, []string{"PE 0/4 sum=6\n", "PE 3/4 sum=6\n"}},
+		{"matmul", []string{"-block", "32"}, []string{"result checked"}},
+		{"radixsort", []string{"-keys", "300", "-memory"}, []string{"coalesced through global memory (splitc stores): sorted and verified"}},
+		{"dataprog", nil, []string{"ok strata-messages-and-blocks"}},
+	} {
+		out, err := mpirunProgs(t, n, []string{port, "PAPERS_TIMEOUT=20s"}, time.Minute, bin(t, run.prog), run.args...)
+		if err != nil {
+			t.Errorf("mpirun %s: %v\n%s", run.prog, err, out)
+			continue
+		}
+		for _, w := range run.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("mpirun %s: no %q in\n%s", run.prog, w, out)
+			}
 		}
 	}
-	out, err = mpirunProgs(t, n, []string{port, "PAPERS_PE=1"}, time.Minute, bin(t, "spmd"))
+	out, err := mpirunProgs(t, n, []string{port, "PAPERS_PE=1"}, time.Minute, bin(t, "spmd"))
 	if err == nil || !strings.Contains(out, "disagree with the MPI launcher") {
 		t.Errorf("PAPERS_PE=1 under mpirun: %v\n%s; want it refused", err, out)
+	}
+	out, err = mpirunProgs(t, n, []string{port, "PAPERS_TIMEOUT=5s"}, time.Minute, bin(t, "dataprog"), "-die", "2")
+	if err == nil || !regexp.MustCompile(`rank 2 .*exited on signal 9`).MatchString(strings.ReplaceAll(out, "\n", " ")) {
+		t.Errorf("PE 2 killed: mpirun %v; want it to name rank 2:\n%s", err, out)
 	}
 }
