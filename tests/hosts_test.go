@@ -69,6 +69,13 @@ func acrossHosts(t *testing.T, c *hosts.Cluster, np int, env []string, limit tim
 	return string(out), err
 }
 
+// onHosts is one cluster test: the programs, which build runs them, and
+// the environment they get.
+type onHosts struct {
+	bin func(*testing.T, string) string
+	env []string
+}
+
 // TestMPIAcrossHosts runs the MPI backend on two emulated hosts of two
 // ranks each, as on two computers of a cluster (package internal/hosts):
 // the examples, Split-C's global memory among them (an MPI window that
@@ -78,8 +85,24 @@ func TestMPIAcrossHosts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs MPI jobs across emulated hosts; skipped with -short")
 	}
-	c := hosts.New(t, 2, 2)
+	acrossHostsSuite(t, hosts.New(t, 2, 2), onHosts{bin: mpiBin})
+}
+
+// TestBoardAcrossHosts runs the same on a board's PCs: two emulated hosts
+// of two PEs each, every PE on its port of one board (served as ppdev
+// files, which every host sees), started by mpirun from builds without
+// MPI, global memory over the TCP data network between the hosts.
+func TestBoardAcrossHosts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs jobs across emulated hosts; skipped with -short")
+	}
+	dir := fuseBoard(t, 4) // before the hosts, whose mounts copy the machine's
+	acrossHostsSuite(t, hosts.New(t, 2, 2), onHosts{bin: bin, env: []string{"PAPERS_PORT=ppdev:" + dir + "/parport{pe}"}})
+}
+
+func acrossHostsSuite(t *testing.T, c *hosts.Cluster, on onHosts) {
 	const np = 4
+	env := func(more ...string) []string { return append(append([]string{}, on.env...), more...) }
 	for _, run := range []struct {
 		prog string
 		args []string
@@ -89,7 +112,7 @@ func TestMPIAcrossHosts(t *testing.T) {
 		{"radixsort", []string{"-keys", "500", "-memory"}, []string{"sorted and verified"}},
 		{"matmul", []string{"-block", "32"}, []string{"result checked"}},
 	} {
-		out, err := acrossHosts(t, c, np, nil, 2*time.Minute, mpiBin(t, run.prog), run.args...)
+		out, err := acrossHosts(t, c, np, env(), 2*time.Minute, on.bin(t, run.prog), run.args...)
 		if err != nil {
 			t.Errorf("%s %v: %v\n%s", run.prog, run.args, err, out)
 			continue
@@ -100,7 +123,7 @@ func TestMPIAcrossHosts(t *testing.T) {
 			}
 		}
 	}
-	out, err := acrossHosts(t, c, np, []string{"CONF_DIR=" + t.TempDir()}, 2*time.Minute, mpiBin(t, "confprog"))
+	out, err := acrossHosts(t, c, np, env("CONF_DIR="+t.TempDir()), 2*time.Minute, on.bin(t, "confprog"))
 	for _, cc := range conformance.Cases() {
 		for k := range np {
 			if line := fmt.Sprintf("PE %d: ok %s\n", k, cc.Name); !strings.Contains(out, line) {
@@ -108,7 +131,7 @@ func TestMPIAcrossHosts(t *testing.T) {
 			}
 		}
 	}
-	out, err = acrossHosts(t, c, np, nil, 2*time.Minute, mpiBin(t, "dataprog"))
+	out, err = acrossHosts(t, c, np, env(), 2*time.Minute, on.bin(t, "dataprog"))
 	for _, cc := range dataconf.Cases() {
 		if n := strings.Count(out, "ok "+cc.Name+"\n"); n != np {
 			t.Errorf("data conformance: %d lines %q, want %d (%v):\n%s", n, "ok "+cc.Name, np, err, out)
@@ -117,11 +140,11 @@ func TestMPIAcrossHosts(t *testing.T) {
 	// PE 3, on host1, stops: the others' fetch_and_add on its memory end
 	// within their timeout naming it, and mpirun ends the job.
 	const timeout = 3 * time.Second
-	out, err = acrossHosts(t, c, np, []string{"PAPERS_TIMEOUT=" + timeout.String()}, time.Minute, mpiBin(t, "dataprog"), "-stop", "3")
+	out, err = acrossHosts(t, c, np, env("PAPERS_TIMEOUT="+timeout.String()), time.Minute, on.bin(t, "dataprog"), "-stop", "3")
 	if err == nil {
-		t.Errorf("mpirun exited 0 with a stopped rank:\n%s", out)
+		t.Errorf("mpirun exited 0 with a stopped PE:\n%s", out)
 	}
 	if !regexp.MustCompile(`PE [012]: fetch_and_add: no answer from PE 3 within ` + timeout.String()).MatchString(out) {
-		t.Errorf("no rank says that PE 3 did not answer within %v:\n%s", timeout, out)
+		t.Errorf("no PE says that PE 3 did not answer within %v:\n%s", timeout, out)
 	}
 }
