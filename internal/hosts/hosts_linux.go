@@ -19,6 +19,7 @@
 package hosts
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"net/netip"
@@ -123,8 +124,12 @@ func hold(t testing.TB, flags uintptr, setup string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr testenv.Buffer
+	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("hosts: a namespace of its own: %v", err)
 	}
@@ -133,12 +138,18 @@ func hold(t testing.TB, flags uintptr, setup string) int {
 		cmd.Wait()
 	})
 	if setup != "" {
-		deadline := time.Now().Add(10 * time.Second)
-		for !strings.Contains(out.String(), "ready") {
-			if time.Now().After(deadline) || cmd.ProcessState != nil {
-				t.Fatalf("hosts: setting up a host (%s): %s", setup, out.String())
+		ready := make(chan string, 1)
+		go func() {
+			line, _ := bufio.NewReader(stdout).ReadString('\n')
+			ready <- line
+		}()
+		select {
+		case line := <-ready:
+			if line != "ready\n" {
+				t.Fatalf("hosts: setting up a host (%s): %s", setup, stderr.String())
 			}
-			time.Sleep(5 * time.Millisecond)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("hosts: setting up a host (%s) took more than 10 s: %s", setup, stderr.String())
 		}
 	}
 	return cmd.Process.Pid
