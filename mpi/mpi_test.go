@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/am"
+	"github.com/ttlpapers/ttlpapers/conformance"
 	"github.com/ttlpapers/ttlpapers/internal/anchors"
-	"github.com/ttlpapers/ttlpapers/internal/conformance"
 	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"github.com/ttlpapers/ttlpapers/mpi"
 	"github.com/ttlpapers/ttlpapers/papers"

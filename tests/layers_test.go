@@ -12,15 +12,16 @@ const module = "github.com/ttlpapers/ttlpapers/"
 // of a lower rank (the README's package map, bottom up). A package missing
 // from the table fails the test, so a new one is placed on purpose.
 var layer = map[string]int{
-	"field": 0, "internal/testenv": 0, "internal/measure": 0, "internal/stop": 0, "internal/leakcheck": 0, "internal/term": 0, "internal/progress": 1, "internal/axis": 0, "internal/anchors": 0, "internal/word": 0, "internal/conformance": 6,
+	"field": 0, "internal/testenv": 0, "internal/stop": 0, "internal/leakcheck": 0, "internal/axis": 0, "internal/anchors": 0, "internal/word": 0, "conformance": 6,
 	"lpt": 1, "lpt/lpttest": 2, "lpt/linuxlpt": 2, "lpt/gpiomap": 2, "lpt/periphlpt": 3, "lpt/backend": 4,
 	"hw": 3, "hw/kicad/route": 4, "hw/kicad": 5,
 	"emu/netlist": 5, "emu/vcd": 5, "emu": 6, "emu/timed": 6, "emu/ppdevfs": 7,
 	"papers": 5, "am": 6, "strata": 7, "splitc": 7,
 	"spmd/substrate": 6, "spmd/port": 7, "spmd/shm": 7, "mpi": 7,
-	"emulate": 7, "spmd": 8, "internal/dataconf": 8, "selftest": 9, "launch": 9, "timing": 9,
-	"internal/qemu": 9, "hil": 10, "internal/databench": 10,
-	"examples/spmd": 11, "examples/radixsort": 11, "examples/matmul": 11, "cmd/papersctl": 11,
+	"emulate": 7, "spmd": 8, "conformance/dataconf": 8, "selftest": 9, "launch": 9, "timing": 9,
+	"internal/qemu": 0, "hil": 10,
+	"examples/spmd": 11, "examples/radixsort": 11, "examples/matmul": 11, "cmd/papersctl/internal/term": 0, "cmd/papersctl/internal/progress": 1, "cmd/papersctl/internal/measure": 0, "cmd/papersctl/internal/databench": 10,
+	"cmd/papersctl": 11,
 }
 
 // protocol packages must not depend on the board (hw) or its emulator (emu),

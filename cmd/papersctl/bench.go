@@ -10,9 +10,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/measure"
+	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/progress"
 	"github.com/ttlpapers/ttlpapers/emulate"
-	"github.com/ttlpapers/ttlpapers/internal/measure"
-	"github.com/ttlpapers/ttlpapers/internal/progress"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
 )

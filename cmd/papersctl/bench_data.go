@@ -5,13 +5,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/databench"
+	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/progress"
 	"github.com/ttlpapers/ttlpapers/internal/anchors"
-	"github.com/ttlpapers/ttlpapers/internal/databench"
-	"github.com/ttlpapers/ttlpapers/internal/progress"
 )
 
 // benchData is papersctl bench --data: the data network's benchmarks
-// (internal/databench) with MPI's figures from ../shared/anchors/mpi_data.c
+// (package databench) with MPI's figures from ../shared/anchors/mpi_data.c
 // measured in the same invocation (or a note saying why not); with procs
 // > 0, between that many processes (bench_data_procs.go), under mpirun
 // when viaMPI.

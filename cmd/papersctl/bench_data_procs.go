@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ttlpapers/ttlpapers/internal/databench"
+	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/databench"
 	"github.com/ttlpapers/ttlpapers/launch"
 	"github.com/ttlpapers/ttlpapers/spmd"
 )

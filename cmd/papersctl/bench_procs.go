@@ -13,8 +13,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/measure"
 	"github.com/ttlpapers/ttlpapers/internal/anchors"
-	"github.com/ttlpapers/ttlpapers/internal/measure"
 	"github.com/ttlpapers/ttlpapers/launch"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"

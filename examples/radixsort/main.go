@@ -30,7 +30,6 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/internal/anchors"
-	"github.com/ttlpapers/ttlpapers/internal/progress"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
 	"github.com/ttlpapers/ttlpapers/spmd"
@@ -60,13 +59,12 @@ func main() {
 			return err
 		}))
 	}
-	// On a terminal, one line of progress on stderr: a sort takes seconds.
-	line, start := progress.New(os.Stderr), time.Now()
+	// Progress on stderr, a line per pass: a sort takes seconds.
+	start := time.Now()
 	show := func(pass, passes int) {
-		line.Show("radixsort: pass %d of %d, %v", pass, passes, time.Since(start).Round(time.Second))
+		fmt.Fprintf(os.Stderr, "radixsort: pass %d of %d, %v\n", pass, passes, time.Since(start).Round(time.Second))
 	}
-	res, err := run(line.Above(os.Stdout), *pes, *keys, Config{KeyBits: *keyBits, DigitBits: *digitBits, Progress: show, Memory: *memory}, *svg)
-	line.Clear()
+	res, err := run(os.Stdout, *pes, *keys, Config{KeyBits: *keyBits, DigitBits: *digitBits, Progress: show, Memory: *memory}, *svg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/am"
-	"github.com/ttlpapers/ttlpapers/internal/measure"
+	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/measure"
 	"github.com/ttlpapers/ttlpapers/papers"
 	"github.com/ttlpapers/ttlpapers/splitc"
 	"github.com/ttlpapers/ttlpapers/strata"

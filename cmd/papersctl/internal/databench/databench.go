@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/am"
+	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/measure"
 	"github.com/ttlpapers/ttlpapers/emulate"
-	"github.com/ttlpapers/ttlpapers/internal/measure"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
