@@ -12,7 +12,7 @@ const module = "github.com/ttlpapers/ttlpapers/"
 // of a lower rank (the README's package map, bottom up). A package missing
 // from the table fails the test, so a new one is placed on purpose.
 var layer = map[string]int{
-	"field": 0, "internal/testenv": 0, "internal/stop": 0, "internal/leakcheck": 0, "internal/axis": 0, "internal/anchors": 0, "internal/word": 0, "conformance": 6,
+	"field": 0, "internal/testenv": 0, "internal/stop": 0, "internal/leakcheck": 0, "internal/axis": 0, "baseline": 0, "internal/word": 0, "conformance": 6,
 	"lpt": 1, "lpt/lpttest": 2, "lpt/linuxlpt": 2, "lpt/gpiomap": 2, "lpt/periphlpt": 3, "lpt/backend": 4,
 	"hw": 3, "hw/kicad/route": 4, "hw/kicad": 5,
 	"emu/netlist": 5, "emu/vcd": 5, "emu": 6, "emu/timed": 6, "emu/ppdevfs": 7,

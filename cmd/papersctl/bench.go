@@ -152,8 +152,8 @@ func (c *benchCmd) define(f *flagSet) {
 	f.Func("procs", "LIST", func(s string) (err error) {
 		c.procs, err = parseProcs(s)
 		return err
-	}, "instead, the barrier and the NAND between N processes on a shared-memory board, for each N of a list (e.g. 2,4,8), beside MPI_Barrier and the Go spin barrier of ../shared/anchors")
-	f.Bool(&c.data, "data", "instead, the data network: the Active Messages paper's benchmarks, LogP, and Libsplit-C's microbenchmarks, beside the CM-5's figures and ../shared/anchors/mpi_data.c (--pes: the ring's PEs; --procs N: between N processes on a shared-memory board; --mpi N: as N ranks under mpirun)")
+	}, "instead, the barrier and the NAND between N processes on a shared-memory board, for each N of a list (e.g. 2,4,8), beside MPI_Barrier and the Go spin barrier with as many goroutines, measured in the same invocation")
+	f.Bool(&c.data, "data", "instead, the data network: the Active Messages paper's benchmarks, LogP, and Libsplit-C's microbenchmarks, beside the CM-5's figures and MPI's between 2 ranks, measured in the same invocation (--pes: the ring's PEs; --procs N: between N processes on a shared-memory board; --mpi N: as N ranks under mpirun)")
 	f.Int(&c.mpi, "mpi", 0, 2, lpt.MaxPEs, "with --data: run the benchmarks as N ranks under mpirun (papersctl built with -tags mpi)")
 }
 

@@ -5,13 +5,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ttlpapers/ttlpapers/baseline"
 	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/databench"
 	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/progress"
-	"github.com/ttlpapers/ttlpapers/internal/anchors"
 )
 
 // benchData is papersctl bench --data: the data network's benchmarks
-// (package databench) with MPI's figures from ../shared/anchors/mpi_data.c
+// (package databench) with MPI's figures (package baseline's datanet.c)
 // measured in the same invocation (or a note saying why not); with procs
 // > 0, between that many processes (bench_data_procs.go), under mpirun
 // when viaMPI.
@@ -20,9 +20,9 @@ func benchData(e *env, ringPEs int, asJSON bool, maxTime time.Duration, tol floa
 		return fmt.Errorf("--pes %d: the ring needs at least 2 PEs", ringPEs)
 	}
 	line := progress.New(e.stderr)
-	line.Show("bench: the MPI anchor (mpi_data.c, 2 ranks)")
-	defer anchors.Cleanup()
-	mpi, merr := anchors.MPIData()
+	line.Show("bench: the MPI anchor (datanet.c, 2 ranks)")
+	defer baseline.Cleanup()
+	mpi, merr := mpiDataBaseline()
 	start := time.Now()
 	var rows []databench.Row
 	var err error

@@ -13,8 +13,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ttlpapers/ttlpapers/baseline"
 	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/measure"
-	"github.com/ttlpapers/ttlpapers/internal/anchors"
 	"github.com/ttlpapers/ttlpapers/launch"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
@@ -23,7 +23,7 @@ import (
 
 // papersctl bench --procs N,...: the barrier and the NAND between N live
 // processes on a shared-memory board (papersctl run's board), each count
-// in turn, beside the anchors of ../shared/anchors measured in the same
+// in turn, beside the baselines (package baseline) measured in the same
 // invocation — Open MPI's MPI_Barrier with as many ranks, and the native
 // Go spin barrier with as many goroutines — with the ratios.
 //
@@ -38,6 +38,13 @@ func init() {
 		os.Exit(benchPE(v))
 	}
 }
+
+// mpiBaseline and mpiDataBaseline measure MPI's figures (the tests leave
+// them out).
+var (
+	mpiBaseline     = baseline.MPI
+	mpiDataBaseline = baseline.MPIData
+)
 
 // procsResult is one row of bench --procs (and one object of --json).
 type procsResult struct {
@@ -79,27 +86,23 @@ func parseProcs(list string) ([]int, error) {
 // table or JSON.
 func benchProcs(e *env, counts []int, asJSON bool, maxTime time.Duration, tol float64) error {
 	stdout, stderr := e.stdout, e.stderr
-	defer anchors.Cleanup()
+	defer baseline.Cleanup()
 	var rows []procsResult
 	for _, n := range counts {
 		rs, err := measureProcs(n, maxTime, tol, stderr)
 		if err != nil {
 			return fmt.Errorf("%d processes: %w", n, err)
 		}
-		mpi, merr := anchors.MPIBarrier(n)
-		g, serr := anchors.Go(n)
-		for _, e := range []error{merr, serr} {
-			if e != nil {
-				fmt.Fprintf(stderr, "papersctl bench: anchor skipped: %v\n", anchorNote(e))
-			}
+		mpi, merr := mpiBaseline(n, false)
+		if merr != nil {
+			fmt.Fprintf(stderr, "papersctl bench: anchor skipped: %v\n", anchorNote(merr))
 		}
+		g := baseline.Go(n)
 		for i := range rs {
-			if merr == nil && mpi > 0 {
-				rs[i].MPIBarrierNs, rs[i].RatioMPI = mpi*1e3, rs[i].MeasuredNs/(mpi*1e3)
+			if merr == nil {
+				rs[i].MPIBarrierNs, rs[i].RatioMPI = mpi.Barrier*1e3, rs[i].MeasuredNs/(mpi.Barrier*1e3)
 			}
-			if serr == nil {
-				rs[i].GoSpinNs = g.Spin * 1e3
-			}
+			rs[i].GoSpinNs = g.Spin * 1e3
 		}
 		rows = append(rows, rs...)
 	}

@@ -7,13 +7,15 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ttlpapers/ttlpapers/baseline"
 )
 
 // TestBenchProcs: bench --procs runs the barrier and the NAND between live
 // processes (this test binary, as papersctl) and reports both; the anchors
 // are optional (skipped with a note when absent).
 func TestBenchProcs(t *testing.T) {
-	t.Setenv("PAPERS_ANCHORS", t.TempDir()) // no anchors: this test checks the board's side
+	noMPIBaseline(t) // this test checks the board's side
 	out, errOut, st := runCLI("bench", "--procs", "2,3", "--json", "--max-time", "50ms")
 	if st != 0 {
 		t.Fatalf("status %d: %s", st, errOut)
@@ -36,6 +38,15 @@ func TestBenchProcs(t *testing.T) {
 	}
 }
 
+// noMPIBaseline leaves MPI's figures out of t's benchmarks, as when MPI
+// is not installed.
+func noMPIBaseline(t *testing.T) {
+	mpi, data := mpiBaseline, mpiDataBaseline
+	t.Cleanup(func() { mpiBaseline, mpiDataBaseline = mpi, data })
+	mpiBaseline = func(int, bool) (baseline.Collectives, error) { return baseline.Collectives{}, baseline.ErrAbsent }
+	mpiDataBaseline = func() (map[string]float64, error) { return nil, baseline.ErrAbsent }
+}
+
 func init() {
 	for _, bad := range []string{"0", "33", "2,x", ","} {
 		badInputs["bench"] = append(badInputs["bench"], badInput{[]string{"--procs", bad}, []string{"--procs " + bad + ": give process counts from 1 to 32"}})
@@ -50,7 +61,7 @@ func TestBenchDataProcs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every data-network benchmark between processes (seconds)")
 	}
-	t.Setenv("PAPERS_ANCHORS", t.TempDir()) // no anchors: this test checks our side
+	noMPIBaseline(t) // this test checks our side
 	seen := map[string]bool{}
 	for _, r := range benchDataRows(t, "--procs", "2") {
 		seen[r["op"].(string)] = true
