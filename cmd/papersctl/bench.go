@@ -298,47 +298,28 @@ func measureOp(ctx context.Context, op benchOp, n int, maxTime time.Duration, to
 		if err != nil {
 			return err
 		}
+		rep := measure.Repeat(int(k), func() error { return op.run(p, s) })
 		// Count over one repetition.
 		ctr, _ := p.Port().(opsCounter)
 		st0, ops0 := p.Stats(), portOps(ctr)
-		for range k {
-			if err := op.run(p, s); err != nil {
-				return err
-			}
+		if _, err := rep(); err != nil {
+			return err
 		}
 		st1, ops1 := p.Stats(), portOps(ctr)
-		var smp *measure.Sampler
+		var overhead time.Duration
 		if p.Self() == 0 {
 			res.NAND = float64(st1.NANDs-st0.NANDs) / float64(k)
 			res.MinPortOps = float64(2*(st1.Barriers-st0.Barriers)+st1.NANDs-st0.NANDs) / float64(k)
 			res.PortOps = float64(ops1-ops0) / float64(k)
-			smp = measure.New(int(k), measure.LoopOverhead(int(k)), tol, maxTime)
+			overhead = measure.LoopOverhead(int(k))
 		}
-		for {
-			if err := p.Barrier(); err != nil { // line the PEs up
-				return err
-			}
-			start := time.Now()
-			for range k {
-				if err := op.run(p, s); err != nil {
-					return err
-				}
-			}
-			d := time.Since(start)
-			done := false
-			if smp != nil {
-				smp.Add(d)
-				done = smp.Done() || ctx.Err() != nil // stopped: keep what is measured
-			}
-			if done, err = p.Any(done); err != nil || done {
-				if smp != nil {
-					r := smp.Result()
-					res.MeasuredNs, res.CI90Ns, res.Reps, res.Dropped = r.Mean, r.CI90, r.Kept, r.Dropped
-					res.Converged = r.Converged(tol)
-				}
-				return err
-			}
+		loop := measure.Loop{PerRep: int(k), Overhead: overhead, Tolerance: tol, MaxTime: maxTime}
+		r, err := loop.Run(ctx, p, rep)
+		if p.Self() == 0 {
+			res.MeasuredNs, res.CI90Ns, res.Reps, res.Dropped = r.Mean, r.CI90, r.Kept, r.Dropped
+			res.Converged = r.Converged(tol)
 		}
+		return err
 	})
 	return res, err
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -13,8 +14,8 @@ import (
 // benchData is papersctl bench --data: the data network's benchmarks
 // (package databench) with MPI's figures (package baseline's datanet.c)
 // measured in the same invocation (or a note saying why not); with procs
-// > 0, between that many processes (bench_data_procs.go), under mpirun
-// when viaMPI.
+// > 0, between that many processes (bench-pe's, bench_pe.go), under
+// mpirun when viaMPI.
 func benchData(e *env, ringPEs int, asJSON bool, maxTime time.Duration, tol float64, procs int, viaMPI bool) error {
 	if ringPEs < 2 && procs == 0 {
 		return fmt.Errorf("--pes %d: the ring needs at least 2 PEs", ringPEs)
@@ -28,13 +29,14 @@ func benchData(e *env, ringPEs int, asJSON bool, maxTime time.Duration, tol floa
 	var err error
 	if procs > 0 {
 		line.Show("bench: the data network between %d processes", procs)
-		rows, err = benchDataProcs(procs, viaMPI, benchDataParams{MaxTime: maxTime, Tolerance: tol, MPI: mpi}, e.stderr)
+		err = runPEs(procs, viaMPI, []string{"--data", "--max-time", maxTime.String(), "--tolerance", strconv.FormatFloat(tol, 'g', -1, 64)}, e.stderr, &rows)
 	} else {
 		rows, err = databench.Run(e.ctx, databench.Options{RingPEs: ringPEs, MaxTime: maxTime, Tolerance: tol,
 			Progress: func(name string) {
 				line.Show("bench: %s, %v (^C prints what is measured)", name, time.Since(start).Round(time.Second))
-			}}, mpi)
+			}})
 	}
+	databench.AddMPI(rows, mpi)
 	line.Clear()
 	if merr != nil {
 		fmt.Fprintf(e.stderr, "papersctl bench: no MPI figures beside ours: %v\n", merr)

@@ -52,6 +52,10 @@ func init() {
 		badInputs["bench"] = append(badInputs["bench"], badInput{[]string{"--procs", bad}, []string{"--procs " + bad + ": give process counts from 1 to 32"}})
 	}
 	badInputs["bench"] = append(badInputs["bench"], badInput{[]string{"--procs", "2", "--pes", "8"}, []string{"--pes: --procs measures the barrier and the NAND between live processes"}})
+	badInputs[benchPEName] = []badInput{
+		{nil, []string{"--report: give the pipe PE 0 writes the results to"}},
+		{[]string{"--report", "{dir}/r", "--tolerance", "2"}, []string{"--tolerance 2: need a number above 0 and at most 1"}},
+	}
 }
 
 // TestBenchDataProcs: bench --data --procs 2 runs the data network's
