@@ -2,6 +2,7 @@ package baseline
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -76,6 +77,29 @@ func TestMPI(t *testing.T) {
 	for _, name := range []string{"round_trip_us", "send_us", "get_us", "put_us", "put_bw_MBps size=64", "put_bw_MBps size=1048576"} {
 		if figs[name] <= 0 {
 			t.Errorf("datanet: no %s in %v", name, figs)
+		}
+	}
+}
+
+// BenchmarkGo times each barrier on its own between n goroutines: ns/op is
+// per barrier, the figure Go reports in µs.
+func BenchmarkGo(b *testing.B) {
+	for _, n := range []int{2, 4, 8, 32} {
+		for _, kind := range []struct {
+			name string
+			mk   func() barrier
+		}{
+			{"spin", func() barrier { return &spinBarrier{n: int64(n), polls: spinPolls} }},
+			{"yield", func() barrier { return &spinBarrier{n: int64(n)} }},
+			{"cond", func() barrier { return newCondBarrier(n) }},
+		} {
+			b.Run(fmt.Sprintf("%s/n=%d", kind.name, n), func(b *testing.B) {
+				bar := kind.mk()
+				b.ResetTimer()
+				d := round(n, b.N-1, bar)
+				b.StopTimer()
+				b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), "ns/op")
+			})
 		}
 	}
 }
