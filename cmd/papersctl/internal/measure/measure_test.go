@@ -1,9 +1,13 @@
 package measure
 
 import (
+	"context"
 	"math"
 	"testing"
 	"time"
+
+	"github.com/ttlpapers/ttlpapers/emulate"
+	"github.com/ttlpapers/ttlpapers/papers"
 )
 
 func TestSamplerDiscardsFirstAndOutliers(t *testing.T) {
@@ -41,5 +45,39 @@ func TestSamplerTimeCapNeedsTwoRepetitions(t *testing.T) {
 	s.Add(30)
 	if !s.Done() {
 		t.Fatal("not done past the time cap with two repetitions kept")
+	}
+}
+
+// TestLoopKeepsPEsInStep: every PE runs the same repetitions, PE 0 stops
+// them (here at the time cap) and has the result; a cancelled context ends
+// the loop after the repetition under way.
+func TestLoopKeepsPEsInStep(t *testing.T) {
+	const n = 3
+	for _, cancelled := range []bool{false, true} {
+		ctx, cancel := context.WithCancel(context.Background())
+		if cancelled {
+			cancel()
+		}
+		var reps [n]int
+		var res [n]Result
+		err := emulate.Run(n, papers.Config{}, func(p *papers.PE) error {
+			l := Loop{PerRep: 1, Tolerance: 1e-9, MaxTime: 20 * time.Millisecond}
+			r, err := l.Run(ctx, p, func() (time.Duration, error) {
+				reps[p.Self()]++
+				return time.Duration(100 + reps[p.Self()]%7), nil
+			})
+			res[p.Self()] = r
+			return err
+		})
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if reps[1] != reps[0] || reps[2] != reps[0] || cancelled != (reps[0] == 1) || reps[0] < 1 {
+			t.Errorf("cancelled %v: repetitions per PE %v, want the same on each, 1 if cancelled and 3 or more if not", cancelled, reps)
+		}
+		if res[0].Kept != reps[0]-1 || res[1] != (Result{}) || res[2] != (Result{}) {
+			t.Errorf("cancelled %v: results %+v after %d repetitions: want PE 0's, with all but the first kept", cancelled, res, reps[0])
+		}
 	}
 }
