@@ -294,7 +294,7 @@ func TestFailingSPMD(t *testing.T) {
 
 // BenchmarkCollectives measures the MPI backend's barrier and 1-int
 // Reduce (the engine's own collectives, coll.go) at 2, 4 and 8 ranks beside
-// mpi_collectives.c (MPI_Barrier, MPI_Allreduce) run in the same
+// baseline/mpi/collectives.c (MPI_Barrier, MPI_Allreduce) run in the same
 // invocation, and reports both and their ratio: on shared memory; with
 // MPI over TCP (--mca btl tcp,self), where the anchor's messages take TCP
 // and the backend's ranks still meet in shared memory, as the ranks of one

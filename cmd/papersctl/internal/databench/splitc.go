@@ -132,7 +132,7 @@ func bulk(ctx context.Context, o Options, op string, size int) (measure.Result, 
 		if err != nil {
 			return nil, err
 		}
-		// The buffer starts 16 bytes past a page, as mpi_data.c's malloc'd
+		// The buffer starts 16 bytes past a page, as datanet.c's malloc'd
 		// one does: Go's is page-aligned, like the window's parts, and a
 		// copy between addresses equal modulo 4 KiB runs at less than half
 		// speed (4K aliasing: a 4 KiB MPI_Put 0.18 µs against 0.07).
