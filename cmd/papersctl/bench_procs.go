@@ -35,7 +35,7 @@ type procsResult struct {
 	CI90Ns     float64 `json:"ci90_ns"`
 	Reps       int     `json:"reps"`
 	Converged  bool    `json:"converged"`
-	// The anchors, same invocation (0 when absent).
+	// The baselines, same invocation (0 when absent).
 	MPIBarrierNs float64 `json:"mpi_barrier_ns,omitempty"`
 	RatioMPI     float64 `json:"ratio_mpi,omitempty"` // measured / MPI_Barrier
 	GoSpinNs     float64 `json:"go_spin_ns,omitempty"`
