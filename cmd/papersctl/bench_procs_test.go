@@ -79,3 +79,14 @@ func TestBenchDataProcs(t *testing.T) {
 		}
 	}
 }
+
+// TestRunPEsFailure: when the PE processes fail before PE 0 reports, the
+// parent says so rather than waiting on the pipe.
+func TestRunPEsFailure(t *testing.T) {
+	var stderr strings.Builder
+	var rows []procsResult
+	err := runPEs(2, false, []string{"--tolerance", "2"}, &stderr, &rows)
+	if err == nil || !strings.Contains(stderr.String(), "--tolerance 2") {
+		t.Errorf("error %v, stderr %q: want the run's failure and the PEs' usage error", err, stderr.String())
+	}
+}
