@@ -6,7 +6,7 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/ttlpapers/ttlpapers/internal/anchors"
+	"github.com/ttlpapers/ttlpapers/baseline"
 )
 
 // Open MPI's launcher. It refuses more ranks than cores, and root, unless
@@ -31,4 +31,4 @@ func mpirunArgs(np int) []string {
 // overNetwork returns the launcher's arguments and the ranks' environment
 // that send MPI's messages over the network instead of shared memory: TCP
 // (the ranks still share the node).
-func overNetwork() (args, env []string) { return anchors.TCPArgs(true), nil }
+func overNetwork() (args, env []string) { return baseline.TCPArgs(true), nil }

@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/am"
-	"github.com/ttlpapers/ttlpapers/internal/anchors"
-	"github.com/ttlpapers/ttlpapers/internal/conformance"
+	"github.com/ttlpapers/ttlpapers/baseline"
+	"github.com/ttlpapers/ttlpapers/conformance"
 	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"github.com/ttlpapers/ttlpapers/mpi"
 	"github.com/ttlpapers/ttlpapers/papers"
@@ -302,7 +302,7 @@ func TestFailingSPMD(t *testing.T) {
 
 // BenchmarkCollectives measures the MPI backend's barrier and 1-int
 // Reduce (the engine's own collectives, coll.go) at 2, 4 and 8 ranks beside
-// mpi_collectives.c (MPI_Barrier, MPI_Allreduce) run in the same
+// baseline/mpi/collectives.c (MPI_Barrier, MPI_Allreduce) run in the same
 // invocation, and reports both and their ratio: on shared memory; with
 // MPI over TCP (--mca btl tcp,self), where the anchor's messages take TCP
 // and the backend's ranks still meet in shared memory, as the ranks of one
@@ -321,9 +321,9 @@ func BenchmarkCollectives(b *testing.B) {
 		}{{"shm", "", false}, {"tcp", "", true}, {"tcp-node=1", "1", true}} {
 			b.Run(fmt.Sprintf("np=%d/%s", np, path.name), func(b *testing.B) {
 				if mpirunCmd != "mpirun" {
-					b.Skip("the anchor is built and run with Open MPI's mpicc and mpirun")
+					b.Skip("the baseline is built and run with Open MPI's mpicc and mpirun")
 				}
-				anchor, err := anchors.MPI(np, path.tcp)
+				anchor, err := baseline.MPI(np, path.tcp)
 				if err != nil {
 					b.Skipf("anchor: %v", err)
 				}
