@@ -474,9 +474,10 @@ func (e *Endpoint) failedPE() error {
 		if k == e.self {
 			continue
 		}
-		var g *GoneError
-		if err := e.t.Gone(k); errors.As(err, &g) && g.Cause != nil {
-			return err
+		// Transports return a *GoneError itself (errors.As would allocate
+		// on every look).
+		if g, ok := e.t.Gone(k).(*GoneError); ok && g != nil && g.Cause != nil {
+			return g
 		}
 	}
 	return nil

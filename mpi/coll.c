@@ -161,11 +161,14 @@ int ttl_coll_poll(ttl_coll *c, int spins) {
 			int err = ttl_leader_step(c, done);
 			if (err != MPI_SUCCESS || *done) return err;
 		}
-		// A leader waiting for the network leaves yielding to MPI's
-		// progress, which yields where MPI finds the node oversubscribed
+#ifdef OPEN_MPI
+		// A leader waiting for the network leaves yielding to Open MPI's
+		// progress, which yields where it finds the node oversubscribed
 		// (mpi_yield_when_idle): one more yield of its own doubles the
-		// cost of a round.
+		// cost of a round. MPICH's progress never yields, so there the
+		// leader yields as every other waiter does.
 		if (c->phase == 2) continue;
+#endif
 		// Where every rank has a CPU the one awaited is likely running:
 		// spin a little for it, then give the CPU to whoever may need it
 		// (a loaded machine's other work; yielding every 64 polls instead

@@ -61,6 +61,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ttlpapers/ttlpapers/am/tcpnet"
 	"github.com/ttlpapers/ttlpapers/internal/stop"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/mpienv"
@@ -154,6 +155,9 @@ func (o Options) Check() error {
 		return bad(EnvTimeout, "papers.timeout", o.Timeout, "need 0 (the default) or more")
 	case o.CheckIn < 0:
 		return bad(EnvCheckIn, "papers.checkin", o.CheckIn, "need 0 (the timeout) or more")
+	}
+	if err := tcpnet.CheckListen(o.Listen); err != nil {
+		return fmt.Errorf("spmd: -papers.listen: %w", err)
 	}
 	if o.Port == "" {
 		return nil

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ttlpapers/ttlpapers/internal/conformance"
-	"github.com/ttlpapers/ttlpapers/internal/dataconf"
+	"github.com/ttlpapers/ttlpapers/conformance"
+	"github.com/ttlpapers/ttlpapers/conformance/dataconf"
 	"github.com/ttlpapers/ttlpapers/internal/hosts"
 	"github.com/ttlpapers/ttlpapers/internal/testenv"
 )

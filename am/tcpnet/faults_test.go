@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -143,6 +144,18 @@ func TestPeerStopped(t *testing.T) {
 	ep, cmd, replies := startPeer(t, timeout)
 	cmd.Process.Signal(syscall.SIGSTOP)
 	defer cmd.Process.Signal(syscall.SIGCONT)
+	// The signal stops the process's threads as each next enters the
+	// kernel: wait for the state to say so.
+	for i := 0; ; i++ {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
+		if f := strings.Fields(string(b)); len(f) > 2 && f[2] == "T" {
+			break
+		}
+		if i == 1000 {
+			t.Fatal("PE 1's process did not stop")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	start := time.Now()
 	err := roundTrip(ep, replies)
 	var te *am.TimeoutError
@@ -181,7 +194,9 @@ func TestLinkDown(t *testing.T) {
 			t.Fatalf("ip %v: %v\n%s", args, err, out)
 		}
 	}
-	ipc("netns", "add", ns)
+	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
+		testenv.Missing(t, "cannot make a network namespace (the test needs CAP_SYS_ADMIN and CAP_NET_ADMIN): %v\n%s", err, out)
+	}
 	t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
 	ipc("link", "add", veth, "type", "veth", "peer", "name", peerEnd)
 	t.Cleanup(func() { exec.Command("ip", "link", "del", veth).Run() })

@@ -12,10 +12,6 @@ import (
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
-// EnvListen picks the address or network interface a PE listens on and
-// advertises (Listen): PAPERS_LISTEN=192.168.1.10, =eth1, or =ADDR:PORT.
-const EnvListen = "PAPERS_LISTEN"
-
 // addrLen is an address as it crosses the board: 16 bytes of IPv6 (IPv4
 // mapped) and a 16-bit port.
 const addrLen = 18

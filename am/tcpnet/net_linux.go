@@ -456,6 +456,9 @@ func (t *Net) Leave(cause error, drain func()) {
 			c.ow = copy(c.out, c.out[c.or:c.ow])
 			c.or = 0
 		}
+		if len(c.out)-c.ow < len(h)+len(why) {
+			continue // it has not read for a whole buffer: it sees the connection end
+		}
 		if c.ow == c.or {
 			t.pending++
 		}

@@ -54,38 +54,6 @@ func Listen(spec string) (*Listener, error) {
 	return l, nil
 }
 
-// parseSpec reads EnvListen: ADDR, ADDR:PORT or IFACE.
-func parseSpec(spec string) (netip.AddrPort, error) {
-	if ap, err := netip.ParseAddrPort(spec); err == nil {
-		return ap, nil
-	}
-	if a, err := netip.ParseAddr(spec); err == nil {
-		return netip.AddrPortFrom(a, 0), nil
-	}
-	ifc, err := net.InterfaceByName(spec)
-	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("tcpnet: %s=%q is neither an address (192.168.1.10, [fe80::1%%eth0]:7000) nor a network interface of this host (%v): name the interface or address on the LAN the PCs share", EnvListen, spec, err)
-	}
-	addrs, _ := ifc.Addrs()
-	var v6 netip.Addr
-	for _, a := range addrs {
-		if pn, ok := a.(*net.IPNet); ok {
-			ip, _ := netip.AddrFromSlice(pn.IP)
-			ip = ip.Unmap()
-			if ip.Is4() {
-				return netip.AddrPortFrom(ip, 0), nil
-			}
-			if !v6.IsValid() && !ip.IsLinkLocalUnicast() {
-				v6 = ip
-			}
-		}
-	}
-	if v6.IsValid() {
-		return netip.AddrPortFrom(v6, 0), nil
-	}
-	return netip.AddrPort{}, fmt.Errorf("tcpnet: %s=%q: the interface has no usable address (is it up?)", EnvListen, spec)
-}
-
 // defaultAddr is the address this host's default route leaves from (a UDP
 // socket connected to a documentation address sends nothing), else its
 // first non-loopback address, else loopback.

@@ -10,9 +10,9 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/am"
 	"github.com/ttlpapers/ttlpapers/am/tcpnet"
+	"github.com/ttlpapers/ttlpapers/conformance/dataconf"
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emulate"
-	"github.com/ttlpapers/ttlpapers/internal/dataconf"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 

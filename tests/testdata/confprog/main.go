@@ -1,4 +1,4 @@
-// Command confprog runs the board's conformance suite (internal/conformance)
+// Command confprog runs the board's conformance suite (package conformance)
 // as one PE of a program, printing "PE k: ok NAME" per case; the side
 // channel is files in $CONF_DIR, a directory every PE sees.
 package main
@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/ttlpapers/ttlpapers/internal/conformance"
+	"github.com/ttlpapers/ttlpapers/conformance"
 	"github.com/ttlpapers/ttlpapers/papers"
 	"github.com/ttlpapers/ttlpapers/spmd"
 )
