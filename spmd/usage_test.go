@@ -59,6 +59,8 @@ func TestUsage(t *testing.T) {
 		{"help, PE 0", shm("0"), []string{"-h"}, 0, "-papers.pe"},
 		{"help, PE 3", shm("3"), []string{"-h"}, 0, ""},
 		{"bad flag on a real port speaks", []string{spmd.EnvPE + "=2", spmd.EnvPEs + "=4", spmd.EnvPort + "=port:0x378"}, []string{"-bogus"}, 2, "-bogus"},
+		{"bad flag on ports under mpirun, PE 0", []string{"OMPI_COMM_WORLD_RANK=0", "OMPI_COMM_WORLD_SIZE=4", spmd.EnvPort + "=port:0x378"}, []string{"-bogus"}, 2, "-bogus"},
+		{"bad flag on ports under mpirun, PE 2", []string{"OMPI_COMM_WORLD_RANK=2", "OMPI_COMM_WORLD_SIZE=4", spmd.EnvPort + "=port:0x378"}, []string{"-bogus"}, 2, ""},
 		{"PE count beyond the board", shm("0"), []string{"-papers.pes", "40"}, 2, "PAPERS_PES (-papers.pes) 40: need 1 to 32"},
 		{"PE id beyond the count", nil, []string{"-papers.pe", "4", "-papers.pes", "4"}, 2, "PAPERS_PE (-papers.pe) 4: need 0 to 3"},
 		{"unreadable variable", []string{spmd.EnvPE + "=one"}, nil, 2, `PAPERS_PE="one" is not a whole number`},
