@@ -11,6 +11,7 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/hil"
 	"github.com/ttlpapers/ttlpapers/internal/qemu"
+	"github.com/ttlpapers/ttlpapers/internal/testenv"
 )
 
 // staticProgram builds the package pkg (relative to this one) static, for
@@ -30,6 +31,9 @@ func staticProgram(t *testing.T, pkg string) string {
 // takes — the matrix multiply's bulk gets, the radix sort's stores. Each
 // checks its own result.
 func TestExecData(t *testing.T) {
+	// The board server, in this process, answers eight machines' port
+	// operations several times slower under the race detector.
+	testenv.SlowUnderRace(t, "booting 2 × 4 machines that compute over the board")
 	bin := requireHIL(t)
 	const n = 4
 	for _, c := range []struct {
