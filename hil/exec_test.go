@@ -42,7 +42,7 @@ func TestExecData(t *testing.T) {
 		want string
 	}{
 		{"../examples/matmul", []string{"-block", "16"}, "result checked"},
-		{"../examples/radixsort", []string{"-keys", "300", "-memory"}, "sorted and verified"},
+		{"../examples/radixsort", []string{"-keys", "200", "-memory"}, "sorted and verified"},
 	} {
 		res := run(t, hil.Config{N: n, Binary: bin, Program: staticProgram(t, c.pkg), Args: c.args, Timeout: 3 * time.Minute})
 		for _, m := range res.Machines {

@@ -180,7 +180,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	var lan *hub
 	if cfg.Program != "" {
-		if lan, err = startHub(tmp, cfg.N); err != nil {
+		if lan, err = startHub(tmp); err != nil {
 			srv.Unmount()
 			return nil, err
 		}
