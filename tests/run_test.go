@@ -79,6 +79,23 @@ func shmDir(t *testing.T) string {
 	return d
 }
 
+// Started by no launcher, examples/spmd runs its PEs in-process, as the
+// other examples do.
+func TestSpmdExampleAlone(t *testing.T) {
+	cmd := exec.Command(bin(t, "spmd"), "-pes", "3")
+	for _, v := range os.Environ() {
+		if !strings.HasPrefix(v, "PAPERS_") && !strings.HasPrefix(v, "OMPI_") && !strings.HasPrefix(v, "PMI") {
+			cmd.Env = append(cmd.Env, v)
+		}
+	}
+	out, err := cmd.CombinedOutput()
+	for k := range 3 {
+		if want := fmt.Sprintf("PE %d/3 sum=3\n", k); err != nil || !strings.Contains(string(out), want) {
+			t.Errorf("spmd -pes 3: %v; want %q in\n%s", err, want, out)
+		}
+	}
+}
+
 func TestRunSumAcrossProcesses(t *testing.T) {
 	ctl, prog := bin(t, "papersctl"), bin(t, "spmd")
 	for _, n := range []int{2, 3, 4, 8, 16} {
