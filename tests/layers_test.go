@@ -20,7 +20,7 @@ var layer = map[string]int{
 	"spmd/substrate": 6, "spmd/port": 7, "spmd/shm": 7, "mpi": 7,
 	"emulate": 7, "spmd": 8, "internal/dataconf": 8, "selftest": 9, "launch": 9, "timing": 9,
 	"internal/qemu": 9, "hil": 10, "internal/databench": 10,
-	"examples/spmd": 11, "examples/radixsort": 11, "examples/matmul": 11, "cmd/papersctl": 11,
+	"examples/spmd": 11, "examples/hello": 11, "examples/radixsort": 11, "examples/matmul": 11, "cmd/papersctl": 11,
 }
 
 // protocol packages must not depend on the board (hw) or its emulator (emu),
