@@ -1,5 +1,6 @@
-// Package strata is the control-network half of MIT's Strata 2.0
-// communication library (Brewer and Blumofe, 1994) on TTL_PAPERS.
+// Package strata is MIT's Strata 2.0 communication library (Brewer and
+// Blumofe, 1994) on TTL_PAPERS: both its control network and its data
+// network.
 //
 // Strata was written for the CM-5, whose control network does barriers,
 // global ORs, scans, reductions and broadcasts in hardware. Here every one
@@ -7,6 +8,11 @@
 // does: a barrier, and the 4-bit NAND of every PE's data lines that each
 // barrier presents as a side effect. The parallel interrupt stops every PE
 // when one exits with a non-zero code.
+//
+// The data network's half — active messages (RegisterHandler, the
+// Send…Poll… family, the Poll… calls) and block transfers (ports,
+// SendBlockXferPollBoth, AsyncBlockXfer) — runs on the PE's data-network
+// endpoint (package am), beside the board.
 //
 // Each PE holds an *S (from Init, or through Program) and
 // calls the collective operations in the same order as the others. Every
