@@ -15,7 +15,7 @@ type badInput struct {
 }
 
 // badInputs lists, for every command, command lines that must be refused
-// before any work with exit 2 (issue 14's list among them). {dir} is a
+// before any work with exit 2. {dir} is a
 // fresh directory; {marker} a file that a started program would create.
 var badInputs = map[string][]badInput{
 	"selftest": {

@@ -5,6 +5,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"log"
 
@@ -34,7 +35,10 @@ func main() {
 	if spmd.Launched() {
 		spmd.Main(hello) // reads -papers.* flags and PAPERS_* variables; does not return
 	}
-	if err := emulate.Run(4, papers.Config{}, hello); err != nil { // 4 PEs in-process
+	// No launcher: 4 PEs in this process, one goroutine each. The program
+	// has no flags of its own, so a -papers.* flag here is an error.
+	flag.Parse()
+	if err := emulate.Run(4, papers.Config{}, hello); err != nil {
 		log.Fatal(err)
 	}
 }
