@@ -32,15 +32,19 @@ var (
 	ErrAbsent = errors.New("PE not taking part")
 )
 
-// TimeoutError reports a wait that did not complete within its deadline.
-// It is a timeout in the standard library's sense: Timeout reports true and
+// TimeoutError reports a wait that did not complete within its deadline:
+// on the board, on MPI, or on the data network (package am). It is a
+// timeout in the standard library's sense: Timeout reports true and
 // errors.Is(err, os.ErrDeadlineExceeded) holds.
 type TimeoutError struct {
-	PE     int
+	PE     int // the waiting PE
 	Op     string
 	Waited time.Duration
+	// Missing are the PEs waited for, when the waiter knows them (bit k:
+	// PE k; a data-network wait on one PE); 0 when it does not.
+	Missing uint64
 	// Stall says who held the operation up, when the backend knows (the
-	// emulator does; real hardware does not).
+	// emulator and the data network do; real hardware does not).
 	Stall string
 }
 
