@@ -87,10 +87,10 @@ type InterruptError struct {
 func (e *InterruptError) Error() string {
 	s := fmt.Sprintf("papers: PE %d: %s interrupted by a parallel interrupt with code %#x", e.PE, e.Op, e.Code)
 	if e.Left != 0 {
-		s += fmt.Sprintf("; %s left the group", lpt.NameMask(e.Left))
+		s += fmt.Sprintf("; %s left the group", lpt.PESet(e.Left))
 	}
 	if e.Joined != 0 {
-		s += fmt.Sprintf("; %s joined the group", lpt.NameMask(e.Joined))
+		s += fmt.Sprintf("; %s joined the group", lpt.PESet(e.Joined))
 	}
 	return s
 }
@@ -118,9 +118,9 @@ type AbsentError struct {
 
 func (e *AbsentError) Error() string {
 	if e.Why == "value" {
-		return fmt.Sprintf("papers: PE %d: %s: %s took no part (left the group): their slots hold zero, the participants' are filled", e.PE, e.Op, lpt.NameMask(e.Missing))
+		return fmt.Sprintf("papers: PE %d: %s: %s took no part (left the group): their slots hold zero, the participants' are filled", e.PE, e.Op, lpt.PESet(e.Missing))
 	}
-	return fmt.Sprintf("papers: PE %d: %s: %s %s does not take part (it left the group, or its program failed): name a participant (Participants)", e.PE, e.Op, e.Why, lpt.NameMask(e.Missing))
+	return fmt.Sprintf("papers: PE %d: %s: %s %s does not take part (it left the group, or its program failed): name a participant (Participants)", e.PE, e.Op, e.Why, lpt.PESet(e.Missing))
 }
 
 func (e *AbsentError) Unwrap() error { return ErrAbsent }

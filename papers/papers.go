@@ -206,7 +206,7 @@ func (p *PE) checkIn(timeout time.Duration) error {
 		return err
 	}
 	if all := p.all(); mask != all {
-		return p.errorf("check-in: PEs %v did not answer (cable unplugged, port transparent, or their program was started with a different PE count)", Members(all&^mask))
+		return p.errorf("check-in: %s did not answer (cable unplugged, port transparent, or their program was started with a different PE count)", lpt.PESet(all&^mask))
 	}
 	p.members = mask
 	return nil
@@ -222,9 +222,6 @@ func NamePE(k int, err error) error {
 	}
 	return fmt.Errorf("PE %d: %w", k, err)
 }
-
-// Members lists the PEs whose bits are set in a vote mask, in PE order.
-func Members(mask uint64) []int { return lpt.Members(mask) }
 
 // all is the mask of every PE of the program.
 func (p *PE) all() uint64 { return 1<<p.n - 1 }

@@ -657,7 +657,7 @@ func TestCheckInFindsMissingPE(t *testing.T) {
 	}
 	b.Inject(emu.Fault{PE: 2, Kind: emu.Unplugged})
 	err = emulate.RunOn(b, 4, papers.Config{Timeout: time.Second}, func(p *papers.PE) error { return nil })
-	if err == nil || !strings.Contains(err.Error(), "PEs [2] did not answer") {
+	if err == nil || !strings.Contains(err.Error(), "PE 2 did not answer") {
 		t.Fatalf("check-in with PE 2 unplugged: %v", err)
 	}
 }

@@ -730,7 +730,7 @@ func leaveChecks(e *env) error {
 		if err != nil {
 			return err
 		}
-		e.check(e.step, ie.Left == 1<<leaver, "nAutoFd,nStrobe", "the interrupt named PEs %v as left, expected [%d]", papers.Members(ie.Left), leaver)
+		e.check(e.step, ie.Left == 1<<leaver, "nAutoFd,nStrobe", "the interrupt named %s as left, expected PE %d", lpt.PESet(ie.Left), leaver)
 		if err := e.shared.waitFor(left, 20*e.timeout, fmt.Sprintf("PE %d to leave", leaver)); err != nil {
 			return err
 		}

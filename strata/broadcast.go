@@ -6,7 +6,6 @@ import (
 	"math/bits"
 
 	"github.com/ttlpapers/ttlpapers/lpt"
-	"github.com/ttlpapers/ttlpapers/papers"
 )
 
 // A broadcast is a NAND sequence that every PE runs: first a vote (one NAND
@@ -46,7 +45,7 @@ func (s *S) broadcaster(op string) (int, error) {
 	case 0:
 		return -1, fmt.Errorf("strata: PE %d: %s: no PE broadcast (every PE called a Receive function): exactly one PE must call the Broadcast function", s.self, op)
 	}
-	return -1, fmt.Errorf("strata: PE %d: %s: PEs %v broadcast at once: exactly one PE may call the Broadcast function, the others the Receive function", s.self, op, papers.Members(mask))
+	return -1, fmt.Errorf("strata: PE %d: %s: %s broadcast at once: exactly one PE may call the Broadcast function, the others the Receive function", s.self, op, lpt.PESet(mask))
 }
 
 // receive runs a whole broadcast of count nybbles as a receiver.

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"slices"
 
+	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
@@ -107,7 +108,7 @@ func gatherParticipants[T int32 | uint32 | float32](pe *papers.PE, v T) ([]T, er
 		return nil, err
 	}
 	vals := all[:0]
-	for _, k := range papers.Members(pe.Participants()) {
+	for _, k := range lpt.PESet(pe.Participants()).Members() {
 		vals = append(vals, all[k])
 	}
 	return vals, nil

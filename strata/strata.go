@@ -27,9 +27,9 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"strings"
 
 	"github.com/ttlpapers/ttlpapers/am"
+	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
@@ -229,7 +229,7 @@ type AbortError struct {
 func (e *AbortError) Error() string {
 	who := "another PE"
 	if e.Err != nil && e.Err.Left != 0 {
-		who = fmt.Sprintf("PE %v", strings.Trim(fmt.Sprint(papers.Members(e.Err.Left)), "[]"))
+		who = lpt.PESet(e.Err.Left).String()
 	}
 	return fmt.Sprintf("strata: PE %d: %s: %s exited with code %#x", e.PE, e.Op, who, e.Code)
 }
