@@ -194,7 +194,7 @@ func Of(p *papers.PE) (*Endpoint, error) {
 	if e, ok := p.DataNet().(*Endpoint); ok && e != nil {
 		return e, nil
 	}
-	return nil, fmt.Errorf("am: PE %d: %w", p.Self(), ErrNoNetwork)
+	return nil, papers.Errorf("am", p.Self(), "%w", ErrNoNetwork)
 }
 
 // Self is this PE's id; PEs the program's PE count.
@@ -268,7 +268,7 @@ func (e *Endpoint) Install(id HandlerID, h Handler) {
 
 // errorf formats an error of this PE.
 func (e *Endpoint) errorf(format string, a ...any) error {
-	return fmt.Errorf("am: PE %d: "+format, append([]any{e.self}, a...)...)
+	return papers.Errorf("am", e.self, format, a...)
 }
 
 // misuse records err when it happens inside a handler (the poll that ran

@@ -12,6 +12,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ttlpapers/ttlpapers/papers"
 )
 
 // The data network of a program whose PEs are processes on one machine
@@ -327,18 +329,18 @@ func (s *Shared) Close() error {
 
 func (s *Shared) Allocate(n int) ([]byte, int, error) {
 	if n < 1 {
-		return nil, 0, fmt.Errorf("am: PE %d: a region of %d bytes: allocate at least 1", s.self, n)
+		return nil, 0, papers.Errorf("am", s.self, "a region of %d bytes: allocate at least 1", n)
 	}
 	r := 0
 	for r < len(s.own) && s.own[r].mem != nil {
 		r++
 	}
 	if r == shmRegions {
-		return nil, 0, fmt.Errorf("am: PE %d: %d regions of one-sided memory at once: free some (AllSpreadFree) first", s.self, shmRegions)
+		return nil, 0, papers.Errorf("am", s.self, "%d regions of one-sided memory at once: free some (AllSpreadFree) first", shmRegions)
 	}
 	fd, err := unix.MemfdCreate("ttlpapers-datanet", unix.MFD_CLOEXEC)
 	if err != nil {
-		return nil, 0, fmt.Errorf("am: PE %d: one-sided memory: memfd_create: %w", s.self, err)
+		return nil, 0, papers.Errorf("am", s.self, "one-sided memory: memfd_create: %w", err)
 	}
 	var mem []byte
 	if err = unix.Ftruncate(fd, int64(n)); err == nil {
@@ -346,7 +348,7 @@ func (s *Shared) Allocate(n int) ([]byte, int, error) {
 	}
 	if err != nil {
 		unix.Close(fd)
-		return nil, 0, fmt.Errorf("am: PE %d: one-sided memory of %d bytes: %w", s.self, n, err)
+		return nil, 0, papers.Errorf("am", s.self, "one-sided memory of %d bytes: %w", n, err)
 	}
 	if r == len(s.own) {
 		s.own = append(s.own, region{})
@@ -360,7 +362,7 @@ func (s *Shared) Allocate(n int) ([]byte, int, error) {
 
 func (s *Shared) Free(r int) error {
 	if r < 0 || r >= len(s.own) || s.own[r].mem == nil {
-		return fmt.Errorf("am: PE %d: no region %d to free", s.self, r)
+		return papers.Errorf("am", s.self, "no region %d to free", r)
 	}
 	rec := &s.peers[s.self].regions[r]
 	rec.fd.Store(0)

@@ -211,11 +211,11 @@ func checkIn(w Comm, timeout time.Duration) error {
 		}
 		r, err := w.Irecv(unsafe.Pointer(&in[k]), 1, k, tagHello)
 		if err != nil {
-			return fmt.Errorf("papers: PE %d: check-in: %w", self, err)
+			return papers.Errorf("papers", self, "check-in: %w", err)
 		}
 		s, err := w.Isend(unsafe.Pointer(&out[0]), 1, k, tagHello)
 		if err != nil {
-			return fmt.Errorf("papers: PE %d: check-in: %w", self, err)
+			return papers.Errorf("papers", self, "check-in: %w", err)
 		}
 		reqs, peer = append(reqs, r, s), append(peer, k, k)
 	}
@@ -229,7 +229,7 @@ func checkIn(w Comm, timeout time.Duration) error {
 			}
 			ok, _, err := reqs[i].Test(spins)
 			if err != nil {
-				return fmt.Errorf("papers: PE %d: check-in: %w", self, err)
+				return papers.Errorf("papers", self, "check-in: %w", err)
 			}
 			done[i] = ok
 			if !ok {
@@ -272,7 +272,7 @@ func watchdog(d time.Duration, msg func() string) (stop func()) {
 }
 
 func (e *engine) errorf(format string, a ...any) error {
-	return fmt.Errorf("papers: PE %d: "+format, append([]any{e.self}, a...)...)
+	return papers.Errorf("papers", e.self, format, a...)
 }
 
 // start checks that a collective may begin, and returns a deferred

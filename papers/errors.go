@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/lpt"
@@ -31,6 +32,37 @@ var (
 	// a PE that does not take part.
 	ErrAbsent = errors.New("PE not taking part")
 )
+
+// PEError is an error of PE PE's operation in package Pkg: its message
+// is "Pkg: PE k: " and Err's. The layers on papers (am, splitc, strata,
+// mpi) make theirs with Errorf too, so that a runner reporting several
+// PEs' errors sees which name their PE (NamePE) without reading their text.
+type PEError struct {
+	Pkg string
+	PE  int
+	Err error
+}
+
+func (e *PEError) Error() string { return e.Pkg + ": PE " + strconv.Itoa(e.PE) + ": " + e.Err.Error() }
+func (e *PEError) Unwrap() error { return e.Err }
+
+// ErrorPE is the PE the error is about.
+func (e *PEError) ErrorPE() int { return e.PE }
+
+// Errorf returns a *PEError of PE pe in package pkg, its Err formatted as
+// by fmt.Errorf (%w wraps).
+func Errorf(pkg string, pe int, format string, a ...any) error {
+	return &PEError{Pkg: pkg, PE: pe, Err: fmt.Errorf(format, a...)}
+}
+
+// ErrorPE is the PE the error is about.
+func (e *TimeoutError) ErrorPE() int { return e.PE }
+
+// ErrorPE is the PE the error is about.
+func (e *InterruptError) ErrorPE() int { return e.PE }
+
+// ErrorPE is the PE the error is about.
+func (e *AbsentError) ErrorPE() int { return e.PE }
 
 // TimeoutError reports a wait that did not complete within its deadline:
 // on the board, on MPI, or on the data network (package am). It is a

@@ -49,9 +49,9 @@ package papers
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/lpt"
@@ -212,12 +212,14 @@ func (p *PE) checkIn(timeout time.Duration) error {
 	return nil
 }
 
-// NamePE returns err prefixed with "PE k: " unless its message already
-// names PE k, as this package's errors do ("papers: PE k: ..."): a runner
+// NamePE returns err prefixed with "PE k: " unless it already names PE k,
+// as this package's errors and those of the layers on it do (an error in
+// its chain with ErrorPE() == k: *PEError, *TimeoutError, …): a runner
 // that reports several PEs' errors (package emulate, spmd.Main) names each
 // PE once.
 func NamePE(k int, err error) error {
-	if strings.Contains(err.Error(), fmt.Sprintf("PE %d: ", k)) {
+	var named interface{ ErrorPE() int }
+	if errors.As(err, &named) && named.ErrorPE() == k {
 		return err
 	}
 	return fmt.Errorf("PE %d: %w", k, err)
@@ -231,7 +233,7 @@ func (p *PE) errorf(format string, a ...any) error {
 	if p.self < 0 { // Abandon: a port without its PE
 		return fmt.Errorf("papers: "+format, a...)
 	}
-	return fmt.Errorf("papers: PE %d: "+format, append([]any{p.self}, a...)...)
+	return Errorf("papers", p.self, format, a...)
 }
 
 // abandon parks the port and releases it after a failed Open.
@@ -524,14 +526,14 @@ func (p *PE) interrupted(op string) (done bool, err error) {
 // context's end, or the deadline.
 func (p *PE) waitOver(op string, ack bool, waited time.Duration) error {
 	if err := p.port.Err(); err != nil {
-		return fmt.Errorf("papers: PE %d: %s: port failed: %w", p.self, op, err)
+		return Errorf("papers", p.self, "%s: port failed: %w", op, err)
 	}
 	select {
 	case <-p.done:
 		if p.settled(ack) {
 			return nil
 		}
-		return fmt.Errorf("papers: PE %d: %s abandoned: %w", p.self, op, context.Cause(p.ctx))
+		return Errorf("papers", p.self, "%s abandoned: %w", op, context.Cause(p.ctx))
 	default:
 	}
 	if waited > p.timeout && !p.settled(ack) {

@@ -260,7 +260,7 @@ func (s *S) check(op string) error {
 			return err
 		}
 	} else if s.pend != pendNone {
-		return fmt.Errorf("strata: PE %d: %s while a split-phase %s is in progress: complete it first", s.self, op, s.pend)
+		return papers.Errorf("strata", s.self, "%s while a split-phase %s is in progress: complete it first", op, s.pend)
 	}
 	return nil
 }
