@@ -17,11 +17,11 @@ import (
 func TestErrorsNamePEOnce(t *testing.T) {
 	err := emulate.Run(2, papers.Config{Timeout: 10 * time.Second}, func(p *papers.PE) error {
 		if p.Self() == 1 {
-			return boom
+			return errBoom
 		}
 		return p.Barrier() // abandoned when PE 1 fails
 	})
-	if !errors.Is(err, boom) {
+	if !errors.Is(err, errBoom) {
 		t.Fatalf("Run = %v, want it to wrap PE 1's error", err)
 	}
 	lines := strings.Split(err.Error(), "\n")
@@ -38,9 +38,9 @@ func TestNamePEReadsNoText(t *testing.T) {
 		err  error
 		want string
 	}{
-		{papers.Errorf("am", 3, "send: %w", boom), "am: PE 3: send: boom"},
+		{papers.Errorf("am", 3, "send: %w", errBoom), "am: PE 3: send: boom"},
 		{fmt.Errorf("strata: CombineInt: %w", &papers.TimeoutError{PE: 3, Op: "NAND", Waited: time.Second, Stall: "PE 1 late"}), "strata: CombineInt: papers: PE 3: NAND did not complete within 1s: PE 1 late"},
-		{papers.Errorf("splitc", 2, "get: %w", boom), "PE 3: splitc: PE 2: get: boom"},
+		{papers.Errorf("splitc", 2, "get: %w", errBoom), "PE 3: splitc: PE 2: get: boom"},
 		{errors.New("a message that says PE 3: in words"), "PE 3: a message that says PE 3: in words"},
 	} {
 		if got := papers.NamePE(3, c.err).Error(); got != c.want {
@@ -49,4 +49,4 @@ func TestNamePEReadsNoText(t *testing.T) {
 	}
 }
 
-var boom = errors.New("boom")
+var errBoom = errors.New("boom")
