@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ttlpapers/ttlpapers/baseline"
 	"github.com/ttlpapers/ttlpapers/emu"
-	"github.com/ttlpapers/ttlpapers/internal/anchors"
 	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
@@ -50,7 +50,8 @@ func BenchmarkReadStatus(b *testing.B) {
 }
 
 // Where a barrier of goroutine PEs spends its time, layer by layer, each
-// beside the Go anchors of ../shared/anchors with as many goroutines:
+// beside the native Go barriers with as many goroutines (package
+// baseline):
 // BenchmarkHandOff is the way Wait parks and wakes, with no board;
 // BenchmarkPortBarrier adds the emulated board (port writes, settles,
 // status reads), with no driver; emulate's BenchmarkBarrier adds the
@@ -64,7 +65,7 @@ var layerPEs = []int{2, 4, 8, 32}
 func BenchmarkPortBarrier(b *testing.B) {
 	for _, n := range layerPEs {
 		b.Run(fmt.Sprintf("pes=%d", n), func(b *testing.B) {
-			g, aerr := anchors.Go(n)
+			g := baseline.Go(n)
 			bd, err := emu.New(n)
 			if err != nil {
 				b.Fatal(err)
@@ -102,7 +103,7 @@ func BenchmarkPortBarrier(b *testing.B) {
 			if failed.Load() {
 				b.Fatal("a port failed")
 			}
-			anchors.ReportGo(b, g, aerr)
+			g.Report(b, b.N)
 		})
 	}
 }
@@ -115,7 +116,7 @@ func BenchmarkPortBarrier(b *testing.B) {
 func BenchmarkHandOff(b *testing.B) {
 	for _, n := range layerPEs {
 		b.Run(fmt.Sprintf("pes=%d", n), func(b *testing.B) {
-			g, aerr := anchors.Go(n)
+			g := baseline.Go(n)
 			var (
 				mu       sync.Mutex
 				count    int
@@ -159,7 +160,7 @@ func BenchmarkHandOff(b *testing.B) {
 			}
 			wg.Wait()
 			b.StopTimer()
-			anchors.ReportGo(b, g, aerr)
+			g.Report(b, b.N)
 		})
 	}
 }

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/ttlpapers/ttlpapers/baseline"
 	"github.com/ttlpapers/ttlpapers/emulate"
-	"github.com/ttlpapers/ttlpapers/internal/anchors"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
@@ -14,13 +14,13 @@ var benchPEs = []int{2, 4, 8, 32}
 
 // benchOp runs op b.N times on every PE of an in-process emulated board;
 // ns/op is the time per operation of the whole cluster. Beside it, the
-// native Go barriers of ../shared/anchors, measured in the same invocation
+// native Go barriers of package baseline, measured in the same invocation
 // with as many goroutines — spin, yield and sync.Cond — and the ratio to
 // the best of them ("x-best"), the floor for a PE per goroutine.
 func benchOp(b *testing.B, op func(p *papers.PE) error) {
 	for _, n := range benchPEs {
 		b.Run(fmt.Sprintf("pes=%d", n), func(b *testing.B) {
-			g, aerr := anchors.Go(n)
+			g := baseline.Go(n)
 			b.ReportAllocs()
 			err := emulate.Run(n, papers.Config{}, func(p *papers.PE) error {
 				if err := p.Barrier(); err != nil {
@@ -42,7 +42,7 @@ func benchOp(b *testing.B, op func(p *papers.PE) error) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			anchors.ReportGo(b, g, aerr)
+			g.Report(b, b.N)
 		})
 	}
 }

@@ -4,13 +4,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ttlpapers/ttlpapers/conformance"
 	"github.com/ttlpapers/ttlpapers/emulate"
-	"github.com/ttlpapers/ttlpapers/internal/conformance"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
 // TestConformance runs the suite every substrate passes (package
-// internal/conformance; package mpi runs it on MPI) on the emulated board.
+// conformance; package mpi runs it on MPI) on the emulated board.
 func TestConformance(t *testing.T) {
 	for _, n := range []int{3, 4, 5} {
 		for _, c := range conformance.Cases() {

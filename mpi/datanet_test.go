@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/am"
-	"github.com/ttlpapers/ttlpapers/internal/dataconf"
+	"github.com/ttlpapers/ttlpapers/conformance/dataconf"
 	"github.com/ttlpapers/ttlpapers/mpi"
 	"github.com/ttlpapers/ttlpapers/papers"
 )

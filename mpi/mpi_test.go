@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/am"
-	"github.com/ttlpapers/ttlpapers/internal/anchors"
-	"github.com/ttlpapers/ttlpapers/internal/conformance"
+	"github.com/ttlpapers/ttlpapers/baseline"
+	"github.com/ttlpapers/ttlpapers/conformance"
 	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"github.com/ttlpapers/ttlpapers/mpi"
 	"github.com/ttlpapers/ttlpapers/papers"
@@ -184,7 +184,7 @@ func TestConformance(t *testing.T) {
 		tcp  bool
 	}{{3, "", false}, {4, "", false}, {8, "", false}, {8, "3", false}, {4, "1", true}} {
 		name := fmt.Sprintf("%d ranks, %s=%q, tcp=%v", c.np, mpi.EnvNode, c.node, c.tcp)
-		out, err := mpirun(t, c.np, "conformance", 3*time.Minute, anchors.TCPArgs(c.tcp), "MPI_TEST_DIR="+t.TempDir(), mpi.EnvNode+"="+c.node)
+		out, err := mpirun(t, c.np, "conformance", 3*time.Minute, baseline.TCPArgs(c.tcp), "MPI_TEST_DIR="+t.TempDir(), mpi.EnvNode+"="+c.node)
 		if err != nil {
 			t.Errorf("%s: %v\n%s", name, err, out)
 			continue
@@ -294,7 +294,7 @@ func TestFailingSPMD(t *testing.T) {
 
 // BenchmarkCollectives measures the MPI backend's barrier and 1-int
 // Reduce (the engine's own collectives, coll.go) at 2, 4 and 8 ranks beside
-// mpi_collectives.c (MPI_Barrier, MPI_Allreduce) run in the same
+// baseline/mpi/collectives.c (MPI_Barrier, MPI_Allreduce) run in the same
 // invocation, and reports both and their ratio: on shared memory; with
 // MPI over TCP (--mca btl tcp,self), where the anchor's messages take TCP
 // and the backend's ranks still meet in shared memory, as the ranks of one
@@ -312,11 +312,11 @@ func BenchmarkCollectives(b *testing.B) {
 			tcp        bool
 		}{{"shm", "", false}, {"tcp", "", true}, {"tcp-node=1", "1", true}} {
 			b.Run(fmt.Sprintf("np=%d/%s", np, path.name), func(b *testing.B) {
-				anchor, err := anchors.MPI(np, path.tcp)
+				anchor, err := baseline.MPI(np, path.tcp)
 				if err != nil {
 					b.Skipf("anchor: %v", err)
 				}
-				out, err := mpirun(b, np, "bench", 5*time.Minute, anchors.TCPArgs(path.tcp), mpi.EnvNode+"="+path.node)
+				out, err := mpirun(b, np, "bench", 5*time.Minute, baseline.TCPArgs(path.tcp), mpi.EnvNode+"="+path.node)
 				if err != nil {
 					b.Fatalf("%v\n%s", err, out)
 				}

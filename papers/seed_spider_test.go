@@ -1,8 +1,7 @@
 package papers_test
 
-// SPIDER (Birsan, UBC 1995; ../shared/seeds/spider_birsan_1995.txt beside
-// the checkout, docs/seeds.md) as tests: its programmable combine agents —
-// user code that merges data byte by byte and counts the agents it has
+// SPIDER (Birsan, UBC 1995; docs/seeds.md) as tests: its programmable
+// combine agents — user code that merges data byte by byte and counts the agents it has
 // merged — and its fault-injection runs that report what was delivered, on
 // TTL_PAPERS (docs/aggregates.md, "Contributor counts (SPIDER)"). Each row
 // quotes the thesis.

@@ -1,8 +1,7 @@
 package papers_test
 
 // The TTL_PAPERS design paper (Dietz, Chung, Mattox and Muhammad, Purdue,
-// January 1995; ../shared/seeds/ttl_papers_design_1995.txt beside the
-// checkout, docs/seeds.md) as tests: every worked example and every
+// January 1995; docs/seeds.md) as tests: every worked example and every
 // operation count it gives, each row quoting its line.
 // Where this driver chose otherwise, the row says so and tests our choice.
 

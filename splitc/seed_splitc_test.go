@@ -1,9 +1,8 @@
 package splitc
 
-// Libsplit-C §3.3 (Luna, Berkeley 1994;
-// ../shared/seeds/libsplit-c_luna_1994.txt beside the checkout,
-// docs/seeds.md) as tests: the definition of each global communication
-// function, row by row, quoting the report. Where this port differs — logical
+// Libsplit-C §3.3 (Luna, Berkeley 1994; docs/seeds.md) as tests: the
+// definition of each global communication function, row by row, quoting the
+// report. Where this port differs — logical
 // and/or/xor are bitwise here, reductions reach every PE, departed PEs are
 // left out — the row says so and tests our choice.
 

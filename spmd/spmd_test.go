@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ttlpapers/ttlpapers/baseline"
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emulate"
-	"github.com/ttlpapers/ttlpapers/internal/anchors"
 	"github.com/ttlpapers/ttlpapers/internal/leakcheck"
 	"github.com/ttlpapers/ttlpapers/papers"
 	"github.com/ttlpapers/ttlpapers/spmd"
@@ -178,7 +178,7 @@ func ops(p *papers.PE, op string, n int) error {
 // BenchmarkShared: a barrier, and a 4-bit NAND, between N processes on
 // the shared-memory board (this test binary runs the other N-1 PEs); ns/op
 // is per operation. Beside it, Open MPI's MPI_Barrier with as many ranks on
-// this machine (../shared/anchors, same invocation) and the ratio
+// this machine (package baseline, same invocation) and the ratio
 // ("x-mpi"), when mpicc and mpirun are installed.
 func BenchmarkShared(b *testing.B) {
 	for _, op := range []string{"barrier", "nand"} {
@@ -189,7 +189,7 @@ func BenchmarkShared(b *testing.B) {
 }
 
 func benchShared(b *testing.B, op string, n int) {
-	mpi, aerr := anchors.MPIBarrier(n)
+	mpi, aerr := baseline.MPI(n, false)
 	dir := "/dev/shm"
 	if _, err := os.Stat(dir); err != nil {
 		dir = b.TempDir()
@@ -241,8 +241,8 @@ func benchShared(b *testing.B, op string, n int) {
 		b.Logf("no MPI anchor: %v", aerr)
 		return
 	}
-	b.ReportMetric(mpi*1e3, "mpi-ns")
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(mpi*1e3), "x-mpi")
+	b.ReportMetric(mpi.Barrier*1e3, "mpi-ns")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(mpi.Barrier*1e3), "x-mpi")
 }
 
 // On a real port (here an in-process board, which Fail treats the same way)

@@ -1,7 +1,6 @@
 package strata
 
 // The Strata 2.0 manual (Brewer and Blumofe, MIT, February 1994;
-// ../shared/seeds/strata_2.0_manual_1994.txt beside the checkout,
 // docs/seeds.md) as tests: its worked example, its call sequences and every
 // result its definitions state, each row quoting the manual. Where this port
 // differs, the row says so.

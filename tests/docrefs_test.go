@@ -393,7 +393,7 @@ func TestDocTargetsCatchDrift(t *testing.T) {
 	tr := loadTree(t)
 	md := "As " + notes + " §5 says, and " + notes + ".md; see docs/nosuch.md and docs/protocol.md, \"No Such Heading\".\n" +
 		"[the barrier](protocol.md#no-such-anchor), [gone](gone.md), [fine](protocol.md#barrier), docs/protocol.md, \"Barrier\".\n" +
-		"`TestPlantedButAbsent` checks it, beside `TestDocTargets` and testing.BenchmarkResult; papers/nosuch.go, internal/measure.LoopOverhead.\n" +
+		"`TestPlantedButAbsent` checks it, beside `TestDocTargets` and testing.BenchmarkResult; papers/nosuch.go, cmd/papersctl/internal/measure.LoopOverhead.\n" +
 		"The seed is ../shared/seeds/nosuch_1995.txt, not ../shared/seeds/ttl_papers_design_1995.txt; /dev/parport0.\n"
 	got := tr.check(t, "docs/planted.md", md)
 	want := []string{notes + " §5", notes + ".md", "docs/nosuch.md", `"No Such Heading"`, "#no-such-anchor", "gone.md", "TestPlantedButAbsent", "papers/nosuch.go", "nosuch_1995.txt"}

@@ -10,9 +10,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/measure"
+	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/progress"
 	"github.com/ttlpapers/ttlpapers/emulate"
-	"github.com/ttlpapers/ttlpapers/internal/measure"
-	"github.com/ttlpapers/ttlpapers/internal/progress"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
@@ -152,8 +152,8 @@ func (c *benchCmd) define(f *flagSet) {
 	f.Func("procs", "LIST", func(s string) (err error) {
 		c.procs, err = parseProcs(s)
 		return err
-	}, "instead, the barrier and the NAND between N processes on a shared-memory board, for each N of a list (e.g. 2,4,8), beside MPI_Barrier and the Go spin barrier of ../shared/anchors")
-	f.Bool(&c.data, "data", "instead, the data network: the Active Messages paper's benchmarks, LogP, and Libsplit-C's microbenchmarks, beside the CM-5's figures and ../shared/anchors/mpi_data.c (--pes: the ring's PEs; --procs N: between N processes on a shared-memory board; --mpi N: as N ranks under mpirun)")
+	}, "instead, the barrier and the NAND between N processes on a shared-memory board, for each N of a list (e.g. 2,4,8), beside MPI_Barrier and the Go spin barrier with as many goroutines, measured in the same invocation")
+	f.Bool(&c.data, "data", "instead, the data network: the Active Messages paper's benchmarks, LogP, and Libsplit-C's microbenchmarks, beside the CM-5's figures and MPI's between 2 ranks, measured in the same invocation (--pes: the ring's PEs; --procs N: between N processes on a shared-memory board; --mpi N: as N ranks under mpirun)")
 	f.Int(&c.mpi, "mpi", 0, 2, lpt.MaxPEs, "with --data: run the benchmarks as N ranks under mpirun (papersctl built with -tags mpi)")
 }
 
@@ -298,47 +298,28 @@ func measureOp(ctx context.Context, op benchOp, n int, maxTime time.Duration, to
 		if err != nil {
 			return err
 		}
+		rep := measure.Repeat(int(k), func() error { return op.run(p, s) })
 		// Count over one repetition.
 		ctr, _ := p.Port().(opsCounter)
 		st0, ops0 := p.Stats(), portOps(ctr)
-		for range k {
-			if err := op.run(p, s); err != nil {
-				return err
-			}
+		if _, err := rep(); err != nil {
+			return err
 		}
 		st1, ops1 := p.Stats(), portOps(ctr)
-		var smp *measure.Sampler
+		var overhead time.Duration
 		if p.Self() == 0 {
 			res.NAND = float64(st1.NANDs-st0.NANDs) / float64(k)
 			res.MinPortOps = float64(2*(st1.Barriers-st0.Barriers)+st1.NANDs-st0.NANDs) / float64(k)
 			res.PortOps = float64(ops1-ops0) / float64(k)
-			smp = measure.New(int(k), measure.LoopOverhead(int(k)), tol, maxTime)
+			overhead = measure.LoopOverhead(int(k))
 		}
-		for {
-			if err := p.Barrier(); err != nil { // line the PEs up
-				return err
-			}
-			start := time.Now()
-			for range k {
-				if err := op.run(p, s); err != nil {
-					return err
-				}
-			}
-			d := time.Since(start)
-			done := false
-			if smp != nil {
-				smp.Add(d)
-				done = smp.Done() || ctx.Err() != nil // stopped: keep what is measured
-			}
-			if done, err = p.Any(done); err != nil || done {
-				if smp != nil {
-					r := smp.Result()
-					res.MeasuredNs, res.CI90Ns, res.Reps, res.Dropped = r.Mean, r.CI90, r.Kept, r.Dropped
-					res.Converged = r.Converged(tol)
-				}
-				return err
-			}
+		loop := measure.Loop{PerRep: int(k), Overhead: overhead, Tolerance: tol, MaxTime: maxTime}
+		r, err := loop.Run(ctx, p, rep)
+		if p.Self() == 0 {
+			res.MeasuredNs, res.CI90Ns, res.Reps, res.Dropped = r.Mean, r.CI90, r.Kept, r.Dropped
+			res.Converged = r.Converged(tol)
 		}
+		return err
 	})
 	return res, err
 }

@@ -2,39 +2,41 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
-	"github.com/ttlpapers/ttlpapers/internal/anchors"
-	"github.com/ttlpapers/ttlpapers/internal/databench"
-	"github.com/ttlpapers/ttlpapers/internal/progress"
+	"github.com/ttlpapers/ttlpapers/baseline"
+	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/databench"
+	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/progress"
 )
 
 // benchData is papersctl bench --data: the data network's benchmarks
-// (internal/databench) with MPI's figures from ../shared/anchors/mpi_data.c
+// (package databench) with MPI's figures (package baseline's datanet.c)
 // measured in the same invocation (or a note saying why not); with procs
-// > 0, between that many processes (bench_data_procs.go), under mpirun
-// when viaMPI.
+// > 0, between that many processes (bench-pe's, bench_pe.go), under
+// mpirun when viaMPI.
 func benchData(e *env, ringPEs int, asJSON bool, maxTime time.Duration, tol float64, procs int, viaMPI bool) error {
 	if ringPEs < 2 && procs == 0 {
 		return fmt.Errorf("--pes %d: the ring needs at least 2 PEs", ringPEs)
 	}
 	line := progress.New(e.stderr)
-	line.Show("bench: the MPI anchor (mpi_data.c, 2 ranks)")
-	defer anchors.Cleanup()
-	mpi, merr := anchors.MPIData()
+	line.Show("bench: the MPI anchor (datanet.c, 2 ranks)")
+	defer baseline.Cleanup()
+	mpi, merr := mpiDataBaseline()
 	start := time.Now()
 	var rows []databench.Row
 	var err error
 	if procs > 0 {
 		line.Show("bench: the data network between %d processes", procs)
-		rows, err = benchDataProcs(procs, viaMPI, benchDataParams{MaxTime: maxTime, Tolerance: tol, MPI: mpi}, e.stderr)
+		err = runPEs(procs, viaMPI, []string{"--data", "--max-time", maxTime.String(), "--tolerance", strconv.FormatFloat(tol, 'g', -1, 64)}, e.stderr, &rows)
 	} else {
 		rows, err = databench.Run(e.ctx, databench.Options{RingPEs: ringPEs, MaxTime: maxTime, Tolerance: tol,
 			Progress: func(name string) {
 				line.Show("bench: %s, %v (^C prints what is measured)", name, time.Since(start).Round(time.Second))
-			}}, mpi)
+			}})
 	}
+	databench.AddMPI(rows, mpi)
 	line.Clear()
 	if merr != nil {
 		fmt.Fprintf(e.stderr, "papersctl bench: no MPI figures beside ours: %v\n", merr)

@@ -7,13 +7,15 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ttlpapers/ttlpapers/baseline"
 )
 
 // TestBenchProcs: bench --procs runs the barrier and the NAND between live
 // processes (this test binary, as papersctl) and reports both; the anchors
 // are optional (skipped with a note when absent).
 func TestBenchProcs(t *testing.T) {
-	t.Setenv("PAPERS_ANCHORS", t.TempDir()) // no anchors: this test checks the board's side
+	noMPIBaseline(t) // this test checks the board's side
 	out, errOut, st := runCLI("bench", "--procs", "2,3", "--json", "--max-time", "50ms")
 	if st != 0 {
 		t.Fatalf("status %d: %s", st, errOut)
@@ -36,11 +38,24 @@ func TestBenchProcs(t *testing.T) {
 	}
 }
 
+// noMPIBaseline leaves MPI's figures out of t's benchmarks, as when MPI
+// is not installed.
+func noMPIBaseline(t *testing.T) {
+	mpi, data := mpiBaseline, mpiDataBaseline
+	t.Cleanup(func() { mpiBaseline, mpiDataBaseline = mpi, data })
+	mpiBaseline = func(int, bool) (baseline.Collectives, error) { return baseline.Collectives{}, baseline.ErrAbsent }
+	mpiDataBaseline = func() (map[string]float64, error) { return nil, baseline.ErrAbsent }
+}
+
 func init() {
 	for _, bad := range []string{"0", "33", "2,x", ","} {
 		badInputs["bench"] = append(badInputs["bench"], badInput{[]string{"--procs", bad}, []string{"--procs " + bad + ": give process counts from 1 to 32"}})
 	}
 	badInputs["bench"] = append(badInputs["bench"], badInput{[]string{"--procs", "2", "--pes", "8"}, []string{"--pes: --procs measures the barrier and the NAND between live processes"}})
+	badInputs[benchPEName] = []badInput{
+		{nil, []string{"--report: give the pipe PE 0 writes the results to"}},
+		{[]string{"--report", "{dir}/r", "--tolerance", "2"}, []string{"--tolerance 2: need a number above 0 and at most 1"}},
+	}
 }
 
 // TestBenchDataProcs: bench --data --procs 2 runs the data network's
@@ -50,7 +65,7 @@ func TestBenchDataProcs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every data-network benchmark between processes (seconds)")
 	}
-	t.Setenv("PAPERS_ANCHORS", t.TempDir()) // no anchors: this test checks our side
+	noMPIBaseline(t) // this test checks our side
 	seen := map[string]bool{}
 	for _, r := range benchDataRows(t, "--procs", "2") {
 		seen[r["op"].(string)] = true
@@ -62,5 +77,16 @@ func TestBenchDataProcs(t *testing.T) {
 		if seen[op] != want {
 			t.Errorf("row %s present: %v, want %v", op, seen[op], want)
 		}
+	}
+}
+
+// TestRunPEsFailure: when the PE processes fail before PE 0 reports, the
+// parent says so rather than waiting on the pipe.
+func TestRunPEsFailure(t *testing.T) {
+	var stderr strings.Builder
+	var rows []procsResult
+	err := runPEs(2, false, []string{"--tolerance", "2"}, &stderr, &rows)
+	if err == nil || !strings.Contains(stderr.String(), "--tolerance 2") {
+		t.Errorf("error %v, stderr %q: want the run's failure and the PEs' usage error", err, stderr.String())
 	}
 }

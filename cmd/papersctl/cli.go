@@ -67,6 +67,9 @@ type command struct {
 	// needs nothing of the host), so hil accepts it and checks its
 	// flags before booting anything.
 	guest bool
+	// hidden: started by papersctl itself (bench-pe), so left out of the
+	// command list, the suggestions and the completion.
+	hidden bool
 }
 
 // positional describes the words after a command's flags.
@@ -112,7 +115,9 @@ func lookup(list []*command, name string) *command {
 func names(list []*command) []string {
 	var s []string
 	for _, c := range list {
-		s = append(s, c.name)
+		if !c.hidden {
+			s = append(s, c.name)
+		}
 	}
 	slices.Sort(s)
 	return s

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/term"
 	"github.com/ttlpapers/ttlpapers/emu"
-	"github.com/ttlpapers/ttlpapers/internal/term"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/lpt/backend"
 	"github.com/ttlpapers/ttlpapers/selftest"

@@ -28,9 +28,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ttlpapers/ttlpapers/baseline"
 	"github.com/ttlpapers/ttlpapers/emulate"
-	"github.com/ttlpapers/ttlpapers/internal/anchors"
-	"github.com/ttlpapers/ttlpapers/internal/progress"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
 	"github.com/ttlpapers/ttlpapers/spmd"
@@ -44,7 +43,7 @@ func main() {
 	digitBits := flag.Int("digit", 4, "bits sorted per pass")
 	svg := flag.String("svg", "", "write the Strata state graph to this SVG file")
 	memory := flag.Bool("memory", false, "coalesce through Split-C global memory (a store per key, then all_store_sync: Libsplit-C §6.2) instead of the board's NAND lines")
-	anchor := flag.Bool("anchor", true, "also time the native Go barriers of ../shared/anchors with as many goroutines, when they are there")
+	anchor := flag.Bool("anchor", true, "also time the native Go barriers (package baseline) with as many goroutines")
 	launched := spmd.Launched()
 	if launched {
 		spmd.RegisterFlags(flag.CommandLine) // spmd.Main's -papers.* flags, before the parse
@@ -64,37 +63,30 @@ func main() {
 			return err
 		}))
 	}
-	// On a terminal, one line of progress on stderr: a sort takes seconds.
-	line, start := progress.New(os.Stderr), time.Now()
+	// Progress on stderr, a line per pass: a sort takes seconds.
+	start := time.Now()
 	show := func(pass, passes int) {
-		line.Show("radixsort: pass %d of %d, %v", pass, passes, time.Since(start).Round(time.Second))
+		fmt.Fprintf(os.Stderr, "radixsort: pass %d of %d, %v\n", pass, passes, time.Since(start).Round(time.Second))
 	}
-	res, err := run(line.Above(os.Stdout), *pes, *keys, Config{KeyBits: *keyBits, DigitBits: *digitBits, Progress: show, Memory: *memory}, *svg)
-	line.Clear()
+	res, err := run(os.Stdout, *pes, *keys, Config{KeyBits: *keyBits, DigitBits: *digitBits, Progress: show, Memory: *memory}, *svg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	if *anchor && res.NANDs > 0 {
-		if err := anchorLine(os.Stdout, *pes, res.perNAND()); err != nil {
-			fmt.Fprintf(os.Stderr, "radixsort: no comparison with the native Go barriers: %v\n", err)
-		}
+		anchorLine(os.Stdout, *pes, res.perNAND())
 	}
 }
 
-// anchorLine prints the native Go barriers of ../shared/anchors with as
+// anchorLine prints the native Go barriers of package baseline with as
 // many goroutines as PEs, timed now, on this machine, and how a NAND of
 // perNAND µs compares with the best of them: a NAND synchronises every PE
 // twice (the result, then the trailing barrier), so even a NAND built of
 // two such barriers, with no board to emulate, costs twice the best.
-func anchorLine(w io.Writer, pes int, perNAND float64) error {
-	g, err := anchors.Go(pes)
-	if err != nil {
-		return err
-	}
+func anchorLine(w io.Writer, pes int, perNAND float64) {
+	g := baseline.Go(pes)
 	fmt.Fprintf(w, "native Go barriers, %d goroutines, timed now: spin %.2f µs, yield %.2f µs, cond %.2f µs; a NAND is %.1f× the best (%.2f µs)\n",
 		pes, g.Spin, g.Yield, g.Cond, perNAND/g.Best(), g.Best())
-	return nil
 }
 
 // Result is what PE 0 reports of a run.

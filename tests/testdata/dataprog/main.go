@@ -1,5 +1,5 @@
 // Command dataprog runs the data network's conformance cases
-// (internal/dataconf) as the processes of papersctl run, printing "ok
+// (conformance/dataconf) as the processes of papersctl run, printing "ok
 // NAME" per case; with -die K, PE K kills itself (SIGKILL) while the
 // others add to its global memory, and they print what they got.
 package main
@@ -10,7 +10,7 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/ttlpapers/ttlpapers/internal/dataconf"
+	"github.com/ttlpapers/ttlpapers/conformance/dataconf"
 	"github.com/ttlpapers/ttlpapers/papers"
 	"github.com/ttlpapers/ttlpapers/spmd"
 )

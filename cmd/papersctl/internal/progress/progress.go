@@ -10,7 +10,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/ttlpapers/ttlpapers/internal/term"
+	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/term"
 )
 
 // Width is the most columns a progress line takes: a longer line would

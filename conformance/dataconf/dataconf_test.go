@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ttlpapers/ttlpapers/conformance/dataconf"
 	"github.com/ttlpapers/ttlpapers/emulate"
-	"github.com/ttlpapers/ttlpapers/internal/dataconf"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/am"
-	"github.com/ttlpapers/ttlpapers/internal/measure"
+	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/measure"
 	"github.com/ttlpapers/ttlpapers/papers"
 	"github.com/ttlpapers/ttlpapers/splitc"
 	"github.com/ttlpapers/ttlpapers/strata"
@@ -21,29 +21,28 @@ const gmOps = 1024
 // pipelined and then synced, so they pay the overheads; a store pays the
 // send overhead only) and the bulk operations' bandwidth against size
 // (§5.2). The seed's figures are Table 4's CMAM column.
-func splitcRows(ctx context.Context, o Options, mpi map[string]float64, step func(string, func() error) error) ([]Row, error) {
+func splitcRows(ctx context.Context, o Options, step func(string, func() error) error) ([]Row, error) {
 	var rows []Row
 	for _, b := range []struct {
 		name string
 		seed float64
-		mpi  string
 		op   func(m *splitc.Memory, g splitc.Global[float64], x *float64) error
 		end  func(m *splitc.Memory) error
 	}{
-		{"splitc-read", 14.0, "get_us", func(m *splitc.Memory, g splitc.Global[float64], x *float64) (err error) {
+		{"splitc-read", 14.0, func(m *splitc.Memory, g splitc.Global[float64], x *float64) (err error) {
 			*x, err = splitc.Read(m, g)
 			return err
 		}, nil},
-		{"splitc-write", 13.4, "put_us", func(m *splitc.Memory, g splitc.Global[float64], x *float64) error {
+		{"splitc-write", 13.4, func(m *splitc.Memory, g splitc.Global[float64], x *float64) error {
 			return splitc.Write(m, g, 1)
 		}, nil},
-		{"splitc-get", 4.4, "", func(m *splitc.Memory, g splitc.Global[float64], x *float64) error {
+		{"splitc-get", 4.4, func(m *splitc.Memory, g splitc.Global[float64], x *float64) error {
 			return splitc.Get(m, x, g)
 		}, splitc.Sync},
-		{"splitc-put", 4.1, "", func(m *splitc.Memory, g splitc.Global[float64], x *float64) error {
+		{"splitc-put", 4.1, func(m *splitc.Memory, g splitc.Global[float64], x *float64) error {
 			return splitc.Put(m, g, 2)
 		}, splitc.Sync},
-		{"splitc-store", 2.1, "", func(m *splitc.Memory, g splitc.Global[float64], x *float64) error {
+		{"splitc-store", 2.1, func(m *splitc.Memory, g splitc.Global[float64], x *float64) error {
 			return splitc.Store(m, g, 3)
 		}, nil},
 	} {
@@ -81,9 +80,6 @@ func splitcRows(ctx context.Context, o Options, mpi map[string]float64, step fun
 				return fmt.Errorf("%s: %w", b.name, err)
 			}
 			row := Row{Op: b.name, PEs: 2, Bytes: 8, MeasuredUs: r.Mean / 1e3, CI90Us: r.CI90 / 1e3, SeedUs: b.seed, Seed: "Luna Table 4 (CMAM)"}
-			if v, ok := mpi[b.mpi]; ok {
-				row.MPIUs, row.MPIOp = v, "mpi_data "+b.mpi+" (flushed each time: blocking)"
-			}
 			rows = append(rows, row)
 			return nil
 		})
@@ -104,9 +100,6 @@ func splitcRows(ctx context.Context, o Options, mpi map[string]float64, step fun
 				if size >= 4<<10 {
 					row.SeedMBps = 10
 				}
-				if v, ok := mpi[fmt.Sprintf("put_bw_MBps size=%d", size)]; ok && op == "put" {
-					row.MPIMBps, row.MPIOp = v, "mpi_data put_bw_MBps (flushed)"
-				}
 				rows = append(rows, row)
 				return nil
 			})
@@ -120,7 +113,7 @@ func splitcRows(ctx context.Context, o Options, mpi map[string]float64, step fun
 
 // bulkBytes is about how many bytes a repetition of a bulk benchmark
 // moves, in at least 8 operations: operations of one size run back to
-// back, as mpi_data.c's puts do, so that they are not timed one by one
+// back, as MPI's puts in baseline.MPIData do, so that they are not timed one by one
 // against the clock and the barriers around them (a 1 MiB put alone
 // between barriers took 21 to 60 µs, in a row 22).
 const bulkBytes = 256 << 10
@@ -139,7 +132,7 @@ func bulk(ctx context.Context, o Options, op string, size int) (measure.Result, 
 		if err != nil {
 			return nil, err
 		}
-		// The buffer starts 16 bytes past a page, as mpi_data.c's malloc'd
+		// The buffer starts 16 bytes past a page, as datanet.c's malloc'd
 		// one does: Go's is page-aligned, like the window's parts, and a
 		// copy between addresses equal modulo 4 KiB runs at less than half
 		// speed (4K aliasing: a 4 KiB MPI_Put 0.18 µs against 0.07).
@@ -192,7 +185,7 @@ func bulk(ctx context.Context, o Options, op string, size int) (measure.Result, 
 // each size, and fits T = c + x/B over them as that paper fits its Table
 // 5. The seed's figures are CMAM_xfer's double-word-aligned line of Table
 // 5 (start-up 21.1 µs, 10.11 MB/s), evaluated at each size.
-func xferRows(ctx context.Context, o Options, mpi map[string]float64, step func(string, func() error) error) ([]Row, error) {
+func xferRows(ctx context.Context, o Options, step func(string, func() error) error) ([]Row, error) {
 	const c0, b0 = 21.1, 10.11
 	var rows []Row
 	var xs, ts []float64
@@ -206,9 +199,6 @@ func xferRows(ctx context.Context, o Options, mpi map[string]float64, step func(
 			seedT := c0 + float64(size)/b0
 			row := Row{Op: "strata-block-xfer", PEs: 2, Bytes: size, MeasuredUs: t, CI90Us: r.CI90 / 1e3, MeasuredMBps: float64(size) / t,
 				SeedUs: seedT, SeedMBps: float64(size) / seedT, Seed: "Liu & Culler Table 5, CMAM_xfer blocking, double-word: T = 21.1 µs + x / 10.11 MB/s"}
-			if v, ok := mpi[fmt.Sprintf("put_bw_MBps size=%d", size)]; ok {
-				row.MPIMBps, row.MPIOp = v, "mpi_data put_bw_MBps (flushed)"
-			}
 			rows = append(rows, row)
 			xs, ts = append(xs, float64(size)), append(ts, t)
 			return nil

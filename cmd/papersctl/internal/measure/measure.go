@@ -5,14 +5,16 @@
 // goroutine), and keep repeating until the 90% confidence interval of the
 // mean is within a tolerance of the mean, or a time cap runs out.
 //
-// The caller runs the loop (it may be spread over several goroutines that
-// must agree on when to stop) and feeds each repetition's duration to a
-// Sampler; Done says whether to stop.
+// A Sampler keeps the repetitions and says when to stop; a Loop runs
+// them on every PE of a program, which must agree on when to stop.
 package measure
 
 import (
+	"context"
 	"math"
 	"time"
+
+	"github.com/ttlpapers/ttlpapers/papers"
 )
 
 // Sampler collects repetitions of one measurement.
@@ -124,4 +126,69 @@ func LoopOverhead(n int) time.Duration {
 		best = min(best, time.Since(start))
 	}
 	return best
+}
+
+// Loop is a measurement taken on every PE of a program together, by the
+// method above: each repetition starts with the PEs lined up, PE 0 feeds
+// its time to a Sampler and decides when to stop, and tells the others
+// with an ANY outside the timed part, so that every PE runs the same
+// repetitions.
+type Loop struct {
+	PerRep    int           // operations per repetition
+	Overhead  time.Duration // what PE 0's empty repetition costs (LoopOverhead), subtracted
+	Tolerance float64       // stop when the 90% CI is within this fraction of the mean
+	MaxTime   time.Duration // or when this time is up
+	// LineUp lines the PEs up before each repetition: p.Barrier when nil.
+	LineUp func() error
+}
+
+// Run repeats rep, this PE's part of one repetition, which returns how
+// long PE 0's timed part took (other PEs' durations are not used), until
+// PE 0's Sampler is done or ctx is cancelled (the repetitions so far are
+// kept). The Result is PE 0's; other PEs get the zero Result.
+func (l Loop) Run(ctx context.Context, p *papers.PE, rep func() (time.Duration, error)) (Result, error) {
+	lineUp := l.LineUp
+	if lineUp == nil {
+		lineUp = p.Barrier
+	}
+	var smp *Sampler
+	if p.Self() == 0 {
+		smp = New(l.PerRep, l.Overhead, l.Tolerance, l.MaxTime)
+	}
+	for {
+		if err := lineUp(); err != nil {
+			return Result{}, err
+		}
+		d, err := rep()
+		if err != nil {
+			return Result{}, err
+		}
+		done := false
+		if smp != nil {
+			smp.Add(d)
+			done = smp.Done() || ctx.Err() != nil
+		}
+		if done, err = p.Any(done); err != nil {
+			return Result{}, err
+		}
+		if done {
+			if smp == nil {
+				return Result{}, nil
+			}
+			return smp.Result(), nil
+		}
+	}
+}
+
+// Repeat makes a repetition of k calls of op, timed.
+func Repeat(k int, op func() error) func() (time.Duration, error) {
+	return func() (time.Duration, error) {
+		start := time.Now()
+		for range k {
+			if err := op(); err != nil {
+				return 0, err
+			}
+		}
+		return time.Since(start), nil
+	}
 }

@@ -11,11 +11,12 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/am"
+	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/measure"
 	"github.com/ttlpapers/ttlpapers/emulate"
-	"github.com/ttlpapers/ttlpapers/internal/measure"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
@@ -35,8 +36,8 @@ type Row struct {
 	SeedUs   float64 `json:"seed_us,omitempty"`
 	SeedMBps float64 `json:"seed_MBps,omitempty"`
 	Seed     string  `json:"seed"`
-	// The MPI anchor's figure for the nearest MPI operation, measured in
-	// the same invocation, when it ran (mpi_data.c).
+	// MPI's figure for the nearest MPI operation, measured in the same
+	// invocation, when it ran (AddMPI).
 	MPIUs   float64 `json:"mpi_us,omitempty"`
 	MPIMBps float64 `json:"mpi_MBps,omitempty"`
 	MPIOp   string  `json:"mpi_op,omitempty"`
@@ -59,7 +60,7 @@ type Options struct {
 	PE *papers.PE
 }
 
-// DefaultSizes are the anchor's: 64 B to 1 MiB by fours.
+// DefaultSizes are MPI's (baseline.MPIData): 64 B to 1 MiB by fours.
 var DefaultSizes = []int{64, 256, 1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20}
 
 // msgs is how many messages a repetition of a message benchmark sends per
@@ -92,33 +93,18 @@ func run(ctx context.Context, o Options, n, perRep int, setup func(p *papers.PE,
 		if p.Self() >= n {
 			r = func() (time.Duration, error) { return 0, nil }
 		}
-		var smp *measure.Sampler
-		if p.Self() == 0 {
-			smp = measure.New(perRep, 0, o.Tolerance, o.MaxTime)
-		}
-		for {
-			if err := am.Barrier(p); err != nil {
-				return err
-			}
+		loop := measure.Loop{PerRep: perRep, Tolerance: o.Tolerance, MaxTime: o.MaxTime, LineUp: func() error { return am.Barrier(p) }}
+		got, err := loop.Run(ctx, p, func() (time.Duration, error) {
 			d, err := r()
-			if err != nil {
-				return err
+			if err == nil {
+				err = am.Barrier(p) // every answer is in
 			}
-			if err := am.Barrier(p); err != nil { // every answer is in
-				return err
-			}
-			done := false
-			if smp != nil {
-				smp.Add(d)
-				done = smp.Done() || ctx.Err() != nil
-			}
-			if done, err = p.Any(done); err != nil || done {
-				if smp != nil {
-					res = smp.Result()
-				}
-				return err
-			}
+			return d, err
+		})
+		if p.Self() == 0 {
+			res = got
 		}
+		return err
 	}
 	if o.PE != nil {
 		return res, body(o.PE)
@@ -243,10 +229,9 @@ func ring(ctx context.Context, o Options, n int) (measure.Result, error) {
 	})
 }
 
-// Run runs every benchmark and returns the rows, the seed's figures and
-// the MPI anchor's (mpi: the anchor's figures by name, nil when it did not
-// run) beside ours.
-func Run(ctx context.Context, o Options, mpi map[string]float64) ([]Row, error) {
+// Run runs every benchmark and returns the rows, the seed's figures beside
+// ours (AddMPI adds MPI's).
+func Run(ctx context.Context, o Options) ([]Row, error) {
 	if o.PE != nil {
 		o.RingPEs = o.PE.PEs()
 	}
@@ -274,13 +259,12 @@ func Run(ctx context.Context, o Options, mpi map[string]float64) ([]Row, error) 
 		res  *measure.Result
 		f    func() (measure.Result, error)
 		seed float64
-		mpi  string
 	}{
-		{"am-one-to-one", 2, &oneOne, func() (measure.Result, error) { return oneToMany(ctx, o, 2) }, 1.57, "send_us"},
-		{"am-one-to-two", 3, &oneTwo, func() (measure.Result, error) { return oneToMany(ctx, o, 3) }, 1.49, ""},
-		{"am-two-to-one", 3, &twoOne, func() (measure.Result, error) { return twoToOne(ctx, o) }, 1.60, ""},
-		{"am-round-trip", 2, &rt, func() (measure.Result, error) { return roundTrip(ctx, o) }, 11.40, "round_trip_us"},
-		{"am-ring", o.RingPEs, &rg, func() (measure.Result, error) { return ring(ctx, o, o.RingPEs) }, 3.18, ""},
+		{"am-one-to-one", 2, &oneOne, func() (measure.Result, error) { return oneToMany(ctx, o, 2) }, 1.57},
+		{"am-one-to-two", 3, &oneTwo, func() (measure.Result, error) { return oneToMany(ctx, o, 3) }, 1.49},
+		{"am-two-to-one", 3, &twoOne, func() (measure.Result, error) { return twoToOne(ctx, o) }, 1.60},
+		{"am-round-trip", 2, &rt, func() (measure.Result, error) { return roundTrip(ctx, o) }, 11.40},
+		{"am-ring", o.RingPEs, &rg, func() (measure.Result, error) { return ring(ctx, o, o.RingPEs) }, 3.18},
 	} {
 		if o.PE != nil && b.pes > o.PE.PEs() {
 			continue
@@ -293,9 +277,6 @@ func Run(ctx context.Context, o Options, mpi map[string]float64) ([]Row, error) 
 			*b.res = r
 			row := Row{Op: b.name, PEs: b.pes, Bytes: 8, MeasuredUs: us(r), CI90Us: r.CI90 / 1e3, SeedUs: b.seed,
 				Seed: "Liu & Culler Table " + map[bool]string{true: "4 (CMAM_4)", false: "1 (CMAM_4, node 0 to node 1)"}[b.name == "am-ring"]}
-			if v, ok := mpi[b.mpi]; ok {
-				row.MPIUs, row.MPIOp = v, "mpi_data "+b.mpi
-			}
 			rows = append(rows, row)
 			return nil
 		})
@@ -306,12 +287,12 @@ func Run(ctx context.Context, o Options, mpi map[string]float64) ([]Row, error) 
 	if oneTwo.Kept > 0 && twoOne.Kept > 0 && rt.Kept > 0 && rg.Kept > 0 {
 		rows = append(rows, logP(us(oneTwo), us(twoOne), us(rt), us(rg))...)
 	}
-	more, err := splitcRows(ctx, o, mpi, step)
+	more, err := splitcRows(ctx, o, step)
 	rows = append(rows, more...)
 	if err != nil {
 		return rows, err
 	}
-	more, err = xferRows(ctx, o, mpi, step)
+	more, err = xferRows(ctx, o, step)
 	return append(rows, more...), err
 }
 
@@ -329,4 +310,30 @@ func logP(send, recv, rt, ring float64) []Row {
 			Seed: "derived from Liu & Culler Tables 1 and 4 (CMAM) as §5.1 derives them"})
 	}
 	return rows
+}
+
+// AddMPI puts MPI's figures (baseline.MPIData's, by name) beside the rows
+// whose nearest MPI operation they measure.
+func AddMPI(rows []Row, mpi map[string]float64) {
+	for i, r := range rows {
+		var name, what string
+		switch r.Op {
+		case "am-one-to-one", "am-round-trip":
+			name = map[string]string{"am-one-to-one": "send_us", "am-round-trip": "round_trip_us"}[r.Op]
+			what = "datanet " + name
+		case "splitc-read", "splitc-write":
+			name = map[string]string{"splitc-read": "get_us", "splitc-write": "put_us"}[r.Op]
+			what = "datanet " + name + " (flushed each time: blocking)"
+		case "bulk-put", "strata-block-xfer":
+			name, what = fmt.Sprintf("put_bw_MBps size=%d", r.Bytes), "datanet put_bw_MBps (flushed)"
+		}
+		v, ok := mpi[name]
+		switch {
+		case !ok:
+		case strings.HasPrefix(name, "put_bw"):
+			rows[i].MPIMBps, rows[i].MPIOp = v, what
+		default:
+			rows[i].MPIUs, rows[i].MPIOp = v, what
+		}
+	}
 }

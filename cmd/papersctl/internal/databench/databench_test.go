@@ -2,6 +2,7 @@ package databench
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"slices"
@@ -16,10 +17,11 @@ func TestMain(m *testing.M) { os.Exit(leakcheck.Run(m)) }
 // TestRun runs every benchmark of the seeds once, briefly, and checks that
 // each row is there with our figure and the seed's.
 func TestRun(t *testing.T) {
-	rows, err := Run(context.Background(), Options{RingPEs: 3, MaxTime: 30 * time.Millisecond, Tolerance: 1, Sizes: []int{64, 4096}}, map[string]float64{"round_trip_us": 0.9})
+	rows, err := Run(context.Background(), Options{RingPEs: 3, MaxTime: 30 * time.Millisecond, Tolerance: 1, Sizes: []int{64, 4096}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	AddMPI(rows, map[string]float64{"round_trip_us": 0.9, "get_us": 0.1, "put_bw_MBps size=4096": 900, "send_us": 0.2})
 	var ops []string
 	for _, r := range rows {
 		ops = append(ops, r.Op)
@@ -29,8 +31,10 @@ func TestRun(t *testing.T) {
 		if r.Seed == "" {
 			t.Errorf("%s: no seed source", r.Op)
 		}
-		if r.Op == "am-round-trip" && r.MPIUs != 0.9 {
-			t.Errorf("round trip: MPI figure %v, want the anchor's 0.9", r.MPIUs)
+		mpi := map[string]float64{"am-round-trip 8": 0.9, "splitc-read 8": 0.1, "am-one-to-one 8": 0.2}[fmt.Sprint(r.Op, " ", r.Bytes)]
+		mbps := map[string]float64{"bulk-put 4096": 900, "strata-block-xfer 4096": 900}[fmt.Sprint(r.Op, " ", r.Bytes)]
+		if r.MPIUs != mpi || r.MPIMBps != mbps || (mpi != 0 || mbps != 0) != (r.MPIOp != "") {
+			t.Errorf("%s %d B: MPI %v µs %v MB/s (%q), want %v µs %v MB/s", r.Op, r.Bytes, r.MPIUs, r.MPIMBps, r.MPIOp, mpi, mbps)
 		}
 	}
 	for _, want := range []string{"am-one-to-one", "am-one-to-two", "am-two-to-one", "am-round-trip", "am-ring",

@@ -1,0 +1,105 @@
+package baseline
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ttlpapers/ttlpapers/internal/testenv"
+)
+
+// TestGo: every barrier completes and takes a plausible time; a second call
+// gives the same figures (measured once per process).
+func TestGo(t *testing.T) {
+	for _, n := range []int{1, 2, 3} {
+		g := Go(n)
+		for name, v := range map[string]float64{"spin": g.Spin, "yield": g.Yield, "cond": g.Cond} {
+			if !(v > 0 && v < 1e4) {
+				t.Errorf("%d goroutines: %s barrier %v µs", n, name, v)
+			}
+		}
+		if g.Best() > min(g.Spin, g.Yield, g.Cond) {
+			t.Errorf("best %v of %+v", g.Best(), g)
+		}
+		if again := Go(n); again != g {
+			t.Errorf("%d goroutines: measured again: %+v, then %+v", n, g, again)
+		}
+	}
+}
+
+// TestBarrierOrders: no goroutine leaves a barrier before every one has
+// reached it.
+func TestBarrierOrders(t *testing.T) {
+	const n, rounds = 4, 200
+	for name, b := range map[string]barrier{"spin": &spinBarrier{n: n, polls: spinPolls}, "yield": &spinBarrier{n: n}, "cond": newCondBarrier(n)} {
+		var arrived [rounds]atomic.Int64
+		var early atomic.Int64
+		var wg sync.WaitGroup
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for r := range arrived {
+					arrived[r].Add(1)
+					b.wait()
+					if arrived[r].Load() != n {
+						early.Add(1)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if early.Load() != 0 {
+			t.Errorf("%s: %d times a goroutine left a barrier before every one arrived", name, early.Load())
+		}
+	}
+}
+
+// TestMPI runs both programs when MPI is installed.
+func TestMPI(t *testing.T) {
+	defer Cleanup()
+	c, err := MPI(2, false)
+	if errors.Is(err, ErrAbsent) {
+		testenv.Missing(t, "%v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(c.Barrier > 0 && c.AllreduceInt > 0 && c.BcastByte > 0) {
+		t.Errorf("collectives: %+v", c)
+	}
+	figs, err := MPIData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"round_trip_us", "send_us", "get_us", "put_us", "put_bw_MBps size=64", "put_bw_MBps size=1048576"} {
+		if figs[name] <= 0 {
+			t.Errorf("datanet: no %s in %v", name, figs)
+		}
+	}
+}
+
+// BenchmarkGo times each barrier on its own between n goroutines: ns/op is
+// per barrier, the figure Go reports in µs.
+func BenchmarkGo(b *testing.B) {
+	for _, n := range []int{2, 4, 8, 32} {
+		for _, kind := range []struct {
+			name string
+			mk   func() barrier
+		}{
+			{"spin", func() barrier { return &spinBarrier{n: int64(n), polls: spinPolls} }},
+			{"yield", func() barrier { return &spinBarrier{n: int64(n)} }},
+			{"cond", func() barrier { return newCondBarrier(n) }},
+		} {
+			b.Run(fmt.Sprintf("%s/n=%d", kind.name, n), func(b *testing.B) {
+				bar := kind.mk()
+				b.ResetTimer()
+				d := round(n, b.N-1, bar)
+				b.StopTimer()
+				b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), "ns/op")
+			})
+		}
+	}
+}
