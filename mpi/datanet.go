@@ -28,218 +28,7 @@ package mpi
 // thread the binding uses.
 
 /*
-#cgo pkg-config: ompi-c
-#include <mpi.h>
-#include <sched.h>
-#include <stdint.h>
-#include <time.h>
-#include <unistd.h>
-#include <stdlib.h>
-#include <string.h>
-
-enum { DN_RECV = 16, DN_SEND = 64, DN_SMALL = 64, DN_NONE = -1, DN_ERR = -2 };
-
-// The C side of a PE's data network. Go holds it as an integer: C memory,
-// which the cgo pointer checks would otherwise look up on every call.
-typedef struct {
-	MPI_Comm comm;
-	int pkt;                      // bytes per buffer
-	char *rbuf[2], *sbuf, *out;   // receive and send rings; out: the packet to send
-	char small[DN_SMALL];         // the data of a small get or put
-	MPI_Request recv[2][DN_RECV]; // persistent, started in ring order from head
-	int head[2];
-	int src[2]; // the sender of a completed head
-	// done: the head receive has completed, not yet taken (Go takes it);
-	// taken: Go has it, restart it at the next call; fresh: a call for
-	// the other network, or a spin, tested it just now and found nothing.
-	char done[2], taken[2], fresh[2];
-	MPI_Request send[DN_SEND];
-	int next;
-	int err; // the MPI error of a call that returned DN_ERR
-} ttl_dn;
-
-static uintptr_t ttl_dn_new(MPI_Comm c, int pkt) {
-	ttl_dn *d = calloc(1, sizeof *d);
-	d->comm = c;
-	d->pkt = pkt;
-	d->rbuf[0] = calloc(DN_RECV, pkt);
-	d->rbuf[1] = calloc(DN_RECV, pkt);
-	d->sbuf = calloc(DN_SEND, pkt);
-	d->out = calloc(1, pkt);
-	for (int i = 0; i < DN_SEND; i++) d->send[i] = MPI_REQUEST_NULL;
-	for (int n = 0; n < 2; n++)
-		for (int i = 0; i < DN_RECV; i++) {
-			d->recv[n][i] = MPI_REQUEST_NULL;
-			int err = MPI_Recv_init(d->rbuf[n] + i * pkt, pkt, MPI_BYTE, MPI_ANY_SOURCE, n, c, &d->recv[n][i]);
-			if (err == MPI_SUCCESS) err = MPI_Start(&d->recv[n][i]);
-			if (err != MPI_SUCCESS) { d->err = err; return (uintptr_t)d; }
-		}
-	return (uintptr_t)d;
-}
-
-static ttl_dn *ttl_dn_fields(uintptr_t h) { return (ttl_dn *)h; }
-
-// restart restarts the receives Go has taken.
-static int restart(ttl_dn *d) {
-	for (int k = 0; k < 2; k++) {
-		if (!d->taken[k]) continue;
-		int h = d->head[k];
-		if ((d->err = MPI_Start(&d->recv[k][h])) != MPI_SUCCESS) return DN_ERR;
-		d->taken[k] = 0;
-		d->head[k] = (h + 1) % DN_RECV;
-	}
-	return 0;
-}
-
-// testsome tests both networks' heads (those not done) in one
-// MPI_Testsome, which runs MPI's progress engine once if neither has
-// completed, and returns DN_NONE when neither has. A head tested and found
-// pending is fresh: the next Recv for its network (the other one of the
-// same poll, say) makes no call.
-static int testsome(ttl_dn *d) {
-	MPI_Request r[2];
-	for (int k = 0; k < 2; k++) r[k] = d->done[k] ? MPI_REQUEST_NULL : d->recv[k][d->head[k]];
-	int n, idx[2];
-	MPI_Status st[2];
-	if ((d->err = MPI_Testsome(2, r, &n, idx, st)) != MPI_SUCCESS) return DN_ERR;
-	if (n == MPI_UNDEFINED) return 0; // both heads are done already
-	for (int k = 0; k < 2; k++) d->fresh[k] = !d->done[k];
-	for (int j = 0; j < n; j++) {
-		int k = idx[j];
-		d->done[k] = 1;
-		d->fresh[k] = 0;
-		d->src[k] = st[j].MPI_SOURCE;
-	}
-	return n ? 0 : DN_NONE;
-}
-
-// ttl_dn_send sends the n bytes at out to dst with tag, from the next
-// buffer of the ring; DN_NONE when that buffer's last send has not
-// completed yet. Then it tests both networks, as the poll that follows a
-// send would (am's sends poll), so that poll makes no call of its own.
-static int ttl_dn_send(uintptr_t h, int n, int dst, int tag) {
-	ttl_dn *d = (ttl_dn *)h;
-	int i = d->next, done = 1;
-	if (d->send[i] != MPI_REQUEST_NULL && (d->err = MPI_Test(&d->send[i], &done, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return DN_ERR;
-	if (!done) return DN_NONE;
-	char *b = d->sbuf + i * d->pkt;
-	memcpy(b, d->out, n);
-	if ((d->err = MPI_Isend(b, n, MPI_BYTE, dst, tag, d->comm, &d->send[i])) != MPI_SUCCESS) return DN_ERR;
-	d->next = (i + 1) % DN_SEND;
-	if (restart(d)) return DN_ERR;
-	return testsome(d) == DN_ERR ? DN_ERR : 0;
-}
-
-// ttl_dn_test tests for a packet on net (and on the other network in the
-// same call); DN_NONE when there is none on net.
-static int ttl_dn_test(uintptr_t h, int net) {
-	ttl_dn *d = (ttl_dn *)h;
-	if (restart(d) || testsome(d) == DN_ERR) return DN_ERR;
-	return d->done[net] ? 0 : DN_NONE;
-}
-
-// ttl_dn_spin tests up to n times for a packet on either network, and
-// returns whether one has come: the wait of an endpoint spins here, one
-// cgo call for many tests (MPI_Testsome does not test again after its
-// progress, so a test in a loop sees what the last one progressed).
-static int ttl_dn_spin(uintptr_t h, int n) {
-	ttl_dn *d = (ttl_dn *)h;
-	if (restart(d)) return DN_ERR;
-	if (d->done[0] || d->done[1]) return 1;
-	for (int k = 0; k < n; k++) {
-		int i = testsome(d);
-		if (i == DN_ERR) return DN_ERR;
-		if (i != DN_NONE) return 1;
-	}
-	return 0;
-}
-
-// ttl_dn_get and ttl_dn_put are a small get or put through small, each
-// flushed: no Go pointer crosses, so cgo checks none.
-static int ttl_dn_get(uintptr_t h, int n, int rank, MPI_Aint disp, MPI_Win w) {
-	ttl_dn *d = (ttl_dn *)h;
-	int err = MPI_Get(d->small, n, MPI_BYTE, rank, disp, n, MPI_BYTE, w);
-	return err != MPI_SUCCESS ? err : MPI_Win_flush(rank, w);
-}
-
-static int ttl_dn_put(uintptr_t h, int n, int rank, MPI_Aint disp, MPI_Win w) {
-	ttl_dn *d = (ttl_dn *)h;
-	int err = MPI_Put(d->small, n, MPI_BYTE, rank, disp, n, MPI_BYTE, w);
-	return err != MPI_SUCCESS ? err : MPI_Win_flush(rank, w);
-}
-
-// ttl_node_all reports whether every rank of c shares this one's memory
-// (MPI_Comm_split_type, MPI_COMM_TYPE_SHARED: one node).
-static int ttl_node_all(MPI_Comm c, int *all) {
-	MPI_Comm node;
-	int n, k, err = MPI_Comm_split_type(c, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-	if (err != MPI_SUCCESS) return err;
-	MPI_Comm_size(c, &n);
-	MPI_Comm_size(node, &k);
-	*all = n == k;
-	return MPI_Comm_free(&node);
-}
-
-// ttl_dn_shared allocates n bytes of memory every rank of c (one node)
-// maps: rank 0's part of an MPI_Win_allocate_shared window (the others'
-// are empty), at base here.
-static int ttl_dn_shared(MPI_Aint n, MPI_Comm c, void **base, MPI_Win *w) {
-	int rank;
-	MPI_Comm_rank(c, &rank);
-	void *mine;
-	int err = MPI_Win_allocate_shared(rank == 0 ? n : 0, 1, MPI_INFO_NULL, c, &mine, w);
-	if (err != MPI_SUCCESS) return err;
-	if ((err = MPI_Win_set_errhandler(*w, MPI_ERRORS_RETURN)) != MPI_SUCCESS) return err;
-	MPI_Aint len;
-	int unit;
-	return MPI_Win_shared_query(*w, 0, &len, &unit, base);
-}
-
-// ttl_dn_nap waits up to us microseconds for a packet on either network,
-// testing and yielding the CPU in turn, as MPI's own waits do when ranks
-// outnumber CPUs: no sleep and wake-up through Go's scheduler, which
-// under load took milliseconds for a locked thread.
-static int ttl_dn_nap(uintptr_t h, int us) {
-	struct timespec t0, t;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		int k = ttl_dn_spin(h, 1);
-		if (k != 0) return k;
-		sched_yield();
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) >= us * 1000L) return 0;
-	}
-}
-
-// ttl_dn_pending tests every send in flight and returns how many are.
-static int ttl_dn_pending(uintptr_t h) {
-	ttl_dn *d = (ttl_dn *)h;
-	int n = 0;
-	for (int i = 0; i < DN_SEND; i++) {
-		int done = 1;
-		if (d->send[i] == MPI_REQUEST_NULL) continue;
-		if ((d->err = MPI_Test(&d->send[i], &done, MPI_STATUS_IGNORE)) != MPI_SUCCESS) return DN_ERR;
-		n += !done;
-	}
-	return n;
-}
-
-// ttl_dn_close cancels the sends still in flight and the receives still
-// started, and frees them.
-static void ttl_dn_close(uintptr_t h) {
-	ttl_dn *d = (ttl_dn *)h;
-	for (int i = 0; i < DN_SEND; i++)
-		if (d->send[i] != MPI_REQUEST_NULL) {
-			MPI_Cancel(&d->send[i]);
-			MPI_Request_free(&d->send[i]);
-		}
-	for (int n = 0; n < 2; n++)
-		for (int i = 0; i < DN_RECV; i++) {
-			if (d->recv[n][i] == MPI_REQUEST_NULL) continue;
-			if (!(i == d->head[n] && (d->done[n] || d->taken[n]))) MPI_Cancel(&d->recv[n][i]);
-			MPI_Request_free(&d->recv[n][i]);
-		}
-}
+#include "ttl.h"
 */
 import "C"
 
@@ -269,7 +58,7 @@ const (
 
 type dataNet struct {
 	self, n int
-	comm    Comm
+	comm    comm
 	eng     *engine // answers the engine's pings while this PE waits here
 	timeout time.Duration
 
@@ -284,20 +73,20 @@ type dataNet struct {
 	sent, took []uint64 // packets sent to and taken from each PE
 	gone       []*am.GoneError
 	left       bool
-	wins       []Win // the regions of am.Direct, by number
+	wins       []win // the regions of am.Direct, by number
 	broken     error // an MPI error: the network cannot go on
 }
 
 // newDataNet opens the data network over world (collective over world):
 // am's shared-memory network when every rank is on this one's node (and
 // PAPERS_MPI_NODE does not say otherwise), else MPI point-to-point.
-func newDataNet(world Comm, eng *engine) (am.Transport, error) {
-	comm, err := world.Dup()
+func newDataNet(world comm, eng *engine) (am.Transport, error) {
+	cm, err := world.dup()
 	if err != nil {
 		return nil, err
 	}
 	var all C.int
-	if err := check("MPI_Comm_split_type", C.ttl_node_all(comm.c, &all)); err != nil {
+	if err := check("MPI_Comm_split_type", C.ttl_node_all(cm.c, &all)); err != nil {
 		return nil, err
 	}
 	per, err := nodeRuns() // PAPERS_MPI_NODE=1 makes every PE a node: the point-to-point path on one machine
@@ -305,16 +94,20 @@ func newDataNet(world Comm, eng *engine) (am.Transport, error) {
 		return nil, err
 	}
 	if all != 0 && (per == 0 || per >= eng.n) {
-		return newNodeNet(comm, eng)
+		return newNodeNet(cm, eng)
 	}
-	h := C.ttl_dn_new(comm.c, C.int(pktMax))
-	d := C.ttl_dn_fields(h)
-	if err := check("MPI_Recv_init", d.err); err != nil {
+	var h C.uintptr_t
+	if err := check("MPI_Recv_init", C.ttl_dn_new(cm.c, C.int(pktMax), &h)); err != nil {
 		return nil, err
 	}
-	t := &dataNet{self: eng.self, n: eng.n, comm: comm, eng: eng, timeout: eng.timeout, h: h, d: d,
+	leave, err := alloc(2 * (8*eng.n + 8 + causeMax))
+	if err != nil {
+		return nil, err
+	}
+	d := C.ttl_dn_fields(h)
+	t := &dataNet{self: eng.self, n: eng.n, comm: cm, eng: eng, timeout: eng.timeout, h: h, d: d,
 		out: unsafe.Slice((*byte)(unsafe.Pointer(d.out)), pktMax), small: unsafe.Slice((*byte)(unsafe.Pointer(&d.small[0])), C.DN_SMALL),
-		leave: Alloc(2 * (8*eng.n + 8 + causeMax)),
+		leave: leave,
 		sent:  make([]uint64, eng.n), took: make([]uint64, eng.n), gone: make([]*am.GoneError, eng.n)}
 	for net := range t.rbuf {
 		t.rbuf[net] = unsafe.Slice((*byte)(unsafe.Pointer(d.rbuf[net])), C.DN_RECV*pktMax)
@@ -332,11 +125,11 @@ type nodeNet struct {
 	eng *engine
 }
 
-func newNodeNet(comm Comm, eng *engine) (*nodeNet, error) {
+func newNodeNet(cm comm, eng *engine) (*nodeNet, error) {
 	size := am.SharedSize(eng.n)
 	var base unsafe.Pointer
-	var w Win
-	if err := check("MPI_Win_allocate_shared", C.ttl_dn_shared(C.MPI_Aint(size), comm.c, &base, &w.w)); err != nil {
+	var w win
+	if err := check("MPI_Win_allocate_shared", C.ttl_dn_shared(C.MPI_Aint(size), cm.c, &base, &w.w)); err != nil {
 		return nil, err
 	}
 	mem := unsafe.Slice((*byte)(base), size)
@@ -369,7 +162,7 @@ const pingNap = time.Millisecond
 // answer, the CPUs this process may run on: mpirun binds each rank to a
 // core of its own (2 ranks: one CPU each), which is not crowded, and a
 // waiter that slept after a few polls made a round trip 7 µs, not 1.
-func (t *nodeNet) Crowded() bool { return t.PEs() > int(C.sysconf(C._SC_NPROCESSORS_ONLN)) }
+func (t *nodeNet) Crowded() bool { return t.PEs() > int(C.ttl_cpus()) }
 
 func (t *nodeNet) Wait(d time.Duration, done <-chan struct{}) {
 	if t.eng.answerPings() != nil {
@@ -513,7 +306,7 @@ func (t *dataNet) fail(err error) error {
 func (t *dataNet) departures() bool {
 	got := false
 	for t.broken == nil {
-		ok, from, n, err := t.comm.Iprobe(AnySource, tagLeave)
+		ok, from, n, err := t.comm.iprobe(anySource, tagLeave)
 		if err != nil {
 			t.fail(err)
 		}
@@ -546,12 +339,12 @@ func (t *dataNet) departures() bool {
 
 // receive receives the waiting message of n bytes from PE from into b.
 func (t *dataNet) receive(b []byte, from, tag int) error {
-	r, err := t.comm.Irecv(unsafe.Pointer(&b[0]), len(b), from, tag)
+	r, err := t.comm.irecv(unsafe.Pointer(&b[0]), len(b), from, tag)
 	if err != nil {
 		return err
 	}
 	for { // it has arrived: the receive completes at once
-		done, _, err := r.Test(spins)
+		done, _, err := r.test(spins)
 		if err != nil || done {
 			return err
 		}
@@ -580,12 +373,12 @@ func (t *dataNet) Leave(cause error, drain func()) {
 		out[8*t.n] = 1
 		n += copy(out[n:], cause.Error())
 	}
-	var reqs []Request
+	var reqs []request
 	for k := range t.n {
 		if k == t.self || t.gone[k] != nil || t.broken != nil {
 			continue
 		}
-		r, err := t.comm.Isend(unsafe.Pointer(&out[0]), n, k, tagLeave)
+		r, err := t.comm.isend(unsafe.Pointer(&out[0]), n, k, tagLeave)
 		if err != nil {
 			t.fail(err)
 			break
@@ -595,12 +388,12 @@ func (t *dataNet) Leave(cause error, drain func()) {
 	deadline := time.Now().Add(t.timeout)
 	for _, r := range reqs {
 		for {
-			done, _, err := r.Test(spins)
+			done, _, err := r.test(spins)
 			if err != nil || done {
 				break
 			}
 			if time.Now().After(deadline) {
-				r.Cancel()
+				r.cancel()
 				break
 			}
 		}
@@ -617,7 +410,7 @@ func (t *dataNet) Leave(cause error, drain func()) {
 // returns.
 
 func (t *dataNet) Allocate(n int) ([]byte, int, error) {
-	mem, w, err := t.comm.WinAllocate(n)
+	mem, w, err := t.comm.winAllocate(n)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -625,7 +418,7 @@ func (t *dataNet) Allocate(n int) ([]byte, int, error) {
 	return mem, len(t.wins) - 1, nil
 }
 
-func (t *dataNet) Free(region int) error { return t.wins[region].Free() }
+func (t *dataNet) Free(region int) error { return t.wins[region].free() }
 
 func (t *dataNet) Get(pe, region, off int, dst []byte) error {
 	if g := t.gone[pe]; g != nil {
@@ -633,7 +426,7 @@ func (t *dataNet) Get(pe, region, off int, dst []byte) error {
 	}
 	w := t.wins[region]
 	if len(dst) > len(t.small) {
-		return w.Get(dst, pe, off)
+		return w.get(dst, pe, off)
 	}
 	err := check("MPI_Get", C.ttl_dn_get(t.h, C.int(len(dst)), C.int(pe), C.MPI_Aint(off), w.w))
 	copy(dst, t.small)
@@ -646,7 +439,7 @@ func (t *dataNet) Put(pe, region, off int, src []byte) error {
 	}
 	w := t.wins[region]
 	if len(src) > len(t.small) {
-		return w.Put(src, pe, off)
+		return w.put(src, pe, off)
 	}
 	copy(t.small, src)
 	return check("MPI_Put", C.ttl_dn_put(t.h, C.int(len(src)), C.int(pe), C.MPI_Aint(off), w.w))

@@ -37,7 +37,7 @@ func TestDataNet(t *testing.T) {
 		node string
 	}{{2, ""}, {4, ""}, {3, "1"}} {
 		np := run.np
-		out, err := mpirun(t, np, "datanet", 2*time.Minute, nil, mpi.EnvNode+"="+run.node)
+		out, err := mpirun(t, np, "datanet", 2*time.Minute, false, mpi.EnvNode+"="+run.node)
 		if err != nil {
 			t.Errorf("%d ranks: %v\n%s", np, err, out)
 			continue
@@ -65,7 +65,7 @@ func dataNetVictim(p *papers.PE) error {
 // job non-zero.
 func TestDataNetStoppedRank(t *testing.T) {
 	const timeout = 2 * time.Second
-	out, err := mpirun(t, 3, "datanet-stop", time.Minute, nil, "MPI_TEST_TIMEOUT="+timeout.String())
+	out, err := mpirun(t, 3, "datanet-stop", time.Minute, false, "MPI_TEST_TIMEOUT="+timeout.String())
 	if err == nil {
 		t.Fatalf("mpirun exited 0 with a stopped rank:\n%s", out)
 	}
@@ -106,7 +106,7 @@ func dataNetLeaver(p *papers.PE) error {
 // TestDataNetDeparture: a rank whose program returns leaves the data
 // network; a rank waiting on it gets an error naming it, not a timeout.
 func TestDataNetDeparture(t *testing.T) {
-	out, err := mpirun(t, 2, "datanet-leave", time.Minute, nil, "MPI_TEST_TIMEOUT=30s")
+	out, err := mpirun(t, 2, "datanet-leave", time.Minute, false, "MPI_TEST_TIMEOUT=30s")
 	if err == nil {
 		t.Fatalf("mpirun exited 0:\n%s", out)
 	}

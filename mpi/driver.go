@@ -7,7 +7,7 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/am"
 	"github.com/ttlpapers/ttlpapers/papers"
-	"github.com/ttlpapers/ttlpapers/spmd/substrate"
+	"github.com/ttlpapers/ttlpapers/substrate"
 )
 
 func init() { substrate.Register(Name, mpiDriver{}) }

@@ -2,6 +2,9 @@
 
 package mpi
 
+// #include "ttl.h"
+import "C"
+
 import (
 	"context"
 	"encoding/binary"
@@ -72,12 +75,12 @@ type engine struct {
 	self, n int
 	timeout time.Duration
 	ctx     context.Context
-	world   Comm // control messages
-	data    Comm // the participants' collectives
+	world   comm // control messages
+	data    comm // the participants' collectives
 	// groups is the parent of every epoch's data communicator: kept apart
 	// from world, since MPI_Comm_create_group talks on its parent with the
 	// tag it is given, which must not meet the control messages.
-	groups  Comm
+	groups  comm
 	ranks   []int
 	members uint64
 	epoch   int32
@@ -90,7 +93,7 @@ type engine struct {
 	base, ticket uint64
 
 	coll    *coll   // the hot collectives (coll.go)
-	pending Request // the collective in flight, if pendOp != "" and not inColl
+	pending request // the collective in flight, if pendOp != "" and not inColl
 	inColl  bool    // the collective in flight is coll's
 	pendOp  string
 	// abandoned: the last acknowledge abandoned the collective in flight
@@ -108,18 +111,14 @@ type engine struct {
 	ep *am.Endpoint // the PE's data network (datanet.go)
 }
 
-// Open opens this process's PE on MPI: it initialises MPI on the calling
-// goroutine (locked to its thread for good: every later use of the PE must
-// come from it), takes the PE id and count from MPI_COMM_WORLD (cfg.PE and
-// cfg.PEs must be zero or agree) and checks in with the other ranks.
-//
-// Every wait of Open is bounded. MPI_Init waits for every rank to start it
-// and cannot be abandoned: a watchdog ends the process after
-// cfg.CheckInTimeout. Then a check-in of point-to-point messages only
-// (checkIn) names the ranks that have not reached Open within
-// cfg.CheckInTimeout, before any collective; the blocking collectives that
-// create the communicators follow, bounded by a watchdog of cfg.Timeout.
-func Open(cfg papers.Config) (*papers.PE, error) {
+// open is Open (api.go). Every wait of it is bounded. MPI_Init waits for
+// every rank to start it and cannot be abandoned: a watchdog ends the
+// process after cfg.CheckInTimeout. Then a check-in of point-to-point
+// messages only (checkIn) names the ranks that have not reached Open
+// within cfg.CheckInTimeout, before any collective; the blocking
+// collectives that create the communicators follow, bounded by a watchdog
+// of cfg.Timeout.
+func open(cfg papers.Config) (*papers.PE, error) {
 	per, err := nodeRuns()
 	if err != nil {
 		return nil, err
@@ -132,15 +131,15 @@ func Open(cfg papers.Config) (*papers.PE, error) {
 	stop := watchdog(checkInTimeout, func() string {
 		return fmt.Sprintf("papers: PE %d: MPI_Init did not return within %v: it waits for every rank of the job to start it, and one has not (stopped, slow to start, or dead; MPI cannot say which). Start every rank within CheckInTimeout, or raise it; ending this process", self, checkInTimeout)
 	})
-	err = Init()
+	err = initMPI()
 	stop()
 	if err != nil {
-		return nil, fmt.Errorf("%w (is this process started by mpirun, and is the MPI runtime installed? apt-get install openmpi-bin)", err)
+		return nil, fmt.Errorf("%w (is this process started by %s, and is the MPI runtime installed? apt-get install %s)", err, launcher, runtimePackage)
 	}
-	w := World()
-	rank, size := w.Rank(), w.Size()
+	w := world()
+	rank, size := w.rank(), w.size()
 	if cfg.PEs != 0 && cfg.PEs != size || cfg.PEs != 0 && cfg.PE != rank {
-		return nil, fmt.Errorf("mpi: PE %d of %d asked for, but MPI started this process as rank %d of %d", cfg.PE, cfg.PEs, rank, size)
+		return nil, fmt.Errorf("mpi: PE %d of %d asked for, but MPI started this process as rank %d of %d: this program is built for %s; was it started by another MPI's launcher? (%s)", cfg.PE, cfg.PEs, rank, size, library, buildHint)
 	}
 	cfg.PE, cfg.PEs = rank, size
 	if size > lpt.MaxPEs {
@@ -149,7 +148,11 @@ func Open(cfg papers.Config) (*papers.PE, error) {
 	if err := checkIn(w, checkInTimeout); err != nil {
 		return nil, err
 	}
-	e := &engine{self: rank, n: size, timeout: timeout, ctx: cfg.Context, members: 1<<size - 1, ctlBuf: Alloc(2 * ctlSize)}
+	ctlBuf, err := alloc(2 * ctlSize)
+	if err != nil {
+		return nil, err
+	}
+	e := &engine{self: rank, n: size, timeout: timeout, ctx: cfg.Context, members: 1<<size - 1, ctlBuf: ctlBuf}
 	stop = watchdog(timeout, func() string {
 		return fmt.Sprintf("papers: PE %d: check-in: the communicators were not created within %v after every rank checked in (MPI_Comm_dup, MPI_Comm_split_type, MPI_Win_allocate_shared, MPI_Allgather: collectives MPI cannot abandon): a rank stopped or died in between; ending this process", rank, timeout)
 	})
@@ -173,13 +176,13 @@ func Open(cfg papers.Config) (*papers.PE, error) {
 // nodeRuns) and its data network: blocking collective calls over every rank.
 func (e *engine) setup(per int) (am.Transport, error) {
 	var err error
-	if e.world, err = World().Dup(); err != nil {
+	if e.world, err = world().dup(); err != nil {
 		return nil, err
 	}
-	if e.data, err = e.world.Dup(); err != nil {
+	if e.data, err = e.world.dup(); err != nil {
 		return nil, err
 	}
-	if e.groups, err = e.world.Dup(); err != nil {
+	if e.groups, err = e.world.dup(); err != nil {
 		return nil, err
 	}
 	if e.coll, err = newColl(e.world, per); err != nil {
@@ -200,20 +203,24 @@ const tagHello = 1
 // and waits for theirs. It is made of point-to-point messages only, polled
 // with the deadline, so that a rank that has not started, stopped or died
 // is named before the collectives that could not be abandoned.
-func checkIn(w Comm, timeout time.Duration) error {
-	self, n := w.Rank(), w.Size()
-	in, out := Alloc(n), Alloc(1)
-	var reqs []Request // a receive and a send for each other rank
+func checkIn(w comm, timeout time.Duration) error {
+	self, n := w.rank(), w.size()
+	in, err := alloc(n + 1) // the last byte is the hello sent
+	if err != nil {
+		return err
+	}
+	out := in[n:]
+	var reqs []request // a receive and a send for each other rank
 	var peer []int
 	for k := range n {
 		if k == self {
 			continue
 		}
-		r, err := w.Irecv(unsafe.Pointer(&in[k]), 1, k, tagHello)
+		r, err := w.irecv(unsafe.Pointer(&in[k]), 1, k, tagHello)
 		if err != nil {
 			return papers.Errorf("papers", self, "check-in: %w", err)
 		}
-		s, err := w.Isend(unsafe.Pointer(&out[0]), 1, k, tagHello)
+		s, err := w.isend(unsafe.Pointer(&out[0]), 1, k, tagHello)
 		if err != nil {
 			return papers.Errorf("papers", self, "check-in: %w", err)
 		}
@@ -227,7 +234,7 @@ func checkIn(w Comm, timeout time.Duration) error {
 			if done[i] {
 				continue
 			}
-			ok, _, err := reqs[i].Test(spins)
+			ok, _, err := reqs[i].test(spins)
 			if err != nil {
 				return papers.Errorf("papers", self, "check-in: %w", err)
 			}
@@ -237,14 +244,13 @@ func checkIn(w Comm, timeout time.Duration) error {
 			}
 		}
 		if missing == 0 {
-			Free(in)
-			Free(out)
+			free(in)
 			return nil
 		}
 		if time.Now().After(deadline) {
 			for i := range reqs {
 				if !done[i] {
-					reqs[i].Cancel() // its buffer stays: MPI may still hold it
+					reqs[i].cancel() // its buffer stays: MPI may still hold it
 				}
 			}
 			return &papers.TimeoutError{PE: self, Op: "check-in", Waited: timeout,
@@ -288,13 +294,12 @@ func (e *engine) start(op string) error {
 	return nil
 }
 
-// opBarrier is the reduction of a barrier, which carries nothing.
-const opBarrier = -1
+// opBarrier is the hot collective of a barrier, which carries nothing.
+const opBarrier = C.TTL_BARRIER
 
-// join joins the hot collective o (opBarrier or a papers.Op, which C's
-// ttl_combine numbers as package papers does) of w bits with x:
-// it is in flight afterwards.
-func (e *engine) join(op string, o, w int, x uint64) {
+// join joins the hot collective o (opBarrier or an entry of ops) of w
+// bits with x: it is in flight afterwards.
+func (e *engine) join(op string, o C.int, w int, x uint64) {
 	e.ticket = e.base + e.done + 1
 	e.coll.start(e.ticket, int(e.epoch&1), o, w, x)
 	e.inColl, e.pendOp = true, op
@@ -312,7 +317,7 @@ func (e *engine) StartBarrier(op string, data uint8) error {
 	if err := e.start(op); err != nil {
 		return err
 	}
-	e.join(op, int(papers.BitAnd), 8, uint64(data))
+	e.join(op, ops[papers.BitAnd], 8, uint64(data))
 	return nil
 }
 
@@ -338,7 +343,7 @@ func (e *engine) Allreduce(op string, o papers.Op, w int, x uint64) (uint64, err
 	if err := e.start(op); err != nil {
 		return 0, err
 	}
-	e.join(op, int(o), w, x)
+	e.join(op, ops[o], w, x)
 	if err := e.wait(op); err != nil {
 		return 0, err
 	}
@@ -348,10 +353,17 @@ func (e *engine) Allreduce(op string, o papers.Op, w int, x uint64) (uint64, err
 func (e *engine) GatherBuffer(n int) []byte {
 	if cap(e.gsend) < n {
 		if e.gsend != nil {
-			Free(e.gsend[:cap(e.gsend)])
-			Free(e.grecv[:cap(e.grecv)])
+			free(e.gsend[:cap(e.gsend)])
+			e.gsend = nil
 		}
-		e.gsend, e.grecv = Alloc(n), Alloc(n*e.n)
+		// One allocation: this PE's part, then every participant's.
+		b, err := alloc(n * (1 + e.n))
+		if err != nil {
+			// The gather cannot start here: Allgather reports it.
+			e.fail("gather", err)
+			return make([]byte, n)
+		}
+		e.gsend, e.grecv = b[:n:n], b[n:]
 		e.gout = make([]byte, n*e.n)
 	}
 	return e.gsend[:n]
@@ -361,7 +373,7 @@ func (e *engine) Allgather(op string, n int) ([]byte, error) {
 	if err := e.start(op); err != nil {
 		return nil, err
 	}
-	r, err := e.data.Iallgather(unsafe.Pointer(unsafe.SliceData(e.gsend)), n, unsafe.Pointer(unsafe.SliceData(e.grecv)))
+	r, err := e.data.iallgather(unsafe.Pointer(unsafe.SliceData(e.gsend)), n, unsafe.Pointer(unsafe.SliceData(e.grecv)))
 	if err != nil {
 		return nil, e.fail(op, err)
 	}
@@ -395,7 +407,7 @@ func (e *engine) test(spins int) (bool, error) {
 	if e.inColl {
 		return e.coll.poll(spins)
 	}
-	done, _, err := e.pending.Test(spins)
+	done, _, err := e.pending.test(spins)
 	return done, err
 }
 
@@ -479,17 +491,17 @@ func (e *engine) stale(c ctl, from int) bool {
 
 // receive takes a waiting control message with tag, if any.
 func (e *engine) receive(tag int) (c ctl, from int, ok bool, err error) {
-	ok, from, _, err = e.world.Iprobe(AnySource, tag)
+	ok, from, _, err = e.world.iprobe(anySource, tag)
 	if err != nil || !ok {
 		return ctl{}, 0, false, err
 	}
 	in := e.ctlBuf[ctlSize:]
-	r, err := e.world.Irecv(unsafe.Pointer(&in[0]), ctlSize, from, tag)
+	r, err := e.world.irecv(unsafe.Pointer(&in[0]), ctlSize, from, tag)
 	if err != nil {
 		return ctl{}, 0, false, err
 	}
 	for { // the message is there: the receive completes at once
-		done, _, err := r.Test(spins)
+		done, _, err := r.test(spins)
 		if err != nil {
 			return ctl{}, 0, false, err
 		}
@@ -504,18 +516,18 @@ func (e *engine) receive(tag int) (c ctl, from int, ok bool, err error) {
 func (e *engine) send(to, tag int, c ctl) error {
 	out := e.ctlBuf[:ctlSize]
 	c.put(out)
-	r, err := e.world.Isend(unsafe.Pointer(&out[0]), ctlSize, to, tag)
+	r, err := e.world.isend(unsafe.Pointer(&out[0]), ctlSize, to, tag)
 	if err != nil {
 		return err
 	}
 	deadline := time.Now().Add(e.timeout)
 	for {
-		done, _, err := r.Test(spins)
+		done, _, err := r.test(spins)
 		if err != nil || done {
 			return err
 		}
 		if time.Now().After(deadline) {
-			r.Cancel()
+			r.cancel()
 			return fmt.Errorf("a control message to PE %d was not sent within %v", to, e.timeout)
 		}
 	}
@@ -628,7 +640,7 @@ func (e *engine) Close() error {
 		// leave without; mpirun reports the job failed.
 		return err
 	}
-	if ferr := Finalize(); err == nil {
+	if ferr := finalize(); err == nil {
 		err = ferr
 	}
 	return err
@@ -751,12 +763,12 @@ func (e *engine) acknowledge(op string, mine ctl, raisers uint64, code uint8) (u
 // acknowledged, so it returns at once, unless one stops or dies in between;
 // then, as the call cannot be abandoned, a watchdog ends the process with an
 // error after the timeout, and mpirun ends the job.
-func (e *engine) subset(op string) (Comm, error) {
+func (e *engine) subset(op string) (comm, error) {
 	self, timeout, members := e.self, e.timeout, lpt.PESet(e.members).String()
 	defer watchdog(timeout, func() string {
 		return fmt.Sprintf("papers: PE %d: %s: the communicator of %s was not created within %v after the interrupt acknowledge: one of them stopped or died; ending this process", self, op, members, timeout)
 	})()
-	return e.groups.Subset(e.ranks, int(e.epoch)%32768)
+	return e.groups.subset(e.ranks, int(e.epoch)%32768)
 }
 
 // settle decides the collective in flight after an acknowledge: top is the

@@ -3,16 +3,13 @@
 package mpi
 
 import (
-	"errors"
-
-	"github.com/ttlpapers/ttlpapers/spmd/substrate"
+	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/substrate"
 )
 
-// ErrNotBuilt is the error of every use of MPI in a program built without
-// the mpi build tag.
-var ErrNotBuilt = errors.New("mpi: this program was built without MPI: rebuild it with `go build -tags mpi` (needs an MPI library: apt-get install libopenmpi-dev) and start it with mpirun")
-
 func init() { substrate.Register(Name, stub{}) }
+
+func open(papers.Config) (*papers.PE, error) { return nil, ErrNotBuilt }
 
 // stub stands in for the MPI driver: it recognises mpirun, so a program
 // built without the tag and started by mpirun says what to do.

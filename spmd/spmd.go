@@ -27,7 +27,7 @@
 // takes the PE id and count from MPI. PAPERS_BOARD and -papers.board are
 // the old names of PAPERS_PORT and -papers.port, still read.
 //
-// Each way of running is a driver of package spmd/substrate, registered by a
+// Each way of running is a driver of package substrate, registered by a
 // package of its own (spmd/shm, spmd/port, mpi); this package names none of
 // them but in backends.go, which links them all.
 //
@@ -56,7 +56,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/internal/stop"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
-	"github.com/ttlpapers/ttlpapers/spmd/substrate"
+	"github.com/ttlpapers/ttlpapers/substrate"
 )
 
 // Environment variables read by Env and the flag defaults.

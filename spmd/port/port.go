@@ -18,7 +18,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/lpt/backend"
 	"github.com/ttlpapers/ttlpapers/papers"
-	"github.com/ttlpapers/ttlpapers/spmd/substrate"
+	"github.com/ttlpapers/ttlpapers/substrate"
 )
 
 func init() {

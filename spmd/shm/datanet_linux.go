@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/am"
-	"github.com/ttlpapers/ttlpapers/spmd/substrate"
+	"github.com/ttlpapers/ttlpapers/substrate"
 )
 
 // CreateDataNet makes the data network of a pes-PE board at board (the

@@ -6,7 +6,7 @@ import (
 	"errors"
 
 	"github.com/ttlpapers/ttlpapers/am"
-	"github.com/ttlpapers/ttlpapers/spmd/substrate"
+	"github.com/ttlpapers/ttlpapers/substrate"
 )
 
 // CreateDataNet needs Linux, as the shared board does.

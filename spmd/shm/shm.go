@@ -24,7 +24,7 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/papers"
-	"github.com/ttlpapers/ttlpapers/spmd/substrate"
+	"github.com/ttlpapers/ttlpapers/substrate"
 )
 
 // Prefix starts a port spec naming a shared-memory board: shm:PATH.

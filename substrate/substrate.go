@@ -101,10 +101,10 @@ func Register(name string, d Driver) {
 	mu.Lock()
 	defer mu.Unlock()
 	if d == nil {
-		panic("spmd/substrate: Register of a nil driver for " + name)
+		panic("substrate: Register of a nil driver for " + name)
 	}
 	if _, dup := drivers[name]; dup {
-		panic("spmd/substrate: Register called twice for " + name)
+		panic("substrate: Register called twice for " + name)
 	}
 	drivers[name] = d
 }
@@ -113,8 +113,12 @@ func Register(name string, d Driver) {
 func Drivers() []string {
 	mu.RLock()
 	defer mu.RUnlock()
-	return slices.Sorted(maps.Keys(drivers))
+	return names()
 }
+
+// names is Drivers with mu held: a second RLock by one goroutine can
+// deadlock behind a waiting Register.
+func names() []string { return slices.Sorted(maps.Keys(drivers)) }
 
 // Name returns the driver name of spec: the text before its first colon,
 // or the whole spec when it has none.
@@ -134,7 +138,7 @@ func Lookup(spec string) (Driver, error) {
 	if d, ok := drivers[Default]; ok {
 		return d, nil
 	}
-	return nil, fmt.Errorf("spmd/substrate: no driver for %q: this program links %v; import the package that registers it", spec, Drivers())
+	return nil, fmt.Errorf("substrate: no driver for %q: this program links %v; import the package that registers it", spec, names())
 }
 
 // Launched asks every registered Launcher whether it started this process,
@@ -142,7 +146,7 @@ func Lookup(spec string) (Driver, error) {
 func Launched() (name string, pe, pes int, ok bool) {
 	mu.RLock()
 	defer mu.RUnlock()
-	for _, n := range slices.Sorted(maps.Keys(drivers)) {
+	for _, n := range names() {
 		if l, isL := drivers[n].(Launcher); isL {
 			if pe, pes, ok := l.Launched(); ok {
 				return n, pe, pes, true

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ttlpapers/ttlpapers/spmd/substrate"
+	"github.com/ttlpapers/ttlpapers/substrate"
 )
 
 // loopback is a driver of specs "loop:…" that refuses to open: a real one

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ttlpapers/ttlpapers/spmd/substrate"
+	"github.com/ttlpapers/ttlpapers/substrate"
 )
 
 type fake struct{ name string }
