@@ -37,9 +37,13 @@ func Files(b *hw.Board) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	sch, err := Schematic(b)
+	if err != nil {
+		return nil, err
+	}
 	return map[string][]byte{
 		p(".kicad_pro"): Project(b, base),
-		p(".kicad_sch"): Schematic(b),
+		p(".kicad_sch"): sch,
 		p(".kicad_pcb"): pcb,
 		p(".net"):       Netlist(b, base+".kicad_sch"),
 		p("-bom.csv"):   BOM(b),
