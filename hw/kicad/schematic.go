@@ -126,7 +126,7 @@ func cellSize(b *hw.Board, c *hw.Component, s *symbolDef) (w, h, ox, oy coord) {
 		r = max(r, grid+coord(max(len(c.Ref)+1, len(c.Part.Name)))*labelChar)
 	}
 	ox = roundUp(l-s.All.X0+pin, pin)
-	w = ox + s.All.X1 + r + 2*pin
+	w = max(ox+s.All.X1+r, ox+s.All.X0+coord(len(c.Part.Name))*labelChar) + 2*pin
 	oy = roundUp(s.All.Y1+room(b, c, s, top)+2*pin, pin) // and the reference
 	h = oy - s.All.Y0 + room(b, c, s, bottom) + 3*pin
 	return roundUp(w, pin), roundUp(h, pin), ox, oy
@@ -406,8 +406,10 @@ func (sc *schematic) symbol(pl *placed) {
 	}
 	w.open("(symbol (lib_id %s) (at %v %v 0) (unit %d) (exclude_from_sim no) (in_bom yes) (on_board yes) (dnp no)", quote(s.LibID), pl.X, pl.Y, s.Unit)
 	w.line("(uuid %s)", quote(uuid(id)))
-	refAt, valueAt := fmt.Sprintf("%v %v", pl.X+s.Body.X0, pl.Y-s.Body.Y1-grid/2), fmt.Sprintf("%v %v", pl.X+s.Body.X1, pl.Y-s.Body.Y0+grid/2)
-	refJust, valueJust := "left bottom", "right top"
+	// Above and below the unit, at its left, clear of pins above and
+	// below (which sit mid-body) and of their labels.
+	refAt, valueAt := fmt.Sprintf("%v %v", pl.X+s.All.X0, pl.Y-s.All.Y1-grid/2), fmt.Sprintf("%v %v", pl.X+s.All.X0, pl.Y-s.All.Y0+grid/2)
+	refJust, valueJust := "left bottom", "left top"
 	if textsRight(s) {
 		x := pl.X + s.All.X1 + grid
 		refAt, valueAt = fmt.Sprintf("%v %v", x, pl.Y-grid/2), fmt.Sprintf("%v %v", x, pl.Y+grid/2)

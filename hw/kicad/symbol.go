@@ -50,7 +50,6 @@ type symbolDef struct {
 	Unit  int // 1, 2, ...
 	Part  *hw.Part
 	Pins  []symPin
-	Body  bounds // the drawing
 	All   bounds // the drawing and the pins' connection points
 	// Datasheet and Description are the library symbol's, repeated on
 	// each placed symbol as KiCad does.
@@ -115,7 +114,6 @@ func unitsOf(p *hw.Part) ([]*symbolDef, error) {
 				return nil, fmt.Errorf("kicad: %s unit %d: %w", p.Symbol, i+1, err)
 			}
 		}
-		d.All = d.Body
 		for _, sp := range d.Pins {
 			d.All.add(sp.X, sp.Y)
 		}
@@ -132,7 +130,7 @@ var unitCache sync.Map
 func (d *symbolDef) read(u *Expr) error {
 	for _, item := range u.List[2:] {
 		if item.Head() != "pin" {
-			graphicExtent(item, &d.Body)
+			graphicExtent(item, &d.All)
 			continue
 		}
 		at, angle, err := readAt(item)
