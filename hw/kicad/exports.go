@@ -232,8 +232,14 @@ func Wires(b *hw.Board) []byte {
 // and Pcbnew routes to them; KiCad fills in the rest with its defaults.
 // The library-footprint checks are off: the footprints are generated, not
 // taken from a library (their pads are checked against KiCad's library by
-// the tests), and a builder's KiCad may have other library versions.
-func Project(b *hw.Board, base string) []byte {
+// the tests), and a builder's KiCad may have other library versions. The
+// rules check's exclusions are the schematic's findings that are right
+// (exclude, in schematic.go), each with its reason.
+func Project(b *hw.Board, base string) ([]byte, error) {
+	sc, err := draw(b)
+	if err != nil {
+		return nil, err
+	}
 	mm := func(v int) float64 { return float64(v) / 1000 }
 	class := func(name string, track int, priority int) map[string]any {
 		return map[string]any{"name": name, "clearance": mm(Rules.Clearance), "track_width": mm(track),
@@ -264,9 +270,12 @@ func Project(b *hw.Board, base string) []byte {
 				{"netclass": "Power", "pattern": hw.VCC}, {"netclass": "Power", "pattern": hw.GND}},
 		},
 	}
+	if len(sc.exclusions) > 0 {
+		pro["erc"] = map[string]any{"erc_exclusions": sc.exclusions}
+	}
 	out, err := json.MarshalIndent(pro, "", "  ")
 	if err != nil {
-		panic(err) // only maps of plain values
+		return nil, err
 	}
-	return append(out, '\n')
+	return append(out, '\n'), nil
 }

@@ -103,14 +103,12 @@ func measure(src []byte) (*fabFigures, error) {
 		}
 	}
 	for _, s := range root.Children("segment") {
-		x0, y0, err := pair(s.Child("start"))
-		x1, y1, err2 := pair(s.Child("end"))
-		w, err3 := strconv.ParseFloat(s.Child("width").Arg(0), 64)
-		if err != nil || err2 != nil || err3 != nil {
-			return nil, fmt.Errorf("kicad: segment with a bad start, end or width")
+		it, err := segmentItem(s)
+		if err != nil {
+			return nil, err
 		}
-		f.Track = min(f.Track, w)
-		items = append(items, copperItem{layers: layerBit(s.Child("layer").Arg(0)), round: true, x0: x0, y0: y0, x1: x1, y1: y1, w: w, h: w})
+		f.Track = min(f.Track, it.w)
+		items = append(items, it)
 		nets = append(nets, netName[s.Child("net").Arg(0)])
 	}
 	for _, v := range root.Children("via") {

@@ -41,8 +41,12 @@ func Files(b *hw.Board) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	pro, err := Project(b, base)
+	if err != nil {
+		return nil, err
+	}
 	return map[string][]byte{
-		p(".kicad_pro"):    Project(b, base),
+		p(".kicad_pro"):    pro,
 		p(".kicad_sch"):    sch,
 		p(".kicad_pcb"):    pcb,
 		p(".net"):          Netlist(b, base+".kicad_sch"),

@@ -23,7 +23,7 @@ func installedLibrary(t *testing.T, lib string) []byte {
 	path := filepath.Join(symbolDir, lib+".kicad_sym")
 	src, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
-		testenv.Missing(t, "%s not found: install Debian's kicad-symbols package (apt-get install -t bookworm-backports kicad-symbols) to compare the copied symbols with KiCad's library", path)
+		testenv.Missing(t, "%s not found: install Debian's kicad-symbols package (apt-get install -t bookworm-backports kicad-symbols) to check pinouts and symbols against KiCad's library", path)
 	}
 	if err != nil {
 		t.Fatal(err)

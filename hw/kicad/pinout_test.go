@@ -26,15 +26,7 @@ type libPin struct {
 // style 1 (style 2 is the De Morgan drawing), with "extends" resolved.
 func loadLibrary(t *testing.T, lib string) map[string][]libPin {
 	t.Helper()
-	path := filepath.Join(symbolDir, lib+".kicad_sym")
-	src, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		testenv.Missing(t, "%s not found: install Debian's kicad-symbols package (apt-get install -y kicad-symbols) to check pinouts against KiCad's library", path)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := kicad.ParseExpr(string(src))
+	root, err := kicad.ParseExpr(string(installedLibrary(t, lib)))
 	if err != nil {
 		t.Fatal(err)
 	}

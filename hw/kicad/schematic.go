@@ -240,6 +240,15 @@ func layoutArea(b *hw.Board, syms map[string][]*symbolDef, group, title string, 
 // part gets a short wire ending in a net label (named as the hw net) or a
 // power symbol; unused inputs and outputs get a no-connect flag.
 func Schematic(b *hw.Board) ([]byte, error) {
+	sc, err := draw(b)
+	if err != nil {
+		return nil, err
+	}
+	return []byte(sc.w.b.String()), nil
+}
+
+// draw writes the schematic.
+func draw(b *hw.Board) (*schematic, error) {
 	syms, err := symbols(b)
 	if err != nil {
 		return nil, err
@@ -259,16 +268,17 @@ func Schematic(b *hw.Board) ([]byte, error) {
 		}
 	}
 	sc.footer()
-	return []byte(sc.w.b.String()), nil
+	return sc, nil
 }
 
 // schematic is a schematic being written.
 type schematic struct {
 	w          writer
 	b          *hw.Board
-	key        string // prefix of every uuid's name
-	project    string // the project's name, which symbol instances give
-	pwr, flags int    // power symbols and PWR_FLAGs placed
+	key        string      // prefix of every uuid's name
+	project    string      // the project's name, which symbol instances give
+	pwr, flags int         // power symbols and PWR_FLAGs placed
+	exclusions [][2]string // the rules check's right findings: KiCad's key, and why
 	supply     *hw.Component
 }
 
@@ -366,6 +376,9 @@ func (sc *schematic) pinEnd(pl *placed, p symPin) {
 		px, py, ex, ey, quote(uuid(id+"/wire")))
 	if net.Name == hw.VCC || net.Name == hw.GND {
 		sc.power(id, net.Name, p.Side, ex, ey)
+		if p.LibType == "tri_state" || p.LibType == "bidirectional" {
+			sc.exclude(c, p, px, py, id)
+		}
 	} else {
 		angle, just := labelAngle(p.Side)
 		w.line("(label %s (at %v %v %d) (effects (font (size 1.27 1.27)) (justify %s bottom)) (uuid %s))",
@@ -374,6 +387,20 @@ func (sc *schematic) pinEnd(pl *placed, p symPin) {
 	if c == sc.supply {
 		sc.flag(id, net.Name, ex, ey)
 	}
+}
+
+// exclude records the pin-to-pin finding KiCad's rules check makes of a
+// transceiver's pin on a supply net, and why it is right: such a pin is
+// an input where the board fixes the part's direction, and an unused CMOS
+// input is tied to a supply. The key is KiCad's for the finding: rule,
+// position (1/10000 mm), the pin's and the power symbol's pin's uuids, and
+// the sheet's path thrice (where it was found, and of each item).
+func (sc *schematic) exclude(c *hw.Component, p symPin, px, py coord, id string) {
+	sheet := "/" + sc.sheet()
+	key := fmt.Sprintf("pin_to_pin|%d|%d|%s|%s|%s|%s|%s", px*100, py*100,
+		uuid(sc.key+c.Ref+"/pin/"+fmt.Sprint(p.Num)), uuid(id+"/power/pin"), sheet, sheet, sheet)
+	why := fmt.Sprintf("%s pin %d (%s): KiCad draws it three-state; with the part's direction fixed it is an input, unused and tied to a supply", c.Ref, p.Num, p.LibName)
+	sc.exclusions = append(sc.exclusions, [2]string{key, why})
 }
 
 // power places the power symbol of net at a wire's end (x, y).
@@ -408,7 +435,7 @@ func (sc *schematic) symbol(pl *placed) {
 	w.line("(uuid %s)", quote(uuid(id)))
 	// Above and below the unit, at its left, clear of pins above and
 	// below (which sit mid-body) and of their labels.
-	refAt, valueAt := fmt.Sprintf("%v %v", pl.X+s.All.X0, pl.Y-s.All.Y1-grid/2), fmt.Sprintf("%v %v", pl.X+s.All.X0, pl.Y-s.All.Y0+grid/2)
+	refAt, valueAt := fmt.Sprintf("%v %v", pl.X+s.All.X0, pl.Y-s.All.Y1-grid), fmt.Sprintf("%v %v", pl.X+s.All.X0, pl.Y-s.All.Y0+grid/2)
 	refJust, valueJust := "left bottom", "left top"
 	if textsRight(s) {
 		x := pl.X + s.All.X1 + grid

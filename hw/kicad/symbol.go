@@ -25,6 +25,7 @@ const (
 type symPin struct {
 	hw.Pin
 	LibName string // the library's name of the pin ("~": none)
+	LibType string // the library's electrical type: "input", "tri_state", …
 	Side    side
 	X, Y    coord
 }
@@ -145,7 +146,7 @@ func (d *symbolDef) read(u *Expr) error {
 		if !ok {
 			return fmt.Errorf("pin %d is not a pin of hw's %s", num, d.Part.Name)
 		}
-		d.Pins = append(d.Pins, symPin{Pin: hp, LibName: item.Child("name").Arg(0), Side: sideOf(angle), X: at.X, Y: at.Y})
+		d.Pins = append(d.Pins, symPin{Pin: hp, LibName: item.Child("name").Arg(0), LibType: item.Arg(0), Side: sideOf(angle), X: at.X, Y: at.Y})
 	}
 	return nil
 }
