@@ -67,7 +67,7 @@ func LibSymbol(libID string) (*Expr, error) {
 func (raw Library) Embedded(libID string) (*Expr, error) {
 	sym := raw[libID]
 	if sym == nil {
-		return nil, fmt.Errorf("kicad: no symbol %s among the copied KiCad libraries (hw/kicad/symbols)", libID)
+		return nil, fmt.Errorf("kicad: no symbol %s among the copied KiCad libraries (hw/kicad/symbols): copy it with `go test ./hw/kicad -run TestCopiedSymbolsAreKiCads -update-symbols`", libID)
 	}
 	lib, name, _ := strings.Cut(libID, ":")
 	body := sym
