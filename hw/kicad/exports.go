@@ -60,7 +60,7 @@ func Netlist(b *hw.Board, schematicFile string) []byte {
 	w.line("(source %s)", quote(schematicFile))
 	w.line("(tool \"ttlpapers papersctl kicad\")")
 	w.open("(sheet (number \"1\") (name \"/\") (tstamps \"/\")")
-	w.line("(title_block (title %s) (company \"ttlpapers\") (rev %s) (date \"\") (source %s))", quote(b.Name), quote(b.Revision), quote(schematicFile))
+	w.line("(title_block (title %s) (company \"ttlpapers\") (rev %s) (date \"\") (source %s) (comment (number \"1\") (value %s)))", quote(b.Name), quote(b.Revision), quote(schematicFile), quote(Notice))
 	w.close()
 	w.close()
 	w.open("(components")

@@ -47,9 +47,10 @@ func Files(b *hw.Board) (map[string][]byte, error) {
 	}, nil
 }
 
-// AllFiles generates the files of every board size, plus a README.
+// AllFiles generates the files of every board size, plus a README and
+// the board files' licence.
 func AllFiles() (map[string][]byte, error) {
-	all := map[string][]byte{"README.md": []byte(readme)}
+	all := map[string][]byte{"README.md": []byte(readme), "LICENSE": licenceText}
 	boards := []*hw.Board{}
 	for _, n := range hw.Sizes {
 		boards = append(boards, hw.MustNew(n))
@@ -85,6 +86,10 @@ for 4, 8 and 16 PEs), the netlist export (.net), the bill of materials
 (-wires.csv); ttl_papers_pi is the Raspberry Pi adapter. The routed
 boards' fab/ folders hold Gerbers, drill and position files and a zip
 for a board house, made by KiCad 9 (papersctl kicad --fab).
+
+These board files are under the CERN Open Hardware Licence Version 2 -
+Permissive (CERN-OHL-P-2.0), in LICENSE here; the code that generates
+them is under the repository's BSD 3-Clause licence.
 `
 
 // Generate writes every board size's files under dir and returns their

@@ -288,3 +288,22 @@ func committed(t *testing.T, base, ext string) []byte {
 	}
 	return src
 }
+
+// Every KiCad file names its licence in its title block, and the licence
+// itself is generated beside them, unmodified.
+func TestLicenceNotice(t *testing.T) {
+	b := hw.MustNew(32) // placed, not routed: quick
+	pcb, err := kicad.PCB(b, "x.kicad_sch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range map[string][]byte{"schematic": kicad.Schematic(b), "board": pcb, "netlist": kicad.Netlist(b, "x.kicad_sch")} {
+		if !bytes.Contains(f, []byte(strconv.Quote(kicad.Notice))) {
+			t.Errorf("the %s does not carry the licence notice %q", name, kicad.Notice)
+		}
+	}
+	lic, err := os.ReadFile(filepath.Join(kicadDir, "LICENSE"))
+	if err != nil || !bytes.HasPrefix(lic, []byte("CERN Open Hardware Licence Version 2 - Permissive\n")) {
+		t.Errorf("kicad/LICENSE is not CERN-OHL-P-2.0: %v", err)
+	}
+}

@@ -390,8 +390,8 @@ func PCB(b *hw.Board, schematicFile string) ([]byte, error) {
 	w.open("(kicad_pcb (version 20211014) (generator ttlpapers)")
 	w.line("(general (thickness 1.6))")
 	w.line("(paper %s)", quote(paper))
-	w.line("(title_block (title %s) (rev %s) (company \"ttlpapers\") (comment 1 %s))", quote(b.Name), quote(b.Revision),
-		quote("Generated from the hw netlist by papersctl kicad: "+state))
+	w.line("(title_block (title %s) (rev %s) (company \"ttlpapers\") (comment 1 %s) (comment 2 %s))", quote(b.Name), quote(b.Revision),
+		quote("Generated from the hw netlist by papersctl kicad: "+state), quote(Notice))
 	w.open("(layers")
 	for _, layer := range pcbLayers {
 		w.line("(%s)", layer)

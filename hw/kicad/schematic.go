@@ -260,6 +260,7 @@ func (sc *schematic) header(paper string, pw, ph coord, syms map[string]*symbolD
 	w.line("(company \"ttlpapers\")")
 	w.line("(comment 1 %s)", quote("Generated from the hw netlist by papersctl kicad: do not edit, regenerate."))
 	w.line("(comment 2 %s)", quote("TTL_PAPERS (Dietz, Mattox, Krishnamurthy, Purdue 1995), reconstructed at gate level."))
+	w.line("(comment 3 %s)", quote(Notice))
 	w.close()
 	w.line("")
 	w.open("(lib_symbols")
