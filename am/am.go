@@ -107,7 +107,7 @@ var (
 	// requester.
 	ErrHandlerSend = errors.New("a handler may only send one reply, to the requester, and only from a request handler")
 	// ErrNoNetwork: the PE has no data network attached.
-	ErrNoNetwork = errors.New("no data network attached: emulate.Run, papersctl run and mpirun attach one to every PE; PCs on a real board need MPI beside it (docs/datanet.md, Transports)")
+	ErrNoNetwork = errors.New("no data network attached: emulate.Run, papersctl run, mpirun and a real board's port driver (TCP, unless PAPERS_LISTEN=none) attach one to every PE (docs/datanet.md, Transports)")
 )
 
 // GoneError reports a PE that has left the data network: its program
@@ -145,7 +145,7 @@ type Endpoint struct {
 	t        Transport
 	direct   Direct  // t's one-sided access, if it has one
 	crowded  bool    // its PEs outnumber the CPUs (Crowded), as the endpoint was made
-	stage    stager  // t's staging of long payloads, if it has it
+	stage    Stager  // t's staging of long payloads, if it has it
 	beat     beater  // t's counts of polls, if it has them
 	spin     Spinner // t's own spin for waits, if it has one
 	maxPay   int     // MaxPayload
@@ -176,8 +176,8 @@ func NewEndpoint(t Transport, o Options) *Endpoint {
 	e.beat, _ = t.(beater)
 	e.spin, _ = t.(Spinner)
 	e.maxPay = MaxMedium
-	if st, ok := t.(stager); ok {
-		e.stage, e.maxPay = st, max(MaxMedium, st.maxStaged())
+	if st, ok := t.(Stager); ok {
+		e.stage, e.maxPay = st, max(MaxMedium, st.MaxStaged())
 	}
 	if e.timeout <= 0 {
 		e.timeout = papers.DefaultTimeout
@@ -347,7 +347,7 @@ func (e *Endpoint) send(op string, dst int, net Net, poll Nets, h HandlerID, a A
 		var ok bool
 		var err error
 		if staged {
-			ok, err = e.stage.sendStaged(dst, p, payload)
+			ok, err = e.stage.SendStaged(dst, p, payload)
 		} else {
 			ok, err = e.t.Send(dst, p)
 		}
@@ -431,6 +431,8 @@ func (e *Endpoint) stalled(op string, on int, start time.Time) error {
 		if err := e.t.Gone(on); err != nil {
 			return e.errorf("%s: %w", op, err)
 		}
+	} else if err := e.failedPE(); err != nil {
+		return e.errorf("%s: %w", op, err)
 	}
 	select {
 	case <-e.done:
@@ -439,6 +441,23 @@ func (e *Endpoint) stalled(op string, on int, start time.Time) error {
 	}
 	if time.Since(start) > e.timeout {
 		return timeout(e.self, op, on, e.timeout)
+	}
+	return nil
+}
+
+// failedPE is the departure of a PE that failed or died, which ends a
+// wait on every PE (a barrier): a PE that returned has left the board's
+// barriers too, one that died has not.
+func (e *Endpoint) failedPE() error {
+	for k := range e.n {
+		if k == e.self {
+			continue
+		}
+		// Transports return a *GoneError itself (errors.As would allocate
+		// on every look).
+		if g, ok := e.t.Gone(k).(*GoneError); ok && g != nil && g.Cause != nil {
+			return g
+		}
 	}
 	return nil
 }
@@ -503,8 +522,8 @@ func (e *Endpoint) dispatch() {
 	m := &e.msg
 	m.Src, m.Net, m.Args, m.Payload, m.replied = int(p.Src), p.Net, p.Args, p.Data[:p.Len], false
 	if p.Staged > 0 {
-		m.Payload = e.stage.staged(p)
-		defer e.stage.unstage(p)
+		m.Payload = e.stage.Staged(p)
+		defer e.stage.Unstage(p)
 	}
 	e.stats.Handled++
 	var h Handler

@@ -106,9 +106,9 @@ func (t *localT) Send(dst int, p *Packet) (bool, error) {
 	return true, nil
 }
 
-func (t *localT) maxStaged() int { return maxStaged(t.l.stage) }
+func (t *localT) MaxStaged() int { return maxStaged(t.l.stage) }
 
-func (t *localT) sendStaged(dst int, p *Packet, payload []byte) (bool, error) {
+func (t *localT) SendStaged(dst int, p *Packet, payload []byte) (bool, error) {
 	l := t.l
 	if g := l.pes[dst].gone.Load(); g != nil {
 		return false, g
@@ -123,12 +123,12 @@ func (t *localT) sendStaged(dst int, p *Packet, payload []byte) (bool, error) {
 	return stageSend(t, dst, &st.stageHead, *data, &l.pes[t.self].tails[dst*int(numNets)+int(p.Net)], p, payload)
 }
 
-func (t *localT) staged(p *Packet) []byte {
+func (t *localT) Staged(p *Packet) []byte {
 	st := &t.l.stages[(int(p.Src)*t.l.n+t.self)*int(numNets)+int(p.Net)]
 	return stageOut(&st.stageHead, *st.data.Load(), int(p.Staged))
 }
 
-func (t *localT) unstage(p *Packet) {
+func (t *localT) Unstage(p *Packet) {
 	st := &t.l.stages[(int(p.Src)*t.l.n+t.self)*int(numNets)+int(p.Net)]
 	stageFree(&st.stageHead, t.l.stage, int(p.Staged))
 }

@@ -180,9 +180,9 @@ func (s *Shared) stage(src, dst int, net Net) (*stageHead, []byte) {
 	return h, s.stages[at+hs : at+sz : at+sz]
 }
 
-func (s *Shared) maxStaged() int { return maxStaged(stageSize(len(s.peers))) }
+func (s *Shared) MaxStaged() int { return maxStaged(stageSize(len(s.peers))) }
 
-func (s *Shared) sendStaged(dst int, p *Packet, payload []byte) (bool, error) {
+func (s *Shared) SendStaged(dst int, p *Packet, payload []byte) (bool, error) {
 	if s.peers[dst].state.Load() == drained {
 		return false, s.Gone(dst)
 	}
@@ -190,12 +190,12 @@ func (s *Shared) sendStaged(dst int, p *Packet, payload []byte) (bool, error) {
 	return stageSend(s, dst, h, data, &s.tails[dst*int(numNets)+int(p.Net)], p, payload)
 }
 
-func (s *Shared) staged(p *Packet) []byte {
+func (s *Shared) Staged(p *Packet) []byte {
 	h, data := s.stage(int(p.Src), s.self, p.Net)
 	return stageOut(h, data, int(p.Staged))
 }
 
-func (s *Shared) unstage(p *Packet) {
+func (s *Shared) Unstage(p *Packet) {
 	h, data := s.stage(int(p.Src), s.self, p.Net)
 	stageFree(h, len(data), int(p.Staged))
 }

@@ -95,15 +95,19 @@ func stageFree(h *stageHead, size, n int) {
 	h.freed.Store(place(h.freed.Load(), n, size) + uint64(n))
 }
 
-// stager is implemented by the transports that stage (Local's, Shared).
-type stager interface {
-	// maxStaged is the most payload bytes one staged packet carries.
-	maxStaged() int
-	// sendStaged is Send with payload staged beside dst's inbox for p.Net
-	// (p.Len 0): false when the ring or the inbox is full.
-	sendStaged(dst int, p *Packet, payload []byte) (bool, error)
-	// staged is the payload of a staged packet Recv returned, until
-	// unstage frees it.
-	staged(p *Packet) []byte
-	unstage(p *Packet)
+// Stager is implemented by a transport that carries payloads longer than
+// MaxMedium in one packet: the in-process and shared-memory ones stage
+// them in rings beside the inbox (above); a stream transport (TCP) sends
+// them in the packet's frame and hands the receiver the bytes where they
+// arrived. The endpoint's MaxPayload is then MaxStaged.
+type Stager interface {
+	// MaxStaged is the most payload bytes one staged packet carries.
+	MaxStaged() int
+	// SendStaged is Send with payload (longer than MaxMedium) carried
+	// beside the packet (p.Len 0): false when there is no room yet.
+	SendStaged(dst int, p *Packet, payload []byte) (bool, error)
+	// Staged is the payload of a staged packet Recv returned (p.Staged
+	// bytes), valid until Unstage frees it; no Recv comes between.
+	Staged(p *Packet) []byte
+	Unstage(p *Packet)
 }

@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 
 	"github.com/ttlpapers/ttlpapers/am"
@@ -53,16 +54,40 @@ func RunOn(b *emu.Board, n int, cfg papers.Config, fn func(*papers.PE) error) er
 	if err != nil {
 		return fmt.Errorf("emulate: %w", err)
 	}
+	return runNet(b, n, cfg, func(p *papers.PE) (am.Transport, error) { return net.Transport(p.Self()), nil },
+		func(k int, err error) { net.Transport(k).Leave(err, nil) }, fn)
+}
+
+// RunNet is RunOn with each PE's data network made by join, once the PE
+// has checked in on the board (so that join may use it: a TCP network's
+// PEs exchange their addresses there), instead of the in-process one. A
+// transport that is an io.Closer is closed once the PE has left it.
+func RunNet(b *emu.Board, n int, cfg papers.Config, join func(*papers.PE) (am.Transport, error), fn func(*papers.PE) error) error {
+	return runNet(b, n, cfg, join, nil, fn)
+}
+
+// runNet is RunNet; failed, if set, is told of a PE that could not check
+// in (the in-process network's others must not wait on it).
+func runNet(b *emu.Board, n int, cfg papers.Config, join func(*papers.PE) (am.Transport, error), failed func(int, error), fn func(*papers.PE) error) error {
 	return RunPorts(cmpCtx(cfg.Context), b, n, func(ctx context.Context, k int, port *emu.Port) (err error) {
 		c := cfg
 		c.PE, c.PEs, c.Context = k, n, ctx
 		p, err := papers.Open(port, c)
 		if err != nil {
-			net.Transport(k).Leave(err, nil)
+			if failed != nil {
+				failed(k, err)
+			}
 			return err
 		}
 		defer p.Close()
-		ep := am.NewEndpoint(net.Transport(k), am.Options{Timeout: c.Timeout, Context: ctx})
+		t, err := join(p)
+		if err != nil {
+			return err
+		}
+		if cl, ok := t.(io.Closer); ok {
+			defer cl.Close()
+		}
+		ep := am.NewEndpoint(t, am.Options{Timeout: c.Timeout, Context: ctx})
 		p.AttachDataNet(ep)
 		panicked := true
 		defer func() {

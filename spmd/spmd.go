@@ -21,6 +21,9 @@
 //	PAPERS_TIMEOUT bound on every wait, a Go duration    (-papers.timeout)
 //	PAPERS_CHECKIN bound on Open's wait for the other PEs
 //	               to start (default PAPERS_TIMEOUT)     (-papers.checkin)
+//	PAPERS_LISTEN  on a real board, the address or network
+//	               interface of the TCP data network     (-papers.listen)
+//	               (default: the host's; none: no data network)
 //
 // papersctl run sets the first three for each process it starts. Under
 // mpirun none is needed: the MPI driver recognises mpirun's environment and
@@ -53,6 +56,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ttlpapers/ttlpapers/am/tcpnet"
 	"github.com/ttlpapers/ttlpapers/internal/stop"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
@@ -66,6 +70,7 @@ const (
 	EnvPort    = "PAPERS_PORT"
 	EnvTimeout = "PAPERS_TIMEOUT"
 	EnvCheckIn = "PAPERS_CHECKIN"
+	EnvListen  = "PAPERS_LISTEN"
 	// EnvBoard is the old name of EnvPort, still read when EnvPort is not
 	// set.
 	//
@@ -83,6 +88,7 @@ type Options struct {
 	Port    string        // a port spec (PAPERS_PORT)
 	Timeout time.Duration // 0: papers.DefaultTimeout
 	CheckIn time.Duration // 0: Timeout
+	Listen  string        // a real board's data network: address or interface (PAPERS_LISTEN)
 }
 
 // Env reads the options from the environment.
@@ -91,7 +97,7 @@ func Env() (Options, error) { return envFrom(os.Getenv) }
 // envFrom reads the options from an environment's getenv: each variable
 // that is set must parse; Check judges the values.
 func envFrom(getenv func(string) string) (Options, error) {
-	o := Options{PE: -1, Port: getenv(EnvPort)}
+	o := Options{PE: -1, Port: getenv(EnvPort), Listen: getenv(EnvListen)}
 	if old := getenv(EnvBoard); old != "" {
 		if o.Port != "" && o.Port != old {
 			return o, fmt.Errorf("spmd: %s=%q and %s=%q disagree: set only %s (%s is its old name)", EnvPort, o.Port, EnvBoard, old, EnvPort, EnvBoard)
@@ -144,6 +150,9 @@ func (o Options) Check() error {
 	case o.CheckIn < 0:
 		return bad(EnvCheckIn, "papers.checkin", o.CheckIn, "need 0 (the timeout) or more")
 	}
+	if err := tcpnet.CheckListen(o.Listen); err != nil {
+		return fmt.Errorf("spmd: -papers.listen: %w", err)
+	}
 	if o.Port == "" {
 		return nil
 	}
@@ -158,7 +167,7 @@ func (o Options) Check() error {
 }
 
 // RegisterFlags adds -papers.pe, -papers.pes, -papers.port (and its old
-// name -papers.board), -papers.timeout and -papers.checkin to fs, with the
+// name -papers.board), -papers.timeout, -papers.checkin and -papers.listen to fs, with the
 // environment (Env) as their defaults; the returned options hold the values
 // once fs is parsed. An unreadable environment variable is reported by
 // Open.
@@ -173,6 +182,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.StringVar(&opts.Port, "papers.port", o.Port, "port spec: shm:PATH, port:0x378, ppdev:/dev/parport0, devport:0x378, gpio:MAPPING or mpi (env "+EnvPort+")")
 	fs.StringVar(&opts.Port, "papers.board", o.Port, "old name of -papers.port")
 	fs.DurationVar(&opts.Timeout, "papers.timeout", o.Timeout, "bound on every wait, 0 for the default (env "+EnvTimeout+")")
+	fs.StringVar(&opts.Listen, "papers.listen", o.Listen, "a real board's TCP data network: this PC's address or interface on the LAN, or none (env "+EnvListen+")")
 	fs.DurationVar(&opts.CheckIn, "papers.checkin", o.CheckIn, "bound on the wait for the other PEs to start, 0 for the wait timeout (env "+EnvCheckIn+")")
 	return opts
 }
@@ -240,7 +250,7 @@ func (o Options) Open() (*papers.PE, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := d.Open(o.Port, substrate.Options{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckIn: o.CheckIn})
+	s, err := d.Open(o.Port, substrate.Options{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckIn: o.CheckIn, Listen: o.Listen})
 	if err != nil {
 		return nil, err // the driver's or papers' own error, naming the PE
 	}

@@ -47,6 +47,7 @@ type Options struct {
 	PE, PEs int
 	Timeout time.Duration // bound on every wait; 0: papers.DefaultTimeout
 	CheckIn time.Duration // bound on Open's wait for the others; 0: Timeout
+	Listen  string        // the data network's address or interface, for the drivers that make one (spmd.EnvListen)
 }
 
 // Driver opens PEs on one kind of substrate.

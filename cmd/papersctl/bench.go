@@ -136,6 +136,7 @@ type benchCmd struct {
 	procs         []int // --procs: live processes instead (bench_procs.go)
 	data          bool  // --data: the data network instead (bench_data.go)
 	mpi           int   // --mpi: with --data, as mpirun's ranks
+	tcp           bool  // --tcp: with --data, on TCP (bench_data_tcp.go)
 }
 
 func (c *benchCmd) define(f *flagSet) {
@@ -155,6 +156,8 @@ func (c *benchCmd) define(f *flagSet) {
 	}, "instead, the barrier and the NAND between N processes on a shared-memory board, for each N of a list (e.g. 2,4,8), beside MPI_Barrier and the Go spin barrier with as many goroutines, measured in the same invocation")
 	f.Bool(&c.data, "data", "instead, the data network: the Active Messages paper's benchmarks, LogP, and Libsplit-C's microbenchmarks, beside the CM-5's figures and MPI's between 2 ranks, measured in the same invocation (--pes: the ring's PEs; --procs N: between N processes on a shared-memory board; --mpi N: as N ranks under mpirun)")
 	f.Int(&c.mpi, "mpi", 0, 2, lpt.MaxPEs, "with --data: run the benchmarks as N ranks under mpirun (papersctl built with -tags mpi)")
+
+	f.Bool(&c.tcp, "tcp", "with --data: the goroutine PEs' data network is TCP over loopback, a real board's (am/tcpnet), instead of memory")
 }
 
 func (c *benchCmd) check(f *flagSet, _ []string) error {
@@ -176,6 +179,7 @@ func (c *benchCmd) check(f *flagSet, _ []string) error {
 	} else if c.mpi > 0 {
 		p.addf("--mpi: only with --data")
 	}
+	p.tcpChecks(c)
 	if len(c.procs) > 0 && !c.data {
 		for _, name := range []string{"pes", "ops", "port-op-us"} {
 			if f.isSet(name) {
@@ -194,6 +198,7 @@ func (c *benchCmd) run(e *env, _ []string) error {
 		if len(c.procs) > 0 {
 			procs = c.procs[0]
 		}
+		benchDataNet = c.dataNet()
 		return benchData(e, c.pes, c.json, c.maxTime, c.tol, procs, c.mpi > 0)
 	}
 	if len(c.procs) > 0 {

@@ -31,7 +31,7 @@ func benchData(e *env, ringPEs int, asJSON bool, maxTime time.Duration, tol floa
 		line.Show("bench: the data network between %d processes", procs)
 		err = runPEs(procs, viaMPI, []string{"--data", "--max-time", maxTime.String(), "--tolerance", strconv.FormatFloat(tol, 'g', -1, 64)}, e.stderr, &rows)
 	} else {
-		rows, err = databench.Run(e.ctx, databench.Options{RingPEs: ringPEs, MaxTime: maxTime, Tolerance: tol,
+		rows, err = databench.Run(e.ctx, databench.Options{RingPEs: ringPEs, MaxTime: maxTime, Tolerance: tol, Net: benchDataNet,
 			Progress: func(name string) {
 				line.Show("bench: %s, %v (^C prints what is measured)", name, time.Since(start).Round(time.Second))
 			}})

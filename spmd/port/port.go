@@ -32,16 +32,22 @@ type portDriver struct{}
 func (portDriver) Check(spec string) error { return backend.Check(spec) }
 
 func (portDriver) Open(spec string, o substrate.Options) (substrate.Session, error) {
+	l, err := listenDataNet(o)
+	if err != nil {
+		return nil, err
+	}
 	raw, err := backend.Open(spec)
 	if err != nil {
+		l.Close()
 		return nil, err
 	}
 	g := &guardedPort{Port: raw, timeout: o.Timeout}
 	p, err := papers.Open(g, papers.Config{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckInTimeout: o.CheckIn})
 	if err != nil {
+		l.Close()
 		return nil, err
 	}
-	return &session{p: p, port: g}, nil
+	return joinDataNet(&session{p: p, port: g}, l, o)
 }
 
 type session struct {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/am"
 	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/measure"
+	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
@@ -58,6 +59,10 @@ type Options struct {
 	// the PEs a benchmark does not use wait in its barriers, and the rows
 	// are PE 0's.
 	PE *papers.PE
+	// Net, when set, makes each goroutine PE's data network, once it has
+	// checked in on the board (emulate.RunNet): papersctl bench --data
+	// --tcp's TCP over loopback. Otherwise it is the in-process one.
+	Net func(*papers.PE) (am.Transport, error)
 }
 
 // DefaultSizes are MPI's (baseline.MPIData): 64 B to 1 MiB by fours.
@@ -109,7 +114,13 @@ func run(ctx context.Context, o Options, n, perRep int, setup func(p *papers.PE,
 	if o.PE != nil {
 		return res, body(o.PE)
 	}
-	err := emulate.Run(n, papers.Config{Context: ctx}, body)
+	if o.Net == nil {
+		return res, emulate.Run(n, papers.Config{Context: ctx}, body)
+	}
+	b, err := emu.New(n)
+	if err == nil {
+		err = emulate.RunNet(b, n, papers.Config{Context: ctx}, o.Net, body)
+	}
 	return res, err
 }
 

@@ -1,0 +1,215 @@
+//go:build linux
+
+package tcpnet_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ttlpapers/ttlpapers/am"
+	"github.com/ttlpapers/ttlpapers/internal/testenv"
+	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/splitc"
+)
+
+// ops are the operations the benchmarks time on PE 0 of 2 goroutine PEs
+// on TCP: a round trip of active messages, and a Split-C bulk put to PE
+// 1's part of a spread array, to completion.
+type ops struct {
+	ep       *am.Endpoint
+	m        *splitc.Memory
+	req, rep am.HandlerID
+	replies  int
+	want     int
+	replied  func() bool // made once: a closure per wait would allocate
+	dst      splitc.Global[uint64]
+	buf      []uint64
+}
+
+func (o *ops) roundTrip() error {
+	o.want = o.replies + 1
+	if err := o.ep.Request(1, o.req, am.Args{1}); err != nil {
+		return err
+	}
+	return o.ep.Wait("round trip", 1, o.replied)
+}
+
+func (o *ops) put(size int) error {
+	if err := splitc.BulkPut(o.m, o.dst, o.buf[:size/8]); err != nil {
+		return err
+	}
+	return splitc.Sync(o.m)
+}
+
+// maxPut is the largest bulk put timed.
+const maxPut = 1 << 20
+
+// pair runs client on PE 0; PE 1 serves until it returns.
+func pair(tb testing.TB, client func(o *ops) error) {
+	tb.Helper()
+	err := run(tb, 2, "", 20*time.Second, func(p *papers.PE) error {
+		ep, err := am.Of(p)
+		if err != nil {
+			return err
+		}
+		m, err := splitc.Attach(p)
+		if err != nil {
+			return err
+		}
+		s, err := splitc.AllSpreadMalloc[uint64](m, 2*maxPut/8)
+		if err != nil {
+			return err
+		}
+		o := &ops{ep: ep, m: m, dst: s.At(1), buf: make([]uint64, maxPut/8+2)[2:]}
+		o.replied = func() bool { return o.replies == o.want }
+		o.req = ep.Register(func(m *am.Msg) { m.Reply(o.rep, m.Args) })
+		o.rep = ep.Register(func(*am.Msg) { o.replies++ })
+		stop := false
+		hStop := ep.Register(func(*am.Msg) { stop = true })
+		if p.Self() == 1 {
+			return ep.Wait("serve", 0, func() bool { return stop })
+		}
+		if err := client(o); err != nil {
+			return err
+		}
+		return ep.Request(1, hStop, am.Args{})
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// TestZeroAllocs: a round trip and a bulk put, on both PEs (the count is
+// the process's), allocate nothing.
+func TestZeroAllocs(t *testing.T) {
+	if testenv.Race {
+		t.Skip("the race detector's own allocations count too; .ci/run runs this test without it")
+	}
+	pair(t, func(o *ops) error {
+		var err error
+		keep := func(e error) {
+			if e != nil && err == nil {
+				err = e
+			}
+		}
+		if a := testing.AllocsPerRun(2000, func() { keep(o.roundTrip()) }); a != 0 {
+			t.Errorf("a round trip allocates %v times", a)
+		}
+		for _, size := range []int{4 << 10, 64 << 10, maxPut} {
+			if a := testing.AllocsPerRun(500, func() { keep(o.put(size)) }); a != 0 {
+				t.Errorf("a bulk put of %d bytes allocates %v times", size, a)
+			}
+		}
+		return err
+	})
+}
+
+func BenchmarkRoundTrip(b *testing.B) {
+	b.ReportAllocs()
+	pair(b, func(o *ops) error {
+		for b.Loop() {
+			if err := o.roundTrip(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func BenchmarkBulkPut(b *testing.B) {
+	for _, size := range []int{4 << 10, 64 << 10, maxPut} {
+		b.Run(fmt.Sprintf("%dKiB", size>>10), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(size))
+			pair(b, func(o *ops) error {
+				for b.Loop() {
+					if err := o.put(size); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// BenchmarkVsMPI runs MPI's ping-pong and flushed MPI_Put over TCP
+// (testdata/mpi_tcp.c under mpirun --mca btl tcp,self, its windows kept
+// off shared memory: --mca osc ^sm,ucx, else the two ranks of one host
+// put through osc sm, memory copies) and then ours, in one invocation, and reports each figure beside MPI's and the ratio:
+// rt/mpi is our round trip over MPI's (the goal: at most 1.2), putN/mpi
+// our bulk put's bandwidth over MPI's (the goal: at least 2/3).
+func BenchmarkVsMPI(b *testing.B) {
+	for _, tool := range []string{"mpicc", "mpirun"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			testenv.Missing(b, "%s not found (apt-get install openmpi-bin libopenmpi-dev): %v", tool, err)
+		}
+	}
+	dir := b.TempDir()
+	bin := filepath.Join(dir, "mpi_tcp")
+	if out, err := exec.Command("mpicc", "-O2", "-o", bin, filepath.Join("testdata", "mpi_tcp.c")).CombinedOutput(); err != nil {
+		b.Fatalf("mpicc: %v\n%s", err, out)
+	}
+	const rts = 5000
+	args := []string{"--allow-run-as-root", "--mca", "btl", "tcp,self", "--mca", "osc", "^sm,ucx", "-np", "2", bin, strconv.Itoa(rts)}
+	if runtime.NumCPU() < 2 { // else each rank spins on a CPU of its own, MPI's fastest
+		args = append([]string{"--oversubscribe"}, args...)
+	}
+	out, err := exec.Command("mpirun", args...).CombinedOutput()
+	if err != nil {
+		b.Fatalf("mpirun: %v\n%s", err, out)
+	}
+	mpi := map[string]float64{}
+	for sc := bufio.NewScanner(bytes.NewReader(out)); sc.Scan(); {
+		f := strings.Fields(sc.Text())
+		if len(f) >= 2 {
+			v, err := strconv.ParseFloat(f[len(f)-1], 64)
+			if err == nil {
+				mpi[strings.Join(f[:len(f)-1], " ")] = v
+			}
+		}
+	}
+	if mpi["rt_us"] == 0 {
+		b.Fatalf("mpi_tcp printed no round trip:\n%s", out)
+	}
+	for b.Loop() {
+		pair(b, func(o *ops) error {
+			start := time.Now()
+			for range rts {
+				if err := o.roundTrip(); err != nil {
+					return err
+				}
+			}
+			rt := time.Since(start).Seconds() / rts * 1e6
+			b.ReportMetric(rt, "rt-µs")
+			b.ReportMetric(mpi["rt_us"], "mpi-rt-µs")
+			b.ReportMetric(rt/mpi["rt_us"], "rt/mpi")
+			for size := 4 << 10; size <= maxPut; size *= 4 {
+				m := rts*4096/size/4 + 8
+				o.put(size)
+				start := time.Now()
+				for range m {
+					if err := o.put(size); err != nil {
+						return err
+					}
+				}
+				bw := float64(size*m) / time.Since(start).Seconds() / 1e6
+				theirs := mpi[fmt.Sprintf("put_MBps %d", size)]
+				b.ReportMetric(bw, fmt.Sprintf("put%dK-MB/s", size>>10))
+				b.ReportMetric(theirs, fmt.Sprintf("mpi-put%dK-MB/s", size>>10))
+				if theirs > 0 {
+					b.ReportMetric(bw/theirs, fmt.Sprintf("put%dK/mpi", size>>10))
+				}
+			}
+			return nil
+		})
+	}
+}

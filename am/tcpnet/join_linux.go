@@ -1,0 +1,94 @@
+package tcpnet
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"os"
+	"time"
+
+	"github.com/ttlpapers/ttlpapers/papers"
+)
+
+// addrLen is an address as it crosses the board: 16 bytes of IPv6 (IPv4
+// mapped) and a 16-bit port.
+const addrLen = 18
+
+// Join makes PE p's side of the TCP data network, exchanging over the
+// board itself — a channel only the run's PEs share — what the PEs need
+// to find and trust each other: PE 0 broadcasts a fresh secret, then
+// whether every PE runs on one host (all connect through loopback then),
+// then each PE broadcasts the address it listens on. Every PE of the
+// board must call it, right after papers.Open; timeout bounds the
+// connecting, and each later wait. The board agrees at the end whether
+// every PE connected, so that all fail together.
+func (l *Listener) Join(p *papers.PE, timeout time.Duration) (*Net, error) {
+	self, n := p.Self(), p.PEs()
+	secret := make([]byte, SecretLen)
+	if self == 0 {
+		rand.Read(secret)
+	}
+	if err := p.BroadcastBytes(0, secret); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("tcpnet: PE %d: the secret over the board: %w", self, err)
+	}
+	host := hostID()
+	first := make([]byte, len(host))
+	copy(first, host)
+	if err := p.BroadcastBytes(0, first); err != nil {
+		l.Close()
+		return nil, err
+	}
+	sameHost, err := p.All(string(first) == string(host))
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	mine := l.addr
+	if sameHost {
+		mine = l.loopback()
+	}
+	addrs := make([]netip.AddrPort, n)
+	for k := range n {
+		var b [addrLen]byte
+		if k == self {
+			a := mine.Addr().As16()
+			copy(b[:], a[:])
+			binary.BigEndian.PutUint16(b[16:], mine.Port())
+		}
+		if err := p.BroadcastBytes(k, b[:]); err != nil {
+			l.Close()
+			return nil, fmt.Errorf("tcpnet: PE %d: PE %d's address over the board: %w", self, k, err)
+		}
+		addrs[k] = netip.AddrPortFrom(netip.AddrFrom16([16]byte(b[:16])).Unmap(), binary.BigEndian.Uint16(b[16:]))
+	}
+	t, err := l.Connect(self, addrs, secret, timeout, sameHost)
+	all, berr := p.All(err == nil)
+	switch {
+	case err != nil:
+		return nil, err
+	case berr != nil:
+		t.Close()
+		return nil, berr
+	case !all:
+		t.Close()
+		return nil, fmt.Errorf("tcpnet: PE %d: another PE could not connect to the data network (its error says why)", self)
+	}
+	return t, nil
+}
+
+// hostID tells this host's network apart from others': the kernel's boot
+// id and this process's network namespace (PEs in namespaces of their own
+// are on different hosts as far as the network goes).
+func hostID() []byte {
+	h := sha256.New()
+	b, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	h.Write(b)
+	ns, _ := os.Readlink("/proc/self/ns/net")
+	h.Write([]byte(ns))
+	name, _ := os.Hostname()
+	h.Write([]byte(name))
+	return h.Sum(nil)[:8]
+}

@@ -1,0 +1,498 @@
+package tcpnet
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/ttlpapers/ttlpapers/am"
+)
+
+// A frame on a connection: an 8-byte header — payload length (32 bits),
+// handler (16), kind (8), argument words that follow (8) — the argument
+// words up to the last non-zero one, and the payload. The sender and the
+// network are the connection's.
+const (
+	hdrLen    = 8
+	maxFrame  = hdrLen + 4*8 + MaxStaged
+	kindPkt   = 0
+	kindBye   = 1 // the sender leaves: args[0] packets it took from this PE, args[1] 1 if it failed, payload why
+	maxCause  = am.MaxMedium
+	bufSize   = 1 << 20 // each connection's receive and send buffer
+	directMin = 4096    // payloads from this long go from the caller's memory (writev), not through the send buffer
+)
+
+// MaxStaged is the most payload one packet carries (am.Stager): a
+// Split-C bulk put or a Strata block of up to 256 KiB is one frame.
+const MaxStaged = 256 << 10
+
+// Net is one PE's side of the TCP data network: an am.Transport (with
+// long payloads: am.Stager) over a connection per other PE and network.
+// Its methods are for the PE's goroutine, as the endpoint's are.
+type Net struct {
+	self, n int
+	conns   []conn // PE k's connection on net at k*2+net; self's are a queue in memory
+	next    [2]int // where Recv's round of the PEs starts, per network
+	pending int    // connections with bytes waiting in their send buffer
+	pfds    []unix.PollFd
+	pconn   []*conn // the connection of each pfds entry
+	crowded bool
+	timeout time.Duration
+	left    bool
+	scratch [hdrLen + 4*8]byte
+	iov     [][]byte
+}
+
+// conn is one connection: to PE peer, on network net.
+type conn struct {
+	fd       int // -1 for this PE's own queue
+	peer     int
+	net      am.Net
+	in       []byte // received bytes in[r:w]
+	r, w     int
+	held     bool // a staged payload in in[] is being handled: do not move it
+	stagedAt int
+	out      []byte // bytes to send, out[or:ow]
+	or, ow   int
+	sent     uint64 // packets accepted for this connection
+	taken    uint64 // packets Recv took from it
+	eof      error  // the stream ended (nil while it runs)
+	bye      *am.GoneError
+	lost     uint64 // packets sent that the peer left without taking
+}
+
+func newNet(self, n int, fds [][2]int, timeout time.Duration, sameHost bool) *Net {
+	t := &Net{self: self, n: n, conns: make([]conn, 2*n), timeout: timeout,
+		crowded: sameHost && n > runtime.NumCPU(), iov: make([][]byte, 2)}
+	for k := range n {
+		for net := range 2 {
+			c := &t.conns[2*k+net]
+			c.peer, c.net, c.fd = k, am.Net(net), -1
+			c.in = make([]byte, bufSize)
+			if k != self {
+				c.fd = fds[k][net]
+				c.out = make([]byte, bufSize)
+				t.pfds = append(t.pfds, unix.PollFd{Fd: int32(c.fd)})
+				t.pconn = append(t.pconn, c)
+			}
+		}
+	}
+	return t
+}
+
+func (t *Net) Self() int { return t.self }
+func (t *Net) PEs() int  { return t.n }
+
+// MaxStaged: a long payload travels in its packet's frame.
+func (t *Net) MaxStaged() int { return MaxStaged }
+
+// Crowded: the PEs are processes of this machine, more than its CPUs.
+func (t *Net) Crowded() bool { return t.crowded }
+
+func (t *Net) Send(dst int, p *am.Packet) (bool, error) {
+	return t.send(dst, p, p.Data[:p.Len])
+}
+
+func (t *Net) SendStaged(dst int, p *am.Packet, payload []byte) (bool, error) {
+	return t.send(dst, p, payload)
+}
+
+func (t *Net) send(dst int, p *am.Packet, payload []byte) (bool, error) {
+	if t.left {
+		return false, errors.New("this PE has left the data network")
+	}
+	c := &t.conns[2*dst+int(p.Net)]
+	if c.eof != nil || c.bye != nil || t.conns[2*dst+int(p.Net^1)].bye != nil {
+		if err := t.gone(dst); err != nil {
+			return false, err
+		}
+	}
+	nargs := 4
+	for nargs > 0 && p.Args[nargs-1] == 0 {
+		nargs--
+	}
+	h := t.scratch[:hdrLen+8*nargs]
+	putHeader(h, len(payload), p.Handler, kindPkt, p.Args[:nargs])
+	total := len(h) + len(payload)
+	if c.fd < 0 { // to this PE: straight into its receive buffer
+		if !c.room(total) {
+			return false, nil
+		}
+		copy(c.in[c.w:], h)
+		copy(c.in[c.w+len(h):], payload)
+		c.w += total
+		c.sent++
+		return true, nil
+	}
+	if c.ow > c.or {
+		if err := t.flush(c); err != nil {
+			return false, err
+		}
+	}
+	if c.ow == c.or && len(payload) >= directMin {
+		t.iov[0], t.iov[1] = h, payload
+		n, err := unix.Writev(c.fd, t.iov)
+		if err != nil && err != unix.EAGAIN && err != unix.EINTR {
+			return false, t.broken(c, err)
+		}
+		n = max(n, 0)
+		c.sent++
+		if n < len(h) { // the rest waits in the send buffer, which is empty and holds a frame
+			c.or, c.ow = 0, copy(c.out, h[n:])
+			c.ow += copy(c.out[c.ow:], payload)
+		} else if n < total {
+			c.or, c.ow = 0, copy(c.out, payload[n-len(h):])
+		}
+		if c.ow > c.or {
+			t.pending++
+		}
+		return true, nil
+	}
+	if len(c.out)-c.ow < total {
+		if c.or == 0 || len(c.out)-(c.ow-c.or) < total {
+			return false, nil
+		}
+		c.ow = copy(c.out, c.out[c.or:c.ow])
+		c.or = 0
+	}
+	wasEmpty := c.ow == c.or
+	copy(c.out[c.ow:], h)
+	copy(c.out[c.ow+len(h):], payload)
+	c.ow += total
+	c.sent++
+	if wasEmpty {
+		t.pending++
+	}
+	return true, t.flush(c)
+}
+
+func putHeader(h []byte, n int, handler am.HandlerID, kind byte, args []uint64) {
+	binary.LittleEndian.PutUint32(h, uint32(n))
+	binary.LittleEndian.PutUint16(h[4:], uint16(handler))
+	h[6], h[7] = kind, byte(len(args))
+	for i, a := range args {
+		binary.LittleEndian.PutUint64(h[hdrLen+8*i:], a)
+	}
+}
+
+// flush writes what c's send buffer holds, as far as the socket takes it.
+func (t *Net) flush(c *conn) error {
+	for c.ow > c.or {
+		n, err := unix.Write(c.fd, c.out[c.or:c.ow])
+		if err == unix.EINTR {
+			continue
+		}
+		if err == unix.EAGAIN {
+			return nil
+		}
+		if err != nil {
+			return t.broken(c, err)
+		}
+		c.or += n
+	}
+	c.or, c.ow = 0, 0
+	t.pending--
+	return nil
+}
+
+// flushAll flushes every connection that has bytes waiting.
+func (t *Net) flushAll() {
+	if t.pending == 0 {
+		return
+	}
+	for _, c := range t.pconn {
+		if c.ow > c.or && c.eof == nil {
+			t.flush(c) // an error is the peer's departure, which Gone reports
+		}
+	}
+}
+
+// broken records that c's stream failed and returns why its peer is gone.
+func (t *Net) broken(c *conn, err error) error {
+	if c.eof == nil {
+		c.eof = err
+	}
+	if c.ow > c.or {
+		c.or, c.ow = 0, 0
+		t.pending--
+	}
+	return t.gone(c.peer)
+}
+
+// room makes n bytes of room at the end of c's receive buffer, moving
+// what is unread to its start if need be: false if it cannot.
+func (c *conn) room(n int) bool {
+	if len(c.in)-c.w >= n {
+		return true
+	}
+	if c.held || c.w-c.r+n > len(c.in) {
+		return false
+	}
+	c.w = copy(c.in, c.in[c.r:c.w])
+	c.r = 0
+	return true
+}
+
+// fill reads what the socket has for c, as far as its buffer holds it.
+func (c *conn) fill() {
+	if c.fd < 0 || c.eof != nil {
+		return
+	}
+	if c.r == c.w && !c.held {
+		c.r, c.w = 0, 0
+	}
+	if len(c.in)-c.w < maxFrame && !c.room(maxFrame) && c.w == len(c.in) {
+		return
+	}
+	n, err := unix.Read(c.fd, c.in[c.w:])
+	switch {
+	case n > 0:
+		c.w += n
+	case err == nil: // the peer closed its side
+		c.eof = errClosed
+	case err != unix.EAGAIN && err != unix.EINTR:
+		c.eof = err
+	}
+}
+
+var errClosed = errors.New("connection closed")
+
+// frame takes c's next packet into p, or its departure: false when no
+// whole packet is there.
+func (c *conn) frame(p *am.Packet) bool {
+	if c.w-c.r >= hdrLen && c.bye == nil {
+		h := c.in[c.r:]
+		n := int(binary.LittleEndian.Uint32(h))
+		kind, nargs := h[6], int(h[7])
+		if nargs > 4 || n > MaxStaged || kind > kindBye {
+			c.eof = fmt.Errorf("garbled frame from PE %d (kind %d, %d argument words, %d payload bytes)", c.peer, kind, nargs, n)
+			c.r = c.w
+			return false
+		}
+		total := hdrLen + 8*nargs + n
+		if c.w-c.r < total {
+			if c.r+total > len(c.in) {
+				c.room(total)
+			}
+			return false
+		}
+		var args am.Args
+		for i := range nargs {
+			args[i] = binary.LittleEndian.Uint64(h[hdrLen+8*i:])
+		}
+		at := c.r + hdrLen + 8*nargs
+		c.r += total
+		if kind == kindBye {
+			c.bye = &am.GoneError{PE: c.peer}
+			if args[1] != 0 {
+				c.bye.Cause = errors.New(string(c.in[at : at+n]))
+			}
+			if c.sent > args[0] {
+				c.lost = c.sent - args[0]
+			}
+			return false
+		}
+		p.Src, p.Net, p.Handler, p.Args = int32(c.peer), c.net, am.HandlerID(binary.LittleEndian.Uint16(h[4:])), args
+		if n > am.MaxMedium {
+			p.Len, p.Staged = 0, uint32(n)
+			c.held, c.stagedAt = true, at
+		} else {
+			p.Len, p.Staged = uint16(n), 0
+			copy(p.Data[:], c.in[at:at+n])
+		}
+		c.taken++
+		return true
+	}
+	return false
+}
+
+func (t *Net) Recv(net am.Net, p *am.Packet) bool {
+	t.flushAll()
+	start := t.next[net]
+	for pass := range 2 {
+		for i := range t.n {
+			k := start + i
+			if k >= t.n {
+				k -= t.n
+			}
+			c := &t.conns[2*k+int(net)]
+			if pass == 1 {
+				c.fill()
+			}
+			if c.frame(p) {
+				t.next[net] = k + 1
+				if t.next[net] == t.n {
+					t.next[net] = 0
+				}
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (t *Net) Staged(p *am.Packet) []byte {
+	c := &t.conns[2*int(p.Src)+int(p.Net)]
+	return c.in[c.stagedAt : c.stagedAt+int(p.Staged)]
+}
+
+func (t *Net) Unstage(p *am.Packet) { t.conns[2*int(p.Src)+int(p.Net)].held = false }
+
+// ready reports whether a whole frame waits in a receive buffer.
+func (c *conn) ready() bool {
+	if c.w-c.r < hdrLen {
+		return false
+	}
+	h := c.in[c.r:]
+	return c.w-c.r >= hdrLen+8*int(h[7])+int(binary.LittleEndian.Uint32(h))
+}
+
+func (t *Net) Wait(d time.Duration, done <-chan struct{}) {
+	t.flushAll()
+	for i := range t.conns {
+		if t.conns[i].ready() {
+			return
+		}
+	}
+	for i, c := range t.pconn {
+		ev := int16(0)
+		if c.eof == nil {
+			ev = unix.POLLIN
+			if c.ow > c.or {
+				ev |= unix.POLLOUT
+			}
+		}
+		t.pfds[i].Events, t.pfds[i].Revents = ev, 0
+	}
+	ts := unix.NsecToTimespec(int64(d))
+	unix.Ppoll(t.pfds, &ts, nil)
+	t.flushAll()
+}
+
+// Gone reports PE k's departure: a departure frame it sent (with the
+// packets this PE sent it that it left without handling), or its
+// connections' end without one — its process died, or its host reset
+// them. It reads what has arrived from k, to see a departure that follows
+// everything the endpoint has handled.
+func (t *Net) Gone(k int) error {
+	if k == t.self {
+		if t.left {
+			return &am.GoneError{PE: k}
+		}
+		return nil
+	}
+	for net := range 2 {
+		c := &t.conns[2*k+net]
+		if c.bye == nil && c.eof == nil {
+			c.fill()
+			if c.ready() && c.in[c.r+6] == kindBye {
+				var p am.Packet
+				c.frame(&p)
+			}
+		}
+	}
+	return t.gone(k)
+}
+
+// gone is Gone from what has been read.
+func (t *Net) gone(k int) error {
+	if k == t.self {
+		return nil
+	}
+	l, r := &t.conns[2*k], &t.conns[2*k+1]
+	bye := l.bye
+	if bye == nil {
+		bye = r.bye
+	}
+	if bye != nil {
+		if lost := l.lost + r.lost; lost > 0 {
+			cause := "its program returned"
+			if bye.Cause != nil {
+				cause = bye.Cause.Error()
+			}
+			return &am.GoneError{PE: k, Cause: fmt.Errorf("%s; %d packet(s) this PE sent it arrived after it left, never handled", cause, lost)}
+		}
+		return bye
+	}
+	for _, c := range []*conn{l, r} {
+		if c.eof != nil && !c.ready() {
+			return &am.GoneError{PE: k, Cause: fmt.Errorf("its connection ended without its leaving (%v): its process died, or its host reset the connection", c.eof)}
+		}
+	}
+	return nil
+}
+
+// Leave drains, then tells every other PE it leaves (with how many
+// packets it took from each, and why, if it failed) and closes its side
+// of the connections.
+func (t *Net) Leave(cause error, drain func()) {
+	if t.left {
+		return
+	}
+	if drain != nil {
+		drain()
+	}
+	t.left = true
+	why := ""
+	failed := uint64(0)
+	if cause != nil {
+		why, failed = cause.Error(), 1
+		if len(why) > maxCause {
+			why = why[:maxCause]
+		}
+	}
+	deadline := time.Now().Add(t.timeout)
+	for _, c := range t.pconn {
+		if c.eof != nil || c.bye != nil {
+			continue
+		}
+		h := t.scratch[:hdrLen+16]
+		putHeader(h, len(why), 0, kindBye, []uint64{c.taken, failed})
+		if len(c.out)-c.ow < len(h)+len(why) {
+			c.ow = copy(c.out, c.out[c.or:c.ow])
+			c.or = 0
+		}
+		if len(c.out)-c.ow < len(h)+len(why) {
+			continue // it has not read for a whole buffer: it sees the connection end
+		}
+		if c.ow == c.or {
+			t.pending++
+		}
+		c.ow += copy(c.out[c.ow:], h)
+		c.ow += copy(c.out[c.ow:], why)
+	}
+	// Send it all, bounded by the timeout: a peer that does not read is
+	// named by its own waits.
+	for t.pending > 0 && time.Now().Before(deadline) {
+		t.flushAll()
+		if t.pending > 0 {
+			t.Wait(time.Millisecond, nil)
+		}
+	}
+	for _, c := range t.pconn {
+		unix.Shutdown(c.fd, unix.SHUT_WR)
+	}
+}
+
+// Close closes the connections (after Leave: the endpoint's Close or
+// Abort).
+func (t *Net) Close() error {
+	for _, c := range t.pconn {
+		if c.fd >= 0 {
+			unix.Close(c.fd)
+			c.fd = -1
+		}
+	}
+	return nil
+}
+
+// Interface checks.
+var (
+	_ am.Transport = (*Net)(nil)
+	_ am.Stager    = (*Net)(nil)
+	_ am.Crowded   = (*Net)(nil)
+)

@@ -1,0 +1,414 @@
+package tcpnet
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Listener is a PE's listening socket, open before the PEs exchange their
+// addresses (Listen), until they have connected (Connect).
+type Listener struct {
+	ln       *net.TCPListener
+	addr     netip.AddrPort // what the others dial, unless all PEs share a host
+	wildcard bool           // listening on every address: loopback reaches it too
+	refused  atomic.Int64
+}
+
+// Listen opens this PE's listening socket. spec is EnvListen's value: ""
+// listens on every address and advertises this host's address on its
+// default route (the first non-loopback one when there is no route;
+// loopback when there is none); an address (with or without :PORT), or a
+// network interface's name, listens there only and advertises it.
+func Listen(spec string) (*Listener, error) {
+	l := &Listener{}
+	bind := ":0"
+	if spec == "" {
+		l.wildcard = true
+		l.addr = netip.AddrPortFrom(defaultAddr(), 0)
+	} else {
+		a, err := parseSpec(spec)
+		if err != nil {
+			return nil, err
+		}
+		l.addr, bind = a, a.String()
+	}
+	ln, err := net.Listen("tcp", bind)
+	if err != nil {
+		return nil, fmt.Errorf("tcpnet: listen on %s (%s=%q): %w", bind, EnvListen, spec, err)
+	}
+	l.ln = ln.(*net.TCPListener)
+	l.addr = netip.AddrPortFrom(l.addr.Addr(), uint16(l.ln.Addr().(*net.TCPAddr).Port))
+	return l, nil
+}
+
+// defaultAddr is the address this host's default route leaves from (a UDP
+// socket connected to a documentation address sends nothing), else its
+// first non-loopback address, else loopback.
+func defaultAddr() netip.Addr {
+	if c, err := net.Dial("udp", "192.0.2.1:9"); err == nil {
+		ap := netip.MustParseAddrPort(c.LocalAddr().String())
+		c.Close()
+		if !ap.Addr().IsUnspecified() {
+			return ap.Addr().Unmap()
+		}
+	}
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if pn, ok := a.(*net.IPNet); ok {
+				if ip, ok := netip.AddrFromSlice(pn.IP); ok && !ip.IsLoopback() && ip.Unmap().Is4() {
+					return ip.Unmap()
+				}
+			}
+		}
+	}
+	return netip.AddrFrom4([4]byte{127, 0, 0, 1})
+}
+
+// Addr is the address the other PEs dial to reach this one.
+func (l *Listener) Addr() netip.AddrPort { return l.addr }
+
+// Loopback is the address a PE of the same host dials.
+func (l *Listener) loopback() netip.AddrPort {
+	if !l.wildcard {
+		return l.addr
+	}
+	return netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), l.addr.Port())
+}
+
+// Refused counts the connections refused so far: not a PE of this run, or
+// a PE's connection that came twice.
+func (l *Listener) Refused() int64 { return l.refused.Load() }
+
+// Close stops listening.
+func (l *Listener) Close() error {
+	if l == nil {
+		return nil
+	}
+	return l.ln.Close()
+}
+
+// SecretLen is the per-run secret's length.
+const SecretLen = 32
+
+// The handshake. The dialer, PE d, connects to PE a (d > a) once per
+// network and sends hello: magic, d, a, the network, and a nonce of its
+// own. a answers with a nonce of its own and its proof, HMAC-SHA256 under
+// the run's secret of "A", hello and its nonce; d checks it and sends its
+// own proof, the HMAC of "D", hello and a's nonce; a checks it and sends
+// one byte, ok. Each side's proof covers the other's fresh nonce, so
+// neither a captured handshake nor a reflected proof gets in, and nothing
+// a connection carries is read as a message before both proofs hold.
+const (
+	magic    = "TTLTCP01"
+	helloLen = len(magic) + 2 + 2 + 1 + 32
+	macLen   = sha256.Size
+)
+
+func proof(secret []byte, side byte, hello, nonce []byte) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte{side})
+	m.Write(hello)
+	m.Write(nonce)
+	return m.Sum(nil)
+}
+
+// dialHandshake is the dialer's side, on c to PE a.
+func dialHandshake(c net.Conn, secret []byte, self, a, netw int) error {
+	hello := make([]byte, helloLen)
+	copy(hello, magic)
+	binary.LittleEndian.PutUint16(hello[8:], uint16(self))
+	binary.LittleEndian.PutUint16(hello[10:], uint16(a))
+	hello[12] = byte(netw)
+	rand.Read(hello[13:])
+	if _, err := c.Write(hello); err != nil {
+		return err
+	}
+	ans := make([]byte, 32+macLen)
+	if _, err := io.ReadFull(c, ans); err != nil {
+		return err
+	}
+	if !hmac.Equal(ans[32:], proof(secret, 'A', hello, ans[:32])) {
+		return fmt.Errorf("the peer at %v did not prove this run's secret: it is not PE %d of this run", c.RemoteAddr(), a)
+	}
+	if _, err := c.Write(proof(secret, 'D', hello, ans[:32])); err != nil {
+		return err
+	}
+	var ok [1]byte
+	if _, err := io.ReadFull(c, ok[:]); err != nil || ok[0] != 1 {
+		return fmt.Errorf("PE %d refused the connection (%v)", a, err)
+	}
+	return nil
+}
+
+// acceptHandshake is the listener's side: the dialing PE and the network,
+// once it has proved the secret.
+func acceptHandshake(c net.Conn, secret []byte, self, n int) (d, netw int, err error) {
+	hello := make([]byte, helloLen)
+	if _, err := io.ReadFull(c, hello); err != nil {
+		return 0, 0, err
+	}
+	d, a, netw := int(binary.LittleEndian.Uint16(hello[8:])), int(binary.LittleEndian.Uint16(hello[10:])), int(hello[12])
+	if !bytes.Equal(hello[:8], []byte(magic)) || a != self || d <= self || d >= n || netw > 1 {
+		return 0, 0, errors.New("not a hello of this run")
+	}
+	nonce := make([]byte, 32)
+	rand.Read(nonce)
+	if _, err := c.Write(append(nonce, proof(secret, 'A', hello, nonce)...)); err != nil {
+		return 0, 0, err
+	}
+	mac := make([]byte, macLen)
+	if _, err := io.ReadFull(c, mac); err != nil {
+		return 0, 0, err
+	}
+	if !hmac.Equal(mac, proof(secret, 'D', hello, nonce)) {
+		return 0, 0, errors.New("wrong proof")
+	}
+	return d, netw, nil
+}
+
+// Connect makes PE self's side of the data network of len(addrs) PEs
+// (addrs[k] is where PE k listens; this PE's own is not dialled): it
+// dials the PEs below it and accepts those above, on each network, each
+// connection proving secret; timeout bounds the whole and each later
+// wait. Connections that fail the handshake are refused and the listener
+// goes on. It closes the listener.
+func (l *Listener) Connect(self int, addrs []netip.AddrPort, secret []byte, timeout time.Duration, sameHost bool) (*Net, error) {
+	n := len(addrs)
+	deadline := time.Now().Add(timeout)
+	s := &setup{fds: make([][2]int, n), open: map[net.Conn]bool{}}
+	for k := range s.fds {
+		s.fds[k] = [2]int{-1, -1}
+	}
+	var wg sync.WaitGroup
+	l.ln.SetDeadline(deadline)
+	wg.Go(func() {
+		for {
+			c, err := l.ln.AcceptTCP()
+			if err != nil {
+				return
+			}
+			if !s.track(c) {
+				c.Close()
+				return
+			}
+			wg.Go(func() {
+				defer s.untrack(c)
+				c.SetDeadline(deadline)
+				d, netw, err := acceptHandshake(c, secret, self, n)
+				if err == nil {
+					err = s.got(d, netw, c, true)
+				}
+				if err != nil {
+					l.refused.Add(1)
+				}
+			})
+		}
+	})
+	for a := range self {
+		for netw := range 2 {
+			wg.Go(func() {
+				err := dialPE(addrs[a], deadline, func(c *net.TCPConn) error {
+					c.SetDeadline(deadline)
+					if err := dialHandshake(c, secret, self, a, netw); err != nil {
+						return err
+					}
+					return s.got(a, netw, c, false)
+				})
+				if err != nil {
+					s.fail(fmt.Errorf("PE %d at %v: %w", a, addrs[a], err))
+				}
+			})
+		}
+	}
+	for !s.done(2*(n-1)) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	l.ln.Close()
+	s.closeOpen() // strangers still in their handshake
+	wg.Wait()
+	var missing []int
+	for k := range n {
+		if k != self && (s.fds[k][0] < 0 || s.fds[k][1] < 0) {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) == 0 && len(s.errs) == 0 {
+		return newNet(self, n, s.fds, timeout, sameHost), nil
+	}
+	for k := range s.fds {
+		for _, fd := range s.fds[k] {
+			if fd >= 0 {
+				unix.Close(fd)
+			}
+		}
+	}
+	if len(missing) > 0 {
+		s.errs = append(s.errs, fmt.Errorf("PEs %v did not connect within %v (not running, or the address each advertised is not reachable from here: %s picks it)", missing, timeout, EnvListen))
+	}
+	return nil, fmt.Errorf("tcpnet: PE %d: %w", self, errors.Join(s.errs...))
+}
+
+// setup is Connect's state, shared by its goroutines.
+type setup struct {
+	mu     sync.Mutex
+	fds    [][2]int // each PE's connection on each network
+	have   int
+	errs   []error
+	open   map[net.Conn]bool // accepted connections in their handshake
+	closed bool
+}
+
+// got keeps c's socket as PE k's connection on netw, answering ok first
+// when ack (the listener's side).
+func (s *setup) got(k, netw int, c net.Conn, ack bool) error {
+	fd, err := takeFD(c)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fds[k][netw] >= 0 || s.closed {
+		unix.Close(fd)
+		return fmt.Errorf("PE %d connected twice on one network", k)
+	}
+	if ack { // one byte into an empty socket buffer
+		if _, err := unix.Write(fd, []byte{1}); err != nil {
+			unix.Close(fd)
+			return err
+		}
+	}
+	s.fds[k][netw] = fd
+	s.have++
+	return nil
+}
+
+func (s *setup) fail(err error) {
+	s.mu.Lock()
+	s.errs = append(s.errs, err)
+	s.mu.Unlock()
+}
+
+func (s *setup) done(want int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.have == want || len(s.errs) > 0
+}
+
+func (s *setup) track(c net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.open[c] = true
+	}
+	return !s.closed
+}
+
+func (s *setup) untrack(c net.Conn) {
+	s.mu.Lock()
+	delete(s.open, c)
+	s.mu.Unlock()
+	c.Close()
+}
+
+func (s *setup) closeOpen() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	for c := range s.open {
+		c.Close()
+	}
+}
+
+// dialPE dials addr until it answers or the deadline passes, and runs
+// shake on the connection; a connection refused while the peer is not
+// listening yet is tried again.
+func dialPE(addr netip.AddrPort, deadline time.Time, shake func(*net.TCPConn) error) error {
+	for {
+		d := net.Dialer{Deadline: deadline}
+		c, err := d.Dial("tcp", addr.String())
+		if err == nil {
+			err = shake(c.(*net.TCPConn))
+			c.Close()
+			return err
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// takeFD returns a descriptor of c's socket of its own, non-blocking,
+// for the transport's own reads and writes; c can then be closed.
+func takeFD(c net.Conn) (int, error) {
+	rc, err := c.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	fd := -1
+	var derr error
+	if err := rc.Control(func(s uintptr) {
+		fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0)
+		if derr == nil {
+			unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+		}
+	}); err != nil {
+		return -1, err
+	}
+	if derr != nil {
+		return -1, derr
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+// Loopback makes the data network of n PEs of this process over
+// loopback, with no board (tests and benchmarks): PE k's side is the k-th.
+func Loopback(n int, timeout time.Duration) ([]*Net, error) {
+	secret := make([]byte, SecretLen)
+	rand.Read(secret)
+	ls := make([]*Listener, n)
+	addrs := make([]netip.AddrPort, n)
+	for k := range n {
+		l, err := Listen("127.0.0.1")
+		if err != nil {
+			for _, l := range ls[:k] {
+				l.Close()
+			}
+			return nil, err
+		}
+		ls[k], addrs[k] = l, l.Addr()
+	}
+	nets := make([]*Net, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for k := range n {
+		wg.Go(func() { nets[k], errs[k] = ls[k].Connect(k, addrs, secret, timeout, true) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for _, t := range nets {
+			if t != nil {
+				t.Close()
+			}
+		}
+		return nil, err
+	}
+	return nets, nil
+}
