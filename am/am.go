@@ -34,7 +34,7 @@
 // in the runners) and its context. A wait on a PE that has left the network
 // — its program returned, failed or panicked — ends at once in a
 // *GoneError naming it; a wait that runs out of time ends in a
-// *TimeoutError naming the PE waited for. A message sent to a PE that has
+// *papers.TimeoutError naming the PE waited for (Missing). A message sent to a PE that has
 // left is an error for the sender; one that was in the receiver's inbox
 // when it left is handled by its Close, or reported by it. Nothing is
 // dropped silently.
@@ -46,7 +46,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"time"
 
@@ -127,26 +126,6 @@ func (e *GoneError) Error() string {
 
 func (e *GoneError) Unwrap() error { return e.Cause }
 
-// TimeoutError reports a wait on a PE that did not end within the
-// endpoint's timeout. errors.Is(err, os.ErrDeadlineExceeded) holds.
-type TimeoutError struct {
-	PE     int    // the waiting PE
-	Op     string // what it waited for
-	On     int    // the PE it waited on, or -1 for any
-	Waited time.Duration
-}
-
-func (e *TimeoutError) Error() string {
-	on := "the other PEs"
-	if e.On >= 0 {
-		on = fmt.Sprintf("PE %d", e.On)
-	}
-	return fmt.Sprintf("am: PE %d: %s: no answer from %s within %v (it is computing without polling, stopped, or waiting for this PE; raise the timeout if it is just slow)", e.PE, e.Op, on, e.Waited)
-}
-
-func (e *TimeoutError) Timeout() bool        { return true }
-func (e *TimeoutError) Is(target error) bool { return target == os.ErrDeadlineExceeded }
-
 // Options configure an endpoint.
 type Options struct {
 	// Timeout bounds every wait; zero means papers.DefaultTimeout.
@@ -215,7 +194,7 @@ func Of(p *papers.PE) (*Endpoint, error) {
 	if e, ok := p.DataNet().(*Endpoint); ok && e != nil {
 		return e, nil
 	}
-	return nil, fmt.Errorf("am: PE %d: %w", p.Self(), ErrNoNetwork)
+	return nil, papers.Errorf("am", p.Self(), "%w", ErrNoNetwork)
 }
 
 // Self is this PE's id; PEs the program's PE count.
@@ -289,7 +268,7 @@ func (e *Endpoint) Install(id HandlerID, h Handler) {
 
 // errorf formats an error of this PE.
 func (e *Endpoint) errorf(format string, a ...any) error {
-	return fmt.Errorf("am: PE %d: "+format, append([]any{e.self}, a...)...)
+	return papers.Errorf("am", e.self, format, a...)
 }
 
 // misuse records err when it happens inside a handler (the poll that ran
@@ -461,7 +440,7 @@ func (e *Endpoint) stalled(op string, on int, start time.Time) error {
 	default:
 	}
 	if time.Since(start) > e.timeout {
-		return &TimeoutError{PE: e.self, Op: op, On: on, Waited: e.timeout}
+		return timeout(e.self, op, on, e.timeout)
 	}
 	return nil
 }
@@ -481,6 +460,19 @@ func (e *Endpoint) failedPE() error {
 		}
 	}
 	return nil
+}
+
+// timeout is the error of PE self's wait op on PE on (-1: any PE) that
+// outlived waited.
+func timeout(self int, op string, on int, waited time.Duration) error {
+	e := &papers.TimeoutError{PE: self, Op: op, Waited: waited}
+	who := "the other PEs"
+	if on >= 0 {
+		e.Missing = 1 << on
+		who = fmt.Sprintf("PE %d", on)
+	}
+	e.Stall = "no answer from " + who + " (it is computing without polling, stopped, or waiting for this PE; raise the timeout if it is just slow)"
+	return e
 }
 
 // Poll receives what has arrived on nets and runs the handlers: one
@@ -607,7 +599,7 @@ type Crowded interface {
 // replies a handler counts. on is the PE whose messages it waits for (-1
 // when several): its departure ends the wait in a *GoneError, and a
 // silence — no message handled — longer than the timeout in a
-// *TimeoutError naming it.
+// *papers.TimeoutError naming it.
 func (e *Endpoint) Wait(op string, on int, done func() bool) error {
 	return e.wait(op, on, done, sleepFor)
 }

@@ -246,8 +246,8 @@ func TestTimeout(t *testing.T) {
 		waitErr = ep.Wait("reply", 1, func() bool { return c.acks == 1 })
 		return nil
 	})
-	var te *am.TimeoutError
-	if !errors.As(waitErr, &te) || te.On != 1 || !errors.Is(waitErr, os.ErrDeadlineExceeded) {
+	var te *papers.TimeoutError
+	if !errors.As(waitErr, &te) || te.Missing != 1<<1 || !errors.Is(waitErr, os.ErrDeadlineExceeded) {
 		t.Fatalf("wait: %v, want a *TimeoutError on PE 1", waitErr)
 	}
 	if err != nil {
@@ -442,8 +442,8 @@ func TestStagedFaults(t *testing.T) {
 				t.Fatal(err)
 			}
 			if how == "stops" {
-				var te *am.TimeoutError
-				if !errors.As(sendErr, &te) || te.On != 1 {
+				var te *papers.TimeoutError
+				if !errors.As(sendErr, &te) || te.Missing != 1<<1 {
 					t.Fatalf("staging for a PE that stopped: %v, want a *TimeoutError naming PE 1", sendErr)
 				}
 				if getErr != nil {

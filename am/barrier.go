@@ -49,7 +49,7 @@ func Barrier(p *papers.PE) error {
 		if cerr := p.CompleteBarrier(); cerr != nil {
 			return cerr
 		}
-		if _, late := err.(*TimeoutError); late {
+		if _, late := err.(*papers.TimeoutError); late {
 			return nil // it completed meanwhile
 		}
 	}

@@ -12,6 +12,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ttlpapers/ttlpapers/papers"
 )
 
 // The data network of a program whose PEs are processes on one machine
@@ -222,6 +224,15 @@ func WaitShared(path string, timeout time.Duration) error {
 	}
 }
 
+// Errors of a shared data network's file or memory (wrapped, naming it).
+var (
+	// ErrNotShared: the file or memory is not a data network, or one not
+	// yet complete (CreateShared or InitShared makes one).
+	ErrNotShared = errors.New("not a data network")
+	// ErrNoPE: the network has no such PE.
+	ErrNoPE = errors.New("no such PE")
+)
+
 // OpenShared attaches PE pe to the data network in the file at path,
 // after checking that the file is one, complete and of this build's
 // layout.
@@ -233,7 +244,7 @@ func OpenShared(path string, pe int) (*Shared, error) {
 	defer f.Close()
 	var hb [shmHeader]byte
 	if _, err := f.ReadAt(hb[:], 0); err != nil {
-		return nil, fmt.Errorf("am: %s is not a data network (%v): make it with am.CreateShared", path, err)
+		return nil, fmt.Errorf("am: %s is %w (%v): make it with am.CreateShared", path, ErrNotShared, err)
 	}
 	h := (*shmHead)(unsafe.Pointer(&hb[0]))
 	if err := checkHead(h, pe); err != nil {
@@ -253,11 +264,11 @@ func OpenShared(path string, pe int) (*Shared, error) {
 // layout. mem stays the caller's: Close leaves it mapped.
 func AttachShared(mem []byte, pe int) (*Shared, error) {
 	if len(mem) < shmHeader {
-		return nil, fmt.Errorf("am: %d bytes are not a data network: make one with am.InitShared", len(mem))
+		return nil, fmt.Errorf("am: %d bytes: %w: make one with am.InitShared", len(mem), ErrNotShared)
 	}
 	h := (*shmHead)(unsafe.Pointer(&mem[0]))
 	if atomic.LoadUint64(&h.magic) != shmMagic {
-		return nil, errors.New("am: the memory is not a data network, or not complete: make it with am.InitShared before any PE attaches")
+		return nil, fmt.Errorf("am: the memory is %w, or not complete: make it with am.InitShared before any PE attaches", ErrNotShared)
 	}
 	if err := checkHead(h, pe); err != nil {
 		return nil, fmt.Errorf("am: the memory %w", err)
@@ -273,11 +284,11 @@ func AttachShared(mem []byte, pe int) (*Shared, error) {
 func checkHead(h *shmHead, pe int) error {
 	switch {
 	case h.magic != shmMagic:
-		return errors.New("is not a data network, or not complete: make it with am.CreateShared")
+		return fmt.Errorf("is %w, or not complete: make it with am.CreateShared", ErrNotShared)
 	case h.version != shmVersion || h.slots != inboxSlots || h.maxMedium != MaxMedium || h.size != uint64(SharedSize(int(h.n))):
 		return fmt.Errorf("was made by another build (layout %d, %d slots, %d-byte packets): run every PE from one build", h.version, h.slots, h.maxMedium)
 	case pe < 0 || pe >= int(h.n):
-		return fmt.Errorf("has PEs 0 to %d, not PE %d", h.n-1, pe)
+		return fmt.Errorf("has PEs 0 to %d: %w %d", h.n-1, ErrNoPE, pe)
 	}
 	return nil
 }
@@ -318,18 +329,18 @@ func (s *Shared) Close() error {
 
 func (s *Shared) Allocate(n int) ([]byte, int, error) {
 	if n < 1 {
-		return nil, 0, fmt.Errorf("am: PE %d: a region of %d bytes: allocate at least 1", s.self, n)
+		return nil, 0, papers.Errorf("am", s.self, "a region of %d bytes: allocate at least 1", n)
 	}
 	r := 0
 	for r < len(s.own) && s.own[r].mem != nil {
 		r++
 	}
 	if r == shmRegions {
-		return nil, 0, fmt.Errorf("am: PE %d: %d regions of one-sided memory at once: free some (AllSpreadFree) first", s.self, shmRegions)
+		return nil, 0, papers.Errorf("am", s.self, "%d regions of one-sided memory at once: free some (AllSpreadFree) first", shmRegions)
 	}
 	fd, err := unix.MemfdCreate("ttlpapers-datanet", unix.MFD_CLOEXEC)
 	if err != nil {
-		return nil, 0, fmt.Errorf("am: PE %d: one-sided memory: memfd_create: %w", s.self, err)
+		return nil, 0, papers.Errorf("am", s.self, "one-sided memory: memfd_create: %w", err)
 	}
 	var mem []byte
 	if err = unix.Ftruncate(fd, int64(n)); err == nil {
@@ -337,7 +348,7 @@ func (s *Shared) Allocate(n int) ([]byte, int, error) {
 	}
 	if err != nil {
 		unix.Close(fd)
-		return nil, 0, fmt.Errorf("am: PE %d: one-sided memory of %d bytes: %w", s.self, n, err)
+		return nil, 0, papers.Errorf("am", s.self, "one-sided memory of %d bytes: %w", n, err)
 	}
 	if r == len(s.own) {
 		s.own = append(s.own, region{})
@@ -351,7 +362,7 @@ func (s *Shared) Allocate(n int) ([]byte, int, error) {
 
 func (s *Shared) Free(r int) error {
 	if r < 0 || r >= len(s.own) || s.own[r].mem == nil {
-		return fmt.Errorf("am: PE %d: no region %d to free", s.self, r)
+		return papers.Errorf("am", s.self, "no region %d to free", r)
 	}
 	rec := &s.peers[s.self].regions[r]
 	rec.fd.Store(0)

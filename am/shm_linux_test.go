@@ -3,6 +3,7 @@ package am_test
 import (
 	"encoding/binary"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -213,22 +214,32 @@ func TestShared(t *testing.T) {
 	}
 }
 
+// TestSharedBadFile: each wrong file is refused for what is wrong with it.
 func TestSharedBadFile(t *testing.T) {
 	dir := t.TempDir()
-	junk := filepath.Join(dir, "junk")
-	os.WriteFile(junk, make([]byte, 100), 0o600)
-	if _, err := am.OpenShared(junk, 0); err == nil {
-		t.Error("opened a file that is not a data network")
+	for name, size := range map[string]int{"short": 100, "zeroes": am.SharedSize(2)} {
+		junk := filepath.Join(dir, name)
+		if err := os.WriteFile(junk, make([]byte, size), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := am.OpenShared(junk, 0); !errors.Is(err, am.ErrNotShared) {
+			t.Errorf("%s file: %v, want am.ErrNotShared", name, err)
+		}
+	}
+	if _, err := am.OpenShared(filepath.Join(dir, "none"), 0); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("no file: %v, want fs.ErrNotExist", err)
 	}
 	path := filepath.Join(dir, "net")
 	if err := am.CreateShared(path, 2); err != nil {
 		t.Fatal(err)
 	}
-	if err := am.CreateShared(path, 2); err == nil {
-		t.Error("created over an existing network")
+	if err := am.CreateShared(path, 2); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("created over an existing network: %v, want fs.ErrExist", err)
 	}
-	if _, err := am.OpenShared(path, 2); err == nil {
-		t.Error("opened PE 2 of 2")
+	for _, pe := range []int{2, -1} {
+		if _, err := am.OpenShared(path, pe); !errors.Is(err, am.ErrNoPE) {
+			t.Errorf("opened PE %d of 2: %v, want am.ErrNoPE", pe, err)
+		}
 	}
 }
 
@@ -243,8 +254,8 @@ func TestSharedOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer syscall.Munmap(mem)
-	if _, err := am.AttachShared(mem, 0); err == nil {
-		t.Error("attached to memory no InitShared made")
+	if _, err := am.AttachShared(mem, 0); !errors.Is(err, am.ErrNotShared) {
+		t.Errorf("attached to memory no InitShared made: %v, want am.ErrNotShared", err)
 	}
 	if err := am.InitShared(mem[:size-1], 2); err == nil {
 		t.Error("made a network in too little memory")
@@ -255,8 +266,8 @@ func TestSharedOver(t *testing.T) {
 	if err := am.InitShared(mem, 2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := am.AttachShared(mem, 2); err == nil {
-		t.Error("attached PE 2 of 2")
+	if _, err := am.AttachShared(mem, 2); !errors.Is(err, am.ErrNoPE) {
+		t.Errorf("attached PE 2 of 2: %v, want am.ErrNoPE", err)
 	}
 	var s [2]*am.Shared
 	for pe := range s {

@@ -484,37 +484,20 @@ func (b *Board) err() error {
 	return nil
 }
 
-// LED is the colour of a PE's front-panel LED.
-type LED uint8
-
-const (
-	Dark LED = iota
-	Green
-	Red
-	Orange
-)
-
-func (l LED) String() string {
-	if l > Orange {
-		return fmt.Sprintf("LED(%d)", uint8(l))
-	}
-	return [...]string{"dark", "green", "red", "orange"}[l]
-}
-
 // LED returns the colour PE k's LED shows, from the LED driver outputs
 // (Dark for a connector the board does not have).
-func (b *Board) LED(pe int) LED {
-	var l LED
+func (b *Board) LED(pe int) lpt.LED {
+	var l lpt.LED
 	if pe < 0 || pe >= len(b.ledNets) {
 		return l
 	}
 	b.look(func(s *sim) {
 		n := b.ledNets[pe]
 		if s.level(n[0]) {
-			l |= Green
+			l |= lpt.Green
 		}
 		if s.level(n[1]) {
-			l |= Red
+			l |= lpt.Red
 		}
 	})
 	return l

@@ -19,10 +19,23 @@ func CheckName(name string) error { return checkName(name, MaxNameLen) }
 // characters. The error speaks of name, the part the user chose.
 func CheckNameAfter(prefix, name string) error { return checkName(name, MaxNameLen-len(prefix)) }
 
+// NameError reports a board name that is not a plain name.
+type NameError struct {
+	Name   string
+	Why    string // "is empty", "contains '/' (a name, not a path)", …
+	MaxLen int
+}
+
+func (e *NameError) Error() string { return "emu: " + e.Problem() }
+
+// Problem is the message without the package's prefix, for a caller that
+// reports the name as its own setting ("--board: board name …").
+func (e *NameError) Problem() string {
+	return fmt.Sprintf("board name %q %s: use 1 to %d letters, digits, '-', '_' or '.', e.g. myjob-2", e.Name, e.Why, e.MaxLen)
+}
+
 func checkName(name string, maxLen int) error {
-	bad := func(why string) error {
-		return fmt.Errorf("emu: board name %q %s: use 1 to %d letters, digits, '-', '_' or '.', e.g. myjob-2", name, why, maxLen)
-	}
+	bad := func(why string) error { return &NameError{Name: name, Why: why, MaxLen: maxLen} }
 	switch {
 	case name == "":
 		return bad("is empty")

@@ -1,9 +1,11 @@
 // Package emulate runs PAPERS programs in this process on emulated boards:
 // one goroutine per PE, each with its own emulated printer port (package
 // emu), as net/http/httptest sits beside net/http. It is how tests,
-// examples and newcomers run a program without hardware; the protocol
-// packages (papers, strata, splitc) never import the emulator, so a program
-// built for real ports does not link it.
+// examples and newcomers run a program without hardware. The protocol
+// packages (papers, am, strata, splitc) never import the emulator: a program
+// that opens its real port with papers.Open does not link it. One built on
+// spmd.Main does, since spmd links every way to run, the shared-memory
+// emulated board of papersctl run among them.
 //
 // The same function runs unchanged on the real board (papers.Open on a real
 // port, or spmd.Main) and as separate processes on a shared-memory board

@@ -21,39 +21,44 @@ import (
 // Error is one problem with one field of a configuration.
 type Error struct {
 	Field string // the field's Go name: "PEs"
-	// Msg is the whole message; "{Name}" stands for field Name.
-	Msg string
+	// format and args are Errorf's: "{Name}" in format stands for field
+	// Name, and is written before the arguments are, so that braces in
+	// the arguments (a path "./run{N}.sh") stay as they are.
+	format string
+	args   []any
 }
 
 // Errorf returns an *Error about field name, its message formatted as by
 // fmt.Sprintf.
 func Errorf(name, format string, args ...any) *Error {
-	return &Error{Field: name, Msg: fmt.Sprintf(format, args...)}
+	return &Error{Field: name, format: format, args: args}
 }
 
 func (e *Error) Error() string { return e.Render(nil) }
 
-// Render writes the message with each "{Name}" written as name(Name); a
-// nil name, or one that returns "", leaves the field's Go name.
+// Render writes the message with each "{Name}" of the format written as
+// name(Name); a nil name, or one that returns "", leaves the field's Go
+// name.
 func (e *Error) Render(name func(field string) string) string {
 	var b strings.Builder
-	s := e.Msg
+	s := e.format
 	for {
 		i := strings.IndexByte(s, '{')
 		j := strings.IndexByte(s[i+1:], '}')
 		if i < 0 || j < 0 {
 			b.WriteString(s)
-			return b.String()
+			break
 		}
 		f := s[i+1 : i+1+j]
 		b.WriteString(s[:i])
-		if w := call(name, f); w != "" {
-			b.WriteString(w)
-		} else {
-			b.WriteString(f)
+		w := call(name, f)
+		if w == "" {
+			w = f
 		}
+		b.WriteString(strings.ReplaceAll(w, "%", "%%")) // a name is text, not a verb
 		s = s[i+2+j:]
 	}
+	return fmt.Sprintf(b.String(), e.args...)
 }
 
 func call(name func(string) string, f string) string {

@@ -34,3 +34,21 @@ func TestErrors(t *testing.T) {
 		t.Error("a plain error has field errors, or the join lost one")
 	}
 }
+
+// Braces and percent signs in the data are the data's: only the format's
+// placeholders name fields.
+func TestRenderLeavesDataAlone(t *testing.T) {
+	flags := func(f string) string { return map[string]string{"N": "-n", "Program": "--program"}[f] }
+	for _, path := range []string{"./run{N}.sh", "./run-n.sh", "./100%{Program}"} {
+		e := field.Errorf("Program", "{Program} %s: not found (with {N} PEs)", path)
+		if got, want := e.Error(), "Program "+path+": not found (with N PEs)"; got != want {
+			t.Errorf("Error() = %q, want %q", got, want)
+		}
+		if got, want := e.Render(flags), "--program "+path+": not found (with -n PEs)"; got != want {
+			t.Errorf("Render = %q, want %q", got, want)
+		}
+	}
+	if got, want := field.Errorf("X", "{X} at 100%%").Render(func(string) string { return "--x%d" }), "--x%d at 100%"; got != want {
+		t.Errorf("Render = %q, want %q", got, want)
+	}
+}

@@ -134,7 +134,7 @@ func TestSizes(t *testing.T) {
 	}
 	// docs/circuit.md, "Scaling": one 74LS125 and one 74LS126 per 4 PEs; 74LS30 trees at 8.
 	for _, n := range Sizes {
-		if counts[n]["74LS125"] != n/4 || counts[n]["74LS126"] != n/4 || counts[n]["DB25"] != n {
+		if counts[n]["74LS125"] != n/4 || counts[n]["74LS126"] != n/4 || counts[n][DB25.Name] != n {
 			t.Errorf("%d PEs: %v", n, counts[n])
 		}
 	}

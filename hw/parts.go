@@ -123,6 +123,9 @@ type Part struct {
 	// KiCad names: the symbol in KiCad's standard library and a footprint.
 	Symbol    string
 	Footprint string
+	// Maker and MPN name a part to buy where the part is a standard one
+	// (empty where any part answering Name and Description will do).
+	Maker, MPN string
 }
 
 // Logic reports whether the part has logic for the emulator to simulate.
@@ -169,6 +172,7 @@ var (
 		Units: []Unit{{Func: FuncNAND, In: []int{1, 2, 4, 5}, Out: 6}, {Func: FuncNAND, In: []int{9, 10, 12, 13}, Out: 8}},
 		// SN74LS20: tPLH 9/15, tPHL 10/15 ns (typ/max).
 		Delay: ns(3, 10, 15), Symbol: "74xx:74LS20", Footprint: "Package_DIP:DIP-14_W7.62mm",
+		Maker: "Texas Instruments", MPN: "SN74LS20N",
 	}
 	// Dual 4-input NAND buffer (high fan-out), same pinout as the 74LS20.
 	LS40 = &Part{
@@ -178,6 +182,7 @@ var (
 		// SN74LS40: tPLH 12/24, tPHL 12/24 ns into 45 pF. Into long
 		// cables its edges slow far beyond this: see emu's cable model.
 		Delay: ns(3, 12, 24), Symbol: "74xx:74LS40", Footprint: "Package_DIP:DIP-14_W7.62mm",
+		Maker: "Texas Instruments", MPN: "SN74LS40N",
 	}
 	// 8-input NAND: 1,2,3,4,5,6,11,12 -> 8.
 	LS30 = &Part{
@@ -187,6 +192,7 @@ var (
 		Units: []Unit{{Func: FuncNAND, In: []int{1, 2, 3, 4, 5, 6, 11, 12}, Out: 8}},
 		// SN74LS30: tPLH 8/15, tPHL 13/20 ns.
 		Delay: ns(3, 11, 20), Symbol: "74xx:74LS30", Footprint: "Package_DIP:DIP-14_W7.62mm",
+		Maker: "Texas Instruments", MPN: "SN74LS30N",
 	}
 	// Quad 2-input OR: 1,2->3; 4,5->6; 9,10->8; 12,13->11.
 	LS32 = &Part{
@@ -199,6 +205,7 @@ var (
 		},
 		// SN74LS32: tPLH 14/22, tPHL 14/22 ns.
 		Delay: ns(3, 14, 22), Symbol: "74xx:74LS32", Footprint: "Package_DIP:DIP-14_W7.62mm",
+		Maker: "Texas Instruments", MPN: "SN74LS32N",
 	}
 	// Dual D flip-flop with preset and clear.
 	LS74 = &Part{
@@ -212,13 +219,14 @@ var (
 		// SN74LS74A: from CLR, PRE or CLK to Q or nQ, tPLH 13/25 and tPHL
 		// 25/40 ns; the sheet gives one figure for all three inputs.
 		Delay: ns(6, 19, 40), ClockDelay: ns(6, 19, 40), Symbol: "74xx:74LS74", Footprint: "Package_DIP:DIP-14_W7.62mm",
+		Maker: "Texas Instruments", MPN: "SN74LS74AN",
 	}
 	// Quad tri-state buffer, active-low enables. SN74LS125A: tPLH 9/15,
 	// tPHL 7/18; tPZH 12/20, tPZL 15/25, tPHZ and tPLZ 20 max ns.
-	LS125 = quadBuffer("74LS125", "quad tri-state buffer, active-low enable", true, ns(3, 8, 18), ns(3, 15, 25))
+	LS125 = quadBuffer("74LS125", "quad tri-state buffer, active-low enable", "SN74LS125AN", true, ns(3, 8, 18), ns(3, 15, 25))
 	// Quad tri-state buffer, active-high enables. SN74LS126A: tPLH 9/15,
 	// tPHL 8/18; tPZH 16/25, tPZL 21/35, tPHZ and tPLZ 25 max ns.
-	LS126 = quadBuffer("74LS126", "quad tri-state buffer, active-high enable", false, ns(3, 9, 18), ns(3, 19, 35))
+	LS126 = quadBuffer("74LS126", "quad tri-state buffer, active-high enable", "SN74LS126AN", false, ns(3, 9, 18), ns(3, 19, 35))
 	// Octal tri-state buffer/line driver.
 	LS244 = &Part{
 		Name: "74LS244", Description: "octal tri-state buffer / line driver",
@@ -245,11 +253,13 @@ var (
 		// SN74LS244: tPLH 12/18, tPHL 12/18; tPZL 20/30, tPZH 15/23,
 		// tPLZ 15/25, tPHZ 10/18 ns into 45 pF (5 pF for disable).
 		Delay: ns(3, 12, 18), EnableDelay: ns(3, 15, 30), Symbol: "74xx:74LS244", Footprint: "Package_DIP:DIP-20_W7.62mm",
+		Maker: "Texas Instruments", MPN: "SN74LS244N",
 	}
 	// DB25 is the cable connector: one per PE, pins numbered as on the PC's
 	// port (a straight-through cable).
 	DB25 = &Part{
-		Name: "DB25", Description: "DB-25 connector for one PE's printer cable",
+		Name:        "DB-25 male, right-angle PCB",
+		Description: "D-sub 25-way plug (male pins), right-angle through-hole, 2.77 x 2.84 mm pitch, pins 7.70 mm from the board edge: one PE's printer cable",
 		Pins: func() []Pin {
 			pins := make([]Pin, 25)
 			for i := range pins {
@@ -269,9 +279,10 @@ var (
 	// DB25Socket is the adapter's port: female, as a PC's is, so the same
 	// straight-through cable joins it to the board.
 	DB25Socket = &Part{
-		Name: "DB25 female", Description: "DB-25 socket: the adapter's printer port",
-		Pins:   DB25.Pins,
-		Symbol: "Connector:DB25_Socket", Footprint: "Connector_Dsub:DSUB-25_Socket_Horizontal_P2.77x2.84mm_EdgePinOffset7.70mm_Housed_MountingHolesOffset9.12mm",
+		Name:        "DB-25 female, right-angle PCB",
+		Description: "D-sub 25-way socket (female), right-angle through-hole, 2.77 x 2.84 mm pitch, pins 7.70 mm from the board edge: the adapter's printer port",
+		Pins:        DB25.Pins,
+		Symbol:      "Connector:DB25_Socket", Footprint: "Connector_Dsub:DSUB-25_Socket_Horizontal_P2.77x2.84mm_EdgePinOffset7.70mm_Housed_MountingHolesOffset9.12mm",
 	}
 	// PiHeader40 takes a 40-way female-female ribbon (the Pi's GPIO
 	// extension cable) to the Raspberry Pi's header, pin n to pin n.
@@ -295,6 +306,7 @@ var (
 			{8, "A6", in}, {9, "A7", in}, {10, "GND", gnd}, {11, "B7", tri}, {12, "B6", tri}, {13, "B5", tri}, {14, "B4", tri},
 			{15, "B3", tri}, {16, "B2", tri}, {17, "B1", tri}, {18, "B0", tri}, {19, "CE", in}, {20, "VCC", pwr}},
 		Symbol: "74xx:74LS245", Footprint: "Package_DIP:DIP-20_W7.62mm",
+		Maker: "Texas Instruments", MPN: "SN74LVC245AN",
 	}
 )
 
@@ -302,25 +314,31 @@ var (
 // board needs beyond the gates. Name is the value printed in the BOM.
 var (
 	// Cap100n decouples one chip's supply pins.
-	Cap100n = twoPin("100nF", "ceramic decoupling capacitor", "1", "2", "Device:C", "Capacitor_THT:C_Disc_D5.0mm_W2.5mm_P5.00mm")
+	Cap100n = buy(twoPin("100nF", "ceramic capacitor, 50 V, X7R, 5 mm lead pitch: a chip's decoupling", "1", "2", "Device:C", "Capacitor_THT:C_Disc_D5.0mm_W2.5mm_P5.00mm"),
+		"Vishay", "K104K15X7RF5TL2")
 	// Cap10u is the bulk capacitor at the power input.
-	Cap10u = twoPin("10uF", "electrolytic bulk capacitor", "+", "-", "Device:C_Polarized", "Capacitor_THT:CP_Radial_D5.0mm_P2.00mm")
+	Cap10u = buy(twoPin("10uF", "aluminium electrolytic capacitor, 25 V, 5 mm diameter, 2 mm lead pitch, + lead in the square pad: bulk at the power input", "+", "-", "Device:C_Polarized", "Capacitor_THT:CP_Radial_D5.0mm_P2.00mm"),
+		"Panasonic", "ECA-1EM100")
 	// R220 limits a status LED's current: (VOH 3.4 V - VF 2 V) / 220 Ω ≈ 6 mA
 	// from a 74LS244 output (rated for 15 mA).
-	R220 = twoPin("220R", "LED current-limiting resistor", "~", "~", "Device:R", "Resistor_THT:R_Axial_DIN0207_L6.3mm_D2.5mm_P10.16mm_Horizontal")
+	R220 = buy(twoPin("220R", "resistor, 1/4 W, 5 %, axial: a status LED's current limit", "~", "~", "Device:R", "Resistor_THT:R_Axial_DIN0207_L6.3mm_D2.5mm_P10.16mm_Horizontal"),
+		"Yageo", "CFR-25JB-52-220R")
 	// R1k limits the blue power LED's current: (5 V - VF 3.1 V) / 1 kΩ ≈ 2 mA.
-	R1k = twoPin("1k", "power LED current-limiting resistor", "~", "~", "Device:R", "Resistor_THT:R_Axial_DIN0207_L6.3mm_D2.5mm_P10.16mm_Horizontal")
+	R1k = buy(twoPin("1k", "resistor, 1/4 W, 5 %, axial: the power LED's current limit", "~", "~", "Device:R", "Resistor_THT:R_Axial_DIN0207_L6.3mm_D2.5mm_P10.16mm_Horizontal"),
+		"Yageo", "CFR-25JB-52-1K")
 	// LEDBlue is the power light: blue, "to avoid confusion with the rest of
 	// the status display" (seed §3.3).
-	LEDBlue = twoPin("LED blue", "5 mm blue power LED", "K", "A", "Device:LED", "LED_THT:LED_D5.0mm")
+	LEDBlue = twoPin("LED blue, 5 mm", "5 mm blue LED, the power light: cathode (flat side, short lead) in the square pad 1, anode in pad 2", "K", "A", "Device:LED", "LED_THT:LED_D5.0mm")
 	// LEDBicolour is a PE's status light: a 3-lead common-cathode red/green LED.
 	LEDBicolour = &Part{
-		Name: "LED red/green", Description: "5 mm bi-colour LED, common cathode",
-		Pins:   []Pin{{1, "A1", PinPassive}, {2, "K", PinPassive}, {3, "A2", PinPassive}},
-		Symbol: "Device:LED_Dual_AKA", Footprint: "LED_THT:LED_D5.0mm-3",
+		Name:        "LED red/green, common cathode",
+		Description: "5 mm bi-colour LED, 3 leads, common cathode in the middle: green anode in the square pad 1, cathode in pad 2, red anode in pad 3",
+		Pins:        []Pin{{1, "A1", PinPassive}, {2, "K", PinPassive}, {3, "A2", PinPassive}},
+		Symbol:      "Device:LED_Dual_AKA", Footprint: "LED_THT:LED_D5.0mm-3",
 	}
 	// PowerIn takes a regulated 5 V supply: pin 1 +5 V, pin 2 ground.
-	PowerIn = twoPin("5V DC in", "2-way screw terminal for a regulated 5 V supply", "Pin_1", "Pin_2", "Connector:Screw_Terminal_01x02", "TerminalBlock_Phoenix:TerminalBlock_Phoenix_MKDS-1,5-2-5.08_1x02_P5.08mm_Horizontal")
+	PowerIn = buy(twoPin("Screw terminal 2-way, 5.08 mm", "2-way PCB screw terminal, 5.08 mm pitch: regulated 5 V in, pin 1 +5 V, pin 2 ground", "Pin_1", "Pin_2", "Connector:Screw_Terminal_01x02", "TerminalBlock_Phoenix:TerminalBlock_Phoenix_MKDS-1,5-2-5.08_1x02_P5.08mm_Horizontal"),
+		"Phoenix Contact", "1715721")
 )
 
 // Pins of LEDBicolour: anodes for green and red, and the common cathode.
@@ -337,7 +355,13 @@ func twoPin(value, desc, n1, n2, symbol, footprint string) *Part {
 	}
 }
 
-func quadBuffer(name, desc string, low bool, delay, enable Delay) *Part {
+// buy names the part to buy for p.
+func buy(p *Part, maker, mpn string) *Part {
+	p.Maker, p.MPN = maker, mpn
+	return p
+}
+
+func quadBuffer(name, desc, mpn string, low bool, delay, enable Delay) *Part {
 	names := [15]string{"", "1OE", "1A", "1Y", "2OE", "2A", "2Y", "GND", "3Y", "3A", "3OE", "4Y", "4A", "4OE", "VCC"}
 	if low {
 		for _, i := range []int{1, 4, 10, 13} {
@@ -354,6 +378,7 @@ func quadBuffer(name, desc string, low bool, delay, enable Delay) *Part {
 			{Func: FuncBuffer, In: []int{12}, Out: 11, Enable: 13, EnableLow: low},
 		},
 		Delay: delay, EnableDelay: enable, Symbol: "74xx:" + name, Footprint: "Package_DIP:DIP-14_W7.62mm",
+		Maker: "Texas Instruments", MPN: mpn,
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strings"
 
+	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/field"
 	"github.com/ttlpapers/ttlpapers/hw"
 	"github.com/ttlpapers/ttlpapers/lpt"
@@ -47,8 +48,9 @@ func (cfg Config) Validate() error {
 		}
 	}
 	if cfg.Board != "" {
-		if err := CheckBoard(cfg.Board); err != nil {
-			bad("Board", "{Board}: %s", strings.TrimPrefix(err.Error(), "emu: "))
+		var name *emu.NameError
+		if errors.As(CheckBoard(cfg.Board), &name) {
+			bad("Board", "{Board}: %s", name.Problem())
 		}
 	}
 	if err := checkProgram(cfg.Program); err != nil {
@@ -59,7 +61,7 @@ func (cfg Config) Validate() error {
 		v    int64
 	}{{"OpenTimeout", int64(cfg.OpenTimeout)}, {"Grace", int64(cfg.Grace)}, {"Timeout", int64(cfg.Timeout)}} {
 		if d.v < 0 {
-			bad(d.name, "{%s}: negative: need 0 (the default) or more", d.name)
+			bad(d.name, "{"+d.name+"}: negative: need 0 (the default) or more")
 		}
 	}
 	return errors.Join(errs...)

@@ -55,16 +55,16 @@ func ExampleStickyError() {
 	// Output: ioctl PPWDATA: input/output error
 }
 
-// Errors name the PEs they are about in one way everywhere: a mask from a
-// vote or a stall report, or a list.
-func ExampleNameMask() {
-	fmt.Println(lpt.NameMask(1 << 3))
-	fmt.Println(lpt.NameMask(1<<1 | 1<<3))
-	fmt.Println(lpt.Members(1<<1 | 1<<3))
-	fmt.Println(lpt.NamePEs([]int{4, 2}))
+// Errors name the PEs they are about in one way everywhere: a set from a
+// vote or a stall report, or from a list.
+func ExamplePESet() {
+	fmt.Println(lpt.PESet(1 << 3))
+	fmt.Println(lpt.PESet(1<<1 | 1<<3))
+	fmt.Println(lpt.PESet(1<<1 | 1<<3).Members())
+	fmt.Println(lpt.PESetOf(4, 2))
 	// Output:
 	// PE 3
 	// PEs 1, 3
 	// [1 3]
-	// PEs 4, 2
+	// PEs 2, 4
 }

@@ -13,8 +13,6 @@ package lpt
 
 import (
 	"fmt"
-	"math/bits"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -85,33 +83,6 @@ const (
 // logic beyond. The board sizes (package hw), the driver's PE ids and the
 // emulator all derive their limits from it.
 const MaxPEs = 32
-
-// Members returns the PEs whose bits are set in mask (bit k: PE k), lowest
-// first.
-func Members(mask uint64) []int {
-	pes := make([]int, 0, bits.OnesCount64(mask))
-	for k := 0; mask != 0; k, mask = k+1, mask>>1 {
-		if mask&1 != 0 {
-			pes = append(pes, k)
-		}
-	}
-	return pes
-}
-
-// NamePEs names PEs for a message, in the order given: "PE 3", "PEs 1, 3".
-func NamePEs(pes []int) string {
-	if len(pes) == 1 {
-		return fmt.Sprintf("PE %d", pes[0])
-	}
-	s := make([]string, len(pes))
-	for i, k := range pes {
-		s[i] = strconv.Itoa(k)
-	}
-	return "PEs " + strings.Join(s, ", ")
-}
-
-// NameMask names the PEs of a mask (bit k: PE k), lowest first.
-func NameMask(mask uint64) string { return NamePEs(Members(mask)) }
 
 // Register identifies one of the three port registers.
 type Register uint8

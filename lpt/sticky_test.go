@@ -3,6 +3,7 @@ package lpt_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -26,22 +27,35 @@ func TestStickyErrorKeepsTheFirst(t *testing.T) {
 	}
 }
 
+// TestStickyErrorConcurrent: goroutines racing to Set different errors
+// all read back one and the same, one of theirs, and it never changes:
+// each reads after its own Set, so none may see nil or another error.
 func TestStickyErrorConcurrent(t *testing.T) {
-	var s lpt.StickyError
-	errs := make([]error, 8)
-	var wg sync.WaitGroup
-	for i := range errs {
-		errs[i] = fmt.Errorf("error %d", i)
-		wg.Go(func() { s.Set(errs[i]) })
-	}
-	wg.Wait()
-	got := s.Err()
-	for _, e := range errs {
-		if got == e {
-			return
+	for range 100 {
+		var s lpt.StickyError
+		errs, seen := make([]error, 8), make([]error, 8)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range errs {
+			errs[i] = fmt.Errorf("error %d", i)
+			wg.Go(func() {
+				<-start
+				s.Set(errs[i])
+				seen[i] = s.Err()
+			})
+		}
+		close(start)
+		wg.Wait()
+		kept := s.Err()
+		if !slices.Contains(errs, kept) {
+			t.Fatalf("Err() = %v, not one of the errors set", kept)
+		}
+		for i, e := range seen {
+			if e != kept {
+				t.Fatalf("goroutine %d read %v after its Set, the others %v: the first error must stay", i, e, kept)
+			}
 		}
 	}
-	t.Errorf("Err() = %v, not one of the errors set", got)
 }
 
 // TestStickyErrorAllocs: a port that keeps failing must not allocate on

@@ -40,6 +40,7 @@ import (
 	"unsafe"
 
 	"github.com/ttlpapers/ttlpapers/am"
+	"github.com/ttlpapers/ttlpapers/papers"
 )
 
 const (
@@ -147,7 +148,7 @@ func newNodeNet(cm comm, eng *engine) (*nodeNet, error) {
 			return &nodeNet{Shared: s, eng: eng}, nil
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("mpi: PE %d: rank 0 did not make the data network within %v (%v): is it running?", eng.self, eng.timeout, err)
+			return nil, papers.Errorf("mpi", eng.self, "rank 0 did not make the data network within %v (%v): is it running?", eng.timeout, err)
 		}
 		time.Sleep(10 * time.Microsecond)
 	}

@@ -71,7 +71,7 @@ func TestDataNetStoppedRank(t *testing.T) {
 	}
 	named := false
 	for _, k := range []int{0, 1} {
-		named = named || strings.Contains(out, fmt.Sprintf("am: PE %d: fetch_and_add: no answer from PE 2 within %v", k, timeout))
+		named = named || strings.Contains(out, fmt.Sprintf("papers: PE %d: fetch_and_add did not complete within %v: no answer from PE 2", k, timeout))
 	}
 	if !named {
 		t.Errorf("no rank reports that PE 2 did not answer:\n%s", out)

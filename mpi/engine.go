@@ -218,11 +218,11 @@ func checkIn(w comm, timeout time.Duration) error {
 		}
 		r, err := w.irecv(unsafe.Pointer(&in[k]), 1, k, tagHello)
 		if err != nil {
-			return fmt.Errorf("papers: PE %d: check-in: %w", self, err)
+			return papers.Errorf("papers", self, "check-in: %w", err)
 		}
 		s, err := w.isend(unsafe.Pointer(&out[0]), 1, k, tagHello)
 		if err != nil {
-			return fmt.Errorf("papers: PE %d: check-in: %w", self, err)
+			return papers.Errorf("papers", self, "check-in: %w", err)
 		}
 		reqs, peer = append(reqs, r, s), append(peer, k, k)
 	}
@@ -236,7 +236,7 @@ func checkIn(w comm, timeout time.Duration) error {
 			}
 			ok, _, err := reqs[i].test(spins)
 			if err != nil {
-				return fmt.Errorf("papers: PE %d: check-in: %w", self, err)
+				return papers.Errorf("papers", self, "check-in: %w", err)
 			}
 			done[i] = ok
 			if !ok {
@@ -254,7 +254,7 @@ func checkIn(w comm, timeout time.Duration) error {
 				}
 			}
 			return &papers.TimeoutError{PE: self, Op: "check-in", Waited: timeout,
-				Stall: lpt.NameMask(missing) + " did not reach mpi.Open: not started, stopped or dead (ranks started by hand need a longer CheckInTimeout)"}
+				Stall: lpt.PESet(missing).String() + " did not reach mpi.Open: not started, stopped or dead (ranks started by hand need a longer CheckInTimeout)"}
 		}
 	}
 }
@@ -278,7 +278,7 @@ func watchdog(d time.Duration, msg func() string) (stop func()) {
 }
 
 func (e *engine) errorf(format string, a ...any) error {
-	return fmt.Errorf("papers: PE %d: "+format, append([]any{e.self}, a...)...)
+	return papers.Errorf("papers", e.self, format, a...)
 }
 
 // start checks that a collective may begin, and returns a deferred
@@ -552,7 +552,7 @@ func (e *engine) answerPings() error {
 func (e *engine) timedOut(op string, waited time.Duration) error {
 	token := uint64(time.Now().UnixNano())
 	want := e.members &^ (1 << e.self)
-	for _, k := range papers.Members(want) {
+	for _, k := range lpt.PESet(want).Members() {
 		if err := e.send(k, tagPing, ctl{done: token}); err != nil {
 			return e.fail(op, err)
 		}
@@ -576,7 +576,7 @@ func (e *engine) timedOut(op string, waited time.Duration) error {
 	}
 	stall := "every other PE answers a ping: they are waiting in another operation (did every PE call the same one?)"
 	if silent := want &^ answered; silent != 0 {
-		stall = fmt.Sprintf("%s did not answer a ping: stopped, dead, or computing for longer than the timeout", lpt.NameMask(silent))
+		stall = fmt.Sprintf("%s did not answer a ping: stopped, dead, or computing for longer than the timeout", lpt.PESet(silent))
 	}
 	e.broken = &papers.TimeoutError{PE: e.self, Op: op, Waited: e.timeout, Stall: stall}
 	e.pendOp = ""
@@ -690,7 +690,7 @@ func (e *engine) acknowledge(op string, mine ctl, raisers uint64, code uint8) (u
 	start := time.Now()
 	for {
 		if known {
-			for _, k := range papers.Members(targets &^ sent) {
+			for _, k := range lpt.PESet(targets &^ sent).Members() {
 				if err := e.send(k, tagAck, mine); err != nil {
 					return 0, e.fail(op, err)
 				}
@@ -713,7 +713,7 @@ func (e *engine) acknowledge(op string, mine ctl, raisers uint64, code uint8) (u
 				if !known {
 					return 0, e.failErr(&papers.TimeoutError{PE: e.self, Op: "interrupt acknowledge", Waited: e.timeout, Stall: "no participant acknowledged this PE's interrupt (are they all computing without a collective, stopped or dead?)"})
 				}
-				return 0, e.failErr(&papers.TimeoutError{PE: e.self, Op: "interrupt acknowledge", Waited: e.timeout, Stall: lpt.NameMask(missing) + " did not acknowledge the interrupt: stopped, dead, or computing for longer than the timeout"})
+				return 0, e.failErr(&papers.TimeoutError{PE: e.self, Op: "interrupt acknowledge", Waited: e.timeout, Stall: lpt.PESet(missing).String() + " did not acknowledge the interrupt: stopped, dead, or computing for longer than the timeout"})
 			}
 			continue
 		}
@@ -748,7 +748,7 @@ func (e *engine) acknowledge(op string, mine ctl, raisers uint64, code uint8) (u
 	if stays&self == 0 {
 		return code, nil
 	}
-	e.ranks = papers.Members(stays)
+	e.ranks = lpt.PESet(stays).Members()
 	data, err := e.subset(op)
 	if err != nil {
 		return 0, e.fail(op, err)
@@ -764,7 +764,7 @@ func (e *engine) acknowledge(op string, mine ctl, raisers uint64, code uint8) (u
 // then, as the call cannot be abandoned, a watchdog ends the process with an
 // error after the timeout, and mpirun ends the job.
 func (e *engine) subset(op string) (comm, error) {
-	self, timeout, members := e.self, e.timeout, lpt.NameMask(e.members)
+	self, timeout, members := e.self, e.timeout, lpt.PESet(e.members).String()
 	defer watchdog(timeout, func() string {
 		return fmt.Sprintf("papers: PE %d: %s: the communicator of %s was not created within %v after the interrupt acknowledge: one of them stopped or died; ending this process", self, op, members, timeout)
 	})()

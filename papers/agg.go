@@ -278,7 +278,7 @@ func Gather[T Number](p *PE, v T, out []T) error {
 		return p.argError("Gather", "out has %d elements, want one per PE (%d)", len(out), p.n)
 	}
 	if missing := p.all() &^ p.members; missing != 0 {
-		for _, k := range Members(missing) {
+		for _, k := range lpt.PESet(missing).Members() {
 			out[k] = 0
 		}
 		return p.absent("Gather", missing, "value")

@@ -30,7 +30,7 @@ func (c Count) String() string {
 	if c.Missing == 0 {
 		return fmt.Sprintf("%d/%d", c.Delivered, c.Total)
 	}
-	return fmt.Sprintf("%d/%d (%s missing)", c.Delivered, c.Total, lpt.NameMask(c.Missing))
+	return fmt.Sprintf("%d/%d (%s missing)", c.Delivered, c.Total, lpt.PESet(c.Missing))
 }
 
 // counted runs f, a collective, over the PEs that take part and that the

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/lpt"
@@ -32,15 +33,50 @@ var (
 	ErrAbsent = errors.New("PE not taking part")
 )
 
-// TimeoutError reports a wait that did not complete within its deadline.
-// It is a timeout in the standard library's sense: Timeout reports true and
+// PEError is an error of PE PE's operation in package Pkg: its message
+// is "Pkg: PE k: " and Err's. The layers on papers (am, splitc, strata,
+// mpi) make theirs with Errorf too, so that a runner reporting several
+// PEs' errors sees which name their PE (NamePE) without reading their text.
+type PEError struct {
+	Pkg string
+	PE  int
+	Err error
+}
+
+func (e *PEError) Error() string { return e.Pkg + ": PE " + strconv.Itoa(e.PE) + ": " + e.Err.Error() }
+func (e *PEError) Unwrap() error { return e.Err }
+
+// ErrorPE is the PE the error is about.
+func (e *PEError) ErrorPE() int { return e.PE }
+
+// Errorf returns a *PEError of PE pe in package pkg, its Err formatted as
+// by fmt.Errorf (%w wraps).
+func Errorf(pkg string, pe int, format string, a ...any) error {
+	return &PEError{Pkg: pkg, PE: pe, Err: fmt.Errorf(format, a...)}
+}
+
+// ErrorPE is the PE the error is about.
+func (e *TimeoutError) ErrorPE() int { return e.PE }
+
+// ErrorPE is the PE the error is about.
+func (e *InterruptError) ErrorPE() int { return e.PE }
+
+// ErrorPE is the PE the error is about.
+func (e *AbsentError) ErrorPE() int { return e.PE }
+
+// TimeoutError reports a wait that did not complete within its deadline:
+// on the board, on MPI, or on the data network (package am). It is a
+// timeout in the standard library's sense: Timeout reports true and
 // errors.Is(err, os.ErrDeadlineExceeded) holds.
 type TimeoutError struct {
-	PE     int
+	PE     int // the waiting PE
 	Op     string
 	Waited time.Duration
+	// Missing are the PEs waited for, when the waiter knows them (bit k:
+	// PE k; a data-network wait on one PE); 0 when it does not.
+	Missing uint64
 	// Stall says who held the operation up, when the backend knows (the
-	// emulator does; real hardware does not).
+	// emulator and the data network do; real hardware does not).
 	Stall string
 }
 
@@ -83,10 +119,10 @@ type InterruptError struct {
 func (e *InterruptError) Error() string {
 	s := fmt.Sprintf("papers: PE %d: %s interrupted by a parallel interrupt with code %#x", e.PE, e.Op, e.Code)
 	if e.Left != 0 {
-		s += fmt.Sprintf("; %s left the group", lpt.NameMask(e.Left))
+		s += fmt.Sprintf("; %s left the group", lpt.PESet(e.Left))
 	}
 	if e.Joined != 0 {
-		s += fmt.Sprintf("; %s joined the group", lpt.NameMask(e.Joined))
+		s += fmt.Sprintf("; %s joined the group", lpt.PESet(e.Joined))
 	}
 	return s
 }
@@ -114,9 +150,9 @@ type AbsentError struct {
 
 func (e *AbsentError) Error() string {
 	if e.Why == "value" {
-		return fmt.Sprintf("papers: PE %d: %s: %s took no part (left the group): their slots hold zero, the participants' are filled", e.PE, e.Op, lpt.NameMask(e.Missing))
+		return fmt.Sprintf("papers: PE %d: %s: %s took no part (left the group): their slots hold zero, the participants' are filled", e.PE, e.Op, lpt.PESet(e.Missing))
 	}
-	return fmt.Sprintf("papers: PE %d: %s: %s %s does not take part (it left the group, or its program failed): name a participant (Participants)", e.PE, e.Op, e.Why, lpt.NameMask(e.Missing))
+	return fmt.Sprintf("papers: PE %d: %s: %s %s does not take part (it left the group, or its program failed): name a participant (Participants)", e.PE, e.Op, e.Why, lpt.PESet(e.Missing))
 }
 
 func (e *AbsentError) Unwrap() error { return ErrAbsent }

@@ -1,33 +1,20 @@
 package papers
 
 import (
-	"fmt"
-
 	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
-// LED is a colour of a PE's bi-colour front-panel LED. The seed (§2.2,
-// §3.3): "green means running, red means waiting (for more than two 'clock'
-// cycles), and black means not in use"; orange, both lines on, "is used
-// only rarely (as a 'special' status indication)". The LEDs are "explicitly
-// set under software control": P_LG and P_LR are bits of the data register.
-type LED uint8
+// LED is a colour of a PE's front-panel LED: the one type the driver and
+// the emulator share (lpt.LED).
+type LED = lpt.LED
 
-// The colours. The values are the pair (P_LR, P_LG) as bits 1 and 0, the
-// same encoding as the emulator's emu.LED.
+// The colours, as lpt has them.
 const (
-	Dark   LED = 0 // not in use
-	Green  LED = 1 // running
-	Red    LED = 2 // waiting at a barrier
-	Orange LED = 3 // the seed's "special" status
+	Dark   = lpt.Dark   // not in use
+	Green  = lpt.Green  // running
+	Red    = lpt.Red    // waiting at a barrier
+	Orange = lpt.Orange // the seed's "special" status
 )
-
-func (l LED) String() string {
-	if l > Orange {
-		return fmt.Sprintf("LED(%d)", uint8(l))
-	}
-	return [...]string{"dark", "green", "red", "orange"}[l]
-}
 
 // ledBits are the LED lines of the data register; LED values shift onto
 // them.

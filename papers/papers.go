@@ -49,9 +49,9 @@ package papers
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/lpt"
@@ -206,25 +206,24 @@ func (p *PE) checkIn(timeout time.Duration) error {
 		return err
 	}
 	if all := p.all(); mask != all {
-		return p.errorf("check-in: PEs %v did not answer (cable unplugged, port transparent, or their program was started with a different PE count)", Members(all&^mask))
+		return p.errorf("check-in: %s did not answer (cable unplugged, port transparent, or their program was started with a different PE count)", lpt.PESet(all&^mask))
 	}
 	p.members = mask
 	return nil
 }
 
-// NamePE returns err prefixed with "PE k: " unless its message already
-// names PE k, as this package's errors do ("papers: PE k: ..."): a runner
+// NamePE returns err prefixed with "PE k: " unless it already names PE k,
+// as this package's errors and those of the layers on it do (an error in
+// its chain with ErrorPE() == k: *PEError, *TimeoutError, …): a runner
 // that reports several PEs' errors (package emulate, spmd.Main) names each
 // PE once.
 func NamePE(k int, err error) error {
-	if strings.Contains(err.Error(), fmt.Sprintf("PE %d: ", k)) {
+	var named interface{ ErrorPE() int }
+	if errors.As(err, &named) && named.ErrorPE() == k {
 		return err
 	}
 	return fmt.Errorf("PE %d: %w", k, err)
 }
-
-// Members lists the PEs whose bits are set in a vote mask, in PE order.
-func Members(mask uint64) []int { return lpt.Members(mask) }
 
 // all is the mask of every PE of the program.
 func (p *PE) all() uint64 { return 1<<p.n - 1 }
@@ -234,7 +233,7 @@ func (p *PE) errorf(format string, a ...any) error {
 	if p.self < 0 { // Abandon: a port without its PE
 		return fmt.Errorf("papers: "+format, a...)
 	}
-	return fmt.Errorf("papers: PE %d: "+format, append([]any{p.self}, a...)...)
+	return Errorf("papers", p.self, format, a...)
 }
 
 // abandon parks the port and releases it after a failed Open.
@@ -527,14 +526,14 @@ func (p *PE) interrupted(op string) (done bool, err error) {
 // context's end, or the deadline.
 func (p *PE) waitOver(op string, ack bool, waited time.Duration) error {
 	if err := p.port.Err(); err != nil {
-		return fmt.Errorf("papers: PE %d: %s: port failed: %w", p.self, op, err)
+		return Errorf("papers", p.self, "%s: port failed: %w", op, err)
 	}
 	select {
 	case <-p.done:
 		if p.settled(ack) {
 			return nil
 		}
-		return fmt.Errorf("papers: PE %d: %s abandoned: %w", p.self, op, context.Cause(p.ctx))
+		return Errorf("papers", p.self, "%s abandoned: %w", op, context.Cause(p.ctx))
 	default:
 	}
 	if waited > p.timeout && !p.settled(ack) {

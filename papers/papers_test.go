@@ -495,12 +495,12 @@ func TestLED(t *testing.T) {
 	waiting := make(chan papers.LED, 1)
 	err = emulate.RunOn(b, 2, papers.Config{}, func(p *papers.PE) error {
 		if p.Self() == 1 {
-			if got := b.LED(1); got != emu.Green {
+			if got := b.LED(1); got != lpt.Green {
 				return fmt.Errorf("LED of a running PE is %v, want green", got)
 			}
 			for range 2 {
 				colour := <-waiting
-				if err := waitForLED(b, 0, emu.Red); err != nil {
+				if err := waitForLED(b, 0, lpt.Red); err != nil {
 					return fmt.Errorf("PE 0 waiting with colour %v: %w", colour, err)
 				}
 				if err := p.Barrier(); err != nil {
@@ -513,14 +513,14 @@ func TestLED(t *testing.T) {
 			if err := p.SetLED(c); err != nil {
 				return err
 			}
-			if got := b.LED(0); got != emu.LED(c) || p.LED() != c {
+			if got := b.LED(0); got != lpt.LED(c) || p.LED() != c {
 				return fmt.Errorf("SetLED(%v): the board shows %v, LED() %v", c, got, p.LED())
 			}
 			waiting <- c
 			if err := p.Barrier(); err != nil {
 				return err
 			}
-			if got := b.LED(0); got != emu.LED(c) {
+			if got := b.LED(0); got != lpt.LED(c) {
 				return fmt.Errorf("LED after the wait is %v, want %v again", got, c)
 			}
 		}
@@ -533,14 +533,14 @@ func TestLED(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k := 0; k < 2; k++ {
-		if got := b.LED(k); got != emu.Dark {
+		if got := b.LED(k); got != lpt.Dark {
 			t.Errorf("LED of PE %d after Close is %v, want dark", k, got)
 		}
 	}
 }
 
 // waitForLED waits (up to 10 s) until PE k's LED shows c.
-func waitForLED(b *emu.Board, k int, c emu.LED) error {
+func waitForLED(b *emu.Board, k int, c lpt.LED) error {
 	for deadline := time.Now().Add(10 * time.Second); b.LED(k) != c; {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("PE %d's LED is %v after 10s, want %v", k, b.LED(k), c)
@@ -657,7 +657,7 @@ func TestCheckInFindsMissingPE(t *testing.T) {
 	}
 	b.Inject(emu.Fault{PE: 2, Kind: emu.Unplugged})
 	err = emulate.RunOn(b, 4, papers.Config{Timeout: time.Second}, func(p *papers.PE) error { return nil })
-	if err == nil || !strings.Contains(err.Error(), "PEs [2] did not answer") {
+	if err == nil || !strings.Contains(err.Error(), "PE 2 did not answer") {
 		t.Fatalf("check-in with PE 2 unplugged: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emulate"
+	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
@@ -183,9 +184,9 @@ func combines(p *papers.PE, rounds int, missing uint64, what string) error {
 			product *= uint8(k + 2)
 		}
 	}
-	want := fmt.Sprintf("%d/%d", n-len(papers.Members(missing)), n)
+	want := fmt.Sprintf("%d/%d", n-len(lpt.PESet(missing).Members()), n)
 	if missing != 0 {
-		want += fmt.Sprintf(" (PEs %d, %d missing)", papers.Members(missing)[0], papers.Members(missing)[1])
+		want += fmt.Sprintf(" (PEs %d, %d missing)", lpt.PESet(missing).Members()[0], lpt.PESet(missing).Members()[1])
 	}
 	for i := range rounds {
 		got, c, err := papers.ReduceCount(p, papers.BitOr, uint8(1<<p.Self()))

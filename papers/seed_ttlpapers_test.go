@@ -259,18 +259,18 @@ func TestSeedLEDs(t *testing.T) {
 	rows := []struct {
 		seed string
 		set  papers.LED
-		want emu.LED
+		want lpt.LED
 	}{
-		{`"When a parallel program is running, the LED should be lighted green, which is accomplished by making P_LG=1 and P_LR=0."`, papers.Green, emu.Green},
-		{`"When a PC is waiting for a barrier, it should make its LED red by setting P_LG=0 and P_LR=1." (TestLED: the driver does it itself while a wait is slow)`, papers.Red, emu.Red},
-		{`"It is also possible to generate an orange status light by setting both P_LG and P_LR to 1, however, this setting is used only rarely (as a 'special' status indication)."`, papers.Orange, emu.Orange},
-		{`"When TTL_PAPERS is not in use, both bits should be set to 0, yielding a dark LED."`, papers.Dark, emu.Dark},
+		{`"When a parallel program is running, the LED should be lighted green, which is accomplished by making P_LG=1 and P_LR=0."`, papers.Green, lpt.Green},
+		{`"When a PC is waiting for a barrier, it should make its LED red by setting P_LG=0 and P_LR=1." (TestLED: the driver does it itself while a wait is slow)`, papers.Red, lpt.Red},
+		{`"It is also possible to generate an orange status light by setting both P_LG and P_LR to 1, however, this setting is used only rarely (as a 'special' status indication)."`, papers.Orange, lpt.Orange},
+		{`"When TTL_PAPERS is not in use, both bits should be set to 0, yielding a dark LED."`, papers.Dark, lpt.Dark},
 	}
 	err = emulate.RunOn(b, 2, papers.Config{}, func(p *papers.PE) error {
 		if p.Self() == 1 {
 			return nil
 		}
-		if got := b.LED(0); got != emu.Green {
+		if got := b.LED(0); got != lpt.Green {
 			return fmt.Errorf("after Open the LED is %v, want green (a program is running)", got)
 		}
 		for _, r := range rows {
@@ -286,7 +286,7 @@ func TestSeedLEDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := b.LED(0); got != emu.Dark {
+	if got := b.LED(0); got != lpt.Dark {
 		t.Errorf("after Close the LED is %v, want dark (not in use)", got)
 	}
 }

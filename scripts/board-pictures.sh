@@ -5,18 +5,20 @@
 # the README's picture), and the routed boards: the front (F.Cu, front
 # silkscreen, outline) and the back (B.Cu, back silkscreen, outline;
 # mirrored, as seen from below) as SVG, and a 3-D render of the top as PNG
-# (kicad-cli renders headless; the footprints carry no 3-D models, so it
-# shows the bare board: mask, pads, silkscreen). The SVGs of an unchanged
+# (kicad-cli renders headless, with the parts: the footprints link KiCad's
+# 3-D models, from Debian's kicad-packages3d). The SVGs of an unchanged
 # board come out byte for byte the same; the 3-D renders do not (KiCad's
 # renderer), so `git checkout` those of boards that did not change.
 #
 # Needs: kicad-cli (KiCad 9; on Debian bookworm from bookworm-backports),
-# rsvg-convert (apt-get install librsvg2-bin) for the crop.
+# kicad-packages3d (the same) for the parts in the renders, rsvg-convert
+# (apt-get install librsvg2-bin) for the crop.
 # Usage: scripts/board-pictures.sh   (from the repository root, after
 # `go run ./cmd/papersctl kicad`)
 set -euo pipefail
 command -v kicad-cli >/dev/null || { echo "board-pictures: kicad-cli not found: install KiCad 9 (apt-get install -t bookworm-backports kicad)" >&2; exit 1; }
 [[ -d kicad ]] || { echo "board-pictures: run from the repository root (no kicad/ here)" >&2; exit 1; }
+[[ -d /usr/share/kicad/3dmodels ]] || { echo "board-pictures: KiCad's 3-D models not found: apt-get install -t bookworm-backports kicad-packages3d, or the renders show bare boards" >&2; exit 1; }
 work=$(mktemp -d /tmp/board-pictures.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 

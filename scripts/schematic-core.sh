@@ -2,7 +2,7 @@
 # schematic-core.sh: crop the core of the 4-PE sheet — the barrier's S0/S1
 # NAND trees and flip-flops, and the interrupt trees — out of KiCad's plot
 # docs/schematic-4pe.svg (scripts/board-pictures.sh runs it after plotting)
-# into docs/schematic-4pe-core.png, the README's picture: the whole A2
+# into docs/schematic-4pe-core.png, the README's picture: the whole A1
 # sheet is unreadable at a page's width.
 #
 # The crop is the two top-middle group boxes of the sheet with 1.27 mm
@@ -11,7 +11,7 @@
 # Needs rsvg-convert (apt-get install librsvg2-bin).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-VIEWBOX="247.65 26.67 203.2 106.68" # x y width height
+VIEWBOX="267.97 26.67 218.44 114.3" # x y width height
 command -v rsvg-convert >/dev/null || { echo "schematic-core: rsvg-convert not found: apt-get install librsvg2-bin" >&2; exit 1; }
 tmp=$(mktemp --suffix=.svg)
 trap 'rm -f "$tmp"' EXIT

@@ -182,7 +182,7 @@ func runCluster(ctx context.Context, rep *Report, h *hw.Board, board *emu.Board,
 	if board != nil {
 		var lit []string
 		for k := range cfg.PEs {
-			if l := board.LED(k); l != emu.Dark {
+			if l := board.LED(k); l != lpt.Dark {
 				lit = append(lit, fmt.Sprintf("PE %d %s", k, l))
 			}
 		}
@@ -656,7 +656,7 @@ func ledChecks(e *env) error {
 		return err
 	}
 	if self == 0 {
-		e.check(e.step, allLEDs(e.board, n, emu.Green) == "", "D4,D5", "%s", or(allLEDs(e.board, n, emu.Green), "every LED green"))
+		e.check(e.step, allLEDs(e.board, n, lpt.Green) == "", "D4,D5", "%s", or(allLEDs(e.board, n, lpt.Green), "every LED green"))
 	}
 	if err := e.shared.meet(5 * e.timeout); err != nil {
 		return err
@@ -666,11 +666,11 @@ func ledChecks(e *env) error {
 		if self == n-1 {
 			// Be late until PE 0's LED turns red.
 			deadline := time.Now().Add(5 * e.timeout)
-			for e.board.LED(0) != emu.Red && time.Now().Before(deadline) {
+			for e.board.LED(0) != lpt.Red && time.Now().Before(deadline) {
 				time.Sleep(50 * time.Microsecond)
 			}
 			l := e.board.LED(0)
-			e.check(e.step, l == emu.Red, "D4,D5", "PE 0's LED was %s while PE %d was late", l, self)
+			e.check(e.step, l == lpt.Red, "D4,D5", "PE 0's LED was %s while PE %d was late", l, self)
 		}
 		if err := p.Barrier(); err != nil {
 			return err
@@ -680,7 +680,7 @@ func ledChecks(e *env) error {
 		}
 		e.step = "LEDs green again after the barrier"
 		if self == 0 {
-			e.check(e.step, allLEDs(e.board, n, emu.Green) == "", "D4,D5", "%s", or(allLEDs(e.board, n, emu.Green), "every LED green"))
+			e.check(e.step, allLEDs(e.board, n, lpt.Green) == "", "D4,D5", "%s", or(allLEDs(e.board, n, lpt.Green), "every LED green"))
 		}
 		if err := e.shared.meet(5 * e.timeout); err != nil {
 			return err
@@ -690,7 +690,7 @@ func ledChecks(e *env) error {
 }
 
 // allLEDs lists the PEs whose LED is not the given colour.
-func allLEDs(b *emu.Board, n int, want emu.LED) string {
+func allLEDs(b *emu.Board, n int, want lpt.LED) string {
 	var bad []string
 	for k := range n {
 		if l := b.LED(k); l != want {
@@ -730,7 +730,7 @@ func leaveChecks(e *env) error {
 		if err != nil {
 			return err
 		}
-		e.check(e.step, ie.Left == 1<<leaver, "nAutoFd,nStrobe", "the interrupt named PEs %v as left, expected [%d]", papers.Members(ie.Left), leaver)
+		e.check(e.step, ie.Left == 1<<leaver, "nAutoFd,nStrobe", "the interrupt named %s as left, expected PE %d", lpt.PESet(ie.Left), leaver)
 		if err := e.shared.waitFor(left, 20*e.timeout, fmt.Sprintf("PE %d to leave", leaver)); err != nil {
 			return err
 		}

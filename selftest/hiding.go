@@ -165,7 +165,7 @@ func linesOf(hs []hypothesis) string {
 	for i, l := range order {
 		ks := pes[l]
 		slices.Sort(ks)
-		parts[i] = fmt.Sprintf("%s (%s)", l, lpt.NamePEs(ks))
+		parts[i] = fmt.Sprintf("%s (%s)", l, lpt.PESetOf(ks...))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -40,7 +40,7 @@ func stuckPairs(s *signatures) []stuckPair {
 
 // TestTwoStuckLinesNeverOneFault runs the wiring diagnosis on two stuck
 // lines on different PEs of a 4-PE cluster — 210 pairs drawn at random
-// (issue 26's trial), or $TTLPAPERS_RUN_TRIALS of them, every one of the
+// in CI, or $TTLPAPERS_RUN_TRIALS of them, every one of the
 // 6936 from that many up — and checks that no report claims the readings
 // match a single fault that is not there without saying that it may hide
 // a second one and naming it (or, for a line the board does not connect,

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
 // ErrNoAnswer is what an AskLED function returns when nobody answers: the
@@ -26,7 +26,7 @@ const DefaultPromptWait = 2 * time.Minute
 // ErrNoAnswer, and from then on returns it at once, when in ends or no
 // answer comes within wait (zero: DefaultPromptWait). A line that is not a
 // colour repeats the question.
-func Prompt(in io.Reader, out io.Writer, wait time.Duration) func(pe int, question string) (emu.LED, error) {
+func Prompt(in io.Reader, out io.Writer, wait time.Duration) func(pe int, question string) (lpt.LED, error) {
 	if wait <= 0 {
 		wait = DefaultPromptWait
 	}
@@ -61,7 +61,7 @@ func (p *prompt) read() {
 	}()
 }
 
-func (p *prompt) ask(pe int, question string) (emu.LED, error) {
+func (p *prompt) ask(pe int, question string) (lpt.LED, error) {
 	if p.gone != nil {
 		return 0, p.gone
 	}
@@ -93,16 +93,16 @@ func (p *prompt) giveUp(err error) error {
 }
 
 // parseColour reads an answer to the LED question.
-func parseColour(s string) (emu.LED, bool) {
+func parseColour(s string) (lpt.LED, bool) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "g", "green":
-		return emu.Green, true
+		return lpt.Green, true
 	case "r", "red":
-		return emu.Red, true
+		return lpt.Red, true
 	case "o", "orange", "both":
-		return emu.Orange, true
+		return lpt.Orange, true
 	case "d", "dark", "off", "none":
-		return emu.Dark, true
+		return lpt.Dark, true
 	}
 	return 0, false
 }

@@ -11,11 +11,12 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
 // singlePort runs a single-PC selftest on PE 0's port of an emulated board
 // whose other cables are unplugged, as a real port alone on its board.
-func singlePort(t *testing.T, ask func(int, string) (emu.LED, error)) *Report {
+func singlePort(t *testing.T, ask func(int, string) (lpt.LED, error)) *Report {
 	t.Helper()
 	b, err := emu.New(4)
 	if err != nil {
@@ -70,7 +71,7 @@ func TestPromptAnswered(t *testing.T) {
 func TestPromptUnanswered(t *testing.T) {
 	pr, pw := io.Pipe()
 	defer pw.Close()
-	for name, ask := range map[string]func(int, string) (emu.LED, error){
+	for name, ask := range map[string]func(int, string) (lpt.LED, error){
 		"EOF":                  Prompt(strings.NewReader(""), io.Discard, time.Minute),
 		"timeout":              Prompt(pr, io.Discard, 20*time.Millisecond),
 		"EOF after one answer": Prompt(strings.NewReader("d\n"), io.Discard, time.Minute),

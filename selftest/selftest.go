@@ -81,7 +81,7 @@ type Config struct {
 	CheckInTimeout time.Duration
 	// AskLED, when set, asks a person which colour an LED shows (real
 	// ports). Without it, faults on the LED lines are not checkable.
-	AskLED func(pe int, question string) (emu.LED, error)
+	AskLED func(pe int, question string) (lpt.LED, error)
 	// LatencyOps is the number of port operations timed (default 20000).
 	LatencyOps int
 	// Record, when set, is called with the emulated board once it is
@@ -406,7 +406,7 @@ func wiringRig(board *emu.Board, pes []int, cfg Config) (r rig, release func(), 
 	if board == nil {
 		r = rig{pes: pes, ports: []lpt.Port{cfg.Port}}
 		if cfg.AskLED != nil {
-			r.led = func(i int) (emu.LED, error) {
+			r.led = func(i int) (lpt.LED, error) {
 				return cfg.AskLED(pes[i], fmt.Sprintf("Which colour is the LED for PE %d (connector %s) now?", pes[i], hw.ConnectorRef(pes[i])))
 			}
 		}

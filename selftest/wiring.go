@@ -19,7 +19,7 @@ import (
 type rig struct {
 	pes   []int                        // board connector (PE) of each port
 	ports []lpt.Port                   // the ports, in the order of pes
-	led   func(i int) (emu.LED, error) // LED of ports[i]; nil when nobody can see the LEDs
+	led   func(i int) (lpt.LED, error) // LED of ports[i]; nil when nobody can see the LEDs
 }
 
 // reading is one observation of the wiring probe: a status register (masked
@@ -276,7 +276,7 @@ func lineNamed(name string) lpt.Line {
 // describe renders a reading for a failure detail.
 func (r reading) describe(v uint8) string {
 	if r.led {
-		return emu.LED(v).String()
+		return lpt.LED(v).String()
 	}
 	return fmt.Sprintf("NAND %04b, Busy bit %d", v>>lpt.InputShift&lpt.DataMask, v>>7)
 }
@@ -462,7 +462,7 @@ func claimRig(b *emu.Board, pes []int, leds bool) (openRig, error) {
 		r.ports = append(r.ports, p)
 	}
 	if leds {
-		r.led = func(i int) (emu.LED, error) { return b.LED(pes[i]), nil }
+		r.led = func(i int) (lpt.LED, error) { return b.LED(pes[i]), nil }
 	}
 	r.close = release
 	return r, nil

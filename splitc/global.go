@@ -239,7 +239,7 @@ func Attach(p *papers.PE) (*Memory, error) {
 func (m *Memory) PE() *papers.PE { return m.p }
 
 func (m *Memory) errorf(format string, a ...any) error {
-	return fmt.Errorf("splitc: PE %d: "+format, append([]any{m.self}, a...)...)
+	return papers.Errorf("splitc", m.self, format, a...)
 }
 
 // AllSpreadMalloc allocates a spread array of count elements, zeroed

@@ -1,13 +1,22 @@
-// Package splitc is the global-communication library of Split-C
-// (Libsplit-C, Luna 1994, section 3.3) on TTL_PAPERS: barrier, broadcast,
-// reduce and scan, which every PE must call, in the same order.
+// Package splitc is Split-C's run-time library (Libsplit-C, Luna 1994) on
+// TTL_PAPERS, in its two halves.
 //
-// Split-C spells each operation once per type (all_scan_add, _uadd, _fadd,
-// _dadd); here one generic function covers the variants, and its comment
-// names the originals it implements. Reductions deliver the result to every
-// PE (the original "to one" result is PE 0's; the others get it too, for
-// free: the board's NAND is seen by everybody). Scans are inclusive. Float
-// results are bit-identical on every PE: values combine in PE order.
+// Global memory (sections 3.1, 3.2, 3.4, 3.5): a PE's Memory (Attach), global
+// pointers (Global) and spread arrays (Spread, AllSpreadMalloc), read and
+// write, split-phase get and put with Sync, one-way store with StoreSync and
+// AllStoreSync, the bulk forms, counters, and the atomic procedures
+// (Atomic, FetchAndAdd, CmpAndSwap, …). It runs on the data network's active
+// messages (package am), as Libsplit-C ran on CMAM; where the PEs share
+// memory a bulk transfer is a copy (docs/datanet.md).
+//
+// Global communication (section 3.3): barrier, broadcast, reduce and scan,
+// which every PE must call in the same order, on the board's NANDs. Split-C
+// spells each operation once per type (all_scan_add, _uadd, _fadd, _dadd);
+// here one generic function covers the variants, and its comment names the
+// originals it implements. Reductions deliver the result to every PE (the
+// original "to one" result is PE 0's; the others get it too, for free: the
+// board's NAND is seen by everybody). Scans are inclusive. Float results are
+// bit-identical on every PE: values combine in PE order.
 //
 // The Libsplit-C lesson that a fast hardware barrier keeps successive
 // collectives from overwriting each other's buffers holds here by
@@ -16,7 +25,8 @@
 // Split-C's collectives "require all the processors to participate"; here
 // all that take part (papers.PE.Participants): a PE that has left is left
 // out of every result, and AllBcast from a departed PE 0 returns a
-// *papers.AbsentError naming it.
+// *papers.AbsentError naming it. docs/splitc.md maps every Libsplit-C name
+// to its Go form.
 package splitc
 
 import (

@@ -1,7 +1,6 @@
 package strata
 
 import (
-	"fmt"
 	"math"
 	"math/bits"
 
@@ -44,9 +43,9 @@ func (s *S) broadcaster(op string) (int, error) {
 	case 1:
 		return bits.TrailingZeros64(mask), nil
 	case 0:
-		return -1, fmt.Errorf("strata: PE %d: %s: no PE broadcast (every PE called a Receive function): exactly one PE must call the Broadcast function", s.self, op)
+		return -1, papers.Errorf("strata", s.self, "%s: no PE broadcast (every PE called a Receive function): exactly one PE must call the Broadcast function", op)
 	}
-	return -1, fmt.Errorf("strata: PE %d: %s: PEs %v broadcast at once: exactly one PE may call the Broadcast function, the others the Receive function", s.self, op, papers.Members(mask))
+	return -1, papers.Errorf("strata", s.self, "%s: %s broadcast at once: exactly one PE may call the Broadcast function, the others the Receive function", op, lpt.PESet(mask))
 }
 
 // receive runs a whole broadcast of count nybbles as a receiver.
@@ -140,7 +139,7 @@ func (s *S) finishBroadcast(op string) error {
 // per word.
 func (s *S) BroadcastVector(to, from []Word) error {
 	if len(to) != len(from) {
-		return fmt.Errorf("strata: PE %d: BroadcastVector: to has %d words and from %d: they must be the same length", s.self, len(to), len(from))
+		return papers.Errorf("strata", s.self, "BroadcastVector: to has %d words and from %d: they must be the same length", len(to), len(from))
 	}
 	return s.vector(true, to, from, "BroadcastVector")
 }
@@ -181,7 +180,7 @@ func (s *S) vector(send bool, to, from []Word, op string) error {
 		to[i] = Word(s.sq.getNybbles(8*i, 8))
 	}
 	if len(to) != m {
-		return fmt.Errorf("strata: PE %d: %s: the broadcast vector has %d words but this PE's has %d: every PE must pass the same length", s.self, op, m, len(to))
+		return papers.Errorf("strata", s.self, "%s: the broadcast vector has %d words but this PE's has %d: every PE must pass the same length", op, m, len(to))
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package strata
 import (
 	"fmt"
 	"math/bits"
+
+	"github.com/ttlpapers/ttlpapers/papers"
 )
 
 // CombineOp is one of Strata's fifteen combine operations: five functions
@@ -119,7 +121,7 @@ func (g Segment) String() string {
 // PEs i..n-1's segment without passing it on.
 func (s *S) SetSegment(g Segment) error {
 	if g > ArrayBoundary {
-		return fmt.Errorf("strata: PE %d: unknown segment boundary %d (use NoBoundary, ElementBoundary or ArrayBoundary)", s.self, uint8(g))
+		return papers.Errorf("strata", s.self, "unknown segment boundary %d (use NoBoundary, ElementBoundary or ArrayBoundary)", uint8(g))
 	}
 	s.seg = g
 	return nil
@@ -155,7 +157,7 @@ func (s *S) startCombine(to, from []int32, op CombineOp, pend pending, name stri
 		return err
 	}
 	if len(to) != len(from) {
-		return fmt.Errorf("strata: PE %d: %s: to has %d elements and from %d: they must be the same length", s.self, name, len(to), len(from))
+		return papers.Errorf("strata", s.self, "%s: to has %d elements and from %d: they must be the same length", name, len(to), len(from))
 	}
 	s.logOp(LogCombine, name)
 	c := &s.cv

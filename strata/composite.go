@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"slices"
 
+	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
@@ -65,7 +66,7 @@ func composite[T int32 | uint32 | float32](s *S, v T, op CompositeOp, name strin
 		return 0, err
 	}
 	if op > Median {
-		return 0, fmt.Errorf("strata: PE %d: %s: unknown CompositeOp %d (use Min, Max, Average, Variance or Median)", s.self, name, uint8(op))
+		return 0, papers.Errorf("strata", s.self, "%s: unknown CompositeOp %d (use Min, Max, Average, Variance or Median)", name, uint8(op))
 	}
 	old := s.enter(StateCombine, LogCombine, name)
 	defer s.leave(old)
@@ -107,7 +108,7 @@ func gatherParticipants[T int32 | uint32 | float32](pe *papers.PE, v T) ([]T, er
 		return nil, err
 	}
 	vals := all[:0]
-	for _, k := range papers.Members(pe.Participants()) {
+	for _, k := range lpt.PESet(pe.Participants()).Members() {
 		vals = append(vals, all[k])
 	}
 	return vals, nil

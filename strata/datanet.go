@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/ttlpapers/ttlpapers/am"
+	"github.com/ttlpapers/ttlpapers/papers"
 )
 
 // HandlerID names a handler on every PE (RegisterHandler, or one of
@@ -24,7 +25,7 @@ type Handler func(s *S, arg [4]Word)
 // net returns the data-network endpoint, or an error saying how to get one.
 func (s *S) net(op string) (*am.Endpoint, error) {
 	if s.ep == nil {
-		return nil, fmt.Errorf("strata: PE %d: %s: %w", s.self, op, am.ErrNoNetwork)
+		return nil, papers.Errorf("strata", s.self, "%s: %w", op, am.ErrNoNetwork)
 	}
 	s.netUsed = true
 	return s.ep, nil
@@ -73,7 +74,7 @@ func (s *S) sendAM(op string, proc int, first am.Net, both bool, poll am.Nets, h
 		return err
 	}
 	if len(args) > 4 {
-		return fmt.Errorf("strata: PE %d: %s: %d arguments: an active message carries at most 4 words", s.self, op, len(args))
+		return papers.Errorf("strata", s.self, "%s: %d arguments: an active message carries at most 4 words", op, len(args))
 	}
 	var a am.Args
 	for i, w := range args {

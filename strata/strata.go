@@ -1,5 +1,6 @@
-// Package strata is the control-network half of MIT's Strata 2.0
-// communication library (Brewer and Blumofe, 1994) on TTL_PAPERS.
+// Package strata is MIT's Strata 2.0 communication library (Brewer and
+// Blumofe, 1994) on TTL_PAPERS: both its control network and its data
+// network.
 //
 // Strata was written for the CM-5, whose control network does barriers,
 // global ORs, scans, reductions and broadcasts in hardware. Here every one
@@ -7,6 +8,11 @@
 // does: a barrier, and the 4-bit NAND of every PE's data lines that each
 // barrier presents as a side effect. The parallel interrupt stops every PE
 // when one exits with a non-zero code.
+//
+// The data network's half — active messages (RegisterHandler, the
+// Send…Poll… family, the Poll… calls) and block transfers (ports,
+// SendBlockXferPollBoth, AsyncBlockXfer) — runs on the PE's data-network
+// endpoint (package am), beside the board.
 //
 // Each PE holds an *S (from Init, or through Program) and
 // calls the collective operations in the same order as the others. Every
@@ -21,9 +27,9 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"strings"
 
 	"github.com/ttlpapers/ttlpapers/am"
+	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
@@ -223,7 +229,7 @@ type AbortError struct {
 func (e *AbortError) Error() string {
 	who := "another PE"
 	if e.Err != nil && e.Err.Left != 0 {
-		who = fmt.Sprintf("PE %v", strings.Trim(fmt.Sprint(papers.Members(e.Err.Left)), "[]"))
+		who = lpt.PESet(e.Err.Left).String()
 	}
 	return fmt.Sprintf("strata: PE %d: %s: %s exited with code %#x", e.PE, e.Op, who, e.Code)
 }
@@ -254,7 +260,7 @@ func (s *S) check(op string) error {
 			return err
 		}
 	} else if s.pend != pendNone {
-		return fmt.Errorf("strata: PE %d: %s while a split-phase %s is in progress: complete it first", s.self, op, s.pend)
+		return papers.Errorf("strata", s.self, "%s while a split-phase %s is in progress: complete it first", op, s.pend)
 	}
 	return nil
 }

@@ -166,7 +166,7 @@ func TestBroadcast(t *testing.T) {
 					return errors.New("two broadcasters: no error on a broadcaster")
 				}
 			}
-		} else if _, err := s.ReceiveBroadcast(); err == nil || !strings.Contains(err.Error(), "PEs [0 1] broadcast at once") {
+		} else if _, err := s.ReceiveBroadcast(); err == nil || !strings.Contains(err.Error(), "PEs 0, 1 broadcast at once") {
 			return fmt.Errorf("two broadcasters: receiver got %v", err)
 		}
 		return s.Barrier()

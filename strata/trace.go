@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/internal/axis"
+	"github.com/ttlpapers/ttlpapers/papers"
 )
 
 // The states of a state graph. Strata reserves 0 and 1 for the program's
@@ -69,7 +70,7 @@ type trace struct {
 // state busy.
 func (s *S) InitTrace(file, title string) error {
 	if file == "" {
-		return fmt.Errorf("strata: PE %d: InitTrace needs a file name", s.self)
+		return papers.Errorf("strata", s.self, "InitTrace needs a file name")
 	}
 	if err := s.Barrier(); err != nil {
 		return err
@@ -105,7 +106,7 @@ func (t *trace) rebase(s *S) {
 // the graph specification file). Only PE 0's names are used.
 func (s *S) NameState(state int, name string) error {
 	if state < 0 || state >= MaxStates {
-		return fmt.Errorf("strata: PE %d: state %d out of range: a state graph has states 0 to %d", s.self, state, MaxStates-1)
+		return papers.Errorf("strata", s.self, "state %d out of range: a state graph has states 0 to %d", state, MaxStates-1)
 	}
 	s.trace.names[state] = name
 	return nil
@@ -155,7 +156,7 @@ func (s *S) RecordStates(on bool) bool {
 func (s *S) OutputStateLog() error {
 	t := &s.trace
 	if t.file == "" {
-		return fmt.Errorf("strata: PE %d: OutputStateLog without InitTrace", s.self)
+		return papers.Errorf("strata", s.self, "OutputStateLog without InitTrace")
 	}
 	end := uint64(time.Since(t.origin))
 	werr := writeShard(shardName(t.file, s.self), end, t.events, t.dropped)
@@ -164,10 +165,10 @@ func (s *S) OutputStateLog() error {
 		return err
 	}
 	if werr != nil {
-		return fmt.Errorf("strata: PE %d: OutputStateLog: %w", s.self, werr)
+		return papers.Errorf("strata", s.self, "OutputStateLog: %w", werr)
 	}
 	if ok {
-		return fmt.Errorf("strata: PE %d: OutputStateLog: another PE could not write its state log", s.self)
+		return papers.Errorf("strata", s.self, "OutputStateLog: another PE could not write its state log")
 	}
 	var rerr error
 	if s.self == 0 {

@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/ttlpapers/ttlpapers/am"
+	"github.com/ttlpapers/ttlpapers/papers"
 )
 
 // Port numbers and offsets, as the manual fixes them: the port in the low
@@ -88,11 +89,11 @@ func PortAndOffsetOffset(pao Word) int { return int(int32(pao) >> 12) }
 func (s *S) checkXfer(op string, proc, port, offset, size int) error {
 	switch {
 	case proc < 0 || proc >= s.n:
-		return fmt.Errorf("strata: PE %d: %s: processor %d: the PEs are 0 to %d", s.self, op, proc, s.n-1)
+		return papers.Errorf("strata", s.self, "%s: processor %d: the PEs are 0 to %d", op, proc, s.n-1)
 	case port < 0 || port >= NumPorts:
-		return fmt.Errorf("strata: PE %d: %s: port %d: ports are 0 to %d", s.self, op, port, NumPorts-1)
+		return papers.Errorf("strata", s.self, "%s: port %d: ports are 0 to %d", op, port, NumPorts-1)
 	case offset < MinXferOffset || offset+size > MaxXferOffset:
-		return fmt.Errorf("strata: PE %d: %s: offset %d and size %d: offsets run from %d to %d (send a larger block through more than one port)", s.self, op, offset, size, MinXferOffset, MaxXferOffset)
+		return papers.Errorf("strata", s.self, "%s: offset %d and size %d: offsets run from %d to %d (send a larger block through more than one port)", op, offset, size, MinXferOffset, MaxXferOffset)
 	}
 	return nil
 }
@@ -309,7 +310,7 @@ func (s *S) service(op string, id ABXid, packets int) error {
 func (s *S) ServiceAllTransfers(rounds int) error {
 	const op = "ServiceAllTransfers"
 	if rounds < -1 {
-		return fmt.Errorf("strata: PE %d: %s(%d): rounds is -1 (all) or at least 0", s.self, op, rounds)
+		return papers.Errorf("strata", s.self, "%s(%d): rounds is -1 (all) or at least 0", op, rounds)
 	}
 	old := s.enter(StateXfer, LogDataNet, op)
 	defer s.leave(old)
@@ -345,7 +346,7 @@ func (s *S) CompleteTransfer(id ABXid) error {
 
 func (s *S) checkABX(op string, id ABXid) error {
 	if id < 0 || int(id) >= len(s.abx) {
-		return fmt.Errorf("strata: PE %d: %s: no transfer %d (AsyncBlockXfer returns the ids)", s.self, op, id)
+		return papers.Errorf("strata", s.self, "%s: no transfer %d (AsyncBlockXfer returns the ids)", op, id)
 	}
 	return nil
 }

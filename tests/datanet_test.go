@@ -58,6 +58,7 @@ func TestRunDataNetDeadPE(t *testing.T) {
 // The Libsplit-C report's two applications as papersctl run's processes:
 // the matrix multiply's bulk gets and the radix sort's coalesce through
 // stores, over the shared-memory data network; each checks its result.
+// Each takes a -papers.* flag beside its own, as spmd.Main's programs do.
 func TestRunSplitCApplications(t *testing.T) {
 	ctl := bin(t, "papersctl")
 	for _, tc := range []struct {
@@ -65,8 +66,8 @@ func TestRunSplitCApplications(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"matmul", []string{"-block", "32"}, "[PE 0] matrix multiply: 64×64 matrices, 4 PEs, 32×32 blocks: result checked"},
-		{"radixsort", []string{"-memory", "-keys", "300"}, "coalesced through global memory (splitc stores): sorted and verified"},
+		{"matmul", []string{"-block", "32", "-papers.timeout", "20s"}, "[PE 0] matrix multiply: 64×64 matrices, 4 PEs, 32×32 blocks: result checked"},
+		{"radixsort", []string{"-memory", "-papers.timeout", "20s", "-keys", "300"}, "coalesced through global memory (splitc stores): sorted and verified"},
 	} {
 		var stdout, stderr bytes.Buffer
 		cmd := exec.Command(ctl, append([]string{"run", "-n", "4", "-dir", shmDir(t), "--", bin(t, tc.prog)}, tc.args...)...)

@@ -27,12 +27,11 @@ var enumStrings = map[string]func() string{
 	"hw.PinType":         func() string { return hw.PinType(99).String() },
 	"lpt.Register":       func() string { return lpt.Register(9).String() },
 	"papers.Op":          func() string { return papers.Op(99).String() },
-	"papers.LED":         func() string { return papers.LED(9).String() },
 	"strata.CombineOp":   func() string { return strata.CombineOp(99).String() },
 	"strata.CompositeOp": func() string { return strata.CompositeOp(99).String() },
 	"strata.Segment":     func() string { return strata.Segment(9).String() },
 	"emu.FaultKind":      func() string { return emu.FaultKind(9).String() },
-	"emu.LED":            func() string { return emu.LED(7).String() },
+	"lpt.LED":            func() string { return lpt.LED(7).String() },
 	"timed.Corner":       func() string { return timed.Corner(99).String() },
 	"am.Net":             func() string { return am.Net(9).String() },
 }

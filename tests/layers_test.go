@@ -23,7 +23,7 @@ var layer = map[string]int{
 	"substrate": 6, "spmd/port": 8, "spmd/shm": 7, "mpi": 7,
 	"emulate": 7, "spmd": 9, "conformance": 8, "conformance/dataconf": 8, "selftest": 9, "launch": 10, "timing": 9,
 	"hil":           10,
-	"examples/spmd": 11, "examples/radixsort": 11, "examples/matmul": 11,
+	"examples/spmd": 11, "examples/hello": 11, "examples/radixsort": 11, "examples/matmul": 11,
 	// papersctl's own packages, which nothing else may import.
 	"cmd/papersctl/internal/term": 0, "cmd/papersctl/internal/progress": 1, "cmd/papersctl/internal/measure": 6,
 	"cmd/papersctl/internal/databench": 8, "cmd/papersctl": 11,

@@ -56,7 +56,7 @@ func bin(t *testing.T, name string) string {
 		if binError != nil {
 			return
 		}
-		for name, pkg := range map[string]string{"papersctl": "../cmd/papersctl", "spmd": "../examples/spmd", "runprog": "./testdata/runprog", "dataprog": "./testdata/dataprog", "confprog": "./testdata/confprog", "matmul": "../examples/matmul", "radixsort": "../examples/radixsort"} {
+		for name, pkg := range map[string]string{"papersctl": "../cmd/papersctl", "spmd": "../examples/spmd", "hello": "../examples/hello", "runprog": "./testdata/runprog", "dataprog": "./testdata/dataprog", "confprog": "./testdata/confprog", "matmul": "../examples/matmul", "radixsort": "../examples/radixsort"} {
 			out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, name), pkg).CombinedOutput()
 			if err != nil {
 				binError = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
@@ -79,6 +79,31 @@ func shmDir(t *testing.T) string {
 		t.Cleanup(func() { os.RemoveAll(d) })
 	}
 	return d
+}
+
+// Started by no launcher, examples/spmd runs its PEs in-process, as the
+// other examples do.
+func TestSpmdExampleAlone(t *testing.T) {
+	cmd := exec.Command(bin(t, "spmd"), "-pes", "3")
+	cmd.Env = unlaunched()
+	out, err := cmd.CombinedOutput()
+	for k := range 3 {
+		if want := fmt.Sprintf("PE %d/3 sum=3\n", k); err != nil || !strings.Contains(string(out), want) {
+			t.Errorf("spmd -pes 3: %v; want %q in\n%s", err, want, out)
+		}
+	}
+}
+
+// unlaunched is this process's environment without what a launcher
+// (papersctl run, mpirun) sets: a program started with it runs in-process.
+func unlaunched() []string {
+	var env []string
+	for _, v := range os.Environ() {
+		if !strings.HasPrefix(v, "PAPERS_") && !strings.HasPrefix(v, "OMPI_") && !strings.HasPrefix(v, "PMI") {
+			env = append(env, v)
+		}
+	}
+	return env
 }
 
 func TestRunSumAcrossProcesses(t *testing.T) {
@@ -361,7 +386,7 @@ func waitOpened(dir string, n int) {
 // TestRunInterruptCLI: ^C to papersctl run is reported as the user's
 // interrupt (exit 130, "stopped by interrupt"), not as a PE's exit status
 // 130; a second ^C ends papersctl at once, with what the PEs started; and
-// issue 26's case — a PE that leaves `sleep 15` behind, then SIGTERM and
+// a PE that leaves `sleep 15` behind, then SIGTERM and
 // SIGINT to papersctl — ends long before the sleep would. Repeated
 // $TTLPAPERS_RUN_TRIALS times.
 func TestRunInterruptCLI(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/am"
 	"github.com/ttlpapers/ttlpapers/am/tcpnet"
 	"github.com/ttlpapers/ttlpapers/internal/testenv"
+	"github.com/ttlpapers/ttlpapers/papers"
 )
 
 // envPeer makes the test binary PE 1 of a 2-PE network (peer): it prints
@@ -138,7 +139,7 @@ func TestPeerKilled(t *testing.T) {
 }
 
 // TestPeerStopped: a wait on a PE whose process is stopped ends in a
-// *am.TimeoutError naming it once the timeout has passed.
+// *papers.TimeoutError naming it once the timeout has passed.
 func TestPeerStopped(t *testing.T) {
 	const timeout = time.Second
 	ep, cmd, replies := startPeer(t, timeout)
@@ -158,9 +159,9 @@ func TestPeerStopped(t *testing.T) {
 	}
 	start := time.Now()
 	err := roundTrip(ep, replies)
-	var te *am.TimeoutError
-	if !errors.As(err, &te) || te.On != 1 {
-		t.Fatalf("a round trip to a stopped PE: %v, want a *am.TimeoutError naming PE 1", err)
+	var te *papers.TimeoutError
+	if !errors.As(err, &te) || te.Missing != 1<<1 {
+		t.Fatalf("a round trip to a stopped PE: %v, want a *papers.TimeoutError naming PE 1", err)
 	}
 	if d := time.Since(start); d < timeout || d > 3*timeout {
 		t.Errorf("the stopped PE was named after %v (timeout %v)", d, timeout)
@@ -177,7 +178,7 @@ func TestPeerStopped(t *testing.T) {
 // TestLinkDown: PE 1 in a network namespace of its own, behind a veth.
 // With the link down for a quarter of the timeout a round trip is only
 // delayed (TCP retransmits); down for longer, the wait ends in a
-// *am.TimeoutError naming PE 1.
+// *papers.TimeoutError naming PE 1.
 func TestLinkDown(t *testing.T) {
 	if os.Geteuid() != 0 {
 		testenv.Missing(t, "network namespaces need root")
@@ -220,9 +221,9 @@ func TestLinkDown(t *testing.T) {
 	ipc("link", "set", veth, "down")
 	start = time.Now()
 	err := roundTrip(ep, replies)
-	var te *am.TimeoutError
-	if !errors.As(err, &te) || te.On != 1 {
-		t.Fatalf("a round trip across a link down for good: %v, want a *am.TimeoutError naming PE 1", err)
+	var te *papers.TimeoutError
+	if !errors.As(err, &te) || te.Missing != 1<<1 {
+		t.Fatalf("a round trip across a link down for good: %v, want a *papers.TimeoutError naming PE 1", err)
 	}
 	if d := time.Since(start); d > 2*timeout {
 		t.Errorf("named after %v (timeout %v)", d, timeout)

@@ -319,7 +319,7 @@ func report(e *env, path string, c *command, err error, sig os.Signal) int {
 		return int(status)
 	case errors.Is(err, errFailed):
 	default:
-		fmt.Fprintf(e.stderr, "%s: %s\n", path, unprefixed(err, path))
+		reportFailure(e.stderr, err)
 	}
 	if sig != nil {
 		return stop.Status(sig)
@@ -327,16 +327,10 @@ func report(e *env, path string, c *command, err error, sig os.Signal) int {
 	return exitFailure
 }
 
-// unprefixed is err's message without a leading package prefix that the
-// command's path already says ("papersctl hil: hil: …", "papersctl emu
-// serve: emu: …"): one prefix per layer.
-func unprefixed(err error, path string) string {
-	msg := err.Error()
-	for _, w := range strings.Fields(path)[1:] {
-		msg = strings.TrimPrefix(msg, w+": ")
-	}
-	return msg
-}
+// reportFailure writes a command's failure under the program's name
+// alone: an error from a library names its package itself ("hil: …",
+// "launch: …"), so that each layer says its name once.
+func reportFailure(w io.Writer, err error) { fmt.Fprintf(w, "papersctl: %v\n", err) }
 
 func runSub(c *command, path string, args []string, e *env) int {
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -22,14 +24,11 @@ func runCLI(args ...string) (stdout, stderr string, status int) {
 }
 
 func TestOnePrefixPerLayer(t *testing.T) {
-	for _, c := range []struct{ path, msg, want string }{
-		{"papersctl hil", "hil: 0 machines", "0 machines"},
-		{"papersctl emu serve", "emu: fault x", "fault x"},
-		{"papersctl selftest", "selftest: unknown mode", "unknown mode"},
-		{"papersctl run", "launch: board in use", "launch: board in use"}, // another layer: kept
-	} {
-		if got := unprefixed(errors.New(c.msg), c.path); got != c.want {
-			t.Errorf("%s: %q shown as %q, want %q", c.path, c.msg, got, c.want)
+	for _, msg := range []string{"hil: 0 machines", "emu: fault x", "launch: board in use"} {
+		var b strings.Builder
+		reportFailure(&b, fmt.Errorf("%w", errors.New(msg)))
+		if got, want := b.String(), "papersctl: "+msg+"\n"; got != want {
+			t.Errorf("%q shown as %q, want %q", msg, got, want)
 		}
 	}
 }

@@ -191,7 +191,7 @@ func (d *demoPanel) show(p *papers.PE) error {
 	if d != nil && d.out != nil && p.Self() == 0 {
 		deadline := time.Now().Add(5 * time.Second)
 		for k := 1; k < p.PEs(); k++ {
-			for d.board.LED(k) != emu.Red && time.Now().Before(deadline) {
+			for d.board.LED(k) != lpt.Red && time.Now().Before(deadline) {
 				runtime.Gosched()
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"strings"
 
+	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/internal/stop"
 	"github.com/ttlpapers/ttlpapers/launch"
 	"github.com/ttlpapers/ttlpapers/lpt"
@@ -105,8 +106,9 @@ func checkBoardName(s string) error {
 	if strings.HasPrefix(s, "-") {
 		return errors.New("starts with '-': use a plain name such as job1")
 	}
-	if err := launch.CheckBoard(s); err != nil {
-		return errors.New(strings.TrimPrefix(err.Error(), "emu: "))
+	var bad *emu.NameError
+	if errors.As(launch.CheckBoard(s), &bad) {
+		return errors.New(bad.Problem())
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ type badInput struct {
 }
 
 // badInputs lists, for every command, command lines that must be refused
-// before any work with exit 2 (issue 14's list among them). {dir} is a
+// before any work with exit 2. {dir} is a
 // fresh directory; {marker} a file that a started program would create.
 var badInputs = map[string][]badInput{
 	"selftest": {
@@ -73,6 +73,9 @@ var badInputs = map[string][]badInput{
 		{[]string{"-n", "3", "--first", "2", "--pes", "4", "--board", "b", "--", "true"}, []string{"--first 2 -n 3: PEs 2 to 4 do not fit the 4-PE board"}},
 		{[]string{"-n", "2", "-dir", "{dir}/nope", "--", "true"}, []string{"--dir {dir}/nope: no such directory"}},
 		{[]string{"-n", "2", "--", "/nonexistent/prog"}, []string{`program "/nonexistent/prog": no such file`}},
+		// Braces in the user's data are not field names.
+		{[]string{"-n", "2", "--", "./run{N}.sh"}, []string{`program "./run{N}.sh": no such file`}},
+		{[]string{"-n", "2", "--", "./run-n.sh"}, []string{`program "./run-n.sh": no such file`}},
 		{[]string{"-n", "2", "--", "nosuch-program-here"}, []string{`program "nosuch-program-here": not found on $PATH`}},
 		{[]string{"-n", "2", "--grace", "0", "--", "true"}, []string{"--grace 0: need a positive duration"}},
 	},

@@ -173,7 +173,7 @@ func TestReverseDirection(t *testing.T) {
 	if st := ioctlByte(t, f, linuxlpt.PPRSTATUS, 0); st>>lpt.InputShift&lpt.DataMask != 0 {
 		t.Errorf("status %#02x: with the data lines floating high the NAND must be 0", st)
 	}
-	if led := b.LED(0); led != emu.Orange {
+	if led := b.LED(0); led != lpt.Orange {
 		t.Errorf("LED with the data lines floating high is %v, want orange", led)
 	}
 	ioctlByte(t, f, linuxlpt.PPWDATA, 0x12) // goes to the latch only

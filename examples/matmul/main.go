@@ -34,8 +34,8 @@ import (
 func main() {
 	pes := flag.Int("pes", 4, "number of PEs: a square (1, 4, 9, 16, 25)")
 	block := flag.Int("block", 64, "each PE's block of each matrix is block × block (the report ran 64 to 512)")
-	flag.Parse()
 	if spmd.Launched() {
+		// Main parses the command line, adding its -papers.* flags.
 		spmd.Main(func(p *papers.PE) error {
 			q, err := grid(p.PEs(), *block)
 			if err != nil {
@@ -48,6 +48,7 @@ func main() {
 			return err
 		})
 	}
+	flag.Parse()
 	if err := run(os.Stdout, *pes, *block); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -44,8 +44,12 @@ func main() {
 	svg := flag.String("svg", "", "write the Strata state graph to this SVG file")
 	memory := flag.Bool("memory", false, "coalesce through Split-C global memory (a store per key, then all_store_sync: Libsplit-C §6.2) instead of the board's NAND lines")
 	anchor := flag.Bool("anchor", true, "also time the native Go barriers (package baseline) with as many goroutines")
+	launched := spmd.Launched()
+	if launched {
+		spmd.RegisterFlags(flag.CommandLine) // spmd.Main's -papers.* flags, before the parse
+	}
 	flag.Parse()
-	if spmd.Launched() {
+	if launched {
 		cfg := Config{KeyBits: *keyBits, DigitBits: *digitBits, Memory: *memory}
 		if err := cfg.check(); err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -7,9 +7,14 @@
 // mpirun:
 //
 //	go build -o spmd ./examples/spmd
-//	papersctl run -n 4 -- ./spmd
+//	papersctl run -n 4 -- ./spmd -papers.timeout 5s
 //	go build -tags mpi -o spmd ./examples/spmd
 //	mpirun -np 4 ./spmd
+//
+// Started by none of them, it runs its PEs in-process, one goroutine each
+// on an emulated board (package emulate):
+//
+//	go run ./examples/spmd -pes 4
 //
 // -rounds R repeats the sum R times (a collective-heavy load for tests),
 // and PE 0 then prints the time per NAND (under mpirun, per MPI collective).
@@ -19,16 +24,34 @@ import (
 	"flag"
 	"fmt"
 	"math/bits"
+	"os"
 	"time"
 
+	"github.com/ttlpapers/ttlpapers/emulate"
+	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
 	"github.com/ttlpapers/ttlpapers/spmd"
 )
 
-var rounds = flag.Int("rounds", 1, "how many times to compute the sum (a load for failure tests)")
+var (
+	rounds = flag.Int("rounds", 1, "how many times to compute the sum (a load for failure tests)")
+	pes    = flag.Int("pes", 4, fmt.Sprintf("number of PEs when run in-process (1 to %d)", lpt.MaxPEs))
+)
 
 func main() {
-	spmd.Main(func(p *papers.PE) error { return run(p, *rounds) })
+	program := func(p *papers.PE) error { return run(p, *rounds) }
+	if spmd.Launched() {
+		spmd.Main(program) // parses the command line, adding its -papers.* flags
+	}
+	flag.Parse()
+	if *pes < 1 || *pes > lpt.MaxPEs {
+		fmt.Fprintf(os.Stderr, "spmd: -pes %d: need 1 to %d\n", *pes, lpt.MaxPEs)
+		os.Exit(2)
+	}
+	if err := emulate.Run(*pes, papers.Config{}, program); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 }
 
 func run(p *papers.PE, rounds int) error {

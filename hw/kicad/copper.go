@@ -52,13 +52,11 @@ func ReadCopper(src []byte) ([][]Node, error) {
 		}
 	}
 	for _, s := range root.Children("segment") {
-		x0, y0, err := pair(s.Child("start"))
-		x1, y1, err2 := pair(s.Child("end"))
-		w, err3 := strconv.ParseFloat(s.Child("width").Arg(0), 64)
-		if err != nil || err2 != nil || err3 != nil {
-			return nil, fmt.Errorf("kicad: segment with a bad start, end or width")
+		it, err := segmentItem(s)
+		if err != nil {
+			return nil, err
 		}
-		items = append(items, copperItem{layers: layerBit(s.Child("layer").Arg(0)), pad: -1, round: true, x0: x0, y0: y0, x1: x1, y1: y1, w: w, h: w})
+		items = append(items, it)
 	}
 	for _, v := range root.Children("via") {
 		x, y, err := pair(v.Child("at"))
@@ -102,6 +100,17 @@ func ReadCopper(src []byte) ([][]Node, error) {
 		groups[k] = append(groups[k], pads[it.pad])
 	}
 	return groups, nil
+}
+
+// segmentItem reads a track segment.
+func segmentItem(s *Expr) (copperItem, error) {
+	x0, y0, err := pair(s.Child("start"))
+	x1, y1, err2 := pair(s.Child("end"))
+	w, err3 := strconv.ParseFloat(s.Child("width").Arg(0), 64)
+	if err != nil || err2 != nil || err3 != nil {
+		return copperItem{}, fmt.Errorf("kicad: segment with a bad start, end or width")
+	}
+	return copperItem{layers: layerBit(s.Child("layer").Arg(0)), pad: -1, round: true, x0: x0, y0: y0, x1: x1, y1: y1, w: w, h: w}, nil
 }
 
 // position reads an (at x y [angle]) list.

@@ -163,12 +163,12 @@ func boardCopy(t *testing.T, base string, pcb []byte) string {
 }
 
 // projectCopy writes src as the project's file ext in a temporary
-// directory beside copies of its committed project, schematic and BOM
+// directory beside copies of its committed project, schematic and BOMs
 // (src replacing the one of those it is), and returns its path.
 func projectCopy(t *testing.T, base, ext string, src []byte) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, e := range []string{".kicad_pro", ".kicad_sch", "-bom.csv"} {
+	for _, e := range []string{".kicad_pro", ".kicad_sch", "-bom.csv", "-bom-jlcpcb.csv"} {
 		if e == ext {
 			continue
 		}

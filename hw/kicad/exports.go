@@ -60,7 +60,7 @@ func Netlist(b *hw.Board, schematicFile string) []byte {
 	w.line("(source %s)", quote(schematicFile))
 	w.line("(tool \"ttlpapers papersctl kicad\")")
 	w.open("(sheet (number \"1\") (name \"/\") (tstamps \"/\")")
-	w.line("(title_block (title %s) (company \"ttlpapers\") (rev %s) (date \"\") (source %s))", quote(b.Name), quote(b.Revision), quote(schematicFile))
+	w.line("(title_block (title %s) (company \"ttlpapers\") (rev %s) (date \"\") (source %s) (comment (number \"1\") (value %s)))", quote(b.Name), quote(b.Revision), quote(schematicFile), quote(Notice))
 	w.close()
 	w.close()
 	w.open("(components")
@@ -126,35 +126,62 @@ func ReadNetlist(src []byte) (nets map[string][]Node, comps map[string][2]string
 	return nets, comps, nil
 }
 
-// BOM is the bill of materials as CSV: one row per value and footprint,
-// with its references and quantity.
-func BOM(b *hw.Board) []byte {
-	type row struct {
-		refs             []string
-		value, footprint string
-		description      string
-	}
-	rows := map[[2]string]*row{}
+// bomRow is one line of a bill of materials: a part and where it goes.
+type bomRow struct {
+	part *hw.Part
+	refs []string
+}
+
+// bomRows groups a board's components by part, in reference order.
+func bomRows(b *hw.Board) []*bomRow {
+	rows := map[*hw.Part]*bomRow{}
+	var list []*bomRow
 	for _, c := range b.Components {
-		k := [2]string{c.Part.Name, c.Part.Footprint}
-		r := rows[k]
+		r := rows[c.Part]
 		if r == nil {
-			r = &row{value: c.Part.Name, footprint: c.Part.Footprint, description: c.Part.Description}
-			rows[k] = r
+			r = &bomRow{part: c.Part}
+			rows[c.Part] = r
+			list = append(list, r)
 		}
 		r.refs = append(r.refs, c.Ref)
 	}
-	list := make([]*row, 0, len(rows))
-	for _, r := range rows {
+	for _, r := range list {
 		sort.Slice(r.refs, func(i, j int) bool { return refLess(r.refs[i], r.refs[j]) })
-		list = append(list, r)
 	}
 	sort.Slice(list, func(i, j int) bool { return refLess(list[i].refs[0], list[j].refs[0]) })
+	return list
+}
+
+// BOM is the bill of materials as CSV: one row per part, with its
+// references, quantity, what to buy and, for a standard part, a maker's
+// part number.
+func BOM(b *hw.Board) []byte {
 	var buf bytes.Buffer
 	cw := csv.NewWriter(&buf)
-	cw.Write([]string{"Reference", "Value", "Footprint", "Quantity", "Description"})
-	for _, r := range list {
-		cw.Write([]string{strings.Join(r.refs, " "), r.value, r.footprint, strconv.Itoa(len(r.refs)), r.description})
+	cw.Write([]string{"Reference", "Value", "Footprint", "Quantity", "Description", "Manufacturer", "MPN"})
+	for _, r := range bomRows(b) {
+		p := r.part
+		cw.Write([]string{strings.Join(r.refs, " "), p.Name, p.Footprint, strconv.Itoa(len(r.refs)), p.Description, p.Maker, p.MPN})
+	}
+	cw.Flush()
+	return buf.Bytes()
+}
+
+// jlcpcbBOMSuffix ends the name of a board's BOM in JLCPCB's format.
+const jlcpcbBOMSuffix = "-bom-jlcpcb.csv"
+
+// JLCPCBBOM is the bill of materials in the columns JLCPCB's assembly
+// service takes: Comment (the value), Designator (the references, comma
+// separated), Footprint (without its library) and JLCPCB Part #, the
+// house's own catalogue number, left for the buyer to choose: the
+// catalogue changes, and a through-hole part may be fitted by hand.
+func JLCPCBBOM(b *hw.Board) []byte {
+	var buf bytes.Buffer
+	cw := csv.NewWriter(&buf)
+	cw.Write([]string{"Comment", "Designator", "Footprint", "JLCPCB Part #"})
+	for _, r := range bomRows(b) {
+		_, fp, _ := strings.Cut(r.part.Footprint, ":")
+		cw.Write([]string{r.part.Name, strings.Join(r.refs, ","), fp, ""})
 	}
 	cw.Flush()
 	return buf.Bytes()
@@ -205,8 +232,14 @@ func Wires(b *hw.Board) []byte {
 // and Pcbnew routes to them; KiCad fills in the rest with its defaults.
 // The library-footprint checks are off: the footprints are generated, not
 // taken from a library (their pads are checked against KiCad's library by
-// the tests), and a builder's KiCad may have other library versions.
-func Project(b *hw.Board, base string) []byte {
+// the tests), and a builder's KiCad may have other library versions. The
+// rules check's exclusions are the schematic's findings that are right
+// (exclude, in schematic.go), each with its reason.
+func Project(b *hw.Board, base string) ([]byte, error) {
+	sc, err := draw(b)
+	if err != nil {
+		return nil, err
+	}
 	mm := func(v int) float64 { return float64(v) / 1000 }
 	class := func(name string, track int, priority int) map[string]any {
 		return map[string]any{"name": name, "clearance": mm(Rules.Clearance), "track_width": mm(track),
@@ -237,9 +270,12 @@ func Project(b *hw.Board, base string) []byte {
 				{"netclass": "Power", "pattern": hw.VCC}, {"netclass": "Power", "pattern": hw.GND}},
 		},
 	}
+	if len(sc.exclusions) > 0 {
+		pro["erc"] = map[string]any{"erc_exclusions": sc.exclusions}
+	}
 	out, err := json.MarshalIndent(pro, "", "  ")
 	if err != nil {
-		panic(err) // only maps of plain values
+		return nil, err
 	}
-	return append(out, '\n')
+	return append(out, '\n'), nil
 }

@@ -3,6 +3,8 @@ package kicad
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -10,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -24,17 +27,36 @@ var FabLayers = []string{"F.Cu", "B.Cu", "F.Mask", "B.Mask", "F.SilkS", "B.SilkS
 // need none of them (they are comments and optional attributes).
 var volatile = regexp.MustCompile(`(?m)^.*(CreationDate|GenerationSoftware|Created by KiCad|DRILL file \{KiCad).*\n`)
 
+// jobDate and jobVersion are the Gerber job file's creation date and
+// KiCad's version in it, which the job file requires: the date fixed, as
+// the zip's, and the version cut to KiCad's major.minor, so that the file
+// too depends on the board alone.
+var (
+	jobDate    = regexp.MustCompile(`("CreationDate": )"[^"]*"`)
+	jobVersion = regexp.MustCompile(`("Version": "\d+\.\d+)[^"]*"`)
+)
+
 // FabFiles makes the fabrication outputs of one board with kicad-cli (the
-// path of KiCad 9's command-line tool): Gerbers of FabLayers, the Excellon
-// drill file, the position file, and a zip of them with the BOM, as board
-// houses take them. The board file's folder must hold its project (for the
-// design rules) and its BOM (base-bom.csv). Names are relative to a fab/
+// path of KiCad 9's command-line tool): Gerbers of FabLayers with KiCad's
+// Gerber job file, the Excellon drill file, the position file, the same
+// placements as JLCPCB's CPL file, a fab note, and a zip of them with the
+// BOMs (ours and JLCPCB's), as board houses take them. The board file's
+// folder must hold its project (for the design rules) and its BOMs
+// (base-bom.csv, base-bom-jlcpcb.csv). Names are relative to a fab/
 // folder beside the board.
 func FabFiles(cli, pcbPath string) (map[string][]byte, error) {
 	base := strings.TrimSuffix(filepath.Base(pcbPath), ".kicad_pcb")
-	bom, err := os.ReadFile(filepath.Join(filepath.Dir(pcbPath), base+"-bom.csv"))
+	files := map[string][]byte{}
+	for _, name := range []string{base + "-bom.csv", base + jlcpcbBOMSuffix} {
+		src, err := os.ReadFile(filepath.Join(filepath.Dir(pcbPath), name))
+		if err != nil {
+			return nil, fmt.Errorf("kicad: the fab outputs include the BOMs: %w (run `papersctl kicad` first)", err)
+		}
+		files[name] = src
+	}
+	pcb, err := os.ReadFile(pcbPath)
 	if err != nil {
-		return nil, fmt.Errorf("kicad: the fab outputs include the BOM: %w (run `papersctl kicad` first)", err)
+		return nil, err
 	}
 	tmp, err := os.MkdirTemp("", "ttlpapers-fab-")
 	if err != nil {
@@ -51,27 +73,81 @@ func FabFiles(cli, pcbPath string) (map[string][]byte, error) {
 			return nil, fmt.Errorf("kicad: %s %s: %v\n%s", filepath.Base(cli), strings.Join(args[:3], " "), err, out)
 		}
 	}
-	files := map[string][]byte{base + "-bom.csv": bom}
 	entries, err := os.ReadDir(tmp)
 	if err != nil {
 		return nil, err
 	}
 	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".gbrjob") {
-			continue // KiCad's job file: dated, and no board house needs it
-		}
 		src, err := os.ReadFile(filepath.Join(tmp, e.Name()))
 		if err != nil {
 			return nil, err
 		}
-		files[e.Name()] = volatile.ReplaceAll(src, nil)
+		if strings.HasSuffix(e.Name(), ".gbrjob") {
+			src = jobVersion.ReplaceAll(jobDate.ReplaceAll(src, []byte(`$1"1980-01-01T00:00:00+00:00"`)), []byte(`$1"`))
+		} else {
+			src = volatile.ReplaceAll(src, nil)
+		}
+		files[e.Name()] = src
 	}
+	cpl, err := jlcpcbCPL(files[base+"-pos.csv"])
+	if err != nil {
+		return nil, err
+	}
+	files[base+"-cpl-jlcpcb.csv"] = cpl
+	note, err := fabNote(base, pcb, files[base+"-job.gbrjob"], slices.Sorted(maps.Keys(files)))
+	if err != nil {
+		return nil, err
+	}
+	files[base+"-fab-note.txt"] = note
 	z, err := zipFiles(files)
 	if err != nil {
 		return nil, err
 	}
 	files[base+"-fab.zip"] = z
 	return files, nil
+}
+
+// fabNote is the fab note of a board file, its size taken from KiCad's
+// job file; files are the other outputs, which it lists.
+func fabNote(base string, pcb, job []byte, files []string) ([]byte, error) {
+	var j struct {
+		GeneralSpecs struct{ Size struct{ X, Y float64 } }
+	}
+	if err := json.Unmarshal(job, &j); err != nil {
+		return nil, fmt.Errorf("kicad: %s's Gerber job file: %w", base, err)
+	}
+	root, err := ParseExpr(string(pcb))
+	if err != nil {
+		return nil, err
+	}
+	title := base
+	if tb := root.Child("title_block"); tb != nil {
+		title = fmt.Sprintf("%s, revision %s (%s)", tb.Child("title").Arg(0), tb.Child("rev").Arg(0), base)
+	}
+	return FabNote(title, pcb, j.GeneralSpecs.Size.X, j.GeneralSpecs.Size.Y, append(files, base+"-fab-note.txt"))
+}
+
+// jlcpcbCPL turns KiCad's position file into JLCPCB's placement (CPL)
+// file: Designator, Mid X, Mid Y, Layer, Rotation, in KiCad's coordinates
+// (millimetres, Y up, as the position file has them).
+func jlcpcbCPL(pos []byte) ([]byte, error) {
+	rows, err := csv.NewReader(bytes.NewReader(pos)).ReadAll()
+	if err != nil || len(rows) == 0 || !slices.Equal(rows[0], []string{"Ref", "Val", "Package", "PosX", "PosY", "Rot", "Side"}) {
+		return nil, fmt.Errorf("kicad: KiCad's position file is not the CSV expected (Ref,Val,Package,PosX,PosY,Rot,Side): %v", err)
+	}
+	var buf bytes.Buffer
+	cw := csv.NewWriter(&buf)
+	cw.Write([]string{"Designator", "Mid X", "Mid Y", "Layer", "Rotation"})
+	for _, r := range rows[1:] {
+		num := func(s string) string {
+			v, _ := strconv.ParseFloat(s, 64)
+			return strconv.FormatFloat(v, 'f', -1, 64)
+		}
+		layer := map[string]string{"top": "Top", "bottom": "Bottom"}[r[6]]
+		cw.Write([]string{r[0], num(r[3]) + "mm", num(r[4]) + "mm", layer, num(r[5])})
+	}
+	cw.Flush()
+	return buf.Bytes(), nil
 }
 
 // zipFiles zips files in name order, every one dated 1 January 1980 (the

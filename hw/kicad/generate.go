@@ -1,17 +1,17 @@
-// Package kicad generates the TTL_PAPERS board's KiCad design files (in
-// KiCad 6's format, which KiCad 9 reads) from the hw netlist — schematic,
-// project with design rules, board (routed by package route for 4, 8 and
-// 16 PEs and the Raspberry Pi adapter), netlist export, bill of materials and
-// wire-wrap list — and, with KiCad 9's kicad-cli, the routed boards'
-// fabrication outputs; and it reads schematics, netlists and boards (their
-// copper too) back, so tests can prove that what a builder solders is
-// exactly what the emulator simulates.
+// Package kicad generates the TTL_PAPERS board's KiCad design files from
+// the hw netlist — schematic (KiCad 9's format), project with design
+// rules, board (KiCad 6's format, which KiCad 9 reads; routed by package
+// route for 4, 8 and 16 PEs and the Raspberry Pi adapter), netlist export,
+// bills of materials and wire-wrap list — and, with KiCad 9's kicad-cli,
+// the routed boards' fabrication outputs; and it reads schematics,
+// netlists and boards (their copper too) back, so tests can prove that
+// what a builder solders is exactly what the emulator simulates.
 //
-// Nothing is drawn by hand: symbols are drawn by this package (one
-// rectangle per part with every datasheet pin, lib_ids naming KiCad's
-// standard symbols), footprints name KiCad's standard libraries, and every
-// pin is labelled with its hw net name. Output is deterministic: UUIDs are
-// derived from names, nothing carries a date.
+// Nothing is drawn by hand: the schematic embeds KiCad's own library
+// symbols (copied unchanged into symbols/) and places their units,
+// footprints name KiCad's standard libraries and link their 3-D models,
+// and every pin is labelled with its hw net name. Output is
+// deterministic: UUIDs are derived from names, nothing carries a date.
 package kicad
 
 import (
@@ -37,19 +37,29 @@ func Files(b *hw.Board) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	sch, err := Schematic(b)
+	if err != nil {
+		return nil, err
+	}
+	pro, err := Project(b, base)
+	if err != nil {
+		return nil, err
+	}
 	return map[string][]byte{
-		p(".kicad_pro"): Project(b, base),
-		p(".kicad_sch"): Schematic(b),
-		p(".kicad_pcb"): pcb,
-		p(".net"):       Netlist(b, base+".kicad_sch"),
-		p("-bom.csv"):   BOM(b),
-		p("-wires.csv"): Wires(b),
+		p(".kicad_pro"):    pro,
+		p(".kicad_sch"):    sch,
+		p(".kicad_pcb"):    pcb,
+		p(".net"):          Netlist(b, base+".kicad_sch"),
+		p("-bom.csv"):      BOM(b),
+		p(jlcpcbBOMSuffix): JLCPCBBOM(b),
+		p("-wires.csv"):    Wires(b),
 	}, nil
 }
 
-// AllFiles generates the files of every board size, plus a README.
+// AllFiles generates the files of every board size, plus a README and
+// the board files' licence.
 func AllFiles() (map[string][]byte, error) {
-	all := map[string][]byte{"README.md": []byte(readme)}
+	all := map[string][]byte{"README.md": []byte(readme), "LICENSE": licenceText}
 	boards := []*hw.Board{}
 	for _, n := range hw.Sizes {
 		boards = append(boards, hw.MustNew(n))
@@ -72,19 +82,26 @@ const readme = `# TTL_PAPERS board design files (generated)
 
 Everything here is generated from the hw netlist by
 
-    go run ./cmd/papersctl kicad
+    go run ./cmd/papersctl kicad --fab
 
+(without --fab, everything but the fab/ folders, and no KiCad needed).
 Do not edit these files: change package hw and regenerate (a test fails
 when they are stale). How to build a board: docs/board.md.
 
 One folder per board size (4, 8, 16 and 32 PEs), each with a KiCad
-project and schematic, a board (.kicad_pcb: the DB-25s on its edges,
-every other footprint placed by function, every pad on its net; routed
-for 4, 8 and 16 PEs), the netlist export (.net), the bill of materials
-(-bom.csv) and a point-to-point wiring list for wire-wrap or perfboard
+project and schematic (KiCad's own library symbols), a board (.kicad_pcb:
+the DB-25s on its edges, every other footprint placed by function, every
+pad on its net; routed for 4, 8 and 16 PEs), the netlist export (.net),
+the bill of materials (-bom.csv, and -bom-jlcpcb.csv in JLCPCB's
+columns) and a point-to-point wiring list for wire-wrap or perfboard
 (-wires.csv); ttl_papers_pi is the Raspberry Pi adapter. The routed
-boards' fab/ folders hold Gerbers, drill and position files and a zip
-for a board house, made by KiCad 9 (papersctl kicad --fab).
+boards' fab/ folders hold what a board house takes, made by KiCad 9:
+Gerbers and their job file, drill and position files, JLCPCB's placement
+file (-cpl-jlcpcb.csv), a fab note and a zip of them all.
+
+These board files are under the CERN Open Hardware Licence Version 2 -
+Permissive (CERN-OHL-P-2.0), in LICENSE here; the code that generates
+them is under the repository's BSD 3-Clause licence.
 `
 
 // Generate writes every board size's files under dir and returns their

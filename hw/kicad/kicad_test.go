@@ -116,9 +116,13 @@ func TestSchematicConnectivityIsTheNetlist(t *testing.T) {
 				t.Fatal(err)
 			}
 			sameNets(t, "schematic", conn.Nets, hwNets(b))
-			// Every placed part is a board component with its value and
-			// footprint, and every pin hw leaves open is open on the sheet.
+			// Every placed unit is of a board component with its value and
+			// footprint, each unit placed once, the units together having
+			// every pin of the part but those it leaves unconnected inside
+			// (NC); and every pin hw leaves open is open on the sheet.
 			seen := map[string]bool{}
+			units := map[string]map[int]bool{}
+			pins := map[string][]string{}
 			for _, s := range sheet.Symbols {
 				if s.Power {
 					continue
@@ -132,12 +136,32 @@ func TestSchematicConnectivityIsTheNetlist(t *testing.T) {
 				if s.Value != c.Part.Name || s.Footprint != c.Part.Footprint || s.LibID != c.Part.Symbol {
 					t.Errorf("%s is %s %s %s on the sheet, %s %s %s on the board", s.Ref, s.LibID, s.Value, s.Footprint, c.Part.Symbol, c.Part.Name, c.Part.Footprint)
 				}
-				if len(sheet.Lib[s.LibID]) != len(c.Part.Pins) {
-					t.Errorf("%s's symbol has %d pins, the part %d", s.Ref, len(sheet.Lib[s.LibID]), len(c.Part.Pins))
+				if units[s.Ref] == nil {
+					units[s.Ref] = map[int]bool{}
+				}
+				if units[s.Ref][s.Unit] {
+					t.Errorf("%s unit %d is placed twice", s.Ref, s.Unit)
+				}
+				units[s.Ref][s.Unit] = true
+				for _, p := range sheet.Pins(s) {
+					pins[s.Ref] = append(pins[s.Ref], p.Num)
 				}
 			}
 			if len(seen) != len(b.Components) {
 				t.Errorf("schematic places %d parts, the board has %d", len(seen), len(b.Components))
+			}
+			for _, c := range b.Components {
+				var want []string
+				for _, p := range c.Part.Pins {
+					if p.Type != hw.PinNC {
+						want = append(want, strconv.Itoa(p.Num))
+					}
+				}
+				slices.Sort(want)
+				got := slices.Sorted(slices.Values(pins[c.Ref]))
+				if !slices.Equal(got, want) {
+					t.Errorf("%s's placed units have pins %v, the part %v", c.Ref, got, want)
+				}
 			}
 			for _, nd := range conn.Unconnected {
 				pin, _ := strconv.Atoi(nd.Pin)
@@ -177,7 +201,7 @@ func TestNetlistFileIsTheNetlist(t *testing.T) {
 // renamed on the sheet shorts two nets, and a pin moved off its wire drops
 // out of its net.
 func TestReaderFindsMistakes(t *testing.T) {
-	src := kicad.Schematic(hw.MustNew(4))
+	src := schematic(t, hw.MustNew(4))
 	shorted := bytes.Replace(src, []byte(`(label "RDYQ"`), []byte(`(label "nINTQ"`), 1)
 	sheet, err := kicad.ReadSchematic(shorted)
 	if err != nil {
@@ -246,7 +270,7 @@ func TestEmulatorRunsTheGeneratedBoard(t *testing.T) {
 // driven, so each carries one PWR_FLAG, on the power input's pin.
 func TestSupplyIsFlagged(t *testing.T) {
 	for _, n := range hw.Sizes {
-		sheet, err := kicad.ReadSchematic(kicad.Schematic(hw.MustNew(n)))
+		sheet, err := kicad.ReadSchematic(schematic(t, hw.MustNew(n)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -271,6 +295,16 @@ func TestSupplyIsFlagged(t *testing.T) {
 	}
 }
 
+// schematic generates a board's schematic.
+func schematic(t *testing.T, b *hw.Board) []byte {
+	t.Helper()
+	src, err := kicad.Schematic(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
 // boardFile reads the committed board file of a board (by its file name
 // stem, kicad.BaseOf), which TestCommittedFilesAreFresh proves is what the
 // generator writes.
@@ -287,4 +321,27 @@ func committed(t *testing.T, base, ext string) []byte {
 		t.Fatalf("%v (run `go run ./cmd/papersctl kicad`)", err)
 	}
 	return src
+}
+
+// Every KiCad file names its licence in its title block, and the licence
+// itself is generated beside them, unmodified.
+func TestLicenceNotice(t *testing.T) {
+	b := hw.MustNew(32) // placed, not routed: quick
+	pcb, err := kicad.PCB(b, "x.kicad_sch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch, err := kicad.Schematic(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range map[string][]byte{"schematic": sch, "board": pcb, "netlist": kicad.Netlist(b, "x.kicad_sch")} {
+		if !bytes.Contains(f, []byte(strconv.Quote(kicad.Notice))) {
+			t.Errorf("the %s does not carry the licence notice %q", name, kicad.Notice)
+		}
+	}
+	lic, err := os.ReadFile(filepath.Join(kicadDir, "LICENSE"))
+	if err != nil || !bytes.HasPrefix(lic, []byte("CERN Open Hardware Licence Version 2 - Permissive\n")) {
+		t.Errorf("kicad/LICENSE is not CERN-OHL-P-2.0: %v", err)
+	}
 }

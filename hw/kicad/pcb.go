@@ -390,14 +390,17 @@ func PCB(b *hw.Board, schematicFile string) ([]byte, error) {
 	w.open("(kicad_pcb (version 20211014) (generator ttlpapers)")
 	w.line("(general (thickness 1.6))")
 	w.line("(paper %s)", quote(paper))
-	w.line("(title_block (title %s) (rev %s) (company \"ttlpapers\") (comment 1 %s))", quote(b.Name), quote(b.Revision),
-		quote("Generated from the hw netlist by papersctl kicad: "+state))
+	w.line("(title_block (title %s) (rev %s) (company \"ttlpapers\") (comment 1 %s) (comment 2 %s))", quote(b.Name), quote(b.Revision),
+		quote("Generated from the hw netlist by papersctl kicad: "+state), quote(Notice))
 	w.open("(layers")
 	for _, layer := range pcbLayers {
 		w.line("(%s)", layer)
 	}
 	w.close()
-	w.line("(setup (pad_to_mask_clearance 0))")
+	w.open("(setup")
+	stackup(w)
+	w.line("(pad_to_mask_clearance 0)")
+	w.close()
 	code := writeNets(w, b, l)
 	for _, f := range l.fps {
 		writeFootprint(w, b, key, schematicFile, f, code)
@@ -477,6 +480,7 @@ func writeFootprint(w *writer, b *hw.Board, key, schematicFile string, f fpPlace
 		w.line("(pad %s thru_hole %s (at %v %v%s) (size %v %v) (drill %v) (layers *.Cu *.Mask)%s%s (tstamp %s))",
 			quote(p.Num), p.Shape, p.X, p.Y, rot(f.Rot), p.Size, p.Size, p.Drill, ratio, net, uuid(fmt.Sprintf("%s/pad%d", u, i)))
 	}
+	writeModel(w, c.Part.Footprint)
 	w.close()
 }
 

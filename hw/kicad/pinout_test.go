@@ -1,6 +1,7 @@
 package kicad_test
 
 import (
+	"fmt"
 	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"os"
 	"path/filepath"
@@ -25,15 +26,7 @@ type libPin struct {
 // style 1 (style 2 is the De Morgan drawing), with "extends" resolved.
 func loadLibrary(t *testing.T, lib string) map[string][]libPin {
 	t.Helper()
-	path := filepath.Join(symbolDir, lib+".kicad_sym")
-	src, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		testenv.Missing(t, "%s not found: install Debian's kicad-symbols package (apt-get install -y kicad-symbols) to check pinouts against KiCad's library", path)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := kicad.ParseExpr(string(src))
+	root, err := kicad.ParseExpr(string(installedLibrary(t, lib)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +184,8 @@ func TestPassivesMatchKiCadLibrary(t *testing.T) {
 }
 
 // TestFootprintsExist checks every footprint name against Debian's
-// kicad-footprints package when it is installed.
+// kicad-footprints package when it is installed, and that the 3-D model
+// the boards link is the library footprint's, placed as it places it.
 func TestFootprintsExist(t *testing.T) {
 	const dir = "/usr/share/kicad/footprints"
 	if _, err := os.Stat(dir); err != nil {
@@ -199,8 +193,25 @@ func TestFootprintsExist(t *testing.T) {
 	}
 	for _, p := range append(append([]*hw.Part(nil), hw.Parts...), hw.Passives...) {
 		lib, name, _ := strings.Cut(p.Footprint, ":")
-		if _, err := os.Stat(filepath.Join(dir, lib+".pretty", name+".kicad_mod")); err != nil {
+		src, err := os.ReadFile(filepath.Join(dir, lib+".pretty", name+".kicad_mod"))
+		if err != nil {
 			t.Errorf("%s: footprint %s is not in KiCad's library", p.Name, p.Footprint)
+			continue
+		}
+		fp, err := kicad.ParseExpr(string(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := fp.Child("model")
+		place := fmt.Sprintf("offset %s, scale %s, rotation %s", xyz(m.Child("offset")), xyz(m.Child("scale")), xyz(m.Child("rotate")))
+		if m.Arg(0) != kicad.Model3D(p.Footprint) || place != "offset 0 0 0, scale 1 1 1, rotation 0 0 0" {
+			t.Errorf("%s: KiCad's footprint links model %q at %s, the boards %q at no offset, scale 1, no rotation", p.Footprint, m.Arg(0), place, kicad.Model3D(p.Footprint))
 		}
 	}
+}
+
+// xyz is the numbers of a model's (offset (xyz ...)) or the like.
+func xyz(e *kicad.Expr) string {
+	v := e.Child("xyz")
+	return strings.Join([]string{v.Arg(0), v.Arg(1), v.Arg(2)}, " ")
 }

@@ -16,7 +16,10 @@ type LibPin struct {
 	Num, Name, Type string
 	At              point // connection point, symbol coordinates (Y up)
 	Angle           int
-	Hidden          bool // on a power symbol: the pin names a global net
+	Hidden          bool
+	// Unit is the unit the pin belongs to (0: every unit), Style its body
+	// style (0: both; 2: the De Morgan drawing).
+	Unit, Style int
 }
 
 // SheetSymbol is a placed symbol read back from a schematic.
@@ -25,6 +28,7 @@ type SheetSymbol struct {
 	Power                        bool
 	At                           point
 	Rotation                     int
+	Unit, Style                  int // the unit placed, and its body style
 }
 
 // Sheet is what ReadSchematic understands of a KiCad schematic: enough to
@@ -66,15 +70,19 @@ func (s *Sheet) readLib(lib *Expr) error {
 	for _, sym := range lib.Children("symbol") {
 		id := sym.Arg(0)
 		s.LibPower[id] = sym.Child("power") != nil
-		for _, unit := range sym.Children("symbol") {
-			for _, p := range unit.Children("pin") {
+		for _, sub := range sym.Children("symbol") {
+			unit, style, err := unitOf(sub.Arg(0))
+			if err != nil {
+				return err
+			}
+			for _, p := range sub.Children("pin") {
 				at, angle, err := readAt(p)
 				if err != nil {
 					return err
 				}
 				s.Lib[id] = append(s.Lib[id], LibPin{
 					Num: p.Child("number").Arg(0), Name: p.Child("name").Arg(0), Type: p.Arg(0), At: at, Angle: angle,
-					Hidden: hasAtom(p, "hide"),
+					Hidden: hasAtom(p, "hide") || p.Child("hide").Arg(0) == "yes", Unit: unit, Style: style,
 				})
 			}
 		}
@@ -128,7 +136,19 @@ func (s *Sheet) readSymbol(e *Expr) (SheetSymbol, error) {
 	if err != nil {
 		return SheetSymbol{}, err
 	}
-	sym := SheetSymbol{LibID: e.Child("lib_id").Arg(0), At: at, Rotation: rot}
+	sym := SheetSymbol{LibID: e.Child("lib_id").Arg(0), At: at, Rotation: rot, Unit: 1, Style: 1}
+	for _, f := range []struct {
+		key string
+		dst *int
+	}{{"unit", &sym.Unit}, {"body_style", &sym.Style}, {"convert", &sym.Style}} {
+		if v := e.Child(f.key).Arg(0); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return SheetSymbol{}, fmt.Errorf("kicad: symbol %s %q", f.key, v)
+			}
+			*f.dst = n
+		}
+	}
 	sym.Power = s.LibPower[sym.LibID]
 	if _, ok := s.Lib[sym.LibID]; !ok {
 		return SheetSymbol{}, fmt.Errorf("kicad: symbol %q is not in lib_symbols", sym.LibID)
@@ -183,6 +203,18 @@ func readAt(e *Expr) (point, int, error) {
 		angle = int(f)
 	}
 	return p, angle, nil
+}
+
+// Pins are the library pins of the unit and body style a placed symbol
+// shows.
+func (s *Sheet) Pins(sym SheetSymbol) []LibPin {
+	var out []LibPin
+	for _, p := range s.Lib[sym.LibID] {
+		if (p.Unit == 0 || p.Unit == sym.Unit) && (p.Style == 0 || p.Style == sym.Style) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // PinAt is where a symbol's pin connects on the sheet: the library
@@ -306,14 +338,15 @@ func (s *Sheet) join(j *joins) []pinAt {
 	}
 	var pins []pinAt
 	for _, sym := range s.Symbols {
-		for _, p := range s.Lib[sym.LibID] {
+		for _, p := range s.Pins(sym) {
 			at := sym.PinAt(p)
 			switch {
 			case !sym.Power:
 				pins = append(pins, pinAt{Node{sym.Ref, p.Num}, at})
 				j.find(at)
-			case p.Hidden:
-				// A hidden pin makes the symbol a global label (VCC, GND).
+			case p.Hidden || p.Type == "power_in":
+				// A power input pin (or, before KiCad 9, a hidden one)
+				// makes a power symbol a global label (VCC, GND).
 				j.name(sym.Value, at)
 			default:
 				j.find(at) // a visible one (PWR_FLAG) only sits on its net

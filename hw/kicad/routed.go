@@ -57,9 +57,8 @@ func absPad(f fpPlaced, p fpPad) (x, y um) {
 }
 
 // padNet is the KiCad net of a footprint's pad: its hw net, or for a pin
-// on no hw net the "unconnected-(REF-NAME-PadN)" net KiCad's schematic
-// gives it ("unconnected-(REF-PadN)" for a pin without a name); mounting
-// holes are on no net ("").
+// on no hw net the "unconnected-(…)" net KiCad's schematic gives it;
+// mounting holes and the pins the symbol does not draw are on no net.
 func padNet(b *hw.Board, c *hw.Component, p fpPad) (name string, pin hw.Pin, ok bool) {
 	num, err := strconv.Atoi(p.Num)
 	if err != nil || num == 0 {
@@ -69,10 +68,8 @@ func padNet(b *hw.Board, c *hw.Component, p fpPad) (name string, pin hw.Pin, ok 
 	if n := b.NetOf(hw.Node{Ref: c.Ref, Pin: num}); n != nil {
 		return netlistName(n.Name), pin, true
 	}
-	if name := pinName(c.Part, pin); name != "" {
-		return fmt.Sprintf("unconnected-(%s-%s-Pad%d)", c.Ref, name, num), pin, true
-	}
-	return fmt.Sprintf("unconnected-(%s-Pad%d)", c.Ref, num), pin, true
+	name, ok = unconnectedNet(c, num)
+	return name, pin, ok
 }
 
 // routeLayout routes the placed board.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/ttlpapers/ttlpapers/hw"
@@ -83,38 +82,60 @@ const (
 	labelChar  coord = 110  // width of one label character at 1.27 mm
 )
 
-// labelWidth is the room a side's labels need.
-func labelRoom(b *hw.Board, c *hw.Component, s *symbolDef, sd side) coord {
-	n := 0
+// room is how far beyond a unit's pins on side sd their stubs reach with
+// their labels or power symbols (0: no pin there is on a net).
+func room(b *hw.Board, c *hw.Component, s *symbolDef, sd side) coord {
+	n, used := 0, false
 	for _, p := range s.Pins {
 		if p.Side != sd {
 			continue
 		}
 		if net := b.NetOf(hw.Node{Ref: c.Ref, Pin: p.Num}); net != nil {
+			used = true
 			n = max(n, displayLen(net.Name))
 			if net.Name == hw.VCC || net.Name == hw.GND {
 				n = max(n, 5)
 			}
 		}
 	}
-	return stubLen + coord(n)*labelChar + pin
+	if !used {
+		return 0
+	}
+	_, _, stub := sideDir(sd)
+	return stub + coord(n)*labelChar + pin
 }
 
-// cellSize is the room one component needs with its labels; (ox, oy) is the
-// symbol origin inside the cell.
+// textsRight reports whether a unit's reference and value go to its right:
+// a unit with pins only above and below (a resistor, a chip's supply pins)
+// has labels there.
+func textsRight(s *symbolDef) bool {
+	for _, p := range s.Pins {
+		if p.Side == left || p.Side == right {
+			return false
+		}
+	}
+	return true
+}
+
+// cellSize is the room one unit needs with its labels; (ox, oy) is the
+// symbol origin inside the cell, on the pin grid so that every pin is on
+// KiCad's connection grid.
 func cellSize(b *hw.Board, c *hw.Component, s *symbolDef) (w, h, ox, oy coord) {
-	l, r := labelRoom(b, c, s, left), labelRoom(b, c, s, right)
-	ox = roundUp(l+s.W/2+pin, pin)
-	w = ox + s.W/2 + pin + r + 2*pin
-	oy = roundUp(s.H/2+pin+pin+2*pin, pin) // supply stub, power symbol, reference
-	h = oy + s.H/2 + pin + pin + 3*pin
+	l, r := room(b, c, s, left), room(b, c, s, right)
+	if textsRight(s) {
+		r = max(r, grid+coord(max(len(c.Ref)+1, len(c.Part.Name)))*labelChar)
+	}
+	ox = roundUp(l-s.All.X0+pin, pin)
+	w = max(ox+s.All.X1+r, ox+s.All.X0+coord(len(c.Part.Name))*labelChar) + 2*pin
+	oy = roundUp(s.All.Y1+room(b, c, s, top)+2*pin, pin) // and the reference
+	h = oy - s.All.Y0 + room(b, c, s, bottom) + 3*pin
 	return roundUp(w, pin), roundUp(h, pin), ox, oy
 }
 
 // layout places every component on the smallest standard sheet that holds
 // them: each area fills columns top to bottom, areas flow left to right in
 // rows.
-func layout(b *hw.Board, syms map[string]*symbolDef) (paper string, pw, ph coord, out []*area) {
+func layout(b *hw.Board, syms map[string][]*symbolDef) (paper string, pw, ph coord, out []*area) {
 	for _, p := range papers {
 		inner, maxW := p.h-2*margin-titleBlock, p.w-2*margin
 		for _, colH := range []coord{inner / 3, inner / 2, inner} {
@@ -140,7 +161,7 @@ func extent(as []*area) (w, h coord) {
 }
 
 // flow lays the areas out in rows no wider than maxW.
-func flow(b *hw.Board, syms map[string]*symbolDef, colH, maxW coord) []*area {
+func flow(b *hw.Board, syms map[string][]*symbolDef, colH, maxW coord) []*area {
 	var out []*area
 	x, y, rowH := margin+pin, margin+pin, coord(0)
 	for _, ar := range areas {
@@ -162,22 +183,46 @@ func flow(b *hw.Board, syms map[string]*symbolDef, colH, maxW coord) []*area {
 	return out
 }
 
-// layoutArea places one group's components in columns at most colH high,
+// cell is one unit of one component, to be placed.
+type cell struct {
+	c *hw.Component
+	s *symbolDef
+}
+
+// cellsOf lists the units a group's area places: its components' units, in
+// board order; the power area also takes every multi-unit chip's supply
+// unit.
+func cellsOf(b *hw.Board, syms map[string][]*symbolDef, group string) []cell {
+	var out []cell
+	for _, supply := range []bool{true, false} {
+		if supply && group != "power" {
+			continue
+		}
+		for _, c := range b.Components {
+			units := syms[c.Part.Symbol]
+			for _, u := range units {
+				isSupply := len(units) > 1 && u.supplyOnly()
+				if isSupply == supply && (supply || c.Group == group) {
+					out = append(out, cell{c, u})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// layoutArea places one group's units in columns at most colH high,
 // relative to the area's top left corner.
-func layoutArea(b *hw.Board, syms map[string]*symbolDef, group, title string, colH coord) *area {
+func layoutArea(b *hw.Board, syms map[string][]*symbolDef, group, title string, colH coord) *area {
 	a := &area{title: title}
 	top := 3 * pin
 	colX, colW, y := pin, coord(0), top
-	for _, c := range b.Components {
-		if c.Group != group {
-			continue
-		}
-		s := syms[c.Part.Symbol]
-		w, h, ox, oy := cellSize(b, c, s)
+	for _, cl := range cellsOf(b, syms, group) {
+		w, h, ox, oy := cellSize(b, cl.c, cl.s)
 		if y+h > colH && y > top {
 			colX, colW, y = colX+colW, 0, top
 		}
-		a.cells = append(a.cells, &placed{c: c, sym: s, X: colX + ox, Y: y + oy})
+		a.cells = append(a.cells, &placed{c: cl.c, sym: cl.s, X: colX + ox, Y: y + oy})
 		colW = max(colW, w)
 		y += h
 		a.h = max(a.h, y)
@@ -194,11 +239,25 @@ func layoutArea(b *hw.Board, syms map[string]*symbolDef, group, title string, co
 // Schematic renders the board as a KiCad 6 schematic. Every pin of every
 // part gets a short wire ending in a net label (named as the hw net) or a
 // power symbol; unused inputs and outputs get a no-connect flag.
-func Schematic(b *hw.Board) []byte {
-	syms := symbols(b)
+func Schematic(b *hw.Board) ([]byte, error) {
+	sc, err := draw(b)
+	if err != nil {
+		return nil, err
+	}
+	return []byte(sc.w.b.String()), nil
+}
+
+// draw writes the schematic.
+func draw(b *hw.Board) (*schematic, error) {
+	syms, err := symbols(b)
+	if err != nil {
+		return nil, err
+	}
 	paper, pw, ph, as := layout(b, syms)
-	sc := &schematic{b: b, key: b.Name + "/", supply: supply(b)}
-	sc.header(paper, pw, ph, syms)
+	sc := &schematic{b: b, key: b.Name + "/", project: BaseOf(b), supply: supply(b)}
+	if err := sc.header(paper, pw, ph, syms); err != nil {
+		return nil, err
+	}
 	for _, a := range as {
 		sc.frame(a)
 		for _, pl := range a.cells {
@@ -209,16 +268,17 @@ func Schematic(b *hw.Board) []byte {
 		}
 	}
 	sc.footer()
-	return []byte(sc.w.b.String())
+	return sc, nil
 }
 
 // schematic is a schematic being written.
 type schematic struct {
 	w          writer
 	b          *hw.Board
-	key        string   // prefix of every uuid's name
-	instances  []string // the symbol_instances entries
-	pwr, flags int      // power symbols and PWR_FLAGs placed
+	key        string      // prefix of every uuid's name
+	project    string      // the project's name, which symbol instances give
+	pwr, flags int         // power symbols and PWR_FLAGs placed
+	exclusions [][2]string // the rules check's right findings: KiCad's key, and why
 	supply     *hw.Component
 }
 
@@ -241,12 +301,13 @@ func supply(b *hw.Board) *hw.Component {
 	return c
 }
 
-// header opens the file: paper, title block and the library symbols.
-func (sc *schematic) header(paper string, pw, ph coord, syms map[string]*symbolDef) {
+// header opens the file (KiCad 9's format, that of the library symbols
+// it embeds): paper, title block and the library symbols.
+func (sc *schematic) header(paper string, pw, ph coord, syms map[string][]*symbolDef) error {
 	w, b := &sc.w, sc.b
-	w.open("(kicad_sch (version 20211123) (generator ttlpapers)")
+	w.open("(kicad_sch (version 20250114) (generator \"ttlpapers\") (generator_version \"9.0\")")
 	w.line("")
-	w.line("(uuid %s)", uuid(sc.key+"sheet"))
+	w.line("(uuid %s)", quote(sc.sheet()))
 	w.line("")
 	if paper == "User" {
 		w.line("(paper \"User\" %v %v)", pw, ph)
@@ -260,18 +321,26 @@ func (sc *schematic) header(paper string, pw, ph coord, syms map[string]*symbolD
 	w.line("(company \"ttlpapers\")")
 	w.line("(comment 1 %s)", quote("Generated from the hw netlist by papersctl kicad: do not edit, regenerate."))
 	w.line("(comment 2 %s)", quote("TTL_PAPERS (Dietz, Mattox, Krishnamurthy, Purdue 1995), reconstructed at gate level."))
+	w.line("(comment 3 %s)", quote(Notice))
 	w.close()
 	w.line("")
 	w.open("(lib_symbols")
-	for _, id := range slices.Sorted(maps.Keys(syms)) {
-		syms[id].write(w)
+	ids := append(slices.Collect(maps.Keys(syms)), "power:"+hw.GND, "power:"+hw.VCC, flagLibID)
+	slices.Sort(ids)
+	for _, id := range ids {
+		sym, err := LibSymbol(id)
+		if err != nil {
+			return err
+		}
+		writeExpr(w, sym)
 	}
-	writePowerSymbol(w, hw.GND)
-	writePowerSymbol(w, hw.VCC)
-	writeFlagSymbol(w)
 	w.close()
 	w.line("")
+	return nil
 }
+
+// sheet is the root sheet's uuid.
+func (sc *schematic) sheet() string { return uuid(sc.key + "sheet") }
 
 // frame draws an area's dashed frame and title. KiCad 6.0 reads a
 // sheet-level polyline as one two-point line, so the frame is four of them.
@@ -280,10 +349,10 @@ func (sc *schematic) frame(a *area) {
 	for i := range 4 {
 		p, q := corners[i], corners[i+1]
 		sc.w.line("(polyline (pts (xy %v %v) (xy %v %v)) (stroke (width 0) (type dash) (color 0 0 0 0)) (uuid %s))",
-			p[0], p[1], q[0], q[1], uuid(fmt.Sprintf("%sarea/%s/%d", sc.key, a.title, i)))
+			p[0], p[1], q[0], q[1], quote(uuid(fmt.Sprintf("%sarea/%s/%d", sc.key, a.title, i))))
 	}
 	sc.w.line("(text %s (at %v %v 0) (effects (font (size 2.54 2.54) bold) (justify left bottom)) (uuid %s))",
-		quote(a.title), a.x+pin, a.y+2*pin, uuid(sc.key+"title/"+a.title))
+		quote(a.title), a.x+pin, a.y+2*pin, quote(uuid(sc.key+"title/"+a.title)))
 }
 
 // pinEnd ends pin p of a placed part: a short wire to a net label or a
@@ -298,24 +367,41 @@ func (sc *schematic) pinEnd(pl *placed, p symPin) {
 		// itself leaves unconnected (NC) needs none, and KiCad's rules
 		// check calls a flag on it dangling.
 		if p.Type != hw.PinNC {
-			w.line("(no_connect (at %v %v) (uuid %s))", px, py, uuid(id+"/nc"))
+			w.line("(no_connect (at %v %v) (uuid %s))", px, py, quote(uuid(id+"/nc")))
 		}
 		return
 	}
 	dx, dy, length := sideDir(p.Side)
 	ex, ey := px+dx*length, py+dy*length
 	w.line("(wire (pts (xy %v %v) (xy %v %v)) (stroke (width 0) (type default) (color 0 0 0 0)) (uuid %s))",
-		px, py, ex, ey, uuid(id+"/wire"))
+		px, py, ex, ey, quote(uuid(id+"/wire")))
 	if net.Name == hw.VCC || net.Name == hw.GND {
 		sc.power(id, net.Name, p.Side, ex, ey)
+		if p.LibType == "tri_state" || p.LibType == "bidirectional" {
+			sc.exclude(c, p, px, py, id)
+		}
 	} else {
 		angle, just := labelAngle(p.Side)
 		w.line("(label %s (at %v %v %d) (effects (font (size 1.27 1.27)) (justify %s bottom)) (uuid %s))",
-			quote(net.Name), ex, ey, angle, just, uuid(id+"/label"))
+			quote(net.Name), ex, ey, angle, just, quote(uuid(id+"/label")))
 	}
 	if c == sc.supply {
 		sc.flag(id, net.Name, ex, ey)
 	}
+}
+
+// exclude records the pin-to-pin finding KiCad's rules check makes of a
+// transceiver's pin on a supply net, and why it is right: such a pin is
+// an input where the board fixes the part's direction, and an unused CMOS
+// input is tied to a supply. The key is KiCad's for the finding: rule,
+// position (1/10000 mm), the pin's and the power symbol's pin's uuids, and
+// the sheet's path thrice (where it was found, and of each item).
+func (sc *schematic) exclude(c *hw.Component, p symPin, px, py coord, id string) {
+	sheet := "/" + sc.sheet()
+	key := fmt.Sprintf("pin_to_pin|%d|%d|%s|%s|%s|%s|%s", px*100, py*100,
+		uuid(sc.key+c.Ref+"/pin/"+fmt.Sprint(p.Num)), uuid(id+"/power/pin"), sheet, sheet, sheet)
+	why := fmt.Sprintf("%s pin %d (%s): KiCad draws it three-state; with the part's direction fixed it is an input, unused and tied to a supply", c.Ref, p.Num, p.LibName)
+	sc.exclusions = append(sc.exclusions, [2]string{key, why})
 }
 
 // power places the power symbol of net at a wire's end (x, y).
@@ -323,7 +409,7 @@ func (sc *schematic) power(id, net string, s side, x, y coord) {
 	sc.pwr++
 	rot := powerRotation(net, s)
 	vx, vy := powerValueAt(net, rot)
-	sc.instances = append(sc.instances, placePower(&sc.w, id+"/power", "power:"+net, fmt.Sprintf("#PWR%04d", sc.pwr), net, x, y, rot, vx, vy))
+	sc.placePower(id+"/power", "power:"+net, fmt.Sprintf("#PWR%04d", sc.pwr), net, x, y, rot, vx, vy)
 }
 
 // flag places a PWR_FLAG at a wire's end (x, y) on a supply net, pointing
@@ -335,53 +421,54 @@ func (sc *schematic) flag(id, net string, x, y coord) {
 	if net == hw.VCC {
 		rot, vy = 0, -pin-grid
 	}
-	sc.instances = append(sc.instances, placePower(&sc.w, id+"/flag", flagLibID, fmt.Sprintf("#FLG%02d", sc.flags), "PWR_FLAG", x, y, rot, 0, vy))
+	sc.placePower(id+"/flag", flagLibID, fmt.Sprintf("#FLG%02d", sc.flags), "PWR_FLAG", x, y, rot, 0, vy)
 }
 
-// symbol places a part's symbol with its properties.
+// symbol places one unit of a part with its properties. Unit 1 has the
+// uuid the board's footprint links to.
 func (sc *schematic) symbol(pl *placed) {
 	w, c, s := &sc.w, pl.c, pl.sym
-	u := uuid(sc.key + c.Ref)
-	w.open("(symbol (lib_id %s) (at %v %v 0) (unit 1) (in_bom yes) (on_board yes)", quote(s.LibID), pl.X, pl.Y)
-	w.line("(uuid %s)", u)
-	w.line("(property \"Reference\" %s (id 0) (at %v %v 0) (effects (font (size 1.27 1.27)) (justify left bottom)))", quote(c.Ref), pl.X-s.W/2, pl.Y-s.H/2-grid/2)
-	w.line("(property \"Value\" %s (id 1) (at %v %v 0) (effects (font (size 1.27 1.27)) (justify right top)))", quote(c.Part.Name), pl.X+s.W/2, pl.Y+s.H/2+grid/2)
-	w.line("(property \"Footprint\" %s (id 2) (at %v %v 0) %s)", quote(c.Part.Footprint), pl.X, pl.Y, fontHide)
-	w.line("(property \"Datasheet\" \"\" (id 3) (at %v %v 0) %s)", pl.X, pl.Y, fontHide)
-	w.line("(property \"Role\" %s (id 4) (at %v %v 0) %s)", quote(c.Role), pl.X, pl.Y, fontHide)
-	for _, p := range s.Pins {
-		w.line("(pin \"%d\" (uuid %s))", p.Num, uuid(sc.key+c.Ref+"/pin/"+fmt.Sprint(p.Num)))
+	id := sc.key + c.Ref
+	if s.Unit > 1 {
+		id += fmt.Sprintf("/unit%d", s.Unit)
 	}
+	w.open("(symbol (lib_id %s) (at %v %v 0) (unit %d) (exclude_from_sim no) (in_bom yes) (on_board yes) (dnp no)", quote(s.LibID), pl.X, pl.Y, s.Unit)
+	w.line("(uuid %s)", quote(uuid(id)))
+	// Above and below the unit, at its left, clear of pins above and
+	// below (which sit mid-body) and of their labels.
+	refAt, valueAt := fmt.Sprintf("%v %v", pl.X+s.All.X0, pl.Y-s.All.Y1-grid), fmt.Sprintf("%v %v", pl.X+s.All.X0, pl.Y-s.All.Y0+grid/2)
+	refJust, valueJust := "left bottom", "left top"
+	if textsRight(s) {
+		x := pl.X + s.All.X1 + grid
+		refAt, valueAt = fmt.Sprintf("%v %v", x, pl.Y-grid/2), fmt.Sprintf("%v %v", x, pl.Y+grid/2)
+		refJust, valueJust = "left bottom", "left top"
+	}
+	w.line("(property \"Reference\" %s (at %s 0) (effects (font (size 1.27 1.27)) (justify %s)))", quote(c.Ref), refAt, refJust)
+	w.line("(property \"Value\" %s (at %s 0) (effects (font (size 1.27 1.27)) (justify %s)))", quote(c.Part.Name), valueAt, valueJust)
+	for _, f := range [][2]string{{"Footprint", c.Part.Footprint}, {"Datasheet", s.Datasheet}, {"Description", s.Description}, {"Role", c.Role}} {
+		w.line("(property %s %s (at %v %v 0) %s)", quote(f[0]), quote(f[1]), pl.X, pl.Y, fontHide)
+	}
+	for _, p := range s.Pins {
+		w.line("(pin \"%d\" (uuid %s))", p.Num, quote(uuid(sc.key+c.Ref+"/pin/"+fmt.Sprint(p.Num))))
+	}
+	sc.instances(c.Ref, s.Unit)
 	w.close()
-	sc.instances = append(sc.instances, fmt.Sprintf("(path \"/%s\" (reference %s) (unit 1) (value %s) (footprint %s))", u, quote(c.Ref), quote(c.Part.Name), quote(c.Part.Footprint)))
 }
 
-// footer closes the file with the sheet and symbol instances.
+// instances names the placed symbol in the project: its reference and unit.
+func (sc *schematic) instances(ref string, unit int) {
+	sc.w.line("(instances (project %s (path %s (reference %s) (unit %d))))", quote(sc.project), quote("/"+sc.sheet()), quote(ref), unit)
+}
+
+// footer closes the file with the sheet instances.
 func (sc *schematic) footer() {
 	w := &sc.w
 	w.line("")
 	w.open("(sheet_instances")
 	w.line("(path \"/\" (page \"1\"))")
 	w.close()
-	w.line("")
-	w.open("(symbol_instances")
-	sort.Strings(sc.instances)
-	for _, in := range sc.instances {
-		w.line("%s", in)
-	}
+	w.line("(embedded_fonts no)")
 	w.close()
-	w.close()
-}
-
-// symbols draws one symbol per library part the board uses.
-func symbols(b *hw.Board) map[string]*symbolDef {
-	syms := map[string]*symbolDef{}
-	for _, c := range b.Components {
-		if syms[c.Part.Symbol] == nil {
-			syms[c.Part.Symbol] = newSymbol(c.Part, strings.TrimRight(c.Ref, "0123456789"))
-		}
-	}
-	return syms
 }
 
 // sideDir is the outward direction (sheet coordinates) and stub length of
@@ -411,21 +498,20 @@ func labelAngle(sd side) (int, string) {
 }
 
 // placePower draws a power symbol (a VCC or GND glyph, or a PWR_FLAG) at
-// (x, y), its value vx, vy from there, and returns its symbol_instances
-// entry.
-func placePower(w *writer, id, libID, ref, value string, x, y coord, rot int, vx, vy coord) string {
-	u := uuid(id)
-	w.open("(symbol (lib_id %s) (at %v %v %d) (unit 1) (in_bom yes) (on_board yes)", quote(libID), x, y, rot)
-	w.line("(uuid %s)", u)
-	w.line("(property \"Reference\" %s (id 0) (at %v %v 0) %s)", quote(ref), x, y, fontHide)
+// (x, y), its value vx, vy from there.
+func (sc *schematic) placePower(id, libID, ref, value string, x, y coord, rot int, vx, vy coord) {
+	w := &sc.w
+	w.open("(symbol (lib_id %s) (at %v %v %d) (unit 1) (exclude_from_sim no) (in_bom yes) (on_board yes) (dnp no)", quote(libID), x, y, rot)
+	w.line("(uuid %s)", quote(uuid(id)))
+	w.line("(property \"Reference\" %s (at %v %v 0) %s)", quote(ref), x, y, fontHide)
 	// KiCad turns a field with its symbol: angle 90 on a symbol turned by
 	// 90 or 270 keeps the name horizontal.
-	w.line("(property \"Value\" %s (id 1) (at %v %v %d) %s)", quote(value), x+vx, y+vy, rot%180, font)
-	w.line("(property \"Footprint\" \"\" (id 2) (at %v %v 0) %s)", x, y, fontHide)
-	w.line("(property \"Datasheet\" \"\" (id 3) (at %v %v 0) %s)", x, y, fontHide)
-	w.line("(pin \"1\" (uuid %s))", uuid(id+"/pin"))
+	w.line("(property \"Value\" %s (at %v %v %d) %s)", quote(value), x+vx, y+vy, rot%180, font)
+	w.line("(property \"Footprint\" \"\" (at %v %v 0) %s)", x, y, fontHide)
+	w.line("(property \"Datasheet\" \"\" (at %v %v 0) %s)", x, y, fontHide)
+	w.line("(pin \"1\" (uuid %s))", quote(uuid(id+"/pin")))
+	sc.instances(ref, 1)
 	w.close()
-	return fmt.Sprintf("(path \"/%s\" (reference %s) (unit 1) (value %s) (footprint \"\"))", u, quote(ref), quote(value))
 }
 
 // powerRotation turns a power symbol away from the pin it sits on (KiCad

@@ -1,7 +1,10 @@
 package kicad
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ttlpapers/ttlpapers/hw"
 	"github.com/ttlpapers/ttlpapers/lpt"
@@ -17,24 +20,200 @@ const (
 	bottom
 )
 
-// symPin is a pin of a drawn symbol; X and Y (Y up, as in KiCad symbol
+// symPin is a pin of a placed unit; X and Y (Y up, as in KiCad symbol
 // libraries) are its connection point relative to the symbol origin.
 type symPin struct {
 	hw.Pin
-	Name string // shown name (DB-25 pins get their port line's name)
-	Side side
-	X, Y coord
+	LibName string // the library's name of the pin ("~": none)
+	LibType string // the library's electrical type: "input", "tri_state", …
+	Side    side
+	X, Y    coord
 }
 
-// symbolDef is our drawing of one library part: a rectangle with inputs on
-// the left, outputs on the right, supply on top and ground below, every pin
-// of the datasheet in one unit so the drawing can be checked pin for pin.
+// bounds is a rectangle in symbol coordinates (Y up), empty until a point
+// is added.
+type bounds struct {
+	X0, Y0, X1, Y1 coord
+	set            bool
+}
+
+func (e *bounds) add(x, y coord) {
+	if !e.set {
+		*e = bounds{x, y, x, y, true}
+	}
+	e.X0, e.Y0, e.X1, e.Y1 = min(e.X0, x), min(e.Y0, y), max(e.X1, x), max(e.Y1, y)
+}
+
+// symbolDef is one unit of a KiCad library symbol (a gate, a chip's supply
+// pins, or a whole part), as the sheet places it.
 type symbolDef struct {
-	LibID  string
-	Part   *hw.Part
-	Prefix string // reference prefix: "U", "J", ...
-	W, H   coord  // body size
-	Pins   []symPin
+	LibID string
+	Unit  int // 1, 2, ...
+	Part  *hw.Part
+	Pins  []symPin
+	All   bounds // the drawing and the pins' connection points
+	// Datasheet and Description are the library symbol's, repeated on
+	// each placed symbol as KiCad does.
+	Datasheet, Description string
+}
+
+// supplyOnly reports whether the unit holds only supply pins: a multi-unit
+// chip's power unit.
+func (s *symbolDef) supplyOnly() bool {
+	for _, p := range s.Pins {
+		if p.Type != hw.PinPower && p.Type != hw.PinGround {
+			return false
+		}
+	}
+	return true
+}
+
+// sideOf is the side of a library pin whose orientation (the direction
+// from its connection point towards the body) is angle.
+func sideOf(angle int) side {
+	switch angle {
+	case 180:
+		return right
+	case 270:
+		return top
+	case 90:
+		return bottom
+	}
+	return left
+}
+
+// unitsOf reads the units of a part's KiCad symbol (body style 1: style 2
+// is the De Morgan drawing): their pins, each a pin of the hw part, and
+// their extents.
+func unitsOf(p *hw.Part) ([]*symbolDef, error) {
+	if u, ok := unitCache.Load(p); ok {
+		return u.([]*symbolDef), nil
+	}
+	sym, err := LibSymbol(p.Symbol)
+	if err != nil {
+		return nil, err
+	}
+	var subs [][2]int // unit, style of each sub-symbol
+	n := 1
+	for _, u := range sym.Children("symbol") {
+		unit, style, err := unitOf(u.Arg(0))
+		if err != nil {
+			return nil, err
+		}
+		subs = append(subs, [2]int{unit, style})
+		n = max(n, unit)
+	}
+	defs := make([]*symbolDef, n)
+	for i := range defs {
+		d := &symbolDef{LibID: p.Symbol, Unit: i + 1, Part: p,
+			Datasheet: libProperty(sym, "Datasheet"), Description: libProperty(sym, "Description")}
+		for j, u := range sym.Children("symbol") {
+			if unit, style := subs[j][0], subs[j][1]; (unit != 0 && unit != i+1) || style == 2 {
+				continue
+			}
+			if err := d.read(u); err != nil {
+				return nil, fmt.Errorf("kicad: %s unit %d: %w", p.Symbol, i+1, err)
+			}
+		}
+		for _, sp := range d.Pins {
+			d.All.add(sp.X, sp.Y)
+		}
+		defs[i] = d
+	}
+	unitCache.Store(p, defs)
+	return defs, nil
+}
+
+// unitCache holds each part's units, read once.
+var unitCache sync.Map
+
+// read adds a sub-symbol's pins and drawing to the unit.
+func (d *symbolDef) read(u *Expr) error {
+	for _, item := range u.List[2:] {
+		if item.Head() != "pin" {
+			graphicExtent(item, &d.All)
+			continue
+		}
+		at, angle, err := readAt(item)
+		if err != nil {
+			return err
+		}
+		num, err := strconv.Atoi(item.Child("number").Arg(0))
+		if err != nil {
+			return fmt.Errorf("pin number %q", item.Child("number").Arg(0))
+		}
+		hp, ok := d.Part.PinByNum(num)
+		if !ok {
+			return fmt.Errorf("pin %d is not a pin of hw's %s", num, d.Part.Name)
+		}
+		d.Pins = append(d.Pins, symPin{Pin: hp, LibName: item.Child("name").Arg(0), LibType: item.Arg(0), Side: sideOf(angle), X: at.X, Y: at.Y})
+	}
+	return nil
+}
+
+// graphicExtent widens e by the points of a drawing item (rectangle,
+// polyline, arc, circle).
+func graphicExtent(item *Expr, e *bounds) {
+	for _, c := range item.List {
+		switch c.Head() {
+		case "xy", "start", "end", "mid", "center":
+			if p, err := readXY(c); err == nil {
+				if c.Head() == "center" {
+					r, _ := mm(item.Child("radius").Arg(0))
+					e.add(p.X-r, p.Y-r)
+					e.add(p.X+r, p.Y+r)
+				} else {
+					e.add(p.X, p.Y)
+				}
+			}
+		case "pts":
+			graphicExtent(c, e)
+		}
+	}
+}
+
+// symbols reads the units of every library part the board uses.
+func symbols(b *hw.Board) (map[string][]*symbolDef, error) {
+	syms := map[string][]*symbolDef{}
+	for _, c := range b.Components {
+		if syms[c.Part.Symbol] != nil {
+			continue
+		}
+		defs, err := unitsOf(c.Part)
+		if err != nil {
+			return nil, err
+		}
+		syms[c.Part.Symbol] = defs
+	}
+	return syms, nil
+}
+
+// unconnectedNet is the net KiCad's schematic gives a pin on no net:
+// "unconnected-(U3A-~{Q}-Pad6)", named by the reference of the unit
+// holding the pin (a letter after it when the symbol has several units)
+// and the library's pin name, if it has one. ok is false for a pin the
+// symbol does not draw (a chip's NC pins): its pad is on no net.
+func unconnectedNet(c *hw.Component, num int) (net string, ok bool) {
+	units, err := unitsOf(c.Part)
+	if err != nil {
+		return "", false
+	}
+	for _, u := range units {
+		for _, p := range u.Pins {
+			if p.Num != num {
+				continue
+			}
+			ref := c.Ref
+			if len(units) > 1 {
+				ref += string(rune('A' + u.Unit - 1))
+			}
+			if p.LibName == "" || p.LibName == "~" {
+				return fmt.Sprintf("unconnected-(%s-Pad%d)", ref, num), true
+			}
+			return fmt.Sprintf("unconnected-(%s-%s-Pad%d)", ref, p.LibName, num), true
+		}
+	}
+	return "", false
 }
 
 // displayLen is the length of a pin or label name as drawn (overbar markup
@@ -43,6 +222,8 @@ func displayLen(s string) int {
 	return len(strings.NewReplacer("~{", "", "}", "").Replace(s))
 }
 
+// pinName is a pin's function as the netlist and the board name it: the
+// datasheet's name, or a DB-25 pin's port line.
 func pinName(p *hw.Part, pin hw.Pin) string {
 	if p != hw.DB25 && p != hw.DB25Socket {
 		return pin.Name
@@ -55,71 +236,7 @@ func pinName(p *hw.Part, pin hw.Pin) string {
 	return "GND"
 }
 
-func pinSide(p *hw.Part, pin hw.Pin) side {
-	switch pin.Type {
-	case hw.PinPower:
-		return top
-	case hw.PinGround:
-		return bottom
-	case hw.PinInput:
-		return left
-	case hw.PinPassive:
-		// Connectors face the board (their labels to the right); two- and
-		// three-lead passives put pin 2 (cathode, minus) on the right.
-		if strings.HasPrefix(p.Symbol, "Connector") || pin.Num == 2 {
-			return right
-		}
-		return left
-	}
-	return right // outputs, tri-state outputs, unconnected pins
-}
-
-func newSymbol(p *hw.Part, prefix string) *symbolDef {
-	s := &symbolDef{LibID: p.Symbol, Part: p, Prefix: prefix}
-	var per [4][]symPin
-	for _, pin := range p.Pins {
-		sd := pinSide(p, pin)
-		per[sd] = append(per[sd], symPin{Pin: pin, Name: pinName(p, pin), Side: sd})
-	}
-	rows := max(len(per[left]), len(per[right]))
-	s.H = coord(rows+1) * pin
-	nameChars := 0
-	for _, sd := range []side{left, right} {
-		n := 0
-		for _, sp := range per[sd] {
-			n = max(n, displayLen(sp.Name))
-		}
-		nameChars += n
-	}
-	s.W = roundUp(coord(nameChars)*110+2*pin, pin)
-	if p.Logic() {
-		s.W = max(s.W, 8*pin) // room for the value text beside the ground pin
-	}
-	s.W = max(s.W, 2*pin)
-	for sd, pins := range per {
-		for i := range pins {
-			sp := &pins[i]
-			switch side(sd) {
-			case left:
-				sp.X, sp.Y = -s.W/2-pin, s.H/2-coord(i+1)*pin
-			case right:
-				sp.X, sp.Y = s.W/2+pin, s.H/2-coord(i+1)*pin
-			case top:
-				sp.X, sp.Y = coord(2*i-(len(pins)-1))*pin, s.H/2+pin
-			case bottom:
-				sp.X, sp.Y = coord(2*i-(len(pins)-1))*pin, -s.H/2-pin
-			}
-			s.Pins = append(s.Pins, *sp)
-		}
-	}
-	return s
-}
-
 func roundUp(c, step coord) coord { return (c + step - 1) / step * step }
-
-// pinAngle is KiCad's pin orientation: the direction from the connection
-// point towards the body.
-func pinAngle(sd side) int { return [...]int{0, 180, 270, 90}[sd] }
 
 func kicadPinType(t hw.PinType) string {
 	switch t {
@@ -131,93 +248,10 @@ func kicadPinType(t hw.PinType) string {
 	return t.String()
 }
 
-// libName is the symbol's name without its library: "74LS20".
-func libName(libID string) string {
-	if i := strings.IndexByte(libID, ':'); i >= 0 {
-		return libID[i+1:]
-	}
-	return libID
-}
-
-const font = "(effects (font (size 1.27 1.27)))"
-const fontHide = "(effects (font (size 1.27 1.27)) hide)"
-
-func (s *symbolDef) write(w *writer) {
-	name := libName(s.LibID)
-	pinNames := "(pin_names (offset 1.016))"
-	if !hasPinNames(s) {
-		pinNames = "(pin_names (offset 1.016) hide)"
-	}
-	w.open("(symbol %s %s (in_bom yes) (on_board yes)", quote(s.LibID), pinNames)
-	w.line("(property \"Reference\" %s (id 0) (at %v %v 0) %s)", quote(s.Prefix), -s.W/2, s.H/2+grid, font)
-	w.line("(property \"Value\" %s (id 1) (at %v %v 0) %s)", quote(s.Part.Name), -s.W/2, -s.H/2-grid, font)
-	w.line("(property \"Footprint\" %s (id 2) (at 0 0 0) %s)", quote(s.Part.Footprint), fontHide)
-	w.line("(property \"Datasheet\" \"\" (id 3) (at 0 0 0) %s)", fontHide)
-	w.line("(property \"ki_description\" %s (id 4) (at 0 0 0) %s)", quote(s.Part.Description), fontHide)
-	w.open("(symbol %s", quote(name+"_0_1"))
-	w.line("(rectangle (start %v %v) (end %v %v) (stroke (width 0.254) (type default) (color 0 0 0 0)) (fill (type background)))", -s.W/2, s.H/2, s.W/2, -s.H/2)
-	w.close()
-	w.open("(symbol %s", quote(name+"_1_1"))
-	for _, p := range s.Pins {
-		shown := p.Name
-		if shown == "" {
-			shown = "~"
-		}
-		w.line("(pin %s line (at %v %v %d) (length 2.54) (name %s %s) (number \"%d\" %s))",
-			kicadPinType(p.Type), p.X, p.Y, pinAngle(p.Side), quote(shown), font, p.Num, font)
-	}
-	w.close()
-	w.close()
-}
-
-func hasPinNames(s *symbolDef) bool {
-	for _, p := range s.Pins {
-		if p.Name != "" && p.Name != "~" {
-			return true
-		}
-	}
-	return false
-}
-
-// Power symbols: a bar above VCC, a triangle below GND, drawn pointing up
-// and down; the single hidden pin at the origin names the net.
-func writePowerSymbol(w *writer, net string) {
-	w.open("(symbol %s (power) (pin_names (offset 0)) (in_bom yes) (on_board yes)", quote("power:"+net))
-	valueY := coord(381)
-	shape := "(xy 0 0) (xy 0 1.27) (xy -1.27 1.27) (xy 1.27 1.27)"
-	if net == hw.GND {
-		valueY = -381
-		shape = "(xy 0 0) (xy 0 -1.27) (xy -1.27 -1.27) (xy 0 -2.54) (xy 1.27 -1.27) (xy 0 -1.27)"
-	}
-	w.line("(property \"Reference\" \"#PWR\" (id 0) (at 0 0 0) %s)", fontHide)
-	w.line("(property \"Value\" %s (id 1) (at 0 %v 0) %s)", quote(net), valueY, font)
-	w.line("(property \"Footprint\" \"\" (id 2) (at 0 0 0) %s)", fontHide)
-	w.line("(property \"Datasheet\" \"\" (id 3) (at 0 0 0) %s)", fontHide)
-	w.open("(symbol %s", quote(net+"_0_1"))
-	w.line("(polyline (pts %s) (stroke (width 0) (type default) (color 0 0 0 0)) (fill (type none)))", shape)
-	w.close()
-	w.open("(symbol %s", quote(net+"_1_1"))
-	w.line("(pin power_in line (at 0 0 %d) (length 0) hide (name %s %s) (number \"1\" %s))", map[bool]int{true: 270, false: 90}[net == hw.GND], quote(net), font, font)
-	w.close()
-	w.close()
-}
-
 // flagLibID is KiCad's power flag: it marks a net as driven by a supply,
-// for the electrical rules check. Its pin is visible, so unlike VCC and
-// GND it names no net.
+// for the electrical rules check. Its pin is a power output, so unlike
+// VCC's and GND's it names no net.
 const flagLibID = "power:PWR_FLAG"
 
-func writeFlagSymbol(w *writer) {
-	w.open("(symbol %s (power) (pin_numbers hide) (pin_names (offset 0) hide) (in_bom yes) (on_board yes)", quote(flagLibID))
-	w.line("(property \"Reference\" \"#FLG\" (id 0) (at 0 1.905 0) %s)", fontHide)
-	w.line("(property \"Value\" \"PWR_FLAG\" (id 1) (at 0 3.81 0) %s)", font)
-	w.line("(property \"Footprint\" \"\" (id 2) (at 0 0 0) %s)", fontHide)
-	w.line("(property \"Datasheet\" \"\" (id 3) (at 0 0 0) %s)", fontHide)
-	w.open("(symbol \"PWR_FLAG_0_0\"")
-	w.line("(pin power_out line (at 0 0 90) (length 0) (name \"pwr\" %s) (number \"1\" %s))", font, font)
-	w.close()
-	w.open("(symbol \"PWR_FLAG_0_1\"")
-	w.line("(polyline (pts (xy 0 0) (xy 0 1.27) (xy -1.016 1.905) (xy 0 2.54) (xy 1.016 1.905) (xy 0 1.27)) (stroke (width 0) (type default) (color 0 0 0 0)) (fill (type none)))")
-	w.close()
-	w.close()
-}
+const font = "(effects (font (size 1.27 1.27)))"
+const fontHide = "(effects (font (size 1.27 1.27)) (hide yes))"

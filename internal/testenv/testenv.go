@@ -24,7 +24,7 @@ func Missing(t testing.TB, format string, args ...any) {
 }
 
 // EnvTrials, when set, is how many times the stress tests of the launcher
-// and the self-test repeat each case (issue 26's figures come from 100);
+// and the self-test repeat each case (100 for the figures in the docs);
 // by default they make a quick few, for CI.
 const EnvTrials = "TTLPAPERS_RUN_TRIALS"
 

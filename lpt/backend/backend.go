@@ -60,7 +60,7 @@ func Open(spec string) (lpt.Port, error) {
 	}
 }
 
-// Check reports whether Open accepts spec's form — a known kind, a valid
+// Check reports (a *SpecError) whether Open accepts spec's form — a known kind, a valid
 // base address, a complete GPIO mapping — without opening or touching
 // anything, so that a command can refuse a mistyped port before it starts.
 func Check(spec string) error {
@@ -68,10 +68,28 @@ func Check(spec string) error {
 	return err
 }
 
+// SpecError reports a spec that names no port: its form is wrong, so
+// nothing was opened or touched. Check, Canonical and Open return it.
+type SpecError struct {
+	Spec string
+	Err  error // what is wrong, and what to write instead
+}
+
+func (e *SpecError) Error() string { return e.Err.Error() }
+func (e *SpecError) Unwrap() error { return e.Err }
+
 // Canonical checks spec as Check does and writes it in full: a short form
 // gains its kind ("0x378" is "port:0x378", "/dev/parport0" is
 // "ppdev:/dev/parport0"); a full spec is returned as it is.
 func Canonical(spec string) (string, error) {
+	s, err := canonical(spec)
+	if err != nil {
+		return "", &SpecError{Spec: spec, Err: err}
+	}
+	return s, nil
+}
+
+func canonical(spec string) (string, error) {
 	kind, arg, ok := strings.Cut(spec, ":")
 	switch {
 	case !ok && strings.HasPrefix(spec, "/"):

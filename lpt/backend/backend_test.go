@@ -1,6 +1,7 @@
 package backend_test
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -25,10 +26,19 @@ func TestParseBase(t *testing.T) {
 	}
 }
 
+// TestOpenBadSpec: a malformed spec is refused for its form, before any
+// port is opened — not by the open failing (as direct I/O does without
+// root), which would hide a spec accepted by mistake.
 func TestOpenBadSpec(t *testing.T) {
-	for _, spec := range []string{"zz", "0x", "port:", "serial:/dev/ttyS0", "port:lpt9", "gpio:D0"} {
-		if _, err := backend.Open(spec); err == nil {
-			t.Errorf("Open(%q) succeeded", spec)
+	for _, spec := range []string{"zz", "0x", "port:", "serial:/dev/ttyS0", "port:lpt9", "gpio:D0", "devport:0x10000"} {
+		_, err := backend.Open(spec)
+		var bad *backend.SpecError
+		if !errors.As(err, &bad) || bad.Spec != spec {
+			t.Errorf("Open(%q) = %v; want a *backend.SpecError for %q", spec, err, spec)
+			continue
+		}
+		if cerr := backend.Check(spec); cerr == nil || cerr.Error() != err.Error() {
+			t.Errorf("Check(%q) = %v; want Open's error %v", spec, cerr, err)
 		}
 	}
 }

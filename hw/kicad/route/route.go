@@ -98,6 +98,11 @@ type Result struct {
 // be reached at all.
 var ErrUnroutable = errors.New("route: board not routable")
 
+// ErrRules is wrapped by the error of rules or an outline no board can be
+// routed with (a grid or track of zero, a third layer, an empty outline),
+// returned before any routing.
+var ErrRules = errors.New("route: rules or outline make no sense")
+
 // Layer names KiCad gives the copper layers, by Segment.Layer.
 var LayerNames = [2]string{"F.Cu", "B.Cu"}
 
@@ -145,7 +150,7 @@ const (
 // Route routes every net of b with rules r.
 func Route(b Board, r Rules) (*Result, error) {
 	if r.Grid <= 0 || r.Track <= 0 || r.Layers < 1 || r.Layers > 2 || b.X1 <= b.X0 || b.Y1 <= b.Y0 {
-		return nil, fmt.Errorf("route: rules %+v or outline (%d,%d)-(%d,%d) make no sense: give a positive grid and track width, 1 or 2 layers, and a non-empty outline", r, b.X0, b.Y0, b.X1, b.Y1)
+		return nil, fmt.Errorf("%w: rules %+v, outline (%d,%d)-(%d,%d): give a positive grid and track width, 1 or 2 layers, and a non-empty outline", ErrRules, r, b.X0, b.Y0, b.X1, b.Y1)
 	}
 	g := &grid{r: r, x0: b.X0, y0: b.Y0, layers: r.Layers}
 	g.nx, g.ny = (b.X1-b.X0)/r.Grid+1, (b.Y1-b.Y0)/r.Grid+1

@@ -152,12 +152,21 @@ func TestRouteReportsUnroutable(t *testing.T) {
 	}
 }
 
-// TestRouteRejectsBadRules gives a grid of zero.
+// TestRouteRejectsBadRules gives rules no board can be routed with, and
+// an empty outline: each is refused as such, before any routing.
 func TestRouteRejectsBadRules(t *testing.T) {
-	r := route.Hobby
-	r.Grid = 0
-	if _, err := route.Route(dips(), r); err == nil {
-		t.Error("a zero grid was accepted")
+	for name, bad := range map[string]func(*route.Rules, *route.Board){
+		"grid 0":        func(r *route.Rules, _ *route.Board) { r.Grid = 0 },
+		"track 0":       func(r *route.Rules, _ *route.Board) { r.Track = 0 },
+		"no layer":      func(r *route.Rules, _ *route.Board) { r.Layers = 0 },
+		"three layers":  func(r *route.Rules, _ *route.Board) { r.Layers = 3 },
+		"empty outline": func(_ *route.Rules, b *route.Board) { b.X1 = b.X0 },
+	} {
+		r, b := route.Hobby, dips()
+		bad(&r, &b)
+		if _, err := route.Route(b, r); !errors.Is(err, route.ErrRules) {
+			t.Errorf("%s: %v, want route.ErrRules", name, err)
+		}
 	}
 }
 

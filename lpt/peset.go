@@ -1,0 +1,49 @@
+package lpt
+
+import (
+	"math/bits"
+	"strconv"
+	"strings"
+)
+
+// PESet is a set of PEs, bit k for PE k: what a vote returns, the
+// participants of a group, the PEs a wait found missing. Errors name the
+// PEs they are about through it, in one way everywhere.
+type PESet uint64
+
+// PESetOf returns the set of the PEs given (each below 64).
+func PESetOf(pes ...int) PESet {
+	var s PESet
+	for _, k := range pes {
+		s |= 1 << k
+	}
+	return s
+}
+
+// Members returns the set's PEs, lowest first.
+func (s PESet) Members() []int {
+	pes := make([]int, 0, bits.OnesCount64(uint64(s)))
+	for k := 0; s != 0; k, s = k+1, s>>1 {
+		if s&1 != 0 {
+			pes = append(pes, k)
+		}
+	}
+	return pes
+}
+
+// String names the PEs for a message, lowest first: "PE 3", "PEs 1, 3";
+// "no PE" for the empty set.
+func (s PESet) String() string {
+	pes := s.Members()
+	switch len(pes) {
+	case 0:
+		return "no PE"
+	case 1:
+		return "PE " + strconv.Itoa(pes[0])
+	}
+	n := make([]string, len(pes))
+	for i, k := range pes {
+		n[i] = strconv.Itoa(k)
+	}
+	return "PEs " + strings.Join(n, ", ")
+}
