@@ -146,7 +146,7 @@ func acrossHostsSuite(t *testing.T, c *hosts.Cluster, on onHosts) {
 	if err == nil {
 		t.Errorf("mpirun exited 0 with a stopped PE:\n%s", out)
 	}
-	if !regexp.MustCompile(`PE [012]: fetch_and_add: no answer from PE 3 within ` + timeout.String()).MatchString(out) {
+	if !regexp.MustCompile(`PE [012]: fetch_and_add did not complete within ` + timeout.String() + `: no answer from PE 3`).MatchString(out) {
 		t.Errorf("no PE says that PE 3 did not answer within %v:\n%s", timeout, out)
 	}
 }
