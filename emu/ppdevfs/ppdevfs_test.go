@@ -227,6 +227,18 @@ func TestModesAndRefusals(t *testing.T) {
 	if err := ioctl(g, linuxlpt.PPCLAIM, nil); !errors.Is(err, unix.EBUSY) {
 		t.Errorf("second PPCLAIM while held: got %v, want EBUSY", err)
 	}
+	// An exclusive claim (PPEXCL first, as a PE program's port makes) is
+	// refused at once, as the kernel refuses a second exclusive device,
+	// rather than after ClaimWait.
+	x := open(t, s, 0)
+	if err := ioctl(x, linuxlpt.PPEXCL, nil); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := ioctl(x, linuxlpt.PPCLAIM, nil); !errors.Is(err, unix.EBUSY) || time.Since(start) >= time.Second {
+		t.Errorf("exclusive PPCLAIM while held: %v after %v, want EBUSY before the 1 s ClaimWait", err, time.Since(start))
+	}
+	x.Close()
 	// Releasing while it waits hands the port over.
 	done := make(chan error, 1)
 	before := s.Stats(0).Ioctls

@@ -303,7 +303,9 @@ func (h *handle) portIoctl(cmd uint32, in, out []byte) unix.Errno {
 
 // claimLocked takes the PE's port for h, waiting for another open file to
 // release it (ppdev blocks too) for at most ClaimWait or until the caller
-// is interrupted.
+// is interrupted. An exclusive claim (PPEXCL first, as papers' ports do)
+// does not wait: the kernel refuses to register an exclusive device beside
+// another at once, and a second program on a PE's port should hear so now.
 func (n *portNode) claimLocked(ctx context.Context, h *handle) unix.Errno {
 	if h.claimed {
 		return n.refuse(linuxlpt.PPCLAIM, unix.EINVAL, "the port is already claimed by this file")
@@ -318,7 +320,7 @@ func (n *portNode) claimLocked(ctx context.Context, h *handle) unix.Errno {
 			}
 			return 0
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
+		if h.excl || time.Now().After(deadline) || ctx.Err() != nil {
 			return n.refuse(linuxlpt.PPCLAIM, unix.EBUSY, fmt.Sprintf("the port is held by another open file after %v (%v)", n.opt.ClaimWait, err))
 		}
 		// Poll: the holder needs n.mu to release, and another user of the
