@@ -54,6 +54,7 @@ func RunOn(b *emu.Board, n int, cfg papers.Config, fn func(*papers.PE) error) er
 	return RunPorts(cmpCtx(cfg.Context), b, n, func(ctx context.Context, k int, port *emu.Port) (err error) {
 		c := cfg
 		c.PE, c.PEs, c.Context = k, n, ctx
+		c.FreshBoard = true // every PE of this board is one of ours, started now
 		p, err := papers.Open(port, c)
 		if err != nil {
 			net.Transport(k).Leave(err, nil)

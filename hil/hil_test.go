@@ -379,7 +379,7 @@ func TestSelftestClusterFaults(t *testing.T) {
 		r := report(t, m)
 		named := m.PE == 1 // PE 1 itself only sees the others never arrive
 		for _, c := range r.Checks {
-			named = named || c.Status == "fail" && strings.Contains(c.Detail, "PEs [1] did not answer")
+			named = named || c.Status == "fail" && strings.Contains(c.Detail, "PE 1 did not answer")
 		}
 		if m.Exit != 1 || r.Pass || !named {
 			t.Errorf("PE1=unplugged: pe%d exit %d, pass %v, PE 1 named: %v:%s", m.PE, m.Exit, r.Pass, named, r.failures())
