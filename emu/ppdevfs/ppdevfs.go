@@ -44,6 +44,13 @@ type Options struct {
 	Wrap func(pe int, p lpt.Port) lpt.Port
 }
 
+// FaultsFile is the name of the board's faults file in the mounted
+// directory: reading it lists the board's faults, one a line; a line written
+// to it changes them on the running board (emu.Board.Change: PE1.D3=stuck0,
+// PE1=unplug, PE1=replug, PE1=repair), so that a fault can be rehearsed on a
+// board that programs are using.
+const FaultsFile = "faults"
+
 // FileName is the name of PE k's file in the mounted directory.
 func FileName(pe int) string { return fmt.Sprintf("parport%d", pe) }
 
