@@ -12,6 +12,7 @@
 package port
 
 import (
+	"errors"
 	"sync"
 	"time"
 
@@ -55,9 +56,13 @@ func (s *session) Stop()          { s.port.stop() }
 
 // Fail announces the departure (papers.PE.Abort, bounded by the PE's
 // timeout; when the others do not acknowledge it leaves the port stalling
-// every barrier). On a port that has failed it stalls at once.
-func (s *session) Fail(error) {
-	if s.port.Err() != nil {
+// every barrier). On a port that has failed it stalls at once, and after
+// a wait that timed out too: the PE that did not answer would not
+// acknowledge the announcement either, and every other PE waiting for it
+// times out by itself, so announcing would only keep them another timeout.
+func (s *session) Fail(err error) {
+	var te *papers.TimeoutError
+	if s.port.Err() != nil || errors.As(err, &te) {
 		stall(s.port.Port, false, 0)
 		return
 	}
