@@ -24,8 +24,8 @@ import (
 // acknowledged like an arrival.
 func (p *PE) checkIn(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
-	defer func(t time.Duration) { p.timeout = t }(p.timeout)
-	p.timeout = timeout
+	defer func(t time.Duration) { p.timeout, p.checking = t, false }(p.timeout)
+	p.timeout, p.checking = timeout, true
 	p.members = 0
 	voted := false
 	// Hold every barrier (both strobes low) with P_IRQ low, and give a PE
@@ -220,4 +220,34 @@ func (p *PE) testLines() error {
 		}
 	}
 	return nil
+}
+
+// rollCall is what a PE whose barrier wait timed out does before it says
+// so. Every PE waiting at the same barrier times out at about the same time
+// and does the same: it pulls its own data line (D self mod 4) low and reads
+// the NAND for rollCallFor, taking every line that any PE pulled low. A PE
+// on a line no one pulled is not waiting with the others: stopped, killed,
+// returned from its program (a parked port drives its lines high), or
+// unplugged. It returns those PEs; none when every line answered (a dead
+// PE's last data may hold its line low, and beyond 4 PEs lines are shared),
+// and then the board cannot say which PE.
+func (p *PE) rollCall() (missing uint64) {
+	p.port.WriteData(p.waitingLED()&^lpt.DataMask | lpt.DataMask&^(1<<(p.self%4)))
+	var seen uint8
+	for end := time.Now().Add(rollCallFor(p.timeout)); time.Now().Before(end); time.Sleep(200 * time.Microsecond) {
+		seen |= p.port.ReadStatus() >> lpt.InputShift & lpt.DataMask
+	}
+	for k := range p.n {
+		if k != p.self && seen&(1<<(k%4)) == 0 {
+			missing |= 1 << k
+		}
+	}
+	return missing
+}
+
+// rollCallFor is how long a roll call listens: long enough for every
+// other PE waiting at the barrier to time out too (they started waiting
+// within a barrier's time of each other), short beside the timeout.
+func rollCallFor(timeout time.Duration) time.Duration {
+	return min(timeout/4, 200*time.Millisecond)
 }

@@ -234,3 +234,35 @@ func TestCheckInSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRollCallNamesMissingPE: when a barrier times out, the PEs waiting at
+// it name the one that is not — stopped mid-program, or returned from it
+// (its port parked) — and never one of themselves.
+func TestRollCallNamesMissingPE(t *testing.T) {
+	const n, missing = 4, 2
+	for _, how := range []string{"stopped", "returned"} {
+		errs := make([]error, n)
+		emulate.Run(n, papers.Config{Timeout: 300 * time.Millisecond}, func(p *papers.PE) error {
+			if err := p.Barrier(); err != nil {
+				return err
+			}
+			if p.Self() == missing {
+				if how == "stopped" {
+					time.Sleep(time.Second) // past the others' timeout and roll call
+				}
+				return nil
+			}
+			errs[p.Self()] = p.Barrier()
+			return nil
+		})
+		for k, err := range errs {
+			if k == missing {
+				continue
+			}
+			var te *papers.TimeoutError
+			if !errors.As(err, &te) || !te.RollCall || te.Missing != 1<<missing {
+				t.Errorf("%s PE %d: PE %d's barrier: %v; want a timeout whose roll call misses PE %d only", how, missing, k, err, missing)
+			}
+		}
+	}
+}

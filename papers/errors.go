@@ -42,6 +42,11 @@ type TimeoutError struct {
 	// Stall says who held the operation up, when the backend knows (the
 	// emulator does; real hardware does not).
 	Stall string
+	// RollCall reports that the PE held a roll call after the wait (a
+	// barrier's), and Missing the PEs whose data line no PE pulled low in
+	// it: not waiting with the others (bit k: PE k).
+	RollCall bool
+	Missing  uint64
 }
 
 func (e *TimeoutError) Error() string {
@@ -49,6 +54,10 @@ func (e *TimeoutError) Error() string {
 	switch {
 	case e.Stall != "":
 		s += ": " + e.Stall
+	case e.RollCall && e.Missing != 0:
+		s += fmt.Sprintf(": %s did not answer the roll call that followed (its data line stayed high): it is stopped, killed, unplugged, or returned from its program", lpt.NameMask(e.Missing))
+	case e.RollCall:
+		s += ": another PE has not arrived, and every data line answered the roll call that followed, so the board cannot say which PE (a dead PE's last data can hold its line low; beyond 4 PEs, PEs share lines): not started, crashed, stopped, unplugged, or computing longer than the timeout"
 	case e.Op == "interrupt acknowledge":
 		s += ": a PE has not acknowledged the interrupt (P_NAK still high): it is computing without a barrier for longer than the timeout, or it died without raising or leaving; the board cannot say which PE"
 	default:

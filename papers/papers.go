@@ -120,6 +120,7 @@ type PE struct {
 
 	noLineTest bool // Config.NoLineTest
 	fresh      bool // Config.FreshBoard
+	checking   bool // in check-in, which says who is missing its own way
 }
 
 type peState uint8
@@ -221,13 +222,14 @@ func (p *PE) abandon() {
 	p.state = closed
 }
 
-// park leaves the port as a PC whose program has not started: data 0 (both
-// strobes low, LED dark) holds every barrier until this PE opens again, so
-// a PE still computing never goes on without it; control 0 keeps P_RDY visible (P_SEL=0) and
+// park leaves the port as a PC whose program has not started: both strobes
+// low (LED dark) hold every barrier until this PE opens again, so a PE
+// still computing never goes on without it, and the data lines high, so
+// that the others' roll call (rollCall) finds no one on its line; control 0 keeps P_RDY visible (P_SEL=0) and
 // acknowledges interrupts forever (P_NAK=0), so it never blocks the others'
 // interrupt acknowledge.
 func (p *PE) park() {
-	p.port.WriteData(0)
+	p.port.WriteData(lpt.DataMask)
 	p.port.WriteControl(0)
 }
 
@@ -517,6 +519,9 @@ func (p *PE) waitOver(op string, ack bool, waited time.Duration) error {
 		e := &TimeoutError{PE: p.self, Op: op, Waited: p.timeout}
 		if x, ok := p.port.(lpt.StallExplainer); ok {
 			e.Stall = x.ExplainStall()
+		}
+		if !ack && !p.checking {
+			e.Missing, e.RollCall = p.rollCall(), true
 		}
 		return e
 	}
