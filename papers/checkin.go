@@ -225,7 +225,8 @@ func (p *PE) testLines() error {
 // rollCall is what a PE whose barrier wait timed out does before it says
 // so. Every PE waiting at the same barrier times out at about the same time
 // and does the same: it pulls its own data line (D self mod 4) low and reads
-// the NAND for rollCallFor, taking every line that any PE pulled low. A PE
+// the NAND for rollCallFor, taking every line that any PE pulled low in its
+// second half. A PE
 // on a line no one pulled is not waiting with the others: stopped, killed,
 // returned from its program (a parked port drives its lines high), or
 // unplugged. It returns those PEs; none when every line answered (a dead
@@ -233,9 +234,18 @@ func (p *PE) testLines() error {
 // and then the board cannot say which PE.
 func (p *PE) rollCall() (missing uint64) {
 	p.port.WriteData(p.waitingLED()&^lpt.DataMask | lpt.DataMask&^(1<<(p.self%4)))
+	// Only the second half counts: a PE that has not timed out yet still
+	// drives its last NAND's data for up to the spread of the timeouts,
+	// and one that has finished its roll call no longer pulls its line
+	// after its own window.
 	var seen uint8
-	for end := time.Now().Add(rollCallFor(p.timeout)); time.Now().Before(end); time.Sleep(200 * time.Microsecond) {
-		seen |= p.port.ReadStatus() >> lpt.InputShift & lpt.DataMask
+	d := rollCallFor(p.timeout)
+	start := time.Now()
+	for now := start; now.Sub(start) < d; now = time.Now() {
+		if now.Sub(start) >= d/2 {
+			seen |= p.port.ReadStatus() >> lpt.InputShift & lpt.DataMask
+		}
+		time.Sleep(200 * time.Microsecond)
 	}
 	for k := range p.n {
 		if k != p.self && seen&(1<<(k%4)) == 0 {
@@ -245,9 +255,9 @@ func (p *PE) rollCall() (missing uint64) {
 	return missing
 }
 
-// rollCallFor is how long a roll call listens: long enough for every
-// other PE waiting at the barrier to time out too (they started waiting
-// within a barrier's time of each other), short beside the timeout.
+// rollCallFor is how long a roll call lasts: every other PE waiting at the
+// barrier must time out within half of it (they started waiting within a
+// barrier's time of each other), and it is short beside the timeout.
 func rollCallFor(timeout time.Duration) time.Duration {
 	return min(timeout/4, 200*time.Millisecond)
 }

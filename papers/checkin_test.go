@@ -242,13 +242,13 @@ func TestRollCallNamesMissingPE(t *testing.T) {
 	const n, missing = 4, 2
 	for _, how := range []string{"stopped", "returned"} {
 		errs := make([]error, n)
-		emulate.Run(n, papers.Config{Timeout: 300 * time.Millisecond}, func(p *papers.PE) error {
+		emulate.Run(n, papers.Config{Timeout: time.Second}, func(p *papers.PE) error {
 			if err := p.Barrier(); err != nil {
 				return err
 			}
 			if p.Self() == missing {
 				if how == "stopped" {
-					time.Sleep(time.Second) // past the others' timeout and roll call
+					time.Sleep(2 * time.Second) // past the others' timeout and roll call
 				}
 				return nil
 			}
@@ -261,8 +261,15 @@ func TestRollCallNamesMissingPE(t *testing.T) {
 			}
 			var te *papers.TimeoutError
 			if !errors.As(err, &te) || !te.RollCall || te.Missing != 1<<missing {
-				t.Errorf("%s PE %d: PE %d's barrier: %v; want a timeout whose roll call misses PE %d only", how, missing, k, err, missing)
+				t.Errorf("%s PE %d: PE %d's barrier: %v; want a timeout whose roll call misses PE %d only (missing %s)", how, missing, k, err, missing, missingOf(te))
 			}
 		}
 	}
+}
+
+func missingOf(te *papers.TimeoutError) string {
+	if te == nil {
+		return "no timeout"
+	}
+	return fmt.Sprintf("%v, roll call %v", papers.Members(te.Missing), te.RollCall)
 }
