@@ -26,7 +26,9 @@ import (
 // served by FUSE, as a real board — three PE processes run barriers and PE
 // 1 is ended by SIGTERM. Its signal handler announces the departure, so the
 // survivors fail at once with an interrupt naming PE 1 (not, after their
-// full timeout, with an acknowledge that never completes).
+// full timeout, with an acknowledge that never completes). Under go test
+// -race the PE processes are race-built, and none may report a race
+// between the handler's port writes and the PE goroutine's reads.
 func TestSignalNamesDyingPE(t *testing.T) {
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		testenv.Missing(t, "no /dev/fuse: FUSE is unavailable here")
@@ -59,6 +61,8 @@ func TestSignalNamesDyingPE(t *testing.T) {
 		}
 		msg := stderrs[k].String()
 		switch {
+		case strings.Contains(msg, "DATA RACE"): // go test -race: the handler's writes against the PE's reads
+			t.Errorf("PE %d: the race detector reported:\n%s", k, msg)
 		case k == dying && !strings.Contains(msg, "stopped by terminated"):
 			t.Errorf("PE %d (SIGTERM): exit %d, stderr %q", k, code, msg)
 		case k != dying && (code != 1 || !strings.Contains(msg, fmt.Sprintf("code %#x; PE %d left the group", spmd.AbortCode, dying))):
