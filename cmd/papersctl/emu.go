@@ -60,7 +60,10 @@ func checkChange(c string) error {
 	if err != nil {
 		return err
 	}
-	return b.Change(c)
+	if b.Change(c) != nil {
+		return fmt.Errorf("%q: not a change: write PE<k>.<LINE>=stuck0|stuck1 (e.g. PE1.D3=stuck0), PE<k>=unplug, PE<k>=replug or PE<k>=repair", c)
+	}
+	return nil
 }
 
 func (faultCmd) run(e *env, args []string) error {
