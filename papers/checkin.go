@@ -59,7 +59,8 @@ func (p *PE) checkIn(timeout time.Duration) error {
 		// and a PE still finishing an earlier program acknowledges too:
 		// a vote of its own counts the PEs checking in.
 		p.timeout = time.Until(deadline)
-		mask, err := p.vote("check-in", true)
+		var mask uint64
+		mask, err = p.vote("check-in", true)
 		if errors.As(err, &ie) && time.Now().Before(deadline) {
 			continue // another PE arrived during the vote: vote again
 		}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log"
 	"os"
 	"os/exec"
 	"slices"
@@ -19,7 +17,6 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emu/ppdevfs"
-	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"github.com/ttlpapers/ttlpapers/papers"
 	"github.com/ttlpapers/ttlpapers/spmd"
 )
@@ -82,12 +79,6 @@ type faultTally struct {
 //
 //	PAPERS_FAULT_TRIALS=20 go test ./spmd -run TestFaultTrials -v -timeout 60m
 func TestFaultTrials(t *testing.T) {
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		testenv.Missing(t, "no /dev/fuse: FUSE is unavailable here")
-	}
-	if ppdevfs.FusermountPath() == "" {
-		testenv.Missing(t, "fusermount not found: apt-get install fuse3")
-	}
 	trials := 1
 	if s := os.Getenv("PAPERS_FAULT_TRIALS"); s != "" {
 		v, err := strconv.Atoi(s)
@@ -97,15 +88,7 @@ func TestFaultTrials(t *testing.T) {
 		trials = v
 	}
 	const n, timeout = 4, time.Second
-	board, err := emu.New(n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := ppdevfs.Mount(t.TempDir(), board, ppdevfs.Options{PEs: n, ClaimWait: time.Second, Log: log.New(io.Discard, "", 0)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Unmount()
+	board, srv := serveBoard(t, n)
 	tallies := map[string]*faultTally{}
 	for _, kind := range faultKinds {
 		tl := &faultTally{}
