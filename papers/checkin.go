@@ -237,8 +237,8 @@ func (p *PE) rollCall() (missing uint64) {
 	p.port.WriteData(p.waitingLED()&^lpt.DataMask | lpt.DataMask&^(1<<(p.self%4)))
 	// Only the second half counts: a PE that has not timed out yet still
 	// drives its last NAND's data for up to the spread of the timeouts,
-	// and one that has finished its roll call no longer pulls its line
-	// after its own window.
+	// and one that has finished its roll call keeps its line low (it does
+	// not write its data again; spmd's stall keeps the nybble).
 	var seen uint8
 	d := rollCallFor(p.timeout)
 	start := time.Now()
@@ -260,5 +260,5 @@ func (p *PE) rollCall() (missing uint64) {
 // barrier must time out within half of it (they started waiting within a
 // barrier's time of each other), and it is short beside the timeout.
 func rollCallFor(timeout time.Duration) time.Duration {
-	return min(timeout/4, 200*time.Millisecond)
+	return min(timeout/2, 500*time.Millisecond)
 }

@@ -120,6 +120,9 @@ func stall(port lpt.Port, raise bool, timeout time.Duration) {
 	if raise && papers.Abandon(port, substrate.AbortCode, timeout) == nil {
 		return
 	}
-	port.WriteData(lpt.LR | lpt.DataMask)
+	// The data lines stay as they are: after a timed-out barrier they
+	// answer the others' roll call (papers.TimeoutError), which may not be
+	// over yet.
+	port.WriteData(lpt.LR | port.ReadData()&lpt.DataMask)
 	port.WriteControl(0)
 }
