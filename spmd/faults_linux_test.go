@@ -101,6 +101,7 @@ func TestFaultTrials(t *testing.T) {
 				t.Errorf("%s, trial %d: the next run failed: %s", kind, trial, why)
 			}
 		}
+		t.Logf("%s done: %+v", kind, *tl)
 	}
 	t.Logf("%d PEs on ppdev over FUSE, PAPERS_TIMEOUT=%v, victim PE %d, %d trials each:", n, timeout, faultVictim, trials)
 	t.Logf("%-8s %8s %14s %10s %6s %12s %9s", "fault", "trials", "victim named", "wrong exit0", "hung", "worst exit", "next run")
