@@ -220,7 +220,9 @@ func (p *PE) testLines() error {
 			return &LineError{PE: p.self, Line: l, Stuck: 1, Faulty: k}
 		}
 	}
-	return nil
+	// Leave the lines high, as Open always has: the last PE drove them
+	// low, which a roll call would read as every PE answering.
+	return p.SetData(lpt.DataMask)
 }
 
 // rollCall is what a PE whose barrier wait timed out does before it says
