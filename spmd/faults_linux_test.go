@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,6 +59,9 @@ func faultProgram(p *papers.PE) error {
 
 const faultVictim = 1
 
+// rollCallNames finds the PEs a roll call named.
+var rollCallNames = regexp.MustCompile(`PEs? ([0-9, ]+) did not answer the roll call`)
+
 // The faults TestFaultTrials makes: the victim's program fails (error,
 // panic, return), it is signalled, its cable is pulled mid-run, or a data
 // line of its cable is stuck from the start.
@@ -66,6 +70,7 @@ var faultKinds = []string{"error", "panic", "SIGINT", "SIGTERM", "SIGKILL", "SIG
 // faultTally is what the trials of one fault found.
 type faultTally struct {
 	trials, named, wrong, hung, nextOK int
+	blamed                             int           // survivors that named a healthy PE
 	worst                              time.Duration // from the fault to the last survivor's exit
 }
 
@@ -110,6 +115,9 @@ func TestFaultTrials(t *testing.T) {
 		t.Logf("%-8s %8d %11d/%-2d %10d %6d %12v %6d/%-2d", kind, tl.trials, tl.named, tl.trials*(n-1), tl.wrong, tl.hung, tl.worst.Round(time.Millisecond), tl.nextOK, tl.trials)
 		if tl.wrong != 0 {
 			t.Errorf("%s: %d survivors exited 0 with a wrong sum", kind, tl.wrong)
+		}
+		if tl.blamed != 0 {
+			t.Errorf("%s: %d survivors named a healthy PE", kind, tl.blamed)
 		}
 	}
 }
@@ -252,6 +260,13 @@ func faultTrial(t *testing.T, board *emu.Board, srv *ppdevfs.Server, kind string
 		if r.exit != 0 && (strings.Contains(msg, fmt.Sprintf("PE %d left the group", faultVictim)) || strings.Contains(msg, fmt.Sprintf("PE %d's data line", faultVictim)) ||
 			kind == "stuck" && strings.Contains(msg, "D3 (DB-25 pin 5)") || strings.Contains(msg, fmt.Sprintf("PE %d did not", faultVictim))) {
 			tl.named++
+		}
+		for _, m := range rollCallNames.FindAllStringSubmatch(msg, -1) {
+			for _, f := range strings.FieldsFunc(m[1], func(r rune) bool { return r == ',' || r == ' ' }) {
+				if f != strconv.Itoa(faultVictim) {
+					tl.blamed++
+				}
+			}
 		}
 		if d := r.ended.Sub(t0); d > tl.worst {
 			tl.worst = d
