@@ -94,8 +94,12 @@ func TestFaultTrials(t *testing.T) {
 	}
 	const n, timeout = 4, time.Second
 	board, srv := serveBoard(t, n)
+	kinds := faultKinds
+	if s := os.Getenv("PAPERS_FAULT_KINDS"); s != "" {
+		kinds = strings.Split(s, ",") // a subset, e.g. SIGKILL,unplug
+	}
 	tallies := map[string]*faultTally{}
-	for _, kind := range faultKinds {
+	for _, kind := range kinds {
 		tl := &faultTally{}
 		tallies[kind] = tl
 		for trial := range trials {
@@ -110,7 +114,7 @@ func TestFaultTrials(t *testing.T) {
 	}
 	t.Logf("%d PEs on ppdev over FUSE, PAPERS_TIMEOUT=%v, victim PE %d, %d trials each:", n, timeout, faultVictim, trials)
 	t.Logf("%-8s %8s %14s %10s %6s %12s %9s", "fault", "trials", "victim named", "wrong exit0", "hung", "worst exit", "next run")
-	for _, kind := range faultKinds {
+	for _, kind := range kinds {
 		tl := tallies[kind]
 		t.Logf("%-8s %8d %11d/%-2d %10d %6d %12v %6d/%-2d", kind, tl.trials, tl.named, tl.trials*(n-1), tl.wrong, tl.hung, tl.worst.Round(time.Millisecond), tl.nextOK, tl.trials)
 		if tl.wrong != 0 {

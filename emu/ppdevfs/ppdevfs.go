@@ -13,7 +13,7 @@
 //
 // Differences from a real ppdev device, all outside what QEMU or TTL_PAPERS
 // use: PPCLAIM waits for another holder to release for at most ClaimWait and
-// then fails with EBUSY (at once after PPEXCL); there is no IEEE 1284 peripheral on the cable, so
+// then fails with EBUSY (after 100 ms at most following PPEXCL); there is no IEEE 1284 peripheral on the cable, so
 // PPNEGOT succeeds only for compatibility mode; read and write (IEEE 1284
 // transfers) are not supported; interrupts are not delivered.
 package ppdevfs

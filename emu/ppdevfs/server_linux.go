@@ -362,16 +362,25 @@ func (h *handle) portIoctl(cmd uint32, in, out []byte) unix.Errno {
 	return 0
 }
 
+// exclusiveWait bounds an exclusive claim's wait (see claimLocked).
+const exclusiveWait = 100 * time.Millisecond
+
 // claimLocked takes the PE's port for h, waiting for another open file to
 // release it (ppdev blocks too) for at most ClaimWait or until the caller
 // is interrupted. An exclusive claim (PPEXCL first, as papers' ports do)
-// does not wait: the kernel refuses to register an exclusive device beside
-// another at once, and a second program on a PE's port should hear so now.
+// waits exclusiveWait at most: the kernel refuses to register an exclusive
+// device beside another at once, and a second program on a PE's port
+// should hear so now — but FUSE delivers a file's release after its close
+// returns, so a program started just as the last one exited must not.
 func (n *portNode) claimLocked(ctx context.Context, h *handle) unix.Errno {
 	if h.claimed {
 		return n.refuse(linuxlpt.PPCLAIM, unix.EINVAL, "the port is already claimed by this file")
 	}
-	deadline := time.Now().Add(n.opt.ClaimWait)
+	wait := n.opt.ClaimWait
+	if h.excl {
+		wait = min(wait, exclusiveWait)
+	}
+	deadline := time.Now().Add(wait)
 	for {
 		p, err := n.board.Port(n.pe)
 		if err == nil {
@@ -381,8 +390,8 @@ func (n *portNode) claimLocked(ctx context.Context, h *handle) unix.Errno {
 			}
 			return 0
 		}
-		if h.excl || time.Now().After(deadline) || ctx.Err() != nil {
-			return n.refuse(linuxlpt.PPCLAIM, unix.EBUSY, fmt.Sprintf("the port is held by another open file after %v (%v)", n.opt.ClaimWait, err))
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return n.refuse(linuxlpt.PPCLAIM, unix.EBUSY, fmt.Sprintf("the port is held by another open file after %v (%v)", wait, err))
 		}
 		// Poll: the holder needs n.mu to release, and another user of the
 		// board (not through this file) may hold the port.
