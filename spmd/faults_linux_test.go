@@ -18,6 +18,7 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emu/ppdevfs"
+	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"github.com/ttlpapers/ttlpapers/papers"
 	"github.com/ttlpapers/ttlpapers/spmd"
 )
@@ -129,28 +130,10 @@ func TestFaultTrials(t *testing.T) {
 // peRun is one PE process of a trial.
 type peRun struct {
 	cmd    *exec.Cmd
-	stdout syncBuf // read while the process writes it (waitReady)
+	stdout testenv.Buffer // read while the process writes it (waitReady)
 	stderr strings.Builder
 	exit   int
 	ended  time.Time
-}
-
-// syncBuf is a strings.Builder safe to read while a process writes it.
-type syncBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *syncBuf) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuf) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // startRun starts n PE processes of faultProgram with fault kind ("" for
