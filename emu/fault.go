@@ -149,3 +149,51 @@ func (b *Board) changeFault(k int, change func(plugged bool, stuck0, stuck1 uint
 	})
 	return err
 }
+
+// Change applies one fault change written as text, the form papersctl emu
+// fault and a served board's faults file take: a fault as ParseFault reads
+// it (PE<k>.<LINE>=stuck0|stuck1, PE<k>=unplugged, or PE<k>=unplug), or
+// PE<k>=replug (plug the cable back in) or PE<k>=repair (clear every stuck
+// line of PE k).
+func (b *Board) Change(s string) error {
+	lhs, what, _ := strings.Cut(strings.TrimSpace(s), "=")
+	if what == "replug" || what == "repair" || what == "unplug" {
+		k, err := strconv.Atoi(strings.TrimPrefix(lhs, "PE"))
+		if err != nil || !strings.HasPrefix(lhs, "PE") {
+			return fmt.Errorf("emu: bad fault change %q: write PE<k>=%s, e.g. PE1=%s", s, what, what)
+		}
+		switch what {
+		case "replug":
+			return b.Plug(k)
+		case "repair":
+			return b.Repair(k)
+		}
+		s = lhs + "=unplugged"
+	}
+	f, err := ParseFault(s)
+	if err != nil {
+		return fmt.Errorf("%w; or PE<k>=replug, PE<k>=repair", err)
+	}
+	return b.Inject(f)
+}
+
+// Faults lists the faults the board has now, connector by connector: an
+// unplugged cable, then each stuck line in pin order.
+func (b *Board) Faults() []Fault {
+	var fs []Fault
+	for k := range b.ports {
+		plugged, stuck0, stuck1 := faultInfo(b.m.load(b.lay.fault(k)))
+		if !plugged {
+			fs = append(fs, Fault{PE: k, Kind: Unplugged})
+		}
+		for _, l := range lpt.Lines {
+			switch pin := uint32(1) << l.Pin; {
+			case stuck0&pin != 0:
+				fs = append(fs, Fault{PE: k, Kind: Stuck0, Line: l})
+			case stuck1&pin != 0:
+				fs = append(fs, Fault{PE: k, Kind: Stuck1, Line: l})
+			}
+		}
+	}
+	return fs
+}

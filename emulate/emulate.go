@@ -72,6 +72,7 @@ func runNet(b *emu.Board, n int, cfg papers.Config, join func(*papers.PE) (am.Tr
 	return RunPorts(cmpCtx(cfg.Context), b, n, func(ctx context.Context, k int, port *emu.Port) (err error) {
 		c := cfg
 		c.PE, c.PEs, c.Context = k, n, ctx
+		c.FreshBoard = true // every PE of this board is one of ours, started now
 		p, err := papers.Open(port, c)
 		if err != nil {
 			if failed != nil {

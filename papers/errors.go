@@ -72,12 +72,16 @@ type TimeoutError struct {
 	PE     int // the waiting PE
 	Op     string
 	Waited time.Duration
-	// Missing are the PEs waited for, when the waiter knows them (bit k:
-	// PE k; a data-network wait on one PE); 0 when it does not.
+	// Missing are the PEs the wait was held up by, when the waiter knows
+	// them (bit k: PE k): the PE a data-network wait was on, or after a
+	// roll call the PEs whose data line no PE pulled low; 0 when unknown.
 	Missing uint64
 	// Stall says who held the operation up, when the backend knows (the
 	// emulator and the data network do; real hardware does not).
 	Stall string
+	// RollCall reports that the PE held a roll call after the wait (a
+	// barrier's): Missing are then the PEs not waiting with the others.
+	RollCall bool
 }
 
 func (e *TimeoutError) Error() string {
@@ -85,6 +89,10 @@ func (e *TimeoutError) Error() string {
 	switch {
 	case e.Stall != "":
 		s += ": " + e.Stall
+	case e.RollCall && e.Missing != 0:
+		s += fmt.Sprintf(": %s did not answer the roll call that followed (its data line stayed high): it is stopped, killed, unplugged, or returned from its program", lpt.PESet(e.Missing))
+	case e.RollCall:
+		s += ": another PE has not arrived, and every data line answered the roll call that followed, so the board cannot say which PE (a dead PE's last data can hold its line low; beyond 4 PEs, PEs share lines): not started, crashed, stopped, unplugged, or computing longer than the timeout"
 	case e.Op == "interrupt acknowledge":
 		s += ": a PE has not acknowledged the interrupt (P_NAK still high): it is computing without a barrier for longer than the timeout, or it died without raising or leaving; the board cannot say which PE"
 	default:

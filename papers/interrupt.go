@@ -212,8 +212,9 @@ func (p *PE) leave(op string, code uint8) error {
 		return nil
 	}
 	// Stall every barrier and acknowledge forever: the others stop when
-	// they come, and can still acknowledge the interrupt.
-	p.last &^= lpt.Strobes
+	// they come, and can still acknowledge the interrupt. The LED is red,
+	// as for every PE that holds the others up.
+	p.last = p.last&^(lpt.Strobes|ledBits) | lpt.LR
 	p.port.WriteData(p.last)
 	p.port.WriteControl(0)
 	p.state = left

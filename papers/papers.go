@@ -86,6 +86,14 @@ type Config struct {
 	// Context, when set, abandons waits once it is done.
 	Context  context.Context
 	NANDMode NANDMode
+	// NoLineTest leaves out check-in's test of the data lines, for a
+	// program that tests them itself and says more (papersctl selftest).
+	NoLineTest bool
+	// FreshBoard says that no earlier program's PE can still be using the
+	// board (package emulate's runs, on a board of their own): check-in
+	// announces this PE's arrival at once instead of first giving such a
+	// PE time to close (docs/protocol.md, "Check-in").
+	FreshBoard bool
 }
 
 // PE is one processing element's handle on the board. Its methods must be
@@ -109,6 +117,10 @@ type PE struct {
 	sensedNAND uint8
 
 	datanet DataNet // the data network's endpoint, attached by the runner (datanet.go)
+
+	noLineTest bool // Config.NoLineTest
+	fresh      bool // Config.FreshBoard
+	checking   bool // in check-in, which says who is missing its own way
 }
 
 type peState uint8
@@ -171,45 +183,11 @@ func newPE(cfg Config) (*PE, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &PE{self: cfg.PE, n: cfg.PEs, timeout: timeout, ctx: cfg.Context, mode: cfg.NANDMode}
+	p := &PE{self: cfg.PE, n: cfg.PEs, timeout: timeout, ctx: cfg.Context, mode: cfg.NANDMode, noLineTest: cfg.NoLineTest, fresh: cfg.FreshBoard}
 	if p.ctx != nil {
 		p.done = p.ctx.Done()
 	}
 	return p, nil
-}
-
-// checkIn initialises the port and waits for every other PE, bounding each
-// wait by timeout.
-func (p *PE) checkIn(timeout time.Duration) error {
-	// P_SEL=0 so Busy shows P_RDY; P_NAK=1 so we do not acknowledge
-	// interrupts; exactly one strobe set; data neutral; LED green.
-	p.port.WriteControl(lpt.NAK)
-	p.last = lpt.S1 | lpt.LG | lpt.DataMask
-	p.port.WriteData(p.last)
-	// First wait for the S1 phase: the flip-flop powers up in either state,
-	// and only reads "S1 done" for certain once every PE has written S1. A
-	// PE whose program has not started holds its port's power-on 0x00 —
-	// both strobes low — which stalls both trees until it arrives. Then one
-	// full barrier, and a vote to catch PEs that are unplugged or
-	// transparent (they never hold a barrier up).
-	defer func(t time.Duration) { p.timeout = t }(p.timeout)
-	p.timeout = timeout
-	const op = "check-in"
-	if err := p.wait(op); err != nil {
-		return err
-	}
-	if err := p.barrier(op); err != nil {
-		return err
-	}
-	mask, err := p.vote(op, true)
-	if err != nil {
-		return err
-	}
-	if all := p.all(); mask != all {
-		return p.errorf("check-in: %s did not answer (cable unplugged, port transparent, or their program was started with a different PE count)", lpt.PESet(all&^mask))
-	}
-	p.members = mask
-	return nil
 }
 
 // NamePE returns err prefixed with "PE k: " unless it already names PE k,
@@ -243,14 +221,14 @@ func (p *PE) abandon() {
 	p.state = closed
 }
 
-// park leaves the port as a PC whose program has not started: data 0 (both
-// strobes low, LED dark) holds every barrier until this PE opens again, so
-// the next program's check-in waits for it and a PE still computing never
-// goes on without it; control 0 keeps P_RDY visible (P_SEL=0) and
+// park leaves the port as a PC whose program has not started: both strobes
+// low (LED dark) hold every barrier until this PE opens again, so a PE
+// still computing never goes on without it, and the data lines high, so
+// that the others' roll call (rollCall) finds no one on its line; control 0 keeps P_RDY visible (P_SEL=0) and
 // acknowledges interrupts forever (P_NAK=0), so it never blocks the others'
 // interrupt acknowledge.
 func (p *PE) park() {
-	p.port.WriteData(0)
+	p.port.WriteData(lpt.DataMask)
 	p.port.WriteControl(0)
 }
 
@@ -540,6 +518,9 @@ func (p *PE) waitOver(op string, ack bool, waited time.Duration) error {
 		e := &TimeoutError{PE: p.self, Op: op, Waited: p.timeout}
 		if x, ok := p.port.(lpt.StallExplainer); ok {
 			e.Stall = x.ExplainStall()
+		}
+		if !ack && !p.checking {
+			e.Missing, e.RollCall = p.rollCall(), true
 		}
 		return e
 	}

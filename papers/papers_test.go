@@ -158,9 +158,14 @@ type lastPort struct {
 	*emu.Port
 	board *emu.Board
 	n     int
+	on    *atomic.Bool // from Open's return on
 }
 
 func (l lastPort) WriteData(v uint8) {
+	if !l.on.Load() { // check-in's acknowledge writes more than strobe flips
+		l.Port.WriteData(v)
+		return
+	}
 	for k := 0; k < l.n; k++ {
 		for k != l.PE() {
 			s0, _ := l.board.NetLevel(fmt.Sprintf("PE%d.D6", k))
@@ -185,12 +190,16 @@ func TestPortOperationCounts(t *testing.T) {
 			}
 			const last = 0
 			var barrierOps, nandOps []uint64
+			var on atomic.Bool
 			err = runOn(b, n, papers.Config{}, func(k int, port *emu.Port) lpt.Port {
 				if k == last {
-					return lastPort{port, b, n}
+					return lastPort{port, b, n, &on}
 				}
 				return port
 			}, func(p *papers.PE) error {
+				if p.Self() == last {
+					on.Store(true)
+				}
 				for i := 0; i < 3; i++ {
 					before := portOps(p)
 					if err := p.Barrier(); err != nil {
@@ -649,7 +658,8 @@ func TestBadInput(t *testing.T) {
 }
 
 // TestCheckInFindsMissingPE: a program started for 4 PEs with a cable
-// unplugged fails on every PE, naming the missing one.
+// unplugged fails on every PE at CheckInTimeout, naming the missing one and
+// both causes (not started, unplugged).
 func TestCheckInFindsMissingPE(t *testing.T) {
 	b, err := emu.New(4)
 	if err != nil {
@@ -657,7 +667,7 @@ func TestCheckInFindsMissingPE(t *testing.T) {
 	}
 	b.Inject(emu.Fault{PE: 2, Kind: emu.Unplugged})
 	err = emulate.RunOn(b, 4, papers.Config{Timeout: time.Second}, func(p *papers.PE) error { return nil })
-	if err == nil || !strings.Contains(err.Error(), "PE 2 did not answer") {
+	if err == nil || !strings.Contains(err.Error(), "PE 2 did not answer: its program was not started") || !strings.Contains(err.Error(), "its cable is unplugged") {
 		t.Fatalf("check-in with PE 2 unplugged: %v", err)
 	}
 }

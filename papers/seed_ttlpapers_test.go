@@ -8,6 +8,7 @@ package papers_test
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,12 +28,16 @@ func costOf(t *testing.T, n int, op func(p *papers.PE) error) (nands, ports uint
 	if err != nil {
 		t.Fatal(err)
 	}
+	var on atomic.Bool
 	err = runOn(b, n, papers.Config{}, func(k int, port *emu.Port) lpt.Port {
 		if k == 0 {
-			return lastPort{port, b, n}
+			return lastPort{port, b, n, &on}
 		}
 		return port
 	}, func(p *papers.PE) error {
+		if p.Self() == 0 {
+			on.Store(true)
+		}
 		before, ops := p.Stats().NANDs, portOps(p)
 		if err := op(p); err != nil {
 			return err

@@ -26,24 +26,12 @@ import (
 // served by FUSE, as a real board — three PE processes run barriers and PE
 // 1 is ended by SIGTERM. Its signal handler announces the departure, so the
 // survivors fail at once with an interrupt naming PE 1 (not, after their
-// full timeout, with an acknowledge that never completes).
+// full timeout, with an acknowledge that never completes). Under go test
+// -race the PE processes are race-built, and none may report a race
+// between the handler's port writes and the PE goroutine's reads.
 func TestSignalNamesDyingPE(t *testing.T) {
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		testenv.Missing(t, "no /dev/fuse: FUSE is unavailable here")
-	}
-	if ppdevfs.FusermountPath() == "" {
-		testenv.Missing(t, "fusermount not found: apt-get install fuse3")
-	}
 	const n, dying = 3, 1
-	board, err := emu.New(n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := ppdevfs.Mount(t.TempDir(), board, ppdevfs.Options{PEs: n, ClaimWait: time.Second, Log: log.New(io.Discard, "", 0)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Unmount()
+	_, srv := serveBoard(t, n)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmds, stderrs := startPEs(ctx, t, srv, n)
@@ -59,6 +47,8 @@ func TestSignalNamesDyingPE(t *testing.T) {
 		}
 		msg := stderrs[k].String()
 		switch {
+		case strings.Contains(msg, "DATA RACE"): // go test -race: the handler's writes against the PE's reads
+			t.Errorf("PE %d: the race detector reported:\n%s", k, msg)
 		case k == dying && !strings.Contains(msg, "stopped by terminated"):
 			t.Errorf("PE %d (SIGTERM): exit %d, stderr %q", k, code, msg)
 		case k != dying && (code != 1 || !strings.Contains(msg, fmt.Sprintf("code %#x; PE %d left the group", spmd.AbortCode, dying))):
@@ -102,4 +92,26 @@ func startPEs(ctx context.Context, t *testing.T, srv *ppdevfs.Server, n int) ([]
 		}
 	}
 	return cmds, stderrs
+}
+
+// serveBoard serves a new n-PE board as ppdev files through FUSE until the
+// test ends, skipping when FUSE is unavailable.
+func serveBoard(t *testing.T, n int) (*emu.Board, *ppdevfs.Server) {
+	t.Helper()
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		testenv.Missing(t, "no /dev/fuse: FUSE is unavailable here")
+	}
+	if ppdevfs.FusermountPath() == "" {
+		testenv.Missing(t, "fusermount not found: apt-get install fuse3")
+	}
+	board, err := emu.New(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := ppdevfs.Mount(t.TempDir(), board, ppdevfs.Options{PEs: n, ClaimWait: time.Second, Log: log.New(io.Discard, "", 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Unmount() })
+	return board, srv
 }

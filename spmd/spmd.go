@@ -120,6 +120,9 @@ func envFrom(getenv func(string) string) (Options, error) {
 			if err != nil {
 				return o, fmt.Errorf("spmd: %s=%q is not a whole number: set it to %s", n.env, s, n.what)
 			}
+			if v < 0 { // -1 would read as "not set" (Options.PE's default)
+				return o, fmt.Errorf("spmd: %s=%d is negative: set it to %s", n.env, v, n.what)
+			}
 			*n.v = v
 		}
 	}

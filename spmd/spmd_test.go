@@ -128,8 +128,11 @@ func TestOpenShared(t *testing.T) {
 // TestMain also runs the other processes of the tests and benchmarks, by
 // their environment.
 func TestMain(m *testing.M) {
-	if os.Getenv("SPMD_TEST_ROLE") == "barriers" {
+	switch os.Getenv("SPMD_TEST_ROLE") {
+	case "barriers":
 		spmd.Main(barriersForever)
+	case "faults":
+		spmd.Main(faultProgram)
 	}
 	if op := os.Getenv("SPMD_BENCH_OP"); op != "" {
 		n, _ := strconv.Atoi(os.Getenv("SPMD_BENCH_N"))

@@ -63,6 +63,7 @@ func TestUsage(t *testing.T) {
 		{"bad flag on ports under mpirun, PE 2", []string{"OMPI_COMM_WORLD_RANK=2", "OMPI_COMM_WORLD_SIZE=4", spmd.EnvPort + "=port:0x378"}, []string{"-bogus"}, 2, ""},
 		{"PE count beyond the board", shm("0"), []string{"-papers.pes", "40"}, 2, "PAPERS_PES (-papers.pes) 40: need 1 to 32"},
 		{"PE id beyond the count", nil, []string{"-papers.pe", "4", "-papers.pes", "4"}, 2, "PAPERS_PE (-papers.pe) 4: need 0 to 3"},
+		{"negative PE id", []string{spmd.EnvPE + "=-1", spmd.EnvPEs + "=4", spmd.EnvPort + "=port:0x378"}, nil, 2, "PAPERS_PE=-1 is negative"},
 		{"unreadable variable", []string{spmd.EnvPE + "=one"}, nil, 2, `PAPERS_PE="one" is not a whole number`},
 		{"bad board", []string{spmd.EnvPE + "=0", spmd.EnvPEs + "=2", spmd.EnvPort + "=port:zzz"}, nil, 2, "port base"},
 		{"the old flag name", []string{spmd.EnvPE + "=0", spmd.EnvPEs + "=2"}, []string{"-papers.board", "port:zzz"}, 2, "port base"},

@@ -53,7 +53,7 @@ func TestBashCompletion(t *testing.T) {
 	}{
 		{[]string{"sel"}, []string{"selftest"}},
 		{[]string{"--v"}, []string{"--version"}},
-		{[]string{"emu", ""}, []string{"serve"}},
+		{[]string{"emu", ""}, []string{"fault", "serve"}},
 		{[]string{"emu", "serve", "--f"}, []string{"--fuse"}},
 		{[]string{"selftest", "--mo"}, []string{"--mode"}},
 		{[]string{"selftest", "--mode", ""}, []string{"cluster", "single", "multi-pc"}},
@@ -122,7 +122,7 @@ func checkFish(t *testing.T, script string) {
 	for line, want := range map[string][]string{
 		"papersctl sel":              {"selftest"},
 		"papersctl selftest --mode ": {"cluster", "multi-pc", "single"},
-		"papersctl emu ":             {"serve"},
+		"papersctl emu ":             {"fault", "serve"},
 		"papersctl run -n":           {"-n", "-np"},
 		"papersctl completion ":      {"bash", "fish", "zsh"},
 	} {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -21,7 +22,72 @@ func init() {
 				"interrupted, then prints each PE's port operations and exits 0. Point QEMU at them with\n" +
 				"  -chardev parallel,id=p,path=DIR/parport<k> -device isa-parallel,chardev=p\n" +
 				"so that a guest's port 0x378 is PE k's port.",
-			new: func() runner { return &serveCmd{} }}}})
+			new: func() runner { return &serveCmd{} }},
+			{name: "fault", summary: "change the faults of a board that emu serve is serving, while it runs",
+				synopsis: "DIR CHANGE ...",
+				about: "Changes the faults of the board served in DIR (papersctl emu serve --fuse DIR) at once,\n" +
+					"while programs use it. Each CHANGE is one of\n" +
+					"  PE<k>.<LINE>=stuck0|stuck1   hold a line low or high (e.g. PE1.D3=stuck0)\n" +
+					"  PE<k>=unplug                 pull PE k's cable out\n" +
+					"  PE<k>=replug                 plug it back in\n" +
+					"  PE<k>=repair                 clear every stuck line of PE k\n" +
+					"and then prints the board's faults. (It writes the lines to DIR/" + ppdevfs.FaultsFile + ".)",
+				args: positional{synopsis: "DIR CHANGE ...", min: 2, max: -1, complete: "files",
+					missing: "write papersctl emu fault DIR CHANGE ..., e.g. papersctl emu fault /tmp/board PE1=unplug"},
+				new: func() runner { return faultCmd{} }}}})
+}
+
+// faultCmd is papersctl emu fault: it writes each change to the served
+// board's faults file, which applies it.
+type faultCmd struct{}
+
+func (faultCmd) define(*flagSet) {}
+
+func (faultCmd) check(_ *flagSet, args []string) error {
+	var p problems
+	for _, c := range args[1:] {
+		if err := checkChange(c); err != nil {
+			p.addf("%v", err)
+		}
+	}
+	return p.err()
+}
+
+// checkChange checks a change's form on a scratch board of every PE, so
+// that a typo is a usage error before the served board is touched.
+func checkChange(c string) error {
+	b, err := emu.New(lpt.MaxPEs)
+	if err != nil {
+		return err
+	}
+	if b.Change(c) != nil {
+		return fmt.Errorf("%q: not a change: write PE<k>.<LINE>=stuck0|stuck1 (e.g. PE1.D3=stuck0), PE<k>=unplug, PE<k>=replug or PE<k>=repair", c)
+	}
+	return nil
+}
+
+func (faultCmd) run(e *env, args []string) error {
+	path := filepath.Join(args[0], ppdevfs.FaultsFile)
+	for _, c := range args[1:] {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("%w (is papersctl emu serve --fuse %s running?)", err, args[0])
+		}
+		_, err = f.Write([]byte(c + "\n"))
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("the served board refused %s: %w (its PEs: ls %s)", c, err, args[0])
+		}
+	}
+	cur, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if len(cur) == 0 {
+		cur = []byte("none\n")
+	}
+	fmt.Fprintf(e.stdout, "faults now: %s", strings.ReplaceAll(strings.TrimSuffix(string(cur), "\n"), "\n", ", ")+"\n")
+	return nil
 }
 
 type serveCmd struct {
@@ -89,6 +155,7 @@ func (c *serveCmd) run(e *env, _ []string) (err error) {
 		fmt.Fprintf(e.stdout, "PE %d: %s\n", k, srv.Path(k))
 	}
 	fmt.Fprintf(e.stdout, "serving a %d-PE board (faults: %v); interrupt to stop\n", c.pes, c.faults.list)
+	fmt.Fprintf(e.stdout, "change its faults while it runs: papersctl emu fault %s PE1=unplug (replug, repair, PE1.D3=stuck0)\n", c.dir)
 	showPanel(e, board, c.pes)
 	err = srv.Unmount()
 	for k := 0; k < c.pes; k++ {

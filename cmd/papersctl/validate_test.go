@@ -84,12 +84,14 @@ var badInputs = map[string][]badInput{
 		{[]string{"--out", ""}, []string{`--out "": empty: give a dir`}},
 	},
 	"emu": {
-		{nil, []string{"give a subcommand: serve"}},
+		{nil, []string{"give a subcommand: fault, serve"}},
 		{[]string{"serv"}, []string{`unknown subcommand "serv" (did you mean serve?)`}},
 		{[]string{"serve"}, []string{"--fuse: give the directory"}},
 		{[]string{"serve", "--fuse", "{dir}/board", "extra"}, []string{`unexpected argument "extra"`}},
 		{[]string{"serve", "--fuse", "{dir}/board", "--pes", "0"}, []string{"--pes 0: need 1 to 32"}},
 		{[]string{"serve", "--fuse", "{dir}/board", "--pes", "2", "--inject", "PE2=unplugged"}, []string{"--inject PE2=unplugged: PE 2 is not on the 2-PE board"}},
+		{[]string{"fault", "{dir}/board"}, []string{"write papersctl emu fault DIR CHANGE ..."}},
+		{[]string{"fault", "{dir}/board", "PE1.D3=stuk0", "PE1=replg"}, []string{`"PE1.D3=stuk0": not a change`, `"PE1=replg": not a change`}},
 	},
 	"hil": {
 		{[]string{"-n", "0", "--", "selftest"}, []string{"-n 0: need 1 to 32"}},
@@ -142,8 +144,8 @@ func TestBadInputRefusedBeforeWork(t *testing.T) {
 			}
 			stdout, stderr, status := runCLI(args...)
 			path := "papersctl " + name
-			if name == "emu" && len(bc.args) > 0 && bc.args[0] == "serve" {
-				path += " serve"
+			if name == "emu" && len(bc.args) > 0 && (bc.args[0] == "serve" || bc.args[0] == "fault") {
+				path += " " + bc.args[0]
 			}
 			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
 			if status != exitUsage || stdout != "" || len(lines) != len(bc.want)+1 {

@@ -13,7 +13,7 @@
 //
 // Differences from a real ppdev device, all outside what QEMU or TTL_PAPERS
 // use: PPCLAIM waits for another holder to release for at most ClaimWait and
-// then fails with EBUSY; there is no IEEE 1284 peripheral on the cable, so
+// then fails with EBUSY (after 100 ms at most following PPEXCL); there is no IEEE 1284 peripheral on the cable, so
 // PPNEGOT succeeds only for compatibility mode; read and write (IEEE 1284
 // transfers) are not supported; interrupts are not delivered.
 package ppdevfs
@@ -43,6 +43,13 @@ type Options struct {
 	// papersctl emu serve --vcd records the run through it.
 	Wrap func(pe int, p lpt.Port) lpt.Port
 }
+
+// FaultsFile is the name of the board's faults file in the mounted
+// directory: reading it lists the board's faults, one a line; a line written
+// to it changes them on the running board (emu.Board.Change: PE1.D3=stuck0,
+// PE1=unplug, PE1=replug, PE1=repair), so that a fault can be rehearsed on a
+// board that programs are using.
+const FaultsFile = "faults"
 
 // FileName is the name of PE k's file in the mounted directory.
 func FileName(pe int) string { return fmt.Sprintf("parport%d", pe) }

@@ -5,9 +5,11 @@ package ppdevfs_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -227,6 +229,18 @@ func TestModesAndRefusals(t *testing.T) {
 	if err := ioctl(g, linuxlpt.PPCLAIM, nil); !errors.Is(err, unix.EBUSY) {
 		t.Errorf("second PPCLAIM while held: got %v, want EBUSY", err)
 	}
+	// An exclusive claim (PPEXCL first, as a PE program's port makes) is
+	// refused at once, as the kernel refuses a second exclusive device,
+	// rather than after ClaimWait.
+	x := open(t, s, 0)
+	if err := ioctl(x, linuxlpt.PPEXCL, nil); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := ioctl(x, linuxlpt.PPCLAIM, nil); !errors.Is(err, unix.EBUSY) || time.Since(start) >= time.Second {
+		t.Errorf("exclusive PPCLAIM while held: %v after %v, want EBUSY before the 1 s ClaimWait", err, time.Since(start))
+	}
+	x.Close()
 	// Releasing while it waits hands the port over.
 	done := make(chan error, 1)
 	before := s.Stats(0).Ioctls
@@ -361,5 +375,41 @@ func BenchmarkIoctl(b *testing.B) {
 		if err := ioctl(f, linuxlpt.PPRSTATUS, unsafe.Pointer(&v)); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestFaultsFile: lines written to the faults file change the running
+// board's faults at once, reading it lists them, and a change the board
+// refuses fails the write.
+func TestFaultsFile(t *testing.T) {
+	s, b := mount(t, 4, nil)
+	path := filepath.Join(s.Dir(), ppdevfs.FaultsFile)
+	write := func(line string) error { return os.WriteFile(path, []byte(line+"\n"), 0) }
+	read := func() string {
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(got)
+	}
+	if err := write("PE1.D3=stuck0\nPE2=unplug"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := read(), "PE1.D3=stuck0\nPE2=unplugged\n"; got != want {
+		t.Errorf("faults after stuck0 and unplug: %q, want %q", got, want)
+	}
+	if got := fmt.Sprint(b.Faults()); got != "[PE1.D3=stuck0 PE2=unplugged]" {
+		t.Errorf("the board has %s", got)
+	}
+	for _, c := range []string{"PE2=replug", "PE1=repair"} {
+		if err := write(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := read(); got != "" {
+		t.Errorf("faults after replug and repair: %q, want none", got)
+	}
+	if err := write("PE7=unplug"); !errors.Is(err, unix.EINVAL) {
+		t.Errorf("a PE the board lacks: %v, want EINVAL", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,7 +56,7 @@ func Mount(dir string, board *emu.Board, opt Options) (*Server, error) {
 	for k := 0; k < n; k++ {
 		s.nodes = append(s.nodes, &portNode{board: board, pe: k, opt: &opt})
 	}
-	root := &rootNode{nodes: s.nodes}
+	root := &rootNode{nodes: s.nodes, faults: &faultsNode{board: board, log: opt.Log}}
 	timeout := time.Hour // the directory never changes
 	srv, err := fs.Mount(dir, root, &fs.Options{
 		EntryTimeout: &timeout,
@@ -131,7 +132,8 @@ func (s *Server) Unmount() error {
 
 type rootNode struct {
 	fs.Inode
-	nodes []*portNode
+	nodes  []*portNode
+	faults *faultsNode
 }
 
 var _ fs.NodeOnAdder = (*rootNode)(nil)
@@ -141,6 +143,65 @@ func (r *rootNode) OnAdd(ctx context.Context) {
 		ch := r.NewPersistentInode(ctx, n, fs.StableAttr{Mode: unix.S_IFREG})
 		r.AddChild(FileName(n.pe), ch, false)
 	}
+	r.AddChild(FaultsFile, r.NewPersistentInode(ctx, r.faults, fs.StableAttr{Mode: unix.S_IFREG}), false)
+}
+
+// faultsNode is the board's faults file: reading it lists the faults the
+// board has now, one a line; each line written to it is a change
+// (emu.Board.Change) applied at once to the running board.
+type faultsNode struct {
+	fs.Inode
+	board *emu.Board
+	log   *log.Logger
+}
+
+var (
+	_ fs.NodeOpener    = (*faultsNode)(nil)
+	_ fs.NodeGetattrer = (*faultsNode)(nil)
+	_ fs.NodeReader    = (*faultsNode)(nil)
+	_ fs.NodeWriter    = (*faultsNode)(nil)
+	_ fs.NodeSetattrer = (*faultsNode)(nil)
+)
+
+func (n *faultsNode) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) unix.Errno {
+	out.Mode = unix.S_IFREG | 0o666
+	return 0
+}
+
+// Setattr accepts the truncation of a shell's "echo PE1=unplug > faults".
+func (n *faultsNode) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) unix.Errno {
+	out.Mode = unix.S_IFREG | 0o666
+	return 0
+}
+
+func (n *faultsNode) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, unix.Errno) {
+	return nil, fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NONSEEKABLE, 0
+}
+
+func (n *faultsNode) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, unix.Errno) {
+	var b []byte
+	for _, x := range n.board.Faults() {
+		b = append(b, x.String()+"\n"...)
+	}
+	if off >= int64(len(b)) {
+		return fuse.ReadResultData(nil), 0
+	}
+	return fuse.ReadResultData(b[off:min(int(off)+len(dest), len(b))]), 0
+}
+
+// Write applies each line; a change the board refuses fails the write
+// with EINVAL, and its reason goes to the server's log.
+func (n *faultsNode) Write(ctx context.Context, f fs.FileHandle, data []byte, off int64) (uint32, unix.Errno) {
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		if err := n.board.Change(line); err != nil {
+			n.log.Printf("ppdevfs: %s: %v", FaultsFile, err)
+			return 0, unix.EINVAL
+		}
+	}
+	return uint32(len(data)), 0
 }
 
 // portNode is PE k's file. Its register state lives in the emu.Port; the
@@ -301,14 +362,25 @@ func (h *handle) portIoctl(cmd uint32, in, out []byte) unix.Errno {
 	return 0
 }
 
+// exclusiveWait bounds an exclusive claim's wait (see claimLocked).
+const exclusiveWait = 100 * time.Millisecond
+
 // claimLocked takes the PE's port for h, waiting for another open file to
 // release it (ppdev blocks too) for at most ClaimWait or until the caller
-// is interrupted.
+// is interrupted. An exclusive claim (PPEXCL first, as papers' ports do)
+// waits exclusiveWait at most: the kernel refuses to register an exclusive
+// device beside another at once, and a second program on a PE's port
+// should hear so now — but FUSE delivers a file's release after its close
+// returns, so a program started just as the last one exited must not.
 func (n *portNode) claimLocked(ctx context.Context, h *handle) unix.Errno {
 	if h.claimed {
 		return n.refuse(linuxlpt.PPCLAIM, unix.EINVAL, "the port is already claimed by this file")
 	}
-	deadline := time.Now().Add(n.opt.ClaimWait)
+	wait := n.opt.ClaimWait
+	if h.excl {
+		wait = min(wait, exclusiveWait)
+	}
+	deadline := time.Now().Add(wait)
 	for {
 		p, err := n.board.Port(n.pe)
 		if err == nil {
@@ -319,7 +391,7 @@ func (n *portNode) claimLocked(ctx context.Context, h *handle) unix.Errno {
 			return 0
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return n.refuse(linuxlpt.PPCLAIM, unix.EBUSY, fmt.Sprintf("the port is held by another open file after %v (%v)", n.opt.ClaimWait, err))
+			return n.refuse(linuxlpt.PPCLAIM, unix.EBUSY, fmt.Sprintf("the port is held by another open file after %v (%v)", wait, err))
 		}
 		// Poll: the holder needs n.mu to release, and another user of the
 		// board (not through this file) may hold the port.

@@ -85,20 +85,34 @@ func advice(method, port, op string, err error) string {
 			return "this kernel has no /dev/port (CONFIG_DEVPORT is off, or devtmpfs is not mounted); use ioperm or ppdev"
 		}
 		return fmt.Sprintf("%s does not exist: load the drivers (sudo modprobe parport_pc ppdev) and check that the port exists (ls /dev/parport*)", port)
+	case unix.EISDIR:
+		return fmt.Sprintf("%s is a directory: name the port's device in it, such as %s/parport0", port, strings.TrimSuffix(port, "/"))
+	case unix.ENOTTY:
+		if method == MethodPPDev {
+			return fmt.Sprintf("%s is not a parallel port: it answers no ppdev requests (a regular file, /dev/null or another device); name a ppdev device such as /dev/parport0, or a file that papersctl emu serve --fuse serves", port)
+		}
 	case unix.ENXIO, unix.ENODEV:
 		if op == "PPCLAIM" {
 			// ppdev cannot register an exclusive device while another
 			// driver has one on the port.
-			return busyAdvice
+			return busyAdvice(method)
 		}
 		return fmt.Sprintf("no parallel port is behind %s: check that parport_pc found the port (dmesg | grep parport)", port)
 	case unix.EBUSY:
-		return busyAdvice
+		return busyAdvice(method)
 	}
 	return ""
 }
 
-const busyAdvice = "another driver or program holds the port — usually lp, the printer driver: sudo rmmod lp (and blacklist it), or stop the program that has it open"
+// busyAdvice says who may hold a port that another has claimed: through
+// ppdev, most often another program (a PE of an earlier run still
+// running); through raw I/O, lp.
+func busyAdvice(method string) string {
+	if method == MethodPPDev {
+		return "another program has the port open — a PE program of an earlier run still running (fuser -v on the device names it), or the printer driver lp (sudo rmmod lp, and blacklist it)"
+	}
+	return "another driver or program holds the port — usually lp, the printer driver: sudo rmmod lp (and blacklist it), or stop the program that has it open"
+}
 
 // LockdownMode returns the kernel's lockdown mode ("integrity" or
 // "confidentiality") when lockdown is active, or "" when it is not or

@@ -34,20 +34,22 @@ func OpenDevPort(base uint16) (lpt.Port, error) {
 type devPort struct {
 	fd   int
 	base int64
-	buf  [1]byte // ports are used by one goroutine
 	err  lpt.StickyError
 }
 
+// read and write transfer through a byte of their own, so a signal
+// handler's writes may run while the PE's goroutine reads (spmd/port).
 func (p *devPort) read(off int64) uint8 {
 	if p.fd < 0 {
 		p.err.Set(ErrClosed)
 		return 0xff
 	}
-	if n, err := unix.Pread(p.fd, p.buf[:], p.base+off); n != 1 {
+	var buf [1]byte
+	if n, err := unix.Pread(p.fd, buf[:], p.base+off); n != 1 {
 		p.fail("pread", err)
 		return 0xff
 	}
-	return p.buf[0]
+	return buf[0]
 }
 
 func (p *devPort) write(off int64, v uint8) {
@@ -55,8 +57,8 @@ func (p *devPort) write(off int64, v uint8) {
 		p.err.Set(ErrClosed)
 		return
 	}
-	p.buf[0] = v
-	if n, err := unix.Pwrite(p.fd, p.buf[:], p.base+off); n != 1 {
+	buf := [1]byte{v}
+	if n, err := unix.Pwrite(p.fd, buf[:], p.base+off); n != 1 {
 		p.fail("pwrite", err)
 	}
 }

@@ -43,17 +43,19 @@ type ppdevPort struct {
 	fd      int
 	path    string
 	claimed bool
-	buf     uint8 // the ioctl's one-byte argument; ports are used by one goroutine
 	err     lpt.StickyError
 }
 
-// ioctl runs one register request on p.buf. It does not allocate.
-func (p *ppdevPort) ioctl(req uintptr, name string) bool {
+// ioctl runs one register request on *v, the caller's own byte: each
+// call has its own argument, so a signal handler's writes may run while
+// the PE's goroutine reads the status (spmd/port's departure). It does
+// not allocate.
+func (p *ppdevPort) ioctl(req uintptr, name string, v *uint8) bool {
 	if p.fd < 0 {
 		p.err.Set(ErrClosed)
 		return false
 	}
-	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(p.fd), req, uintptr(unsafe.Pointer(&p.buf))); e != 0 {
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(p.fd), req, uintptr(unsafe.Pointer(v))); e != 0 {
 		p.err.Set(accessError(MethodPPDev, p.path, name, e))
 		return false
 	}
@@ -61,16 +63,17 @@ func (p *ppdevPort) ioctl(req uintptr, name string) bool {
 }
 
 func (p *ppdevPort) read(req uintptr, name string) uint8 {
-	if !p.ioctl(req, name) {
+	var v uint8
+	if !p.ioctl(req, name, &v) {
 		return 0xff
 	}
-	return p.buf
+	return v
 }
 
-func (p *ppdevPort) WriteData(v uint8)    { p.buf = v; p.ioctl(PPWDATA, "PPWDATA") }
+func (p *ppdevPort) WriteData(v uint8)    { p.ioctl(PPWDATA, "PPWDATA", &v) }
 func (p *ppdevPort) ReadData() uint8      { return p.read(PPRDATA, "PPRDATA") }
 func (p *ppdevPort) ReadStatus() uint8    { return p.read(PPRSTATUS, "PPRSTATUS") }
-func (p *ppdevPort) WriteControl(v uint8) { p.buf = v; p.ioctl(PPWCONTROL, "PPWCONTROL") }
+func (p *ppdevPort) WriteControl(v uint8) { p.ioctl(PPWCONTROL, "PPWCONTROL", &v) }
 func (p *ppdevPort) ReadControl() uint8   { return p.read(PPRCONTROL, "PPRCONTROL") }
 func (p *ppdevPort) Err() error           { return p.err.Err() }
 

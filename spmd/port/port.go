@@ -12,6 +12,7 @@
 package port
 
 import (
+	"errors"
 	"sync"
 	"time"
 
@@ -61,9 +62,13 @@ func (s *session) Stop()          { s.port.stop() }
 
 // Fail announces the departure (papers.PE.Abort, bounded by the PE's
 // timeout; when the others do not acknowledge it leaves the port stalling
-// every barrier). On a port that has failed it stalls at once.
-func (s *session) Fail(error) {
-	if s.port.Err() != nil {
+// every barrier). On a port that has failed it stalls at once, and after
+// a wait that timed out too: the PE that did not answer would not
+// acknowledge the announcement either, and every other PE waiting for it
+// times out by itself, so announcing would only keep them another timeout.
+func (s *session) Fail(err error) {
+	var te *papers.TimeoutError
+	if s.port.Err() != nil || errors.As(err, &te) {
 		stall(s.port.Port, false, 0)
 		return
 	}
@@ -121,6 +126,9 @@ func stall(port lpt.Port, raise bool, timeout time.Duration) {
 	if raise && papers.Abandon(port, substrate.AbortCode, timeout) == nil {
 		return
 	}
-	port.WriteData(lpt.LR | lpt.DataMask)
+	// The data lines stay as they are: after a timed-out barrier they
+	// answer the others' roll call (papers.TimeoutError), which may not be
+	// over yet.
+	port.WriteData(lpt.LR | port.ReadData()&lpt.DataMask)
 	port.WriteControl(0)
 }
