@@ -43,7 +43,7 @@ func mpirunProgs(t *testing.T, np int, env []string, limit time.Duration, prog s
 // ppdev files, ports named with {pe}): each PE takes its id and count from
 // mpirun, and global memory runs on the TCP data network. A PAPERS_PE that
 // disagrees with mpirun is refused. A PE killed mid-run ends the job, and
-// mpirun names it.
+// mpirun names it; the next run works at once.
 func TestMpirunOnPorts(t *testing.T) {
 	const n = 4
 	dir := fuseBoard(t, n)
@@ -76,5 +76,10 @@ func TestMpirunOnPorts(t *testing.T) {
 	out, err = mpirunProgs(t, n, []string{port, "PAPERS_TIMEOUT=5s"}, time.Minute, bin(t, "dataprog"), "-die", "2")
 	if err == nil || !regexp.MustCompile(`rank 2 .*exited on signal 9`).MatchString(strings.ReplaceAll(out, "\n", " ")) {
 		t.Errorf("PE 2 killed: mpirun %v; want it to name rank 2:\n%s", err, out)
+	}
+	// The board the killed run left behind serves the next run at once.
+	out, err = mpirunProgs(t, n, []string{port, "PAPERS_TIMEOUT=20s"}, time.Minute, bin(t, "spmd"), "-rounds", "50")
+	if err != nil || !strings.Contains(out, "PE 0/4 sum=6\n") {
+		t.Errorf("the run after the killed one: %v\n%s", err, out)
 	}
 }
