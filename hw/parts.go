@@ -123,6 +123,10 @@ type Part struct {
 	// KiCad names: the symbol in KiCad's standard library and a footprint.
 	Symbol    string
 	Footprint string
+	// CablePin, for a cable connector that is not itself a DB-25, is the
+	// connector's pin that carries DB-25 pin n of the PC's port (nil: pin
+	// n is pin n).
+	CablePin func(n int) int
 }
 
 // Logic reports whether the part has logic for the emulator to simulate.
@@ -264,6 +268,36 @@ var (
 	}
 )
 
+// IDC26 is the cable connector of the boards beyond 8 PEs: a 2×13 boxed
+// header (a third of a DB-25's length, and needing no board edge) for a
+// flat 26-way ribbon whose other end is a DB-25: the PC parallel-port
+// bracket cable, or a ribbon crimped onto a DB-25 male IDC plug that goes
+// straight into the PC's port. Crimped flat, ribbon wire k is header pin k
+// and the DB-25's pins in the order 1, 14, 2, 15, …, 13 (RibbonPin); wire
+// 26 is left free.
+var IDC26 = &Part{
+	Name: "IDC26", Description: "2x13 boxed header, 2.54 mm, for one PE's IDC-26 to DB-25 ribbon cable",
+	Pins: func() []Pin {
+		pins := make([]Pin, 26)
+		for i := range pins {
+			pins[i] = Pin{i + 1, "", PinPassive}
+		}
+		return pins
+	}(),
+	Symbol: "Connector_Generic:Conn_02x13_Odd_Even", Footprint: "Connector_IDC:IDC-Header_2x13_P2.54mm_Vertical",
+	CablePin: RibbonPin,
+}
+
+// RibbonPin is the IDC-26 header pin that carries DB-25 pin n through a
+// flat ribbon crimped onto both (the common "AT" bracket pinout): 2n-1 for
+// the DB-25's top row (n ≤ 13), 2(n-13) for its bottom row.
+func RibbonPin(n int) int {
+	if n <= 13 {
+		return 2*n - 1
+	}
+	return 2 * (n - 13)
+}
+
 // The Raspberry Pi adapter's parts (PiAdapter).
 var (
 	// DB25Socket is the adapter's port: female, as a PC's is, so the same
@@ -361,4 +395,4 @@ func quadBuffer(name, desc string, low bool, delay, enable Delay) *Part {
 var Parts = []*Part{LS20, LS30, LS32, LS40, LS74, LS125, LS126, LS244}
 
 // Passives lists the board-level parts without logic.
-var Passives = []*Part{DB25, Cap100n, Cap10u, R220, R1k, LEDBlue, LEDBicolour, PowerIn, DB25Socket, PiHeader40, LVC245}
+var Passives = []*Part{DB25, IDC26, Cap100n, Cap10u, R220, R1k, LEDBlue, LEDBicolour, PowerIn, DB25Socket, PiHeader40, LVC245}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/hw"
 	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
@@ -80,8 +81,11 @@ func dump(r jsonReport) string {
 // fault's run.
 const mustPass = 2 * time.Second
 
+// TestHealthyBoardPasses runs the selftest on every board a builder can
+// order (hw.Sizes: the emulator runs each one's netlist, the 16- and 32-PE
+// boards' IDC headers included) and on fewer PEs than a board holds.
 func TestHealthyBoardPasses(t *testing.T) {
-	for _, n := range []int{1, 2, 4, 8} {
+	for _, n := range []int{1, 2, 4, 8, 16, 32} {
 		t.Run(fmt.Sprintf("%dPEs", n), func(t *testing.T) {
 			t.Parallel()
 			r := runJSON(t, Config{PEs: n, Timeout: mustPass})
@@ -217,6 +221,29 @@ func TestFaultCatalogue(t *testing.T) {
 	reports := append(runAll(t, seen, Config{PEs: 4}), runAll(t, unseen, Config{PEs: 4, Timeout: mustPass})...)
 	for i, f := range faults {
 		t.Run(f.String(), func(t *testing.T) { assertDiagnosed(t, f, reports[i], true) })
+	}
+}
+
+// TestFaultOnEveryBoard has the selftest find one stuck line on the last
+// PE of every board size: on the 16- and 32-PE boards it reaches the board
+// through the IDC header, whose pins the diagnosis names.
+func TestFaultOnEveryBoard(t *testing.T) {
+	d6, err := lpt.LineByName("D6")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range hw.Sizes {
+		t.Run(fmt.Sprintf("%dPEs", n), func(t *testing.T) {
+			f := emu.Fault{PE: n - 1, Line: d6, Kind: emu.Stuck0}
+			r := runJSON(t, Config{PEs: n, Faults: []emu.Fault{f}})
+			assertDiagnosed(t, f, r, true)
+			want := hw.MustNew(n).PortNode(n-1, d6.Pin)
+			if !slices.ContainsFunc(r.Checks, func(c jsonCheck) bool {
+				return c.Status == StatusFail && strings.Contains(c.Chip, fmt.Sprintf("%s pin %d ", want.Ref, want.Pin))
+			}) {
+				t.Errorf("no failed check names %s pin %d, where PE %d's D6 reaches the board:%s", want.Ref, want.Pin, n-1, dump(r))
+			}
+		})
 	}
 }
 

@@ -44,15 +44,27 @@ func displayLen(s string) int {
 }
 
 func pinName(p *hw.Part, pin hw.Pin) string {
-	if p != hw.DB25 && p != hw.DB25Socket {
+	if p != hw.DB25 && p != hw.DB25Socket && p != hw.IDC26 {
 		return pin.Name
 	}
+	// A cable connector's pins are named by the port line they carry.
+	port := func(n int) int {
+		if p.CablePin != nil {
+			return p.CablePin(n)
+		}
+		return n
+	}
 	for _, l := range lpt.Lines {
-		if l.Pin == pin.Num {
+		if port(l.Pin) == pin.Num {
 			return l.Name
 		}
 	}
-	return "GND"
+	for _, n := range lpt.GroundPins {
+		if port(n) == pin.Num {
+			return "GND"
+		}
+	}
+	return "" // the IDC header's 26th pin: no DB-25 pin
 }
 
 func pinSide(p *hw.Part, pin hw.Pin) side {
