@@ -11,8 +11,8 @@ import (
 func init() {
 	register(&command{name: "kicad", summary: "generate the board's KiCad files, BOM and wiring lists from the hw netlist",
 		synopsis: "[--out DIR] [--fab] [--json]",
-		about: "Writes, for the 4-, 8-, 16- and 32-PE boards, a KiCad project, schematic, board (routed for\n" +
-			"4, 8 and 16 PEs), netlist, BOM and wire list, all generated from the hw netlist, under --out\n" +
+		about: "Writes, for the 4-, 8-, 16- and 32-PE boards and the Raspberry Pi adapter, a KiCad project,\n" +
+			"schematic, routed board, netlist, BOM and wire list, all generated from the hw netlist, under --out\n" +
 			"(replacing files of the same names). --fab then has KiCad 9's kicad-cli make each routed\n" +
 			"board's fabrication outputs (Gerbers, drill and position files, a zip with the BOM) in its\n" +
 			"fab/ folder. scripts/board-pictures.sh plots the pictures in docs/ with kicad-cli.",

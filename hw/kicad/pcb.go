@@ -179,8 +179,8 @@ type groupTitle struct {
 type fpBlock struct {
 	titles []groupTitle
 	x      um // where its row puts it
-	fps   []fpPlaced
-	w, h  um
+	fps    []fpPlaced
+	w, h   um
 }
 
 // layoutGroup lays out one group's footprints in rows channel apart (more

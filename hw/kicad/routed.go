@@ -15,8 +15,9 @@ import (
 // against (the project file gives them to KiCad's DRC).
 var Rules = route.Hobby
 
-// RoutedSizes are the board sizes the generator routes; the others are
-// placed only (route them in Pcbnew). The Pi adapter is routed too.
+// RoutedSizes are the board sizes the generator routes (all of them); a
+// size left out would be placed only, for Pcbnew. The Pi adapter is routed
+// too.
 var RoutedSizes = []int{4, 8, 16, 32}
 
 func routed(b *hw.Board) bool {
