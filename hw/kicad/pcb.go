@@ -792,16 +792,6 @@ func writeHole(w *writer, key string, i int, at [2]um) {
 	w.close()
 }
 
-// oneRow reports whether every pad of the footprint is on its origin's row.
-func oneRow(fp *footprintDef) bool {
-	for _, p := range fp.Pads {
-		if p.Y != 0 {
-			return false
-		}
-	}
-	return true
-}
-
 // rot is the angle field of a footprint or pad position: KiCad gives pads
 // the footprint's rotation too, and leaves 0 out.
 func rot(deg int) string {
