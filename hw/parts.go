@@ -254,13 +254,7 @@ var (
 	// port (a straight-through cable).
 	DB25 = &Part{
 		Name: "DB25", Description: "DB-25 connector for one PE's printer cable",
-		Pins: func() []Pin {
-			pins := make([]Pin, 25)
-			for i := range pins {
-				pins[i] = Pin{i + 1, "", PinPassive}
-			}
-			return pins
-		}(),
+		Pins: contacts(25),
 		// Male: the PC's port is female, and a standard straight-through
 		// DB-25 male-to-female extension cable plugs its male end into the
 		// PC and its female end onto the board, pin n to pin n.
@@ -277,15 +271,18 @@ var (
 // 26 is left free.
 var IDC26 = &Part{
 	Name: "IDC26", Description: "2x13 boxed header, 2.54 mm, for one PE's IDC-26 to DB-25 ribbon cable",
-	Pins: func() []Pin {
-		pins := make([]Pin, 26)
-		for i := range pins {
-			pins[i] = Pin{i + 1, "", PinPassive}
-		}
-		return pins
-	}(),
+	Pins:   contacts(26),
 	Symbol: "Connector_Generic:Conn_02x13_Odd_Even", Footprint: "Connector_IDC:IDC-Header_2x13_P2.54mm_Vertical",
 	CablePin: RibbonPin,
+}
+
+// contacts are a connector's n pins, numbered from 1, unnamed.
+func contacts(n int) []Pin {
+	pins := make([]Pin, n)
+	for i := range pins {
+		pins[i] = Pin{i + 1, "", PinPassive}
+	}
+	return pins
 }
 
 // RibbonPin is the IDC-26 header pin that carries DB-25 pin n through a
