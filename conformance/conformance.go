@@ -401,8 +401,8 @@ func broadcasts(p *papers.PE, _ Side) error {
 			return fmt.Errorf("BroadcastSlice from PE 1: element %d = %d, want %d", i, v, 100+i)
 		}
 	}
-	b := []byte(fmt.Sprintf("from PE %d", k))
-	if err := p.BroadcastBytes(n-1, b); err != nil || string(b) != fmt.Sprintf("from PE %d", n-1) {
+	b := []byte(fmt.Sprintf("from PE %02d", k)) // one length on every PE, up to 99 PEs
+	if err := p.BroadcastBytes(n-1, b); err != nil || string(b) != fmt.Sprintf("from PE %02d", n-1) {
 		return fmt.Errorf("BroadcastBytes from PE %d: %q, %v", n-1, b, err)
 	}
 	return nil

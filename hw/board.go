@@ -136,6 +136,30 @@ func (b *Board) InputNet(bit, pe int) string {
 // ConnectorRef is the reference designator of PE k's cable connector.
 func ConnectorRef(pe int) string { return fmt.Sprintf("J%d", pe+1) }
 
+// maxDB25 is the largest board whose cables plug into DB-25s on the board;
+// larger ones take IDC26 headers: 16 DB-25s already make a board 461 mm
+// wide, and 32 make one beyond what the board houses make in two layers.
+const maxDB25 = 8
+
+// CableConnector is the part that takes each PE's cable on a board of pes
+// PEs.
+func CableConnector(pes int) *Part {
+	if pes > maxDB25 {
+		return IDC26
+	}
+	return DB25
+}
+
+// PortNode is the board pin that PE k's cable joins to pin n of the PC's
+// DB-25 port.
+func (b *Board) PortNode(pe, n int) Node {
+	ref := ConnectorRef(pe)
+	if c := b.byRef[ref]; c != nil && c.Part.CablePin != nil {
+		n = c.Part.CablePin(n)
+	}
+	return Node{ref, n}
+}
+
 // The cable lines by the TTL_PAPERS signal each carries, from package
 // lpt's table.
 var (
@@ -272,22 +296,22 @@ func (b *Board) ledDrivers() {
 	}
 }
 
-// connectors places each PE's DB-25 and puts its pins on their nets, from
-// lpt's line table.
+// connectors places each PE's cable connector and puts its pins on their
+// nets, from lpt's line table.
 func (b *Board) connectors() {
 	for k := 0; k < b.PEs; k++ {
-		j := b.add(ConnectorRef(k), DB25, "cable", fmt.Sprintf("PE %d printer cable", k))
+		b.add(ConnectorRef(k), CableConnector(b.PEs), "cable", fmt.Sprintf("PE %d printer cable", k))
 		for _, l := range lpt.Lines {
 			switch {
 			case l.Name == lineReserved: // not connected
 			case inputBit(l) >= 0:
-				b.connect(b.InputNet(inputBit(l), k), Node{j.Ref, l.Pin})
+				b.connect(b.InputNet(inputBit(l), k), b.PortNode(k, l.Pin))
 			default:
-				b.connect(CableNet(k, l.Name), Node{j.Ref, l.Pin})
+				b.connect(CableNet(k, l.Name), b.PortNode(k, l.Pin))
 			}
 		}
 		for _, p := range lpt.GroundPins {
-			b.connect(GND, Node{j.Ref, p})
+			b.connect(GND, b.PortNode(k, p))
 		}
 	}
 }
@@ -505,7 +529,7 @@ func (b *Board) Net(name string) *Net { return b.netName[name] }
 // connector pin and the chip pins on the same net, e.g. "J1 pin 8 → U1 pin 1
 // (74LS20 S0 tree)". Selftest uses it to name what to check.
 func (b *Board) Trace(pe int, line lpt.Line) string {
-	j := Node{ConnectorRef(pe), line.Pin}
+	j := b.PortNode(pe, line.Pin)
 	net := b.byNode[j]
 	s := fmt.Sprintf("%s pin %d", j.Ref, j.Pin)
 	if net == nil {
@@ -514,7 +538,7 @@ func (b *Board) Trace(pe int, line lpt.Line) string {
 	s += " on net " + net.Name
 	for _, nd := range net.Nodes {
 		c := b.byRef[nd.Ref]
-		if nd == j || c.Part == DB25 {
+		if nd == j || c.Group == "cable" {
 			continue
 		}
 		s += fmt.Sprintf(", %s pin %d (%s %s)", nd.Ref, nd.Pin, c.Part.Name, c.Role)

@@ -101,7 +101,7 @@ func TestAllSizes(t *testing.T) {
 			// Every PE's cable carries its lines to the board.
 			for k := 0; k < n; k++ {
 				for _, l := range lpt.Lines {
-					net := b.NetOf(Node{ConnectorRef(k), l.Pin})
+					net := b.NetOf(b.PortNode(k, l.Pin))
 					if (net == nil) != (l.Name == "nSelectIn") {
 						t.Errorf("PE %d %v on net %v", k, l, net)
 					}
@@ -130,11 +130,14 @@ func TestSizes(t *testing.T) {
 		counts[n] = map[string]int{}
 		for _, c := range MustNew(n).Components {
 			counts[n][c.Part.Name]++
+			if c.Group == "cable" {
+				counts[n]["cable"]++
+			}
 		}
 	}
 	// docs/circuit.md, "Scaling": one 74LS125 and one 74LS126 per 4 PEs; 74LS30 trees at 8.
 	for _, n := range Sizes {
-		if counts[n]["74LS125"] != n/4 || counts[n]["74LS126"] != n/4 || counts[n][DB25.Name] != n {
+		if counts[n]["74LS125"] != n/4 || counts[n]["74LS126"] != n/4 || counts[n]["cable"] != n || counts[n][CableConnector(n).Name] != n {
 			t.Errorf("%d PEs: %v", n, counts[n])
 		}
 	}

@@ -126,6 +126,10 @@ type Part struct {
 	// Maker and MPN name a part to buy where the part is a standard one
 	// (empty where any part answering Name and Description will do).
 	Maker, MPN string
+	// CablePin, for a cable connector that is not itself a DB-25, is the
+	// connector's pin that carries DB-25 pin n of the PC's port (nil: pin
+	// n is pin n).
+	CablePin func(n int) int
 }
 
 // Logic reports whether the part has logic for the emulator to simulate.
@@ -260,19 +264,48 @@ var (
 	DB25 = &Part{
 		Name:        "DB-25 male, right-angle PCB",
 		Description: "D-sub 25-way plug (male pins), right-angle through-hole, 2.77 x 2.84 mm pitch, pins 7.70 mm from the board edge: one PE's printer cable",
-		Pins: func() []Pin {
-			pins := make([]Pin, 25)
-			for i := range pins {
-				pins[i] = Pin{i + 1, "", PinPassive}
-			}
-			return pins
-		}(),
+		Pins:        contacts(25),
 		// Male: the PC's port is female, and a standard straight-through
 		// DB-25 male-to-female extension cable plugs its male end into the
 		// PC and its female end onto the board, pin n to pin n.
 		Symbol: "Connector:DB25_Pins", Footprint: "Connector_Dsub:DSUB-25_Pins_Horizontal_P2.77x2.84mm_EdgePinOffset7.70mm_Housed_MountingHolesOffset9.12mm",
 	}
 )
+
+// IDC26 is the cable connector of the boards beyond 8 PEs: a 2×13 boxed
+// header (a third of a DB-25's length, and needing no board edge) for a
+// flat 26-way ribbon whose other end is a DB-25: the PC parallel-port
+// bracket cable, or a ribbon crimped onto a DB-25 male IDC plug that goes
+// straight into the PC's port. Crimped flat, ribbon wire k is header pin k
+// and the DB-25's pins in the order 1, 14, 2, 15, …, 13 (RibbonPin); wire
+// 26 is left free.
+var IDC26 = &Part{
+	Name:        "IDC-26 2x13 box header, 2.54 mm, for the AT-pinout bracket cable",
+	Description: "2x13 boxed pin header, 2.54 mm pitch, vertical through-hole, keyed: one PE's IDC-26 to DB-25 ribbon cable (AT/Everex pinout), pin 1 at the square pad",
+	Pins:        contacts(26),
+	Symbol:      "Connector_Generic:Conn_02x13_Odd_Even", Footprint: "Connector_IDC:IDC-Header_2x13_P2.54mm_Vertical",
+	Maker: "Würth Elektronik", MPN: "61202621621",
+	CablePin: RibbonPin,
+}
+
+// contacts are a connector's n pins, numbered from 1, unnamed.
+func contacts(n int) []Pin {
+	pins := make([]Pin, n)
+	for i := range pins {
+		pins[i] = Pin{i + 1, "", PinPassive}
+	}
+	return pins
+}
+
+// RibbonPin is the IDC-26 header pin that carries DB-25 pin n through a
+// flat ribbon crimped onto both (the common "AT" bracket pinout): 2n-1 for
+// the DB-25's top row (n ≤ 13), 2(n-13) for its bottom row.
+func RibbonPin(n int) int {
+	if n <= 13 {
+		return 2*n - 1
+	}
+	return 2 * (n - 13)
+}
 
 // The Raspberry Pi adapter's parts (PiAdapter).
 var (
@@ -386,4 +419,4 @@ func quadBuffer(name, desc, mpn string, low bool, delay, enable Delay) *Part {
 var Parts = []*Part{LS20, LS30, LS32, LS40, LS74, LS125, LS126, LS244}
 
 // Passives lists the board-level parts without logic.
-var Passives = []*Part{DB25, Cap100n, Cap10u, R220, R1k, LEDBlue, LEDBicolour, PowerIn, DB25Socket, PiHeader40, LVC245}
+var Passives = []*Part{DB25, IDC26, Cap100n, Cap10u, R220, R1k, LEDBlue, LEDBicolour, PowerIn, DB25Socket, PiHeader40, LVC245}

@@ -32,7 +32,7 @@ sed -e 's#^<title>.*</title>$#<title>TTL_PAPERS 4-PE schematic, plotted by KiCad
 echo "board-pictures: wrote docs/schematic-4pe.svg"
 "$(dirname "$0")"/schematic-core.sh
 
-for name in 4pe 8pe 16pe pi; do
+for name in 4pe 8pe 16pe 32pe pi; do
 	base=ttl_papers_$name
 	pcb=kicad/$base/$base.kicad_pcb
 	[[ -f $pcb ]] || { echo "board-pictures: $pcb missing" >&2; exit 1; }

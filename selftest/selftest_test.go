@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/hw"
+	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
@@ -217,6 +219,40 @@ func TestFaultCatalogue(t *testing.T) {
 	reports := append(runAll(t, seen, Config{PEs: 4}), runAll(t, unseen, Config{PEs: 4, Timeout: mustPass})...)
 	for i, f := range faults {
 		t.Run(f.String(), func(t *testing.T) { assertDiagnosed(t, f, reports[i], true) })
+	}
+}
+
+// TestEveryBoardSize runs the selftest on the netlist of every board a
+// builder can order (hw.Sizes; the 16- and 32-PE boards take their cables
+// on IDC headers): with every PE a board holds it passes, and with one
+// line stuck on the first PE beyond the next smaller board it names that
+// line's header or DB-25 pin. (Minutes under the race detector, for the
+// 32 PEs: .ci/run runs it without.)
+func TestEveryBoardSize(t *testing.T) {
+	testenv.SlowUnderRace(t, "a 32-PE selftest")
+	d6, err := lpt.LineByName("D6")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range hw.Sizes {
+		t.Run(fmt.Sprintf("%dPEs", n), func(t *testing.T) {
+			if r := runJSON(t, Config{PEs: n, Timeout: mustPass}); !r.Pass || r.PEs != n {
+				t.Fatalf("healthy %d-PE board: pass=%v pes=%d:%s", n, r.Pass, r.PEs, dump(r))
+			}
+			pes := n
+			if i > 0 {
+				pes = hw.Sizes[i-1] + 1 // the fewest PEs that take this board: a smaller catalogue to diagnose
+			}
+			f := emu.Fault{PE: pes - 1, Line: d6, Kind: emu.Stuck0}
+			r := runJSON(t, Config{PEs: pes, Faults: []emu.Fault{f}})
+			assertDiagnosed(t, f, r, true)
+			want := hw.MustNew(n).PortNode(f.PE, d6.Pin)
+			if !slices.ContainsFunc(r.Checks, func(c jsonCheck) bool {
+				return c.Status == StatusFail && strings.Contains(c.Chip, fmt.Sprintf("%s pin %d ", want.Ref, want.Pin))
+			}) {
+				t.Errorf("no failed check names %s pin %d, where PE %d's D6 reaches the %d-PE board:%s", want.Ref, want.Pin, f.PE, n, dump(r))
+			}
+		})
 	}
 }
 

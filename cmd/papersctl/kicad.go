@@ -11,12 +11,12 @@ import (
 func init() {
 	register(&command{name: "kicad", summary: "generate the board's KiCad files, BOM and wiring lists from the hw netlist",
 		synopsis: "[--out DIR] [--fab] [--json]",
-		about: "Writes, for the 4-, 8-, 16- and 32-PE boards, a KiCad project, schematic, board (routed for\n" +
-			"4, 8 and 16 PEs), netlist, BOMs (ours and JLCPCB's) and wire list, all generated from the hw\n" +
-			"netlist, under --out (replacing files of the same names). --fab then has KiCad 9's kicad-cli\n" +
-			"make each routed board's fabrication outputs in its fab/ folder: Gerbers with their job file,\n" +
-			"drill and position files, JLCPCB's placement file, a fab note and a zip of them with the BOMs.\n" +
-			"scripts/board-pictures.sh plots the pictures in docs/ with kicad-cli.",
+		about: "Writes, for the 4-, 8-, 16- and 32-PE boards and the Raspberry Pi adapter, a KiCad project,\n" +
+			"schematic, routed board, netlist, BOMs (ours and JLCPCB's) and wire list, all generated from\n" +
+			"the hw netlist, under --out (replacing files of the same names). --fab then has KiCad 9's\n" +
+			"kicad-cli make each board's fabrication outputs in its fab/ folder: Gerbers with their job\n" +
+			"file, drill and position files, JLCPCB's placement file, a fab note and a zip of them with the\n" +
+			"BOMs. scripts/board-pictures.sh plots the pictures in docs/ with kicad-cli.",
 		new: func() runner { return &kicadCmd{} }})
 }
 

@@ -110,7 +110,8 @@ func Compile(h *hw.Board) *Circuit {
 	for k := range h.PEs {
 		var conn Connector
 		for _, l := range lpt.Lines {
-			cl := CableLine{Line: l, Net: netOf(hw.ConnectorRef(k), l.Pin), Driver: -1}
+			pin := h.PortNode(k, l.Pin)
+			cl := CableLine{Line: l, Net: netOf(pin.Ref, pin.Pin), Driver: -1}
 			if l.Output() {
 				cl.Driver = c.addDriver(cl.Net)
 				if cl.Driver >= 0 {

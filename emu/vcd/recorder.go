@@ -216,7 +216,7 @@ func portNets(h *hw.Board) [][]string {
 	for k := range nets {
 		for _, l := range lpt.Lines {
 			name := ""
-			if n := h.NetOf(hw.Node{Ref: hw.ConnectorRef(k), Pin: l.Pin}); n != nil {
+			if n := h.NetOf(h.PortNode(k, l.Pin)); n != nil {
 				name = n.Name
 			}
 			nets[k] = append(nets[k], name)

@@ -3,6 +3,7 @@ package kicad
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -77,9 +78,23 @@ func ReadCopper(src []byte) ([][]Node, error) {
 		}
 		return i
 	}
-	for i := range items {
-		for j := i + 1; j < len(items); j++ {
-			if items[i].touches(&items[j]) {
+	// Sweep along x: only items whose boxes overlap can touch, so each is
+	// measured against those whose box starts before its own ends (a
+	// 32-PE board has some 15 000 items).
+	box := make([][4]float64, len(items))
+	order := make([]int, len(items))
+	for i, it := range items {
+		r := it.reach()
+		box[i] = [4]float64{min(it.x0, it.x1) - r, min(it.y0, it.y1) - r, max(it.x0, it.x1) + r, max(it.y0, it.y1) + r}
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return box[order[a]][0] < box[order[b]][0] })
+	for p, i := range order {
+		for _, j := range order[p+1:] {
+			if box[j][0] > box[i][2]+1e-6 {
+				break
+			}
+			if box[j][1] <= box[i][3]+1e-6 && box[i][1] <= box[j][3]+1e-6 && items[i].touches(&items[j]) {
 				parent[find(i)] = find(j)
 			}
 		}

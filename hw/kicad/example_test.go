@@ -2,6 +2,7 @@ package kicad_test
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/ttlpapers/ttlpapers/hw"
@@ -25,11 +26,11 @@ func ExampleBOM() {
 	// U8 74LS244 1
 }
 
-// The 32-PE board file (placed, not routed) read back: which pads carry
-// RDYQ, the flip-flop's output, which four buffers of a line driver pass
-// on, each to the Busy multiplexers of eight PEs.
-func ExamplePCB() {
-	pcb, err := kicad.PCB(hw.MustNew(32), "ttl_papers_32pe.kicad_sch")
+// The committed 32-PE board file read back: which pads carry RDYQ, the
+// flip-flop's output, which four buffers of a line driver pass on, each to
+// the Busy multiplexers of eight PEs.
+func ExampleReadPCB() {
+	pcb, err := os.ReadFile("../../kicad/ttl_papers_32pe/ttl_papers_32pe.kicad_pcb")
 	if err != nil {
 		panic(err)
 	}

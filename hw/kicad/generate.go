@@ -1,11 +1,11 @@
 // Package kicad generates the TTL_PAPERS board's KiCad design files from
 // the hw netlist — schematic (KiCad 9's format), project with design
 // rules, board (KiCad 6's format, which KiCad 9 reads; routed by package
-// route for 4, 8 and 16 PEs and the Raspberry Pi adapter), netlist export,
-// bills of materials and wire-wrap list — and, with KiCad 9's kicad-cli,
-// the routed boards' fabrication outputs; and it reads schematics,
-// netlists and boards (their copper too) back, so tests can prove that
-// what a builder solders is exactly what the emulator simulates.
+// route, every size and the Raspberry Pi adapter), netlist export, bills
+// of materials and wire-wrap list — and, with KiCad 9's kicad-cli, the
+// routed boards' fabrication outputs; and it reads schematics, netlists
+// and boards (their copper too) back, so tests can prove that what a
+// builder solders is exactly what the emulator simulates.
 //
 // Nothing is drawn by hand: the schematic embeds KiCad's own library
 // symbols (copied unchanged into symbols/) and places their units,
@@ -90,9 +90,10 @@ when they are stale). How to build a board: docs/board.md.
 
 One folder per board size (4, 8, 16 and 32 PEs), each with a KiCad
 project and schematic (KiCad's own library symbols), a board (.kicad_pcb:
-the DB-25s on its edges, every other footprint placed by function, every
-pad on its net; routed for 4, 8 and 16 PEs), the netlist export (.net),
-the bill of materials (-bom.csv, and -bom-jlcpcb.csv in JLCPCB's
+the cable connectors on its edges, DB-25s for 4 and 8 PEs and IDC-26
+headers for 16 and 32, every other footprint placed by function, every
+pad on its net, a silkscreen to solder by, routed), the netlist export
+(.net), the bill of materials (-bom.csv, and -bom-jlcpcb.csv in JLCPCB's
 columns) and a point-to-point wiring list for wire-wrap or perfboard
 (-wires.csv); ttl_papers_pi is the Raspberry Pi adapter. The routed
 boards' fab/ folders hold what a board house takes, made by KiCad 9:

@@ -3,10 +3,12 @@ package kicad_test
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -93,9 +95,20 @@ func libPads(fp *kicad.Expr) []string {
 // TestFootprintPadsMatchKiCadLibrary compares the pads the generator puts
 // in each footprint with KiCad's own library footprint of that name.
 func TestFootprintPadsMatchKiCadLibrary(t *testing.T) {
+	eachLibraryFootprint(t, "pads", func(id string, fp, want *kicad.Expr) {
+		if g, w := strings.Join(libPads(fp), "\n"), strings.Join(libPads(want), "\n"); g != w {
+			t.Errorf("%s: pads differ from KiCad's library.\ngot:\n%s\nwant:\n%s", id, g, w)
+		}
+	})
+}
+
+// eachLibraryFootprint calls check with each footprint the boards use (the
+// first placed) and KiCad's library footprint of its name.
+func eachLibraryFootprint(t *testing.T, what string, check func(id string, fp, lib *kicad.Expr)) {
+	t.Helper()
 	const dir = "/usr/share/kicad/footprints"
 	if _, err := os.Stat(dir); err != nil {
-		testenv.Missing(t, "%s not found: install Debian's kicad-footprints package (apt-get install -y kicad-footprints) to check footprint pads", dir)
+		testenv.Missing(t, "%s not found: install Debian's kicad-footprints package (apt-get install -y kicad-footprints) to check footprint %s", dir, what)
 	}
 	seen := map[string]bool{}
 	for _, b := range allBoards(t) {
@@ -119,14 +132,74 @@ func TestFootprintPadsMatchKiCadLibrary(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", id, err)
 			}
-			if g, w := strings.Join(libPads(fp), "\n"), strings.Join(libPads(want), "\n"); g != w {
-				t.Errorf("%s: pads differ from KiCad's library.\ngot:\n%s\nwant:\n%s", id, g, w)
-			}
+			check(id, fp, want)
 		}
 	}
 	if len(seen) == 0 {
 		t.Fatal("no footprints in the generated boards")
 	}
+}
+
+// libSilk reads a footprint's front silkscreen drawings (not its texts),
+// one string each, whatever the file's version writes for the line width.
+func libSilk(fp *kicad.Expr) []string {
+	var out []string
+	for _, g := range fp.List {
+		if !strings.HasPrefix(g.Head(), "fp_") || g.Head() == "fp_text" || g.Child("layer") == nil || g.Child("layer").Arg(0) != "F.SilkS" {
+			continue
+		}
+		s := g.Head()
+		for _, part := range []string{"start", "mid", "end", "center"} {
+			if c := g.Child(part); c != nil {
+				s += fmt.Sprintf(" %s %s %s", part, c.Arg(0), c.Arg(1))
+			}
+		}
+		if pts := g.Child("pts"); pts != nil {
+			for _, xy := range pts.Children("xy") {
+				s += fmt.Sprintf(" %s,%s", xy.Arg(0), xy.Arg(1))
+			}
+		}
+		width := g.Child("width")
+		if st := g.Child("stroke"); st != nil {
+			width = st.Child("width")
+		}
+		out = append(out, s+" width "+width.Arg(0))
+	}
+	return out
+}
+
+// clipped reports whether silk line a is library line b cut short along
+// its length (an edge connector's outline stops at the board's edge).
+func clipped(a, b string) bool {
+	var ax0, ay0, ax1, ay1, bx0, by0, bx1, by1 float64
+	var aw, bw string
+	if _, err := fmt.Sscanf(a, "fp_line start %g %g end %g %g width %s", &ax0, &ay0, &ax1, &ay1, &aw); err != nil {
+		return false
+	}
+	if _, err := fmt.Sscanf(b, "fp_line start %g %g end %g %g width %s", &bx0, &by0, &bx1, &by1, &bw); err != nil {
+		return false
+	}
+	in := func(v, p, q float64) bool { return min(p, q) <= v && v <= max(p, q) }
+	return aw == bw && ax0 == ax1 && bx0 == bx1 && ax0 == bx0 && in(ay0, by0, by1) && in(ay1, by0, by1) && ay0 != ay1
+}
+
+// TestFootprintSilkMatchesKiCadLibrary checks that every footprint's
+// silkscreen outline — the chip's notch, the pin-1 marks, the
+// electrolytic's "+", the LED's flat — is the one KiCad's library draws
+// (an edge connector's cut at the board's edge).
+func TestFootprintSilkMatchesKiCadLibrary(t *testing.T) {
+	eachLibraryFootprint(t, "outlines", func(id string, fp, want *kicad.Expr) {
+		got, lib := libSilk(fp), libSilk(want)
+		if len(got) != len(lib) {
+			t.Errorf("%s: %d silkscreen drawings, KiCad's library %d", id, len(got), len(lib))
+			return
+		}
+		for i, g := range got {
+			if g != lib[i] && !clipped(g, lib[i]) {
+				t.Errorf("%s: silkscreen drawing %d is %s, KiCad's library %s", id, i, g, lib[i])
+			}
+		}
+	})
 }
 
 // pcbnewScript loads each board file given with Debian KiCad's pcbnew
@@ -144,7 +217,8 @@ for path in sys.argv[1:]:
     fps, nets, places = [], {}, {}
     for fp in b.GetFootprints():
         ref = fp.GetReference()
-        fps.append([ref, fp.GetFPIDAsString()])
+        if not fp.IsBoardOnly():
+            fps.append([ref, fp.GetFPIDAsString()])
         crt = [box(g.GetBoundingBox()) for g in fp.GraphicalItems() if g.GetLayer() == pcbnew.F_CrtYd]
         pads = [box(p.GetBoundingBox()) for p in fp.Pads()]
         rows = sorted(set(p.GetPosition().y for p in fp.Pads() if p.GetNumber() == "1"))
@@ -332,4 +406,106 @@ func allBoards(t *testing.T) []*hw.Board {
 		t.Fatal(err)
 	}
 	return append(out, pi)
+}
+
+// TestSilkscreenToSolderBy reads every board's silkscreen back and checks
+// what a builder solders by: the board's name, PE count and revision; an
+// outline on every part; "+5V" and "GND" at the power input; on each PE's
+// LED its PE and which lead is green and which red; and an M3 hole in
+// each corner with no copper within 3.6 mm of its centre (a screw head
+// or washer is 7 mm across).
+func TestSilkscreenToSolderBy(t *testing.T) {
+	for _, b := range allBoards(t) {
+		src := boardFile(t, kicad.BaseOf(b))
+		root, err := kicad.ParseExpr(string(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var titles []string
+		for _, g := range root.Children("gr_text") {
+			if g.Child("layer").Arg(0) == "F.SilkS" {
+				titles = append(titles, g.Arg(0))
+			}
+		}
+		want := fmt.Sprintf("%d-PE rev %s", b.PEs, b.Revision)
+		if b.Name == hw.PiAdapterName {
+			want = "Pi adapter rev " + b.Revision
+		}
+		if !slices.Contains(titles, "TTL_PAPERS") || !slices.Contains(titles, want) {
+			t.Errorf("%s: no silkscreen title \"TTL_PAPERS\" over %q among %q", b.Name, want, titles)
+		}
+		edge := root.Child("gr_rect")
+		x0, y0 := num(t, edge.Child("start").Arg(0)), num(t, edge.Child("start").Arg(1))
+		x1, y1 := num(t, edge.Child("end").Arg(0)), num(t, edge.Child("end").Arg(1))
+		var holes [][2]float64
+		for _, fp := range root.Children("footprint") {
+			at := fp.Child("at")
+			fx, fy := num(t, at.Arg(0)), num(t, at.Arg(1))
+			if fp.Arg(0) == "MountingHole:MountingHole_3.2mm_M3" {
+				holes = append(holes, [2]float64{fx, fy})
+				continue
+			}
+			ref, texts := "", map[string]bool{}
+			for _, tx := range fp.Children("fp_text") {
+				if tx.Child("layer").Arg(0) != "F.SilkS" {
+					continue
+				}
+				texts[tx.Arg(1)] = true
+				if tx.Arg(0) == "reference" {
+					ref = tx.Arg(1)
+				}
+			}
+			if len(libSilk(fp)) == 0 || !texts[ref] {
+				t.Errorf("%s: %s has no outline or no reference on the silkscreen", b.Name, ref)
+			}
+			var need []string
+			switch c := b.Component(ref); {
+			case c == nil:
+				t.Errorf("%s: footprint %s is not in the netlist", b.Name, ref)
+			case c.Part == hw.LEDBicolour:
+				pe, _ := strconv.Atoi(strings.TrimPrefix(ref, "D"))
+				need = []string{fmt.Sprintf("PE %d", pe-1), "G", "R"}
+			case c.Part == hw.PowerIn:
+				need = []string{"+5V", "GND"}
+			}
+			for _, n := range need {
+				if !texts[n] {
+					t.Errorf("%s: %s has no %q on the silkscreen (has %v)", b.Name, ref, n, texts)
+				}
+			}
+		}
+		corners := 0
+		for _, h := range holes {
+			for _, c := range [][2]float64{{x0, y0}, {x1, y0}, {x0, y1}, {x1, y1}} {
+				if math.Abs(h[0]-c[0]) <= 5 && math.Abs(h[1]-c[1]) <= 5 {
+					corners++
+				}
+			}
+			for _, s := range root.Children("segment") {
+				ax, ay := num(t, s.Child("start").Arg(0)), num(t, s.Child("start").Arg(1))
+				bx, by := num(t, s.Child("end").Arg(0)), num(t, s.Child("end").Arg(1))
+				if d := kicad.PointSeg(h[0], h[1], ax, ay, bx, by) - num(t, s.Child("width").Arg(0))/2; d < 3.6 {
+					t.Errorf("%s: a track passes %.2f mm from the centre of the mounting hole at (%v, %v)", b.Name, d, h[0], h[1])
+				}
+			}
+			for _, v := range root.Children("via") {
+				vx, vy := num(t, v.Child("at").Arg(0)), num(t, v.Child("at").Arg(1))
+				if d := math.Hypot(vx-h[0], vy-h[1]) - num(t, v.Child("size").Arg(0))/2; d < 3.6 {
+					t.Errorf("%s: a via %.2f mm from the centre of the mounting hole at (%v, %v)", b.Name, d, h[0], h[1])
+				}
+			}
+		}
+		if len(holes) != 4 || corners != 4 {
+			t.Errorf("%s: %d mounting holes, %d of them in a corner; want one in each corner", b.Name, len(holes), corners)
+		}
+	}
+}
+
+func num(t *testing.T, s string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

@@ -15,9 +15,10 @@ import (
 // against (the project file gives them to KiCad's DRC).
 var Rules = route.Hobby
 
-// RoutedSizes are the board sizes the generator routes; the others are
-// placed only (route them in Pcbnew). The Pi adapter is routed too.
-var RoutedSizes = []int{4, 8, 16}
+// RoutedSizes are the board sizes the generator routes (all of them); a
+// size left out would be placed only, for Pcbnew. The Pi adapter is routed
+// too.
+var RoutedSizes = []int{4, 8, 16, 32}
 
 func routed(b *hw.Board) bool {
 	return b.Name == hw.PiAdapterName || slices.Contains(RoutedSizes, b.PEs)
@@ -82,6 +83,9 @@ func routeLayout(b *hw.Board, l *pcbLayout) (*route.Result, error) {
 			rb.Pads = append(rb.Pads, route.Pad{Net: net, X: int(x), Y: int(y), W: int(p.Size), H: int(p.Size),
 				Round: p.Shape == "circle", Drill: int(p.Drill)})
 		}
+	}
+	for _, h := range l.holes() {
+		rb.Pads = append(rb.Pads, route.Pad{X: int(h[0]), Y: int(h[1]), W: int(2 * holeKeep), H: int(2 * holeKeep), Round: true, Drill: 3200})
 	}
 	r := Rules
 	r.Power = []string{hw.VCC, hw.GND, hw.NetPi3V3}

@@ -225,15 +225,27 @@ func displayLen(s string) int {
 // pinName is a pin's function as the netlist and the board name it: the
 // datasheet's name, or a DB-25 pin's port line.
 func pinName(p *hw.Part, pin hw.Pin) string {
-	if p != hw.DB25 && p != hw.DB25Socket {
+	if p != hw.DB25 && p != hw.DB25Socket && p != hw.IDC26 {
 		return pin.Name
 	}
+	// A cable connector's pins are named by the port line they carry.
+	port := func(n int) int {
+		if p.CablePin != nil {
+			return p.CablePin(n)
+		}
+		return n
+	}
 	for _, l := range lpt.Lines {
-		if l.Pin == pin.Num {
+		if port(l.Pin) == pin.Num {
 			return l.Name
 		}
 	}
-	return "GND"
+	for _, n := range lpt.GroundPins {
+		if port(n) == pin.Num {
+			return "GND"
+		}
+	}
+	return "" // the IDC header's 26th pin: no DB-25 pin
 }
 
 func roundUp(c, step coord) coord { return (c + step - 1) / step * step }
