@@ -20,5 +20,7 @@ func ExampleTrial() {
 	for _, w := range r.Wrong {
 		fmt.Printf("PE %d, NAND %d: read %04b, should be %04b (%s)\n", w.PE, w.Index, w.Got, w.Want, w.Cause)
 	}
-	// Output: PE 3, NAND 6: read 1111, should be 1110 (stale)
+	// Output:
+	// PE 2, NAND 0: read 1111, should be 1101 (stale)
+	// PE 3, NAND 1: read 1101, should be 1111 (stale)
 }

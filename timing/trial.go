@@ -155,7 +155,9 @@ const openPace = 20 * time.Microsecond
 // last result.
 func (t *trial) pe(k int, pr *probe) error {
 	pr.pace = openPace
-	p, err := papers.Open(pr, papers.Config{PE: k, PEs: t.n, Timeout: time.Minute, NANDMode: t.v.mode})
+	// The board is the trial's own, just made (FreshBoard), and the
+	// trials test the data lines themselves (NoLineTest).
+	p, err := papers.Open(pr, papers.Config{PE: k, PEs: t.n, Timeout: time.Minute, NANDMode: t.v.mode, FreshBoard: true, NoLineTest: true})
 	pr.pace = 0
 	if err != nil {
 		return err
