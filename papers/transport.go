@@ -91,6 +91,13 @@ func eachMember[T any](p *PE, members uint64, v *T, backward bool, got func(pe i
 	if p.eng != nil {
 		return engineGather(p, members, v, backward, got)
 	}
+	// A PE gone transparent would broadcast zeros: the census before every
+	// gather costs ceil(n/4) NANDs of its n*ceil(8*size/4) or more.
+	if p.censusEvery > 0 {
+		if err := p.census(p.outer); err != nil {
+			return err
+		}
+	}
 	var buf T
 	for i := range p.n {
 		j := i
