@@ -4,7 +4,7 @@ package papers
 // or whose port goes transparent without announcing itself reads as all
 // ones, the NAND's identity, so barriers pass without it and the
 // collectives combine the others only. Every so many calls of the public
-// API, and before every gather, the participants vote "I am here"; a
+// API, and after every gather, the participants vote "I am here"; a
 // participant missing from the vote is named on every PE that voted.
 //
 // The census must start on every PE at the same point of the program, so

@@ -254,9 +254,9 @@ func (p *PE) PEs() int { return p.n }
 // PE k): every PE after Open, less those that have left (Leave, Abort) and
 // plus those that have rejoined, as every PE learned at the same point of
 // the program — the vote that ends each interrupt acknowledge. A cable
-// pulled mid-run is not announced: it counts as taking part until the next
-// interrupt, and the Count forms of the reductions (ReduceCount …) are the
-// way to detect it.
+// pulled mid-run is not announced: the census (Config.CensusEvery) finds
+// it and drops it, with an error, and the Count forms of the reductions
+// (ReduceCount …) count it out.
 func (p *PE) Participants() uint64 { return p.members }
 
 // Stats returns the operation counts since Open.
