@@ -13,8 +13,10 @@ package papers
 // built on others counts once; depth says how deep the PE is in them).
 
 // DefaultCensusEvery is Config.CensusEvery's default: one census (one
-// vote, ceil(n/4) NANDs) per 64 calls of the collectives costs a barrier
-// about 2.5% and a 64-bit sum under 0.1% (docs/spmd.md, "The census").
+// vote, ceil(n/4) NANDs) per 64 calls of the collectives adds about 3% of
+// a barrier per call, below what BenchmarkCensus can tell from noise, and
+// names an unplugged PE within 64 calls (docs/spmd.md, "Faults on a real
+// board").
 const DefaultCensusEvery = 64
 
 // begin is the entry of every exported collective: every censusEvery-th
