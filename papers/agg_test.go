@@ -35,20 +35,13 @@ func gen[T papers.Number](r *rand.Rand) T {
 // same compares bit patterns (so -0 and +0, and NaNs, are told apart).
 func same[T papers.Number](a, b T) bool { return papers.ToBits(a) == papers.ToBits(b) }
 
-// collectiveNANDs is the PE's NAND count less its censuses' (one vote,
-// ceil(n/4) NANDs, each): the documented counts are the collectives' own.
-func collectiveNANDs(p *papers.PE) uint64 {
-	s := p.Stats()
-	return s.NANDs - s.Censuses*uint64((p.PEs()+3)/4)
-}
-
 // counted runs f and checks it took want NANDs.
 func counted(p *papers.PE, what string, want int, f func() error) error {
-	before := collectiveNANDs(p)
+	before := p.Stats().NANDs
 	if err := f(); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	if got := collectiveNANDs(p) - before; got != uint64(want) {
+	if got := p.Stats().NANDs - before; got != uint64(want) {
 		return fmt.Errorf("%s: %d NANDs, documented %d", what, got, want)
 	}
 	return nil
@@ -197,7 +190,7 @@ func checkBroadcasts[T papers.Number](p *papers.PE, w world[T], r *rand.Rand, _ 
 func checkGather[T papers.Number](p *papers.PE, w world[T], r *rand.Rand, it int) error {
 	n, self, m := p.PEs(), p.Self(), len(w.members)
 	out := make([]T, n)
-	before := collectiveNANDs(p)
+	before := p.Stats().NANDs
 	err := papers.Gather(p, w.vals[self], out)
 	if absent := (uint64(1)<<n - 1) &^ p.Participants(); absent != 0 {
 		var ae *papers.AbsentError
@@ -207,7 +200,7 @@ func checkGather[T papers.Number](p *papers.PE, w world[T], r *rand.Rand, it int
 	} else if err != nil {
 		return fmt.Errorf("%s Gather: %w", w.name, err)
 	}
-	if got := collectiveNANDs(p) - before; got != uint64(m*w.q) {
+	if got := p.Stats().NANDs - before; got != uint64(m*w.q) {
 		return fmt.Errorf("%s Gather: %d NANDs, documented %d", w.name, got, m*w.q)
 	}
 	for i := range out {

@@ -60,7 +60,11 @@ func (p *PE) census(op string) error {
 	if p.eng != nil || p.state != running || p.members&(1<<p.self) == 0 {
 		return nil
 	}
+	// Stats count the program's operations: the census's own are
+	// counted as Censuses only.
+	saved := p.stats
 	here, err := p.vote("census", true) // a constant name: the census allocates nothing
+	p.stats.Barriers, p.stats.NANDs = saved.Barriers, saved.NANDs
 	if err != nil {
 		return err
 	}

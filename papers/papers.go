@@ -148,7 +148,7 @@ type Stats struct {
 	Barriers   uint64 // barriers, including those inside NANDs
 	NANDs      uint64 // 4-bit NAND operations
 	Interrupts uint64 // interrupts acknowledged
-	Censuses   uint64 // censuses taken (Config.CensusEvery)
+	Censuses   uint64 // censuses taken (Config.CensusEvery); their NANDs are not counted above
 }
 
 // Open takes over port for PE cfg.PE of cfg.PEs, initialises it
