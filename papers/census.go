@@ -1,5 +1,7 @@
 package papers
 
+import "github.com/ttlpapers/ttlpapers/lpt"
+
 // The census (docs/protocol.md, "The census"): a PE whose cable is pulled
 // or whose port goes transparent without announcing itself reads as all
 // ones, the NAND's identity, so barriers pass without it and the
@@ -62,11 +64,17 @@ func (p *PE) census(op string) error {
 	}
 	// Stats count the program's operations: the census's own are
 	// counted as Censuses only.
-	saved := p.stats
+	saved, data := p.stats, p.last&lpt.DataMask
 	here, err := p.vote("census", true) // a constant name: the census allocates nothing
 	p.stats.Barriers, p.stats.NANDs = saved.Barriers, saved.NANDs
 	if err != nil {
 		return err
+	}
+	// The program's data lines (SetData, for a split-phase barrier's
+	// NAND) are back as it set them: every PE has read the vote's NAND.
+	if p.last&lpt.DataMask != data {
+		p.last = p.last&^lpt.DataMask | data
+		p.port.WriteData(p.last)
 	}
 	p.stats.Censuses++
 	if missing := p.members &^ here; missing != 0 {

@@ -341,10 +341,6 @@ func (p *PE) engineBarrier(op string) error {
 // CompleteBarrier. Other operations return ErrSplit until the barrier has
 // completed.
 func (p *PE) StartBarrier() error {
-	defer p.end()
-	if err := p.begin("StartBarrier"); err != nil {
-		return err
-	}
 	if err := p.usable("StartBarrier"); err != nil {
 		return err
 	}

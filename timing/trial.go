@@ -155,7 +155,8 @@ const openPace = 20 * time.Microsecond
 // last result.
 func (t *trial) pe(k int, pr *probe) error {
 	pr.pace = openPace
-	p, err := papers.Open(pr, papers.Config{PE: k, PEs: t.n, Timeout: time.Minute, NANDMode: t.v.mode})
+	// No census: the trial times the operations it runs and no others.
+	p, err := papers.Open(pr, papers.Config{PE: k, PEs: t.n, Timeout: time.Minute, NANDMode: t.v.mode, CensusEvery: -1})
 	pr.pace = 0
 	if err != nil {
 		return err
