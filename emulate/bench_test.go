@@ -18,11 +18,16 @@ var benchPEs = []int{2, 4, 8, 32}
 // with as many goroutines — spin, yield and sync.Cond — and the ratio to
 // the best of them ("x-best"), the floor for a PE per goroutine.
 func benchOp(b *testing.B, op func(p *papers.PE) error) {
-	for _, n := range benchPEs {
+	benchOpOn(b, benchPEs, papers.Config{}, op)
+}
+
+// benchOpOn is benchOp with cfg on the PE counts pes.
+func benchOpOn(b *testing.B, pes []int, cfg papers.Config, op func(p *papers.PE) error) {
+	for _, n := range pes {
 		b.Run(fmt.Sprintf("pes=%d", n), func(b *testing.B) {
 			g := baseline.Go(n)
 			b.ReportAllocs()
-			err := emulate.Run(n, papers.Config{}, func(p *papers.PE) error {
+			err := emulate.Run(n, cfg, func(p *papers.PE) error {
 				if err := p.Barrier(); err != nil {
 					return err
 				}
@@ -59,4 +64,26 @@ func BenchmarkNAND(b *testing.B) {
 
 func BenchmarkVote(b *testing.B) {
 	benchOp(b, func(p *papers.PE) error { _, err := p.Vote(true); return err })
+}
+
+// BenchmarkCensus: what the census of the participants costs (docs/spmd.md,
+// "The census"): a barrier, a bitwise reduction (Max, no gather) and a
+// gathering one (Sum, which takes a census every time the census is on) on
+// 4 PEs, with a census every call, every DefaultCensusEvery calls, and off.
+func BenchmarkCensus(b *testing.B) {
+	ops := []struct {
+		name string
+		f    func(p *papers.PE) error
+	}{
+		{"barrier", func(p *papers.PE) error { return p.Barrier() }},
+		{"max-int32", func(p *papers.PE) error { _, err := papers.Reduce(p, papers.Max, int32(p.Self())); return err }},
+		{"sum-int32", func(p *papers.PE) error { _, err := papers.Reduce(p, papers.Sum, int32(p.Self())); return err }},
+	}
+	for _, op := range ops {
+		for _, every := range []int{1, papers.DefaultCensusEvery, -1} {
+			b.Run(fmt.Sprintf("%s/every=%d", op.name, every), func(b *testing.B) {
+				benchOpOn(b, []int{4}, papers.Config{CensusEvery: every}, op.f)
+			})
+		}
+	}
 }

@@ -165,6 +165,10 @@ func (p *PE) engineBits(op string, o Op, x uint64, w int) (uint64, error) {
 // NANDBits returns the bitwise NAND of every PE's x.
 // NANDs: ceil(w/4); lower bound ceil(w/4); naive gather n*ceil(w/4).
 func NANDBits[T Unsigned](p *PE, x T) (T, error) {
+	defer p.end()
+	if err := p.begin("NANDBits"); err != nil {
+		return 0, err
+	}
 	r, err := p.nandBits(uint64(x), widthOf[T]())
 	return T(r), err
 }
@@ -172,6 +176,10 @@ func NANDBits[T Unsigned](p *PE, x T) (T, error) {
 // OR returns the bitwise OR of every PE's x (a NAND of the complements).
 // NANDs: ceil(w/4); lower bound ceil(w/4); naive gather n*ceil(w/4).
 func OR[T Unsigned](p *PE, x T) (T, error) {
+	defer p.end()
+	if err := p.begin("OR"); err != nil {
+		return 0, err
+	}
 	r, err := p.nandBits(^uint64(x), widthOf[T]())
 	return T(r), err
 }
@@ -179,6 +187,10 @@ func OR[T Unsigned](p *PE, x T) (T, error) {
 // AND returns the bitwise AND of every PE's x (the complement of a NAND).
 // NANDs: ceil(w/4); lower bound ceil(w/4); naive gather n*ceil(w/4).
 func AND[T Unsigned](p *PE, x T) (T, error) {
+	defer p.end()
+	if err := p.begin("AND"); err != nil {
+		return 0, err
+	}
 	r, err := p.nandBits(uint64(x), widthOf[T]())
 	return ^T(r), err
 }
@@ -199,6 +211,10 @@ func (p *PE) checkRoot(op string, root int) error {
 // NANDs: ceil(w/4) (a byte: 2 NANDs, 10 port operations); lower bound
 // ceil(w/4); naive gather n*ceil(w/4).
 func Broadcast[T Number](p *PE, root int, v T) (T, error) {
+	defer p.end()
+	if err := p.begin("Broadcast"); err != nil {
+		return 0, err
+	}
 	if err := p.checkRoot("Broadcast", root); err != nil {
 		return 0, err
 	}
@@ -214,6 +230,10 @@ func Broadcast[T Number](p *PE, root int, v T) (T, error) {
 // ANY of "my length differs"); lower bound 2*len(buf); naive gather
 // 2*n*len(buf).
 func (p *PE) BroadcastBytes(root int, buf []byte) error {
+	defer p.end()
+	if err := p.begin("BroadcastBytes"); err != nil {
+		return err
+	}
 	return BroadcastSlice(p, root, buf)
 }
 
@@ -223,6 +243,10 @@ func (p *PE) BroadcastBytes(root int, buf []byte) error {
 // NANDs: 9 + len(buf)*ceil(w/4); lower bound len(buf)*ceil(w/4); naive
 // gather n*len(buf)*ceil(w/4).
 func BroadcastSlice[T Number](p *PE, root int, buf []T) error {
+	defer p.end()
+	if err := p.begin("BroadcastSlice"); err != nil {
+		return err
+	}
 	const op = "BroadcastSlice"
 	if err := p.checkRoot(op, root); err != nil {
 		return err
@@ -265,6 +289,10 @@ func (p *PE) sameLength(op string, root, l int) error {
 // NANDs: n*ceil(w/4); lower bound ceil((n-1)*w/4) (every PE must receive
 // the other n-1 values); naive n*ceil(w/4).
 func Gather[T Number](p *PE, v T, out []T) error {
+	defer p.end()
+	if err := p.begin("Gather"); err != nil {
+		return err
+	}
 	ok := len(out) == p.n
 	err := eachMember(p, p.members, &v, false, func(j int, x T) {
 		if ok {
@@ -298,6 +326,10 @@ func Gather[T Number](p *PE, v T, out []T) error {
 // reach its receivers); naive gather n*ceil(w/4), which cannot tell a bad
 // source.
 func Multicast[T Number](p *PE, from int, v T) (T, error) {
+	defer p.end()
+	if err := p.begin("Multicast"); err != nil {
+		return 0, err
+	}
 	const op = "Multicast"
 	var mask uint64
 	switch {
@@ -349,6 +381,10 @@ func (p *PE) orWide(x uint64, w int) (uint64, error) {
 // NANDs: 1 + (n-1)*ceil(w/4); lower bound ceil((n-1)*w/4) (the n-1 values
 // only the root knows must all cross the board); naive 1 + n*ceil(w/4).
 func Scatter[T Number](p *PE, root int, in []T) (T, error) {
+	defer p.end()
+	if err := p.begin("Scatter"); err != nil {
+		return 0, err
+	}
 	const op = "Scatter"
 	if err := p.checkRoot(op, root); err != nil {
 		return 0, err

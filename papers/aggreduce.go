@@ -70,6 +70,10 @@ func (p *PE) checkOp(name string, op Op, k numKind) error {
 // bit clear are above +Inf, with it set below -Inf). ReduceCount also says
 // how many PEs contributed.
 func Reduce[T Number](p *PE, op Op, v T) (T, error) {
+	defer p.end()
+	if err := p.begin("Reduce"); err != nil {
+		return 0, err
+	}
 	k := kindOf[T]()
 	if err := p.checkOp("Reduce", op, k); err != nil {
 		return 0, err
@@ -112,6 +116,10 @@ func Reduce[T Number](p *PE, op Op, v T) (T, error) {
 // slices, maps…) is an ErrArgument on every PE, before any NAND.
 // NANDs: n*2*size (a gather of size bytes per PE); no allocation.
 func ReduceFunc[T any](p *PE, v T, combine func(a, b T) T) (T, error) {
+	defer p.end()
+	if err := p.begin("ReduceFunc"); err != nil {
+		return *new(T), err
+	}
 	if err := p.checkFunc("ReduceFunc", checkPlain[T](), combine == nil); err != nil {
 		var z T
 		return z, err
@@ -161,6 +169,10 @@ func (p *PE) checkFunc(op, plain string, nilCombine bool) error {
 // others n*ceil(w/4) (a gather; each PE then combines locally). Lower bound
 // ceil(w/4). ScanCount also says how many PEs contributed.
 func Scan[T Number](p *PE, op Op, v T, kind ScanKind) (T, error) {
+	defer p.end()
+	if err := p.begin("Scan"); err != nil {
+		return 0, err
+	}
 	k := kindOf[T]()
 	if err := p.checkOp("Scan", op, k); err != nil {
 		return 0, err
@@ -228,6 +240,10 @@ func bitScan[T Number](p *PE, op Op, v T, kind ScanKind) (T, error) {
 // without pointers, as for ReduceFunc.
 // NANDs: n*2*size (a gather); no allocation.
 func ScanFunc[T any](p *PE, v T, combine func(a, b T) T, identity T, kind ScanKind) (T, error) {
+	defer p.end()
+	if err := p.begin("ScanFunc"); err != nil {
+		return *new(T), err
+	}
 	const op = "ScanFunc"
 	if err := p.checkFunc(op, checkPlain[T](), combine == nil); err != nil {
 		var z T

@@ -148,16 +148,21 @@ func (p *PE) interruptError(op string, code uint8) *InterruptError {
 // AbsentError reports a collective that needed a value from PEs that do not
 // take part: a departed root or source, or (Gather) the slots of departed
 // PEs. Every participant returns the same error, so the cluster stays in
-// step. It wraps ErrAbsent.
+// step. The census (Config.CensusEvery) reports a participant that went
+// transparent without announcing it the same way, Why "participant". It
+// wraps ErrAbsent.
 type AbsentError struct {
 	PE      int
 	Op      string
 	Missing uint64 // the PEs whose values were needed (bit k: PE k)
-	Why     string // what they were needed as: "root", "source", "value"
+	Why     string // what they were needed as: "root", "source", "value", "participant"
 }
 
 func (e *AbsentError) Error() string {
-	if e.Why == "value" {
+	switch e.Why {
+	case "participant":
+		return fmt.Sprintf("papers: PE %d: %s: %s did not answer the census of the participants: its port reads transparent (cable unplugged, PC off, or port released without leaving); it no longer takes part, and results since the last census may lack its values", e.PE, e.Op, lpt.PESet(e.Missing))
+	case "value":
 		return fmt.Sprintf("papers: PE %d: %s: %s took no part (left the group): their slots hold zero, the participants' are filled", e.PE, e.Op, lpt.PESet(e.Missing))
 	}
 	return fmt.Sprintf("papers: PE %d: %s: %s %s does not take part (it left the group, or its program failed): name a participant (Participants)", e.PE, e.Op, e.Why, lpt.PESet(e.Missing))

@@ -94,6 +94,12 @@ type Config struct {
 	// announces this PE's arrival at once instead of first giving such a
 	// PE time to close (docs/protocol.md, "Check-in").
 	FreshBoard bool
+	// CensusEvery is how many calls of the collectives pass between two
+	// censuses of the participants, which find a PE that went transparent
+	// or was unplugged without announcing it (docs/protocol.md, "The
+	// census"); gathers take one every time. Zero means
+	// DefaultCensusEvery; negative turns the census off.
+	CensusEvery int
 }
 
 // PE is one processing element's handle on the board. Its methods must be
@@ -121,6 +127,11 @@ type PE struct {
 	noLineTest bool // Config.NoLineTest
 	fresh      bool // Config.FreshBoard
 	checking   bool // in check-in, which says who is missing its own way
+
+	censusEvery int    // Config.CensusEvery, its default filled in
+	calls       uint64 // calls of the collectives since Open, counted at their entry (begin)
+	depth       int    // how many collectives the PE is inside (begin, end)
+	outer       string // the name of the outermost one, for the census's errors
 }
 
 type peState uint8
@@ -137,6 +148,7 @@ type Stats struct {
 	Barriers   uint64 // barriers, including those inside NANDs
 	NANDs      uint64 // 4-bit NAND operations
 	Interrupts uint64 // interrupts acknowledged
+	Censuses   uint64 // censuses taken (Config.CensusEvery); their NANDs are not counted above
 }
 
 // Open takes over port for PE cfg.PE of cfg.PEs, initialises it
@@ -157,7 +169,7 @@ func Open(port lpt.Port, cfg Config) (*PE, error) {
 		p.abandon()
 		return nil, err
 	}
-	p.stats = Stats{}
+	p.stats, p.calls = Stats{}, 0
 	return p, nil
 }
 
@@ -183,7 +195,7 @@ func newPE(cfg Config) (*PE, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &PE{self: cfg.PE, n: cfg.PEs, timeout: timeout, ctx: cfg.Context, mode: cfg.NANDMode, noLineTest: cfg.NoLineTest, fresh: cfg.FreshBoard}
+	p := &PE{self: cfg.PE, n: cfg.PEs, timeout: timeout, ctx: cfg.Context, mode: cfg.NANDMode, noLineTest: cfg.NoLineTest, fresh: cfg.FreshBoard, censusEvery: cmp.Or(cfg.CensusEvery, DefaultCensusEvery)}
 	if p.ctx != nil {
 		p.done = p.ctx.Done()
 	}
@@ -242,9 +254,9 @@ func (p *PE) PEs() int { return p.n }
 // PE k): every PE after Open, less those that have left (Leave, Abort) and
 // plus those that have rejoined, as every PE learned at the same point of
 // the program — the vote that ends each interrupt acknowledge. A cable
-// pulled mid-run is not announced: it counts as taking part until the next
-// interrupt, and the Count forms of the reductions (ReduceCount …) are the
-// way to detect it.
+// pulled mid-run is not announced: the census (Config.CensusEvery) finds
+// it and drops it, with an error, and the Count forms of the reductions
+// (ReduceCount …) count it out.
 func (p *PE) Participants() uint64 { return p.members }
 
 // Stats returns the operation counts since Open.
@@ -296,7 +308,13 @@ func (p *PE) usable(op string) error {
 
 // Barrier waits until every participating PE has reached a barrier: one
 // write and, when no PE is late, one read.
-func (p *PE) Barrier() error { return p.barrier("barrier") }
+func (p *PE) Barrier() error {
+	defer p.end()
+	if err := p.begin("barrier"); err != nil {
+		return err
+	}
+	return p.barrier("barrier")
+}
 
 func (p *PE) barrier(op string) error {
 	if err := p.usable(op); err != nil {
@@ -543,7 +561,13 @@ func (p *PE) settled(ack bool) bool {
 // data before all have read: 5 port operations when nobody is late. A PE
 // that does not take part (it left, or its cable is unplugged) drives all
 // ones, the NAND's identity: the result is the NAND of the participants.
-func (p *PE) NAND(x uint8) (uint8, error) { return p.nand("NAND", x) }
+func (p *PE) NAND(x uint8) (uint8, error) {
+	defer p.end()
+	if err := p.begin("NAND"); err != nil {
+		return 0, err
+	}
+	return p.nand("NAND", x)
+}
 
 func (p *PE) nand(op string, x uint8) (uint8, error) {
 	if x > lpt.DataMask {
@@ -590,6 +614,10 @@ func (p *PE) nand(op string, x uint8) (uint8, error) {
 // OR4 returns the bitwise OR of every PE's 4-bit x (one NAND of the
 // complements).
 func (p *PE) OR4(x uint8) (uint8, error) {
+	defer p.end()
+	if err := p.begin("OR4"); err != nil {
+		return 0, err
+	}
 	if x > lpt.DataMask {
 		return 0, p.errorf("OR4: value %#x is wider than 4 bits (use 0 to 0xf)", x)
 	}
@@ -598,12 +626,20 @@ func (p *PE) OR4(x uint8) (uint8, error) {
 
 // AND4 returns the bitwise AND of every PE's 4-bit x.
 func (p *PE) AND4(x uint8) (uint8, error) {
+	defer p.end()
+	if err := p.begin("AND4"); err != nil {
+		return 0, err
+	}
 	r, err := p.NAND(x)
 	return ^r & lpt.DataMask, err
 }
 
 // Any reports whether b is true on any PE.
 func (p *PE) Any(b bool) (bool, error) {
+	defer p.end()
+	if err := p.begin("Any"); err != nil {
+		return false, err
+	}
 	var x uint8
 	if b {
 		x = lpt.DataMask
@@ -614,6 +650,10 @@ func (p *PE) Any(b bool) (bool, error) {
 
 // All reports whether b is true on every participating PE.
 func (p *PE) All(b bool) (bool, error) {
+	defer p.end()
+	if err := p.begin("All"); err != nil {
+		return false, err
+	}
 	var x uint8
 	if b {
 		x = lpt.DataMask
@@ -625,7 +665,13 @@ func (p *PE) All(b bool) (bool, error) {
 // Vote is the 1-bit multi-broadcast: every PE gets a mask with bit i set
 // when PE i voted true. PE i drives line i%4 in NAND number i/4, so n PEs
 // take ceil(n/4) NANDs. A PE that does not take part reads as false.
-func (p *PE) Vote(b bool) (uint64, error) { return p.vote("vote", b) }
+func (p *PE) Vote(b bool) (uint64, error) {
+	defer p.end()
+	if err := p.begin("vote"); err != nil {
+		return 0, err
+	}
+	return p.vote("vote", b)
+}
 
 func (p *PE) vote(op string, b bool) (uint64, error) {
 	if p.eng != nil {

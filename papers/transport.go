@@ -105,6 +105,13 @@ func eachMember[T any](p *PE, members uint64, v *T, backward bool, got func(pe i
 		}
 		got(j, buf)
 	}
+	// A PE gone transparent broadcasts zeros. The census after every
+	// gather (ceil(n/4) NANDs of its n*ceil(8*size/4) or more) finds one
+	// that went before or during it, so that its result is never returned
+	// as right; one that went earlier was there at the last census.
+	if p.censusEvery > 0 {
+		return p.census(p.outer)
+	}
 	return nil
 }
 

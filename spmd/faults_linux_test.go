@@ -22,8 +22,8 @@ import (
 	"github.com/ttlpapers/ttlpapers/spmd"
 )
 
-// rollCallNames finds the PEs a roll call named.
-var rollCallNames = regexp.MustCompile(`PEs? ([0-9, ]+) did not answer the roll call`)
+// rollCallNames finds the PEs a roll call or a census named.
+var rollCallNames = regexp.MustCompile(`PEs? ([0-9, ]+) did not answer the (?:roll call|census)`)
 
 // The faults TestFaultTrials makes: the victim's program fails (error,
 // panic, return), it is signalled, its cable is pulled mid-run, or a data
@@ -34,6 +34,7 @@ var faultKinds = []string{"error", "panic", "SIGINT", "SIGTERM", "SIGKILL", "SIG
 type faultTally struct {
 	trials, named, wrong, hung, nextOK int
 	blamed                             int           // survivors that named a healthy PE
+	computedWrong                      int           // survivors that computed a wrong sum (and exited non-zero)
 	worst                              time.Duration // from the fault to the last survivor's exit
 }
 
@@ -85,6 +86,11 @@ func TestFaultTrials(t *testing.T) {
 		}
 		if tl.blamed != 0 {
 			t.Errorf("%s: %d survivors named a healthy PE", kind, tl.blamed)
+		}
+		// A pulled cable is not announced: the census must find it,
+		// before any survivor computes a sum without it.
+		if kind == "unplug" && (tl.named != tl.trials*(n-1) || tl.computedWrong != 0) {
+			t.Errorf("unplug: %d of %d survivors named PE %d (the census), %d computed a wrong sum", tl.named, tl.trials*(n-1), faultVictim, tl.computedWrong)
 		}
 	}
 }
@@ -203,8 +209,11 @@ func faultTrial(t *testing.T, board *emu.Board, srv *ppdevfs.Server, kind string
 	tl.hung += hung
 	for _, r := range survivors {
 		msg := r.stderr.String()
-		if r.exit == 0 && strings.Contains(r.stdout.String(), "sum=") && !strings.Contains(r.stdout.String(), fmt.Sprintf("sum=%d", n*(n+1)/2)) {
-			tl.wrong++
+		if strings.Contains(r.stdout.String(), "sum=") && !strings.Contains(r.stdout.String(), fmt.Sprintf("sum=%d", n*(n+1)/2)) {
+			if r.exit == 0 {
+				tl.wrong++
+			}
+			tl.computedWrong++
 		}
 		if r.exit != 0 && (strings.Contains(msg, fmt.Sprintf("PE %d left the group", faultVictim)) || strings.Contains(msg, fmt.Sprintf("PE %d's data line", faultVictim)) ||
 			kind == "stuck" && strings.Contains(msg, "D3 (DB-25 pin 5)") || strings.Contains(msg, fmt.Sprintf("PE %d did not", faultVictim))) {

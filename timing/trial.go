@@ -155,9 +155,10 @@ const openPace = 20 * time.Microsecond
 // last result.
 func (t *trial) pe(k int, pr *probe) error {
 	pr.pace = openPace
-	// The board is the trial's own, just made (FreshBoard), and the
-	// trials test the data lines themselves (NoLineTest).
-	p, err := papers.Open(pr, papers.Config{PE: k, PEs: t.n, Timeout: time.Minute, NANDMode: t.v.mode, FreshBoard: true, NoLineTest: true})
+	// The board is the trial's own, just made (FreshBoard); the trials test
+	// the data lines themselves (NoLineTest) and time the operations they
+	// run and no others (no census).
+	p, err := papers.Open(pr, papers.Config{PE: k, PEs: t.n, Timeout: time.Minute, NANDMode: t.v.mode, FreshBoard: true, NoLineTest: true, CensusEvery: -1})
 	pr.pace = 0
 	if err != nil {
 		return err
