@@ -488,13 +488,16 @@ func (s *Shared) beats(k int) uint32 {
 	return beats(len(s.peers), s.self, k, func(i int) *peer { return &s.peers[i].peer })
 }
 
-// dead reports whether PE k's process has gone without leaving: it no
-// longer exists, or it is a zombie its parent has not reaped yet.
+// dead reports whether PE k's process has ended (processEnded).
 func (s *Shared) dead(k int) bool {
 	pid := s.peers[k].pid.Load()
-	if pid <= 0 {
-		return false
-	}
+	return pid > 0 && processEnded(pid)
+}
+
+// processEnded reports whether process pid has ended: it no longer exists,
+// or it is a zombie its parent has not reaped yet. A variable, so that a
+// test can end a PE between two of Gone's looks.
+var processEnded = func(pid int32) bool {
 	if errors.Is(unix.Kill(int(pid), 0), unix.ESRCH) {
 		return true
 	}
@@ -509,23 +512,28 @@ func (s *Shared) dead(k int) bool {
 
 func (s *Shared) Gone(k int) error {
 	pe := &s.peers[k]
-	switch {
-	case pe.state.Load() != attached:
-		if pe.failed.Load() == 0 {
-			return &GoneError{PE: k}
+	if pe.state.Load() == attached {
+		if !s.dead(k) {
+			return nil
 		}
-		c := pe.cause[:]
-		for i, b := range c {
-			if b == 0 {
-				c = c[:i]
-				break
-			}
+		// A PE leaves before its process ends, so one seen attached and
+		// then ended may have left in between: look again before calling
+		// it dead (a PE that returned is not a failure).
+		if pe.state.Load() == attached {
+			return &GoneError{PE: k, Cause: fmt.Errorf("its process (pid %d) died without leaving", pe.pid.Load())}
 		}
-		return &GoneError{PE: k, Cause: errors.New(string(c))}
-	case s.dead(k):
-		return &GoneError{PE: k, Cause: fmt.Errorf("its process (pid %d) died without leaving", pe.pid.Load())}
 	}
-	return nil
+	if pe.failed.Load() == 0 {
+		return &GoneError{PE: k}
+	}
+	c := pe.cause[:]
+	for i, b := range c {
+		if b == 0 {
+			c = c[:i]
+			break
+		}
+	}
+	return &GoneError{PE: k, Cause: errors.New(string(c))}
 }
 
 func (s *Shared) Leave(cause error, drain func()) {

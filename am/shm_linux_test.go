@@ -298,3 +298,39 @@ func TestSharedOver(t *testing.T) {
 	}
 	mem[0] = 0 // still mapped: Close left the caller's memory alone
 }
+
+// TestSharedLeftWhileLooked: a PE that returns leaves and then exits; a
+// look at it that sees it attached and then its process ended must not
+// call it dead — under load that interleaving happened, and a finished
+// run failed with a healthy PE named as having died.
+func TestSharedLeftWhileLooked(t *testing.T) {
+	mem, err := syscall.Mmap(-1, 0, am.SharedSize(2), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED|syscall.MAP_ANON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(mem)
+	if err := am.InitShared(mem, 2); err != nil {
+		t.Fatal(err)
+	}
+	var s [2]*am.Shared
+	for pe := range s {
+		if s[pe], err = am.AttachShared(mem, pe); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// PE 1 dies attached: it is named with its death.
+	restore := am.SetProcessEnded(func(int32) bool { return true })
+	var g *am.GoneError
+	if err := s[0].Gone(1); !errors.As(err, &g) || g.PE != 1 || g.Cause == nil {
+		t.Errorf("PE 1 died attached: Gone = %v, want a *GoneError with its death as the cause", err)
+	}
+	restore()
+	// PE 1 leaves, then its process ends, both during PE 0's look.
+	defer am.SetProcessEnded(func(int32) bool {
+		s[1].Leave(nil, nil)
+		return true
+	})()
+	if err := s[0].Gone(1); !errors.As(err, &g) || g.PE != 1 || g.Cause != nil {
+		t.Errorf("PE 1 left and exited during the look: Gone = %v, want a *GoneError without a cause (it left)", err)
+	}
+}

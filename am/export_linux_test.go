@@ -1,0 +1,9 @@
+package am
+
+// SetProcessEnded replaces how the shared-memory transport sees a process
+// end, until the returned restore is called.
+func SetProcessEnded(f func(pid int32) bool) (restore func()) {
+	old := processEnded
+	processEnded = f
+	return func() { processEnded = old }
+}
