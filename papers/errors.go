@@ -122,12 +122,19 @@ type InterruptError struct {
 	Left    uint64 // PEs that left the group with this interrupt (bit k: PE k)
 	Joined  uint64 // PEs that joined it
 	Members uint64 // the participants afterwards
+	// Returned are the PEs of Left whose program returned (Finish): the
+	// code was ReturnCode. A PE that returns while the others compute is
+	// a fault of the program, not of the PC: it names the PE as such.
+	Returned uint64
 }
 
 func (e *InterruptError) Error() string {
 	s := fmt.Sprintf("papers: PE %d: %s interrupted by a parallel interrupt with code %#x", e.PE, e.Op, e.Code)
 	if e.Left != 0 {
 		s += fmt.Sprintf("; %s left the group", lpt.PESet(e.Left))
+	}
+	if e.Returned != 0 {
+		s += fmt.Sprintf(": %s returned from the program while the others went on", lpt.PESet(e.Returned))
 	}
 	if e.Joined != 0 {
 		s += fmt.Sprintf("; %s joined the group", lpt.PESet(e.Joined))
@@ -142,7 +149,11 @@ type change struct {
 
 // interruptError describes the interrupt just acknowledged with code.
 func (p *PE) interruptError(op string, code uint8) *InterruptError {
-	return &InterruptError{PE: p.self, Op: op, Code: code, Left: p.change.left, Joined: p.change.joined, Members: p.members}
+	e := &InterruptError{PE: p.self, Op: op, Code: code, Left: p.change.left, Joined: p.change.joined, Members: p.members}
+	if code == ReturnCode {
+		e.Returned = e.Left
+	}
+	return e
 }
 
 // AbsentError reports a collective that needed a value from PEs that do not

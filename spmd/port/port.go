@@ -57,7 +57,7 @@ type session struct {
 }
 
 func (s *session) PE() *papers.PE { return s.p }
-func (s *session) Close() error   { return s.p.Close() }
+func (s *session) Close() error   { return s.p.Finish() }
 func (s *session) Stop()          { s.port.stop() }
 
 // Fail announces the departure (papers.PE.Abort, bounded by the PE's
