@@ -130,11 +130,11 @@ type InterruptError struct {
 
 func (e *InterruptError) Error() string {
 	s := fmt.Sprintf("papers: PE %d: %s interrupted by a parallel interrupt with code %#x", e.PE, e.Op, e.Code)
-	if e.Left != 0 {
-		s += fmt.Sprintf("; %s left the group", lpt.PESet(e.Left))
-	}
 	if e.Returned != 0 {
-		s += fmt.Sprintf(": %s returned from the program while the others went on", lpt.PESet(e.Returned))
+		s += fmt.Sprintf("; %s returned from the program while the others went on (left the group)", lpt.PESet(e.Returned))
+	}
+	if left := e.Left &^ e.Returned; left != 0 {
+		s += fmt.Sprintf("; %s left the group", lpt.PESet(left))
 	}
 	if e.Joined != 0 {
 		s += fmt.Sprintf("; %s joined the group", lpt.PESet(e.Joined))

@@ -92,6 +92,11 @@ func TestFaultTrials(t *testing.T) {
 		if kind == "unplug" && (tl.named != tl.trials*(n-1) || tl.computedWrong != 0) {
 			t.Errorf("unplug: %d of %d survivors named PE %d (the census), %d computed a wrong sum", tl.named, tl.trials*(n-1), faultVictim, tl.computedWrong)
 		}
+		// A PE that returns announces it (papers.PE.Finish): every
+		// survivor names it as returned.
+		if kind == "return" && tl.named != tl.trials*(n-1) {
+			t.Errorf("return: %d of %d survivors named PE %d as returned from the program", tl.named, tl.trials*(n-1), faultVictim)
+		}
 	}
 }
 
@@ -215,7 +220,12 @@ func faultTrial(t *testing.T, board *emu.Board, srv *ppdevfs.Server, kind string
 			}
 			tl.computedWrong++
 		}
-		if r.exit != 0 && (strings.Contains(msg, fmt.Sprintf("PE %d left the group", faultVictim)) || strings.Contains(msg, fmt.Sprintf("PE %d's data line", faultVictim)) ||
+		if kind == "return" {
+			// An early return is named as such, not as a PE that died.
+			if r.exit != 0 && strings.Contains(msg, fmt.Sprintf("PE %d returned from the program", faultVictim)) {
+				tl.named++
+			}
+		} else if r.exit != 0 && (strings.Contains(msg, fmt.Sprintf("PE %d left the group", faultVictim)) || strings.Contains(msg, fmt.Sprintf("PE %d's data line", faultVictim)) ||
 			kind == "stuck" && strings.Contains(msg, "D3 (DB-25 pin 5)") || strings.Contains(msg, fmt.Sprintf("PE %d did not", faultVictim))) {
 			tl.named++
 		}
