@@ -82,6 +82,9 @@ type TimeoutError struct {
 	// RollCall reports that the PE held a roll call after the wait (a
 	// barrier's): Missing are then the PEs not waiting with the others.
 	RollCall bool
+	// DataNet, when the board's roll call could not name one PE and the
+	// data network could, is what it knows of each PE in Missing.
+	DataNet []Absence
 }
 
 func (e *TimeoutError) Error() string {
@@ -89,6 +92,11 @@ func (e *TimeoutError) Error() string {
 	switch {
 	case e.Stall != "":
 		s += ": " + e.Stall
+		if len(e.DataNet) > 0 {
+			s += "; the data network says: " + describeAbsent(e.DataNet)
+		}
+	case e.RollCall && len(e.DataNet) > 0:
+		s += fmt.Sprintf(": the roll call that followed could not name one PE on the board, and the data network names %s: %s", lpt.PESet(e.Missing), describeAbsent(e.DataNet))
 	case e.RollCall && e.Missing != 0:
 		s += fmt.Sprintf(": %s did not answer the roll call that followed (its data line stayed high): it is stopped, killed, unplugged, or returned from its program", lpt.PESet(e.Missing))
 	case e.RollCall:

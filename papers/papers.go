@@ -538,7 +538,8 @@ func (p *PE) waitOver(op string, ack bool, waited time.Duration) error {
 			e.Stall = x.ExplainStall()
 		}
 		if !ack && !p.checking {
-			e.Missing, e.RollCall = p.rollCall(), true
+			e.Missing, e.DataNet = named(p.rollCall())
+			e.RollCall = true
 		}
 		return e
 	}
