@@ -83,8 +83,12 @@ func (e *Endpoint) Listen() {
 			r.toPing &^= 1 << k
 		}
 	}
-	e.flush()
-	if _, err := e.poll(PollBoth, true); err != nil && e.err == nil {
+	// An error is the program's, for its next poll: keep it.
+	err := e.flush()
+	if _, perr := e.poll(PollBoth, true); err == nil {
+		err = perr
+	}
+	if err != nil && e.err == nil {
 		e.err = err
 	}
 }
