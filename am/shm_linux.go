@@ -554,7 +554,7 @@ func (s *Shared) Gone(k int) error {
 		// then ended may have left in between: look again before calling
 		// it dead (a PE that returned is not a failure).
 		if pe.state.Load() == attached {
-			return &GoneError{PE: k, Cause: fmt.Errorf("its process (pid %d) died without leaving", pe.pid.Load())}
+			return &GoneError{PE: k, Cause: fmt.Errorf("its process (pid %d) died without leaving", pe.pid.Load()), Died: true}
 		}
 	}
 	if pe.failed.Load() == 0 {

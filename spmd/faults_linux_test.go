@@ -22,8 +22,9 @@ import (
 	"github.com/ttlpapers/ttlpapers/spmd"
 )
 
-// rollCallNames finds the PEs a roll call or a census named.
-var rollCallNames = regexp.MustCompile(`PEs? ([0-9, ]+) did not answer the (?:roll call|census)`)
+// rollCallNames finds the PEs a roll call, a census or the data network
+// named.
+var rollCallNames = regexp.MustCompile(`PEs? ([0-9, ]+) did not answer the (?:roll call|census)|the data network names PEs? ([0-9, ]+):`)
 
 // The faults TestFaultTrials makes: the victim's program fails (error,
 // panic, return), it is signalled, its cable is pulled mid-run, or a data
@@ -48,6 +49,24 @@ type faultTally struct {
 //
 //	PAPERS_FAULT_TRIALS=20 go test ./spmd -run TestFaultTrials -v -timeout 60m
 func TestFaultTrials(t *testing.T) {
+	kinds := faultKinds
+	if s := os.Getenv("PAPERS_FAULT_KINDS"); s != "" {
+		kinds = strings.Split(s, ",") // a subset, e.g. SIGKILL,unplug
+	}
+	faultTrials(t, 4, kinds)
+}
+
+// TestFaultTrialsEightPEs is TestFaultTrials' killed and stopped PE on an
+// 8-PE board, where PEs share the roll call's data lines (PE 1's line D1
+// is PE 5's too), so the board cannot name the victim: the data network
+// (TCP, as on a real board) must, on every survivor.
+func TestFaultTrialsEightPEs(t *testing.T) {
+	faultTrials(t, 8, []string{"SIGKILL", "SIGSTOP"})
+}
+
+// faultTrials runs the trials of kinds on an n-PE board and checks and
+// logs what they found.
+func faultTrials(t *testing.T, n int, kinds []string) {
 	trials := 1
 	if s := os.Getenv("PAPERS_FAULT_TRIALS"); s != "" {
 		v, err := strconv.Atoi(s)
@@ -56,19 +75,15 @@ func TestFaultTrials(t *testing.T) {
 		}
 		trials = v
 	}
-	const n, timeout = 4, time.Second
+	const timeout = time.Second
 	board, srv := serveBoard(t, n)
-	kinds := faultKinds
-	if s := os.Getenv("PAPERS_FAULT_KINDS"); s != "" {
-		kinds = strings.Split(s, ",") // a subset, e.g. SIGKILL,unplug
-	}
 	tallies := map[string]*faultTally{}
 	for _, kind := range kinds {
 		tl := &faultTally{}
 		tallies[kind] = tl
 		for trial := range trials {
 			faultTrial(t, board, srv, kind, timeout, tl)
-			if ok, why := nextRun(t, srv, timeout, trial%2 == 1); ok {
+			if ok, why := nextRun(t, srv, n, timeout, trial%2 == 1); ok {
 				tl.nextOK++
 			} else {
 				t.Errorf("%s, trial %d: the next run failed: %s", kind, trial, why)
@@ -91,6 +106,12 @@ func TestFaultTrials(t *testing.T) {
 		// before any survivor computes a sum without it.
 		if kind == "unplug" && (tl.named != tl.trials*(n-1) || tl.computedWrong != 0) {
 			t.Errorf("unplug: %d of %d survivors named PE %d (the census), %d computed a wrong sum", tl.named, tl.trials*(n-1), faultVictim, tl.computedWrong)
+		}
+		// A PE that returns announces it (papers.PE.Finish): every
+		// survivor names it as returned. Beyond four PEs the data
+		// network names a killed or stopped PE on every survivor.
+		if (kind == "return" || n > 4) && tl.named != tl.trials*(n-1) {
+			t.Errorf("%s: %d of %d survivors named PE %d", kind, tl.named, tl.trials*(n-1), faultVictim)
 		}
 	}
 }
@@ -215,12 +236,18 @@ func faultTrial(t *testing.T, board *emu.Board, srv *ppdevfs.Server, kind string
 			}
 			tl.computedWrong++
 		}
-		if r.exit != 0 && (strings.Contains(msg, fmt.Sprintf("PE %d left the group", faultVictim)) || strings.Contains(msg, fmt.Sprintf("PE %d's data line", faultVictim)) ||
-			kind == "stuck" && strings.Contains(msg, "D3 (DB-25 pin 5)") || strings.Contains(msg, fmt.Sprintf("PE %d did not", faultVictim))) {
+		if kind == "return" {
+			// An early return is named as such, not as a PE that died.
+			if r.exit != 0 && strings.Contains(msg, fmt.Sprintf("PE %d returned from the program", faultVictim)) {
+				tl.named++
+			}
+		} else if r.exit != 0 && (strings.Contains(msg, fmt.Sprintf("PE %d left the group", faultVictim)) || strings.Contains(msg, fmt.Sprintf("PE %d's data line", faultVictim)) ||
+			kind == "stuck" && strings.Contains(msg, "D3 (DB-25 pin 5)") || strings.Contains(msg, fmt.Sprintf("PE %d did not", faultVictim)) ||
+			strings.Contains(msg, fmt.Sprintf("the data network names PE %d:", faultVictim))) {
 			tl.named++
 		}
 		for _, m := range rollCallNames.FindAllStringSubmatch(msg, -1) {
-			for _, f := range strings.FieldsFunc(m[1], func(r rune) bool { return r == ',' || r == ' ' }) {
+			for _, f := range strings.FieldsFunc(m[1]+m[2], func(r rune) bool { return r == ',' || r == ' ' }) {
 				if f != strconv.Itoa(faultVictim) {
 					tl.blamed++
 				}
@@ -253,7 +280,7 @@ func waitReady(runs []*peRun, bound time.Duration) {
 
 // nextRun runs the program without a fault on the same board: every PE
 // must check in and print the right sum.
-func nextRun(t *testing.T, srv *ppdevfs.Server, timeout time.Duration, staggered bool) (bool, string) {
+func nextRun(t *testing.T, srv *ppdevfs.Server, n int, timeout time.Duration, staggered bool) (bool, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -261,10 +288,10 @@ func nextRun(t *testing.T, srv *ppdevfs.Server, timeout time.Duration, staggered
 	if staggered {
 		stagger = 300 * time.Millisecond
 	}
-	runs := startRun(ctx, t, srv, 4, "", timeout, stagger)
+	runs := startRun(ctx, t, srv, n, "", timeout, stagger)
 	wait(runs, 25*time.Second)
 	for k, r := range runs {
-		if r.exit != 0 || !strings.Contains(r.stdout.String(), "sum=10") {
+		if r.exit != 0 || !strings.Contains(r.stdout.String(), fmt.Sprintf("sum=%d", n*(n+1)/2)) {
 			return false, fmt.Sprintf("PE %d: exit %d, stdout %q, stderr %q", k, r.exit, r.stdout.String(), r.stderr.String())
 		}
 	}
