@@ -62,6 +62,12 @@ import (
 // DefaultTimeout bounds each blocking wait when Config.Timeout is zero.
 const DefaultTimeout = 10 * time.Second
 
+// MinCheckIn is the least check-in a Config without CheckInTimeout gets,
+// however short its Timeout: a wait for operations on a busy machine can
+// be tight, but processes started together by a launcher take their time
+// to start, and each arrival holds the board for a moment (checkIn).
+const MinCheckIn = 2 * time.Second
+
 // NANDMode selects how a NAND keeps the data lines ahead of the ready line.
 type NANDMode uint8
 
@@ -82,8 +88,8 @@ type Config struct {
 	// Zero means DefaultTimeout.
 	Timeout time.Duration
 	// CheckInTimeout bounds Open's wait for the other PEs to start. Zero
-	// means Timeout. Where a person starts the program on each PC by hand,
-	// give it a minute or more.
+	// means Timeout, but at least MinCheckIn. Where a person starts the
+	// program on each PC by hand, give it a minute or more.
 	CheckInTimeout time.Duration
 	// Context, when set, abandons waits once it is done.
 	Context  context.Context
@@ -182,7 +188,7 @@ func (cfg Config) Timeouts() (timeout, checkIn time.Duration, err error) {
 		return 0, 0, fmt.Errorf("papers: negative timeout (Timeout %v, CheckInTimeout %v): use 0 for the default or a positive duration", cfg.Timeout, cfg.CheckInTimeout)
 	}
 	timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
-	return timeout, cmp.Or(cfg.CheckInTimeout, timeout), nil
+	return timeout, cmp.Or(cfg.CheckInTimeout, max(timeout, MinCheckIn)), nil
 }
 
 // newPE checks cfg and returns the PE it describes, not yet opened.

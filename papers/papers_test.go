@@ -673,10 +673,15 @@ func TestCheckInFindsMissingPE(t *testing.T) {
 }
 
 // TestCheckInTimeout: CheckInTimeout, not Timeout, bounds Open's wait for a
-// PE that starts late; the waits after Open are bounded by Timeout again.
+// PE that starts late — without one, a short Timeout still gives the
+// check-in MinCheckIn — and the waits after Open are bounded by Timeout
+// again.
 func TestCheckInTimeout(t *testing.T) {
-	const short, late = 50 * time.Millisecond, 400 * time.Millisecond
-	for _, checkIn := range []time.Duration{0, 20 * time.Second} {
+	const short, late, tooShort = 50 * time.Millisecond, 400 * time.Millisecond, 100 * time.Millisecond
+	if late >= papers.MinCheckIn {
+		t.Fatalf("PE 1 comes %v late, past MinCheckIn %v", late, papers.MinCheckIn)
+	}
+	for _, checkIn := range []time.Duration{tooShort, 0, 20 * time.Second} {
 		b, err := emu.New(2)
 		if err != nil {
 			t.Fatal(err)
@@ -698,9 +703,9 @@ func TestCheckInTimeout(t *testing.T) {
 			return nil
 		})
 		var te *papers.TimeoutError
-		if checkIn == 0 {
-			if !errors.As(errs[0], &te) || te.Waited != short || !strings.Contains(errs[0].Error(), "check-in") {
-				t.Errorf("no CheckInTimeout, PE 1 %v late: PE 0's Open = %v, want a check-in timeout after %v", late, errs[0], short)
+		if checkIn == tooShort {
+			if !errors.As(errs[0], &te) || te.Waited != tooShort || !strings.Contains(errs[0].Error(), "check-in") {
+				t.Errorf("CheckInTimeout %v, PE 1 %v late: PE 0's Open = %v, want a check-in timeout after %v", checkIn, late, errs[0], tooShort)
 			}
 			continue
 		}

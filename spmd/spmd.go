@@ -20,7 +20,7 @@
 //	                 mpi                       MPI (package mpi; built with -tags mpi)
 //	PAPERS_TIMEOUT bound on every wait, a Go duration    (-papers.timeout)
 //	PAPERS_CHECKIN bound on Open's wait for the other PEs
-//	               to start (default PAPERS_TIMEOUT)     (-papers.checkin)
+//	               to start (default PAPERS_TIMEOUT, at least 2s) (-papers.checkin)
 //	PAPERS_LISTEN  on a real board, the address or network
 //	               interface of the TCP data network     (-papers.listen)
 //	               (default: the host's; none: no data network)
@@ -93,7 +93,7 @@ type Options struct {
 	PEs     int           // 0 when unset
 	Port    string        // a port spec (PAPERS_PORT)
 	Timeout time.Duration // 0: papers.DefaultTimeout
-	CheckIn time.Duration // 0: Timeout
+	CheckIn time.Duration // 0: Timeout, at least papers.MinCheckIn
 	Listen  string        // a real board's data network: address or interface (PAPERS_LISTEN)
 }
 
@@ -192,7 +192,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.StringVar(&opts.Port, "papers.board", o.Port, "old name of -papers.port")
 	fs.DurationVar(&opts.Timeout, "papers.timeout", o.Timeout, "bound on every wait, 0 for the default (env "+EnvTimeout+")")
 	fs.StringVar(&opts.Listen, "papers.listen", o.Listen, "a real board's TCP data network: this PC's address or interface on the LAN, or none (env "+EnvListen+")")
-	fs.DurationVar(&opts.CheckIn, "papers.checkin", o.CheckIn, "bound on the wait for the other PEs to start, 0 for the wait timeout (env "+EnvCheckIn+")")
+	fs.DurationVar(&opts.CheckIn, "papers.checkin", o.CheckIn, "bound on the wait for the other PEs to start, 0 for the wait timeout (at least 2s) (env "+EnvCheckIn+")")
 	return opts
 }
 

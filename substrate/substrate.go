@@ -46,7 +46,7 @@ const AbortCode = 0xf
 type Options struct {
 	PE, PEs int
 	Timeout time.Duration // bound on every wait; 0: papers.DefaultTimeout
-	CheckIn time.Duration // bound on Open's wait for the others; 0: Timeout
+	CheckIn time.Duration // bound on Open's wait for the others; 0: Timeout, at least papers.MinCheckIn
 	Listen  string        // the data network's address or interface, for the drivers that make one (spmd.EnvListen)
 }
 

@@ -119,13 +119,15 @@ func (s *session) Fail(err error) {
 // may be in the middle of a send.
 func (s *session) Stop() {}
 
+// Close ends the PE as a program that returned (papers.PE.Finish, as on
+// a real board): one that returns while the others compute is named so.
 func (s *session) Close() error {
 	var err error
 	if s.net != nil {
 		err = s.net.close()
 		s.p.AttachDataNet(nil)
 	}
-	if perr := s.p.Close(); err == nil {
+	if perr := s.p.Finish(); err == nil {
 		err = perr
 	}
 	if cerr := s.board.Close(); err == nil {
