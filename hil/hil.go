@@ -72,6 +72,12 @@ type Config struct {
 	// WorkDir is where the run's temporary directory (initramfs, board
 	// mount point) goes; empty means os.TempDir(). Nothing is left in it.
 	WorkDir string
+	// BoardDir, when set, is where the board is served while the machines
+	// run (created if missing, and then removed): its ppdev files and its
+	// faults file (ppdevfs.FaultsFile), through which ppdevfs.ChangeFaults
+	// (papersctl emu fault) pulls a cable or sticks a line mid-run. Empty
+	// means a directory inside the run's temporary one.
+	BoardDir string
 	// Log receives the board server's complaints (unknown ioctls). Nil
 	// means the standard logger.
 	Log *log.Logger
@@ -170,9 +176,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := writeInitramfs(initrd, cfg, kernel); err != nil {
 		return nil, err
 	}
-	mnt := filepath.Join(tmp, "board")
-	if err := os.Mkdir(mnt, 0o755); err != nil {
-		return nil, fmt.Errorf("hil: %w", err)
+	mnt, made, err := boardDir(cfg.BoardDir, tmp)
+	if err != nil {
+		return nil, err
+	}
+	if made {
+		defer os.Remove(mnt)
 	}
 	srv, err := ppdevfs.Mount(mnt, board, ppdevfs.Options{PEs: cfg.N, Log: cfg.Log})
 	if err != nil {
@@ -199,6 +208,21 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return res, err
 }
 
+// boardDir returns the directory to serve the board in: dir, or a new one
+// in tmp when dir is empty; made says it was created here (and is to be
+// removed).
+func boardDir(dir, tmp string) (_ string, made bool, _ error) {
+	if dir == "" {
+		dir = filepath.Join(tmp, "board")
+	} else if _, err := os.Stat(dir); err == nil {
+		return dir, false, nil // Validate saw that it is a directory
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", false, fmt.Errorf("hil: board directory: %w", err)
+	}
+	return dir, true, nil
+}
+
 // Validate reports every problem with cfg's machines, faults, command and
 // timeout as *field.Error values, joined. (The binary and the kernel are
 // looked for when the run starts.)
@@ -219,6 +243,9 @@ func (cfg Config) Validate() error {
 	}
 	if len(cfg.Args) == 0 && cfg.Program == "" {
 		bad("Args", "no papersctl command to run in the machines ({Args}), e.g. selftest --port 0x378")
+	}
+	if st, err := os.Stat(cfg.BoardDir); cfg.BoardDir != "" && err == nil && !st.IsDir() {
+		bad("BoardDir", "{BoardDir} %s is not a directory: name a new or an empty directory to serve the board in", cfg.BoardDir)
 	}
 	if cfg.Timeout < 0 {
 		bad("Timeout", "{Timeout} %v: need 0 (the default) or more", cfg.Timeout)
