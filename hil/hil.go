@@ -81,6 +81,13 @@ type Config struct {
 	// Log receives the board server's complaints (unknown ioctls). Nil
 	// means the standard logger.
 	Log *log.Logger
+	// Input, when set, steers the machines' commands while they run:
+	// Input(k), when not nil, is typed into machine k's console after the
+	// start line, and the command reads its standard input from the
+	// console. Each reader is read to its end (the rest is dropped once
+	// the machine is gone), so the caller must end it, e.g. close the
+	// writer of an io.Pipe.
+	Input func(pe int) io.Reader
 	// Progress, when set, receives a one-line status whenever a machine
 	// boots or powers off ("4 machines: 3 booted, 1 finished"), for a
 	// progress line on a terminal.
@@ -135,8 +142,11 @@ const (
 	// guestProgram is Config.Program in the machines; its presence
 	// tells the guest to run it, on the LAN.
 	guestProgram = "hil/program"
-	exitResult   = "hil-exit"
-	readyResult  = "hil-ready"
+	// guestInput's presence tells the guest to give the command its
+	// console as standard input (Config.Input).
+	guestInput  = "hil/input"
+	exitResult  = "hil-exit"
+	readyResult = "hil-ready"
 )
 
 // Preflight checks that this host can run machines — QEMU, the guest
@@ -307,7 +317,7 @@ func faultyBoard(n int, faults []string) (*emu.Board, error) {
 // runMachines boots one machine per PE on the board's files and waits for
 // every one to power off.
 func runMachines(ctx context.Context, cfg Config, kernel *qemu.Kernel, initrd string, srv *ppdevfs.Server, lan *hub) (*Result, error) {
-	gate, err := newStartGate(cfg.N)
+	gate, err := newStartGate(cfg.N, cfg.Input)
 	if err != nil {
 		return nil, err
 	}
@@ -347,6 +357,9 @@ func writeInitramfs(path string, cfg Config, kernel *qemu.Kernel) error {
 		return err
 	}
 	files := []qemu.File{{Path: guestBinary, Mode: 0o755, Data: bin}, {Path: guestArgs, Data: js}}
+	if cfg.Input != nil {
+		files = append(files, qemu.File{Path: guestInput})
+	}
 	if cfg.Program != "" {
 		prog, err := os.ReadFile(cfg.Program)
 		if err != nil {
@@ -450,16 +463,18 @@ var readyMarker = []byte(qemu.FormatResult(readyResult, nil, ""))
 // Machines boot at different speeds, and a BIOS probes the port with test
 // patterns (SeaBIOS writes 0xaa, which raises S1) that a PE already checking
 // in would take for another PE's strobes. Each machine's console input is a
-// pipe; the start signal is one line typed into all of them.
+// pipe; the start signal is one line typed into all of them. Then each
+// pipe is closed, or with Config.Input it carries what the caller types.
 type startGate struct {
 	mu       sync.Mutex
 	waiting  int
 	r, w     []*os.File
+	input    []io.Reader // Config.Input's readers; nil entries: none
 	released bool
 }
 
-func newStartGate(n int) (*startGate, error) {
-	g := &startGate{waiting: n}
+func newStartGate(n int, input func(pe int) io.Reader) (*startGate, error) {
+	g := &startGate{waiting: n, input: make([]io.Reader, n)}
 	for k := 0; k < n; k++ {
 		r, w, err := os.Pipe()
 		if err != nil {
@@ -467,6 +482,9 @@ func newStartGate(n int) (*startGate, error) {
 			return nil, fmt.Errorf("hil: %w", err)
 		}
 		g.r, g.w = append(g.r, r), append(g.w, w)
+		if input != nil {
+			g.input[k] = input(k)
+		}
 	}
 	return g, nil
 }
@@ -476,11 +494,23 @@ func (g *startGate) arrive() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.waiting--; g.waiting == 0 && !g.released {
-		for _, w := range g.w {
+		for k, w := range g.w {
 			w.WriteString("go\n") // fails harmlessly for a machine that has exited
+			if in := g.input[k]; in != nil {
+				go typeInto(w, in)
+				g.w[k] = nil // typeInto closes it
+			}
 		}
 		g.closeLocked()
 	}
+}
+
+// typeInto copies in to a machine's console, then drops what still comes
+// once the machine is gone, so that the caller's writes never block.
+func typeInto(w *os.File, in io.Reader) {
+	io.Copy(w, in)
+	w.Close()
+	io.Copy(io.Discard, in)
 }
 
 func (g *startGate) close() {
@@ -495,7 +525,9 @@ func (g *startGate) close() {
 func (g *startGate) closeLocked() {
 	if !g.released {
 		for _, w := range g.w {
-			w.Close()
+			if w != nil {
+				w.Close()
+			}
 		}
 		g.released = true
 	}
