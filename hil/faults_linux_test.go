@@ -101,7 +101,7 @@ type driver struct {
 func (d *driver) report(name, detail string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	qemu.Report(name, nil, detail)
+	fmt.Println(qemu.FormatResult(name, nil, detail))
 }
 
 func (d *driver) run(kind, timeout, checkin string) {
@@ -384,6 +384,7 @@ func TestFaultTrials(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 4
+	work := t.TempDir()
 	c := &cluster{t: t, dir: filepath.Join(t.TempDir(), "board"), timeout: 2 * time.Second}
 	out := &reports{}
 	for range n {
@@ -401,7 +402,7 @@ func TestFaultTrials(t *testing.T) {
 	go func() {
 		defer close(done)
 		res, runErr = hil.Run(context.Background(), hil.Config{
-			N: n, Binary: bin, Program: prog, Args: []string{driverRole}, BoardDir: c.dir, WorkDir: t.TempDir(),
+			N: n, Binary: bin, Program: prog, Args: []string{driverRole}, BoardDir: c.dir, WorkDir: work,
 			Input:  func(k int) io.Reader { return ins[k] },
 			Output: out,
 			// Booting, then each trial's two runs.
@@ -454,6 +455,10 @@ func TestFaultTrials(t *testing.T) {
 	<-done
 	if runErr != nil {
 		t.Fatal(runErr)
+	}
+	assertClean(t, work)
+	if _, err := os.Stat(c.dir); !os.IsNotExist(err) {
+		t.Errorf("the board's directory %s, made by the run, is still there (%v)", c.dir, err)
 	}
 	for _, m := range res.Machines {
 		if m.Exit != 0 || m.Err != nil {
