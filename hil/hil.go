@@ -84,9 +84,10 @@ type Config struct {
 	// Input, when set, steers the machines' commands while they run:
 	// Input(k), when not nil, is typed into machine k's console after the
 	// start line, and the command reads its standard input from the
-	// console. Each reader is read to its end (the rest is dropped once
-	// the machine is gone), so the caller must end it, e.g. close the
-	// writer of an io.Pipe.
+	// console. Run calls Input as it boots the machines, and reads each
+	// reader it returns to its end (dropping the rest once the machine is
+	// gone), so the caller must end it, e.g. close the writer of an
+	// io.Pipe.
 	Input func(pe int) io.Reader
 	// Progress, when set, receives a one-line status whenever a machine
 	// boots or powers off ("4 machines: 3 booted, 1 finished"), for a
