@@ -111,10 +111,13 @@ var (
 )
 
 // GoneError reports a PE that has left the data network: its program
-// returned (Cause nil), or failed or panicked (Cause says how).
+// returned (Cause nil), or failed or panicked (Cause says how), or —
+// Died — it went without leaving: its process died (Cause says how the
+// transport saw it).
 type GoneError struct {
 	PE    int
 	Cause error
+	Died  bool
 }
 
 func (e *GoneError) Error() string {
@@ -164,6 +167,7 @@ type Endpoint struct {
 	closed   bool
 	stats    Stats
 	values   map[any]any
+	roll     rollCall // the board's roll call's questions (rollcall.go)
 }
 
 // NewEndpoint makes the endpoint of the PE on t's side of a network.
@@ -186,6 +190,7 @@ func NewEndpoint(t Transport, o Options) *Endpoint {
 		e.done = e.ctx.Done()
 	}
 	e.msg.ep = e
+	e.installRollCall()
 	return e
 }
 

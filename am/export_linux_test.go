@@ -4,6 +4,6 @@ package am
 // end, until the returned restore is called.
 func SetProcessEnded(f func(pid int32) bool) (restore func()) {
 	old := processEnded
-	processEnded = f
+	processEnded = func(_ *Shared, _ int, pid int32) bool { return f(pid) }
 	return func() { processEnded = old }
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -152,6 +153,12 @@ type Shared struct {
 	own    []region // this PE's regions (Direct), by number
 	remote [][]byte // the others' regions mapped here, by pe*shmRegions+region, at first use
 	mapped bool     // mem is OpenShared's mapping, which Close unmaps
+	// stats are the others' /proc/PID/stat, open from the first look at
+	// each (-1 before; statGone: its process was gone by then), so that a
+	// look allocates nothing and stays on that process if its pid is
+	// reused; stat is where a look reads one.
+	stats []int
+	stat  [512]byte
 }
 
 type region struct {
@@ -167,6 +174,7 @@ func view(mem []byte, n int) *Shared {
 		boxes:  unsafe.Slice((*inbox)(unsafe.Pointer(&mem[b])), n*int(numNets)),
 		stages: mem[st:],
 		tails:  make([]uint64, n*int(numNets)),
+		stats:  slices.Repeat([]int{-1}, n),
 	}
 }
 
@@ -315,6 +323,12 @@ func (s *Shared) Close() error {
 		}
 	}
 	s.remote = nil
+	for k, fd := range s.stats {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+		s.stats[k] = -1
+	}
 	if !s.mapped {
 		return nil
 	}
@@ -491,24 +505,44 @@ func (s *Shared) beats(k int) uint32 {
 // dead reports whether PE k's process has ended (processEnded).
 func (s *Shared) dead(k int) bool {
 	pid := s.peers[k].pid.Load()
-	return pid > 0 && processEnded(pid)
+	return pid > 0 && processEnded(s, k, pid)
 }
 
-// processEnded reports whether process pid has ended: it no longer exists,
-// or it is a zombie its parent has not reaped yet. A variable, so that a
-// test can end a PE between two of Gone's looks.
-var processEnded = func(pid int32) bool {
+// processEnded reports whether PE k's process pid has ended: it no
+// longer exists, or it is a zombie its parent has not reaped yet. A
+// variable, so that a test can end a PE between two of Gone's looks.
+var processEnded = (*Shared).ended
+
+// ended is processEnded.
+func (s *Shared) ended(k int, pid int32) bool {
 	if errors.Is(unix.Kill(int(pid), 0), unix.ESRCH) {
 		return true
 	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(int(pid)) + "/stat")
-	if err != nil {
-		return false
+	fd := s.stats[k]
+	if fd == statGone {
+		return true
+	}
+	if fd < 0 {
+		var err error
+		if fd, err = unix.Open("/proc/"+strconv.Itoa(int(pid))+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0); err != nil {
+			return false // no /proc: the kill above is all there is
+		}
+		s.stats[k] = fd
+	}
+	n, err := unix.Pread(fd, s.stat[:], 0)
+	if err != nil { // reaped: the entry went with the process
+		unix.Close(fd)
+		s.stats[k] = statGone
+		return true
 	}
 	// pid (comm) state …: the state follows the last ')'.
+	stat := s.stat[:n]
 	i := bytes.LastIndexByte(stat, ')')
 	return i >= 0 && i+2 < len(stat) && (stat[i+2] == 'Z' || stat[i+2] == 'X')
 }
+
+// statGone in Shared.stats: the process had gone at a look.
+const statGone = -2
 
 func (s *Shared) Gone(k int) error {
 	pe := &s.peers[k]
@@ -520,7 +554,7 @@ func (s *Shared) Gone(k int) error {
 		// then ended may have left in between: look again before calling
 		// it dead (a PE that returned is not a failure).
 		if pe.state.Load() == attached {
-			return &GoneError{PE: k, Cause: fmt.Errorf("its process (pid %d) died without leaving", pe.pid.Load())}
+			return &GoneError{PE: k, Cause: fmt.Errorf("its process (pid %d) died without leaving", pe.pid.Load()), Died: true}
 		}
 	}
 	if pe.failed.Load() == 0 {

@@ -16,6 +16,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/am"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/substrate"
 )
 
 // Control messages travel on a duplicate of MPI_COMM_WORLD, apart from the
@@ -107,6 +108,9 @@ type engine struct {
 	broken error  // set when the collectives can no longer be kept in step
 
 	lastLeft, lastJoined uint64 // what the last acknowledge changed
+	// failed are the PEs that left with substrate.AbortCode: their
+	// processes exit without MPI_Finalize (session.Fail).
+	failed uint64
 
 	ep *am.Endpoint // the PE's data network (datanet.go)
 }
@@ -635,9 +639,16 @@ func (e *engine) drain() {
 // finalizes MPI.
 func (e *engine) Close() error {
 	err := e.ep.Close()
-	if e.broken != nil {
-		// A rank that finalizes while another is stuck would wait for it:
-		// leave without; mpirun reports the job failed.
+	// MPI_Finalize waits for every rank: one stuck, or one that failed and
+	// exits without it, would hold this one there for good under a
+	// launcher that does not end the job. Leave without, and fail: a
+	// launcher need not report the job failed (MPICH's does not always).
+	switch {
+	case e.broken != nil:
+		return err
+	case e.failed != 0 && err == nil:
+		return e.errorf("%s failed and ended without MPI_Finalize, so this PE ends without it too (MPI_Finalize would wait for it): the job has failed", lpt.PESet(e.failed))
+	case e.failed != 0:
 		return err
 	}
 	if ferr := finalize(); err == nil {
@@ -741,6 +752,9 @@ func (e *engine) acknowledge(op string, mine ctl, raisers uint64, code uint8) (u
 		return 0, err
 	}
 	e.lastLeft, e.lastJoined = e.members&^stays, stays&^e.members
+	if code == substrate.AbortCode {
+		e.failed |= e.lastLeft
+	}
 	e.members = stays
 	e.epoch++
 	e.done = 0 // counted per epoch: a PE that rejoins has missed some

@@ -8,12 +8,11 @@ import "strconv"
 const mpirunCmd, mpirunPackage = "mpirun.mpich", "mpich libmpich-dev"
 
 // killedReport is what Hydra says of a rank killed by a signal (it names
-// the process id, not the rank), and killsAtOnce whether it ends the job
-// the moment one rank exits non-zero.
-const (
-	killedReport = "Killed (signal 9)"
-	killsAtOnce  = true
-)
+// the process id, not the rank).
+const killedReport = "Killed (signal 9)"
+
+// keepGoing tells Hydra not to end the job when a rank exits non-zero.
+var keepGoing = []string{"-disable-auto-cleanup"}
 
 func mpirunArgs(np int) []string { return []string{"-np", strconv.Itoa(np)} }
 

@@ -13,12 +13,11 @@ import (
 // told.
 const mpirunCmd, mpirunPackage = "mpirun", "openmpi-bin libopenmpi-dev"
 
-// killedReport is what mpirun says of a rank 2 killed by a signal, and
-// killsAtOnce whether it ends the job the moment one rank exits non-zero.
-const (
-	killedReport = "rank 2"
-	killsAtOnce  = false
-)
+// killedReport is what mpirun says of a rank 2 killed by a signal.
+const killedReport = "rank 2"
+
+// keepGoing tells mpirun not to end the job when a rank exits non-zero.
+var keepGoing = []string{"--mca", "orte_abort_on_non_zero_status", "0"}
 
 func mpirunArgs(np int) []string {
 	args := []string{"--oversubscribe", "-np", strconv.Itoa(np)}

@@ -234,9 +234,16 @@ func (p *PE) testLines() error {
 // returned from its program (a parked port drives its lines high), or
 // unplugged. It returns those PEs; none when every line answered (a dead
 // PE's last data may hold its line low, and beyond 4 PEs lines are shared),
-// and then the board cannot say which PE.
-func (p *PE) rollCall() (missing uint64) {
+// and then the board cannot say which PE. Meanwhile it asks the data
+// network, if the PE has one, which PEs do not answer there, and returns
+// what it knows of them (dn): every PE waiting with the others listens
+// to it during its own roll call.
+func (p *PE) rollCall() (missing uint64, dn []Absence) {
 	p.port.WriteData(p.waitingLED()&^lpt.DataMask | lpt.DataMask&^(1<<(p.self%4)))
+	net := p.datanet
+	if net != nil {
+		net.Ask(p.all() &^ (1 << p.self))
+	}
 	// Only the second half counts: a PE that has not timed out yet still
 	// drives its last NAND's data for up to the spread of the timeouts,
 	// and one that has finished its roll call keeps its line low (it does
@@ -248,6 +255,9 @@ func (p *PE) rollCall() (missing uint64) {
 		if now.Sub(start) >= d/2 {
 			seen |= p.port.ReadStatus() >> lpt.InputShift & lpt.DataMask
 		}
+		if net != nil {
+			net.Listen()
+		}
 		time.Sleep(200 * time.Microsecond)
 	}
 	for k := range p.n {
@@ -255,7 +265,10 @@ func (p *PE) rollCall() (missing uint64) {
 			missing |= 1 << k
 		}
 	}
-	return missing
+	if net != nil {
+		dn = net.Absent()
+	}
+	return missing, dn
 }
 
 // rollCallFor is how long a roll call lasts: every other PE waiting at the

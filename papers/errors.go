@@ -82,6 +82,9 @@ type TimeoutError struct {
 	// RollCall reports that the PE held a roll call after the wait (a
 	// barrier's): Missing are then the PEs not waiting with the others.
 	RollCall bool
+	// DataNet, when the board's roll call could not name one PE and the
+	// data network could, is what it knows of each PE in Missing.
+	DataNet []Absence
 }
 
 func (e *TimeoutError) Error() string {
@@ -89,6 +92,11 @@ func (e *TimeoutError) Error() string {
 	switch {
 	case e.Stall != "":
 		s += ": " + e.Stall
+		if len(e.DataNet) > 0 {
+			s += "; the data network says: " + describeAbsent(e.DataNet)
+		}
+	case e.RollCall && len(e.DataNet) > 0:
+		s += fmt.Sprintf(": the roll call that followed could not name one PE on the board, and the data network names %s: %s", lpt.PESet(e.Missing), describeAbsent(e.DataNet))
 	case e.RollCall && e.Missing != 0:
 		s += fmt.Sprintf(": %s did not answer the roll call that followed (its data line stayed high): it is stopped, killed, unplugged, or returned from its program", lpt.PESet(e.Missing))
 	case e.RollCall:
@@ -122,12 +130,19 @@ type InterruptError struct {
 	Left    uint64 // PEs that left the group with this interrupt (bit k: PE k)
 	Joined  uint64 // PEs that joined it
 	Members uint64 // the participants afterwards
+	// Returned are the PEs of Left whose program returned (Finish): the
+	// code was ReturnCode. A PE that returns while the others compute is
+	// a fault of the program, not of the PC: it names the PE as such.
+	Returned uint64
 }
 
 func (e *InterruptError) Error() string {
 	s := fmt.Sprintf("papers: PE %d: %s interrupted by a parallel interrupt with code %#x", e.PE, e.Op, e.Code)
-	if e.Left != 0 {
-		s += fmt.Sprintf("; %s left the group", lpt.PESet(e.Left))
+	if e.Returned != 0 {
+		s += fmt.Sprintf("; %s returned from the program while the others went on (left the group)", lpt.PESet(e.Returned))
+	}
+	if left := e.Left &^ e.Returned; left != 0 {
+		s += fmt.Sprintf("; %s left the group", lpt.PESet(left))
 	}
 	if e.Joined != 0 {
 		s += fmt.Sprintf("; %s joined the group", lpt.PESet(e.Joined))
@@ -142,7 +157,11 @@ type change struct {
 
 // interruptError describes the interrupt just acknowledged with code.
 func (p *PE) interruptError(op string, code uint8) *InterruptError {
-	return &InterruptError{PE: p.self, Op: op, Code: code, Left: p.change.left, Joined: p.change.joined, Members: p.members}
+	e := &InterruptError{PE: p.self, Op: op, Code: code, Left: p.change.left, Joined: p.change.joined, Members: p.members}
+	if code == ReturnCode {
+		e.Returned = e.Left
+	}
+	return e
 }
 
 // AbsentError reports a collective that needed a value from PEs that do not

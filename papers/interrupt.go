@@ -191,6 +191,38 @@ func Abandon(port lpt.Port, code uint8, timeout time.Duration) error {
 	return p.leave("Abandon", code)
 }
 
+// ReturnCode is the interrupt code of a PE whose program returned
+// (Finish): the others' InterruptError then names it in Returned.
+const ReturnCode = 0xe
+
+// Finish ends this PE's part in a program that returned, and closes it.
+// A PE whose program returns while the others still compute must not
+// look like one that died: Finish announces the departure like Leave,
+// with ReturnCode, so that every other PE's current or next operation
+// returns an *InterruptError whose Returned names this PE (within a
+// barrier's time, not after a timeout). At a normal end every PE finishes
+// together, and the one acknowledge of all their announcements is their
+// last barrier; each then leaves its port transparent, as the next run's
+// check-in expects. If the others do not acknowledge within the timeout
+// (they compute longer than that after their last collective) it goes
+// transparent anyway and returns nil: the departure stays announced by
+// the latched interrupt, so a PE that finishes later is not held up, and
+// one that computes on is told at its next interrupt check or census
+// (docs/protocol.md, "Leaving, closing, failing"). On an engine, or after
+// Leave, it is Close.
+func (p *PE) Finish() error {
+	if p.eng == nil && p.state == running {
+		p.depart = true
+		p.port.WriteControl(lpt.NAK | lpt.IRQ)
+		p.acknowledge(true, ReturnCode) // a timeout is the others' to report: see above
+		p.depart = false
+		if p.state != left {
+			p.goTransparent()
+		}
+	}
+	return p.Close()
+}
+
 func (p *PE) leave(op string, code uint8) error {
 	if code > lpt.DataMask {
 		return p.errorf("%s: %w: code %#x is wider than 4 bits (use 0 to 0xf)", op, ErrArgument, code)

@@ -33,10 +33,12 @@
 // kinds with errors.Is and errors.As:
 //
 //   - *TimeoutError: a wait outlived Config.Timeout; errors.Is(err,
-//     os.ErrDeadlineExceeded) holds and it has Timeout() true.
+//     os.ErrDeadlineExceeded) holds and it has Timeout() true. After a
+//     barrier it names the PEs not waiting with the others, as the
+//     board's roll call or the data network found them.
 //   - *InterruptError: the operation was cut short by a parallel interrupt
-//     (another PE's Interrupt, Leave, Rejoin or Abort); it says who left or
-//     joined.
+//     (another PE's Interrupt, Leave, Rejoin, Abort or Finish); it says who
+//     left or joined, and who left because its program returned.
 //   - *AbsentError (wraps ErrAbsent): a collective needed the value of a PE
 //     that does not take part.
 //   - ErrArgument: an argument no PE count can satisfy.
@@ -538,7 +540,8 @@ func (p *PE) waitOver(op string, ack bool, waited time.Duration) error {
 			e.Stall = x.ExplainStall()
 		}
 		if !ack && !p.checking {
-			e.Missing, e.RollCall = p.rollCall(), true
+			e.Missing, e.DataNet = named(p.rollCall())
+			e.RollCall = true
 		}
 		return e
 	}

@@ -279,8 +279,10 @@ func (o Options) Open() (*papers.PE, error) {
 	return s.PE(), nil
 }
 
-// Close closes a PE opened by Open (papers.PE.Close: the port is parked, or
-// stays transparent after Leave) and releases its port or board.
+// Close closes a PE opened by Open and releases its port or board. On a
+// real board it announces that the PE's program returned
+// (papers.PE.Finish), so that a PE returning while the others compute is
+// named as such; elsewhere it is papers.PE.Close.
 func Close(p *papers.PE) error {
 	if v, ok := sessions.LoadAndDelete(p); ok {
 		return v.(substrate.Session).Close()

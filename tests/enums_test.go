@@ -27,6 +27,7 @@ var enumStrings = map[string]func() string{
 	"hw.PinType":         func() string { return hw.PinType(99).String() },
 	"lpt.Register":       func() string { return lpt.Register(9).String() },
 	"papers.Op":          func() string { return papers.Op(99).String() },
+	"papers.AbsenceKind": func() string { return papers.AbsenceKind(99).String() },
 	"strata.CombineOp":   func() string { return strata.CombineOp(99).String() },
 	"strata.CompositeOp": func() string { return strata.CompositeOp(99).String() },
 	"strata.Segment":     func() string { return strata.Segment(9).String() },

@@ -48,6 +48,10 @@ func (tr stopTrial) run(t *testing.T, dir string) (hang bool, err error) {
 	var timers sync.WaitGroup
 	rep, err := launch.Run(ctx, launch.Config{
 		N: n, Program: bin(t, "spmd"), Args: []string{"-rounds", "2000"}, Dir: dir, Stdout: &out, Stderr: &out, Timeout: tr.timeout,
+		// The check-in waits for the PEs to start, not on a barrier: a
+		// stop then only delays it. (Its own timeout, the run's by
+		// default, can be shorter than a loaded machine's start.)
+		Env: []string{spmd.EnvCheckIn + "=1m"},
 		Started: func(pe int, p *os.Process) {
 			if pe != tr.victim {
 				return

@@ -420,7 +420,7 @@ func (t *Net) gone(k int) error {
 	}
 	for _, c := range []*conn{l, r} {
 		if c.eof != nil && !c.ready() {
-			return &am.GoneError{PE: k, Cause: fmt.Errorf("its connection ended without its leaving (%v): its process died, or its host reset the connection", c.eof)}
+			return &am.GoneError{PE: k, Cause: fmt.Errorf("its connection ended without its leaving (%v): its process died, or its host reset the connection", c.eof), Died: true}
 		}
 	}
 	return nil

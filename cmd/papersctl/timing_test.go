@@ -112,11 +112,13 @@ func TestTimingCommand(t *testing.T) {
 	}
 }
 
-// TestSelftestVCD records a selftest as a waveform.
+// TestSelftestVCD records a selftest as a waveform. Recording writes at
+// every port operation, so the emulator's 200 ms wait is raised: a loaded
+// machine must not fail a healthy check.
 func TestSelftestVCD(t *testing.T) {
 	bin := build(t)
 	path := filepath.Join(t.TempDir(), "s.vcd")
-	out, err := exec.Command(bin, "selftest", "--pes", "2", "--vcd", path).CombinedOutput()
+	out, err := exec.Command(bin, "selftest", "--pes", "2", "--timeout", "10s", "--vcd", path).CombinedOutput()
 	if code := exitCode(t, err); code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
 	}

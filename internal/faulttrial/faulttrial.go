@@ -40,8 +40,13 @@ var (
 )
 
 // Rounds is how many checked sums every PE computes before the victim
-// makes its fault.
-const Rounds = 50
+// makes its fault: 50, or 10 beyond four PEs, whose runs are slower.
+func Rounds(pes int) int {
+	if pes > 4 {
+		return 10
+	}
+	return 50
+}
 
 // Program is the trials' PE program (run it with spmd.Main): checked sums
 // of every PE's id+1, after printing "ready". With EnvFault set, the
@@ -52,6 +57,7 @@ func Program(p *papers.PE) error {
 	kind := os.Getenv(EnvFault)
 	fmt.Println("ready")
 	want := int32(p.PEs() * (p.PEs() + 1) / 2)
+	rounds := Rounds(p.PEs())
 	for i := 0; ; i++ {
 		s, err := papers.Reduce(p, papers.Sum, int32(p.Self()+1))
 		if err != nil {
@@ -61,7 +67,7 @@ func Program(p *papers.PE) error {
 			fmt.Printf("sum=%d\n", s) // a wrong answer, for the tally to count
 			return fmt.Errorf("sum %d, want %d", s, want)
 		}
-		if i < Rounds {
+		if i < rounds {
 			continue
 		}
 		switch {
@@ -120,8 +126,9 @@ type Tally struct {
 	Worst                              time.Duration // from the fault to the last survivor's exit
 }
 
-// rollCallNames finds the PEs a roll call or a census named.
-var rollCallNames = regexp.MustCompile(`PEs? ([0-9, ]+) did not answer the (?:roll call|census)`)
+// rollCallNames finds the PEs a roll call, a census or the data network
+// named.
+var rollCallNames = regexp.MustCompile(`PEs? ([0-9, ]+) did not answer the (?:roll call|census)|the data network names PEs? ([0-9, ]+):`)
 
 // Add counts one trial of fault kind on n PEs: its survivors' outcomes, the
 // fault's time t0, and how many PEs had to be killed because they hung.
@@ -139,7 +146,7 @@ func (tl *Tally) Add(kind string, n int, t0 time.Time, survivors []Outcome, hung
 			tl.Named++
 		}
 		for _, m := range rollCallNames.FindAllStringSubmatch(r.Stderr, -1) {
-			for _, f := range strings.FieldsFunc(m[1], func(r rune) bool { return r == ',' || r == ' ' }) {
+			for _, f := range strings.FieldsFunc(m[1]+m[2], func(r rune) bool { return r == ',' || r == ' ' }) {
 				if f != strconv.Itoa(Victim) {
 					tl.Blamed++
 				}
@@ -152,13 +159,18 @@ func (tl *Tally) Add(kind string, n int, t0 time.Time, survivors []Outcome, hung
 }
 
 // Names reports whether a survivor's error message names the victim as
-// the cause of fault kind: its departure, its silence at a roll call or a
-// census, or its stuck line.
+// the cause of fault kind: an early return as such; otherwise its
+// departure, its silence at a roll call or a census, the data network's
+// verdict, or its stuck line.
 func Names(kind, msg string) bool {
+	if kind == "return" {
+		return strings.Contains(msg, fmt.Sprintf("PE %d returned from the program", Victim))
+	}
 	return strings.Contains(msg, fmt.Sprintf("PE %d left the group", Victim)) ||
 		strings.Contains(msg, fmt.Sprintf("PE %d's data line", Victim)) ||
 		kind == "stuck" && strings.Contains(msg, "D3 (DB-25 pin 5)") ||
-		strings.Contains(msg, fmt.Sprintf("PE %d did not", Victim))
+		strings.Contains(msg, fmt.Sprintf("PE %d did not", Victim)) ||
+		strings.Contains(msg, fmt.Sprintf("the data network names PE %d:", Victim))
 }
 
 // Problems are the broken promises in the trials of fault kind on n PEs:
@@ -175,6 +187,12 @@ func (tl *Tally) Problems(kind string, n int) []string {
 	}
 	if kind == "unplug" && (tl.Named != tl.Trials*(n-1) || tl.ComputedWrong != 0) {
 		p = append(p, fmt.Sprintf("unplug: %d of %d survivors named PE %d (the census), %d computed a wrong sum", tl.Named, tl.Trials*(n-1), Victim, tl.ComputedWrong))
+	}
+	// A PE that returns announces it (papers.PE.Finish): every survivor
+	// names it as returned. Beyond four PEs the data network names a
+	// killed or stopped PE on every survivor.
+	if (kind == "return" || n > 4) && tl.Named != tl.Trials*(n-1) {
+		p = append(p, fmt.Sprintf("%s: %d of %d survivors named PE %d", kind, tl.Named, tl.Trials*(n-1), Victim))
 	}
 	return p
 }

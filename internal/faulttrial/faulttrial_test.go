@@ -30,6 +30,17 @@ func TestTally(t *testing.T) {
 	}
 }
 
+// TestNamesReturn: an early return is named only as such, now that the PE
+// announces it.
+func TestNamesReturn(t *testing.T) {
+	if !Names("return", "papers: PE 0: barrier: PE 1 returned from the program while the others went on") {
+		t.Error("the announced return is not counted")
+	}
+	if Names("return", "papers: PE 0: NAND did not complete within 1s: PE 1 did not answer the roll call that followed") {
+		t.Error("a roll call's silence is counted as naming a return")
+	}
+}
+
 // TestFromEnv: the trials' settings are checked before any trial.
 func TestFromEnv(t *testing.T) {
 	t.Setenv("PAPERS_FAULT_TRIALS", "3")

@@ -41,7 +41,7 @@ func joinDataNet(s *session, l *tcpnet.Listener, o substrate.Options) (substrate
 	t, err := l.Join(s.p, timeout)
 	if err != nil {
 		s.Fail(err)
-		s.Close()
+		s.p.Close() // not Finish: the PE failed, and said so
 		return nil, err
 	}
 	ep := am.NewEndpoint(t, am.Options{Timeout: timeout})

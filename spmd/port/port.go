@@ -8,7 +8,9 @@
 // every other PE's current or next operation returns an
 // *papers.InterruptError naming it; a PE stopped by a signal does the same
 // from the signal handler, on the raw port, which it first takes from the
-// PE's goroutine.
+// PE's goroutine. A PE whose program returns announces that too
+// (papers.PE.Finish), so that one returning while the others compute is
+// named as such.
 package port
 
 import (
@@ -57,8 +59,11 @@ type session struct {
 }
 
 func (s *session) PE() *papers.PE { return s.p }
-func (s *session) Close() error   { return s.p.Close() }
-func (s *session) Stop()          { s.port.stop() }
+
+// Close ends the PE as a program that returned: papers.PE.Finish, which
+// at a normal end is the PEs' last barrier together.
+func (s *session) Close() error { return s.p.Finish() }
+func (s *session) Stop()        { s.port.stop() }
 
 // Fail announces the departure (papers.PE.Abort, bounded by the PE's
 // timeout; when the others do not acknowledge it leaves the port stalling
