@@ -225,7 +225,7 @@ func (c *cluster) change(changes ...string) {
 }
 
 // await waits until machine k reports name, dropping other reports, and
-// returns it; ok is false after bound.
+// returns it; ok is false past the deadline.
 func (c *cluster) await(k int, name string, deadline time.Time) (driverReport, bool) {
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
