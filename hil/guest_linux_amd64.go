@@ -61,6 +61,9 @@ func guestRun(pe, pes int) (int, error) {
 		cmd.Env = append(os.Environ(), spmd.EnvPort+"=0x378", spmd.EnvPE+"="+strconv.Itoa(pe), spmd.EnvPEs+"="+strconv.Itoa(pes))
 	}
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if _, err := os.Stat("/" + guestInput); err == nil {
+		cmd.Stdin = os.Stdin // the console, where the host types (Config.Input)
+	}
 	err = cmd.Run()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {

@@ -72,9 +72,23 @@ type Config struct {
 	// WorkDir is where the run's temporary directory (initramfs, board
 	// mount point) goes; empty means os.TempDir(). Nothing is left in it.
 	WorkDir string
+	// BoardDir, when set, is where the board is served while the machines
+	// run (created if missing, and then removed): its ppdev files and its
+	// faults file (ppdevfs.FaultsFile), through which ppdevfs.ChangeFaults
+	// (papersctl emu fault) pulls a cable or sticks a line mid-run. Empty
+	// means a directory inside the run's temporary one.
+	BoardDir string
 	// Log receives the board server's complaints (unknown ioctls). Nil
 	// means the standard logger.
 	Log *log.Logger
+	// Input, when set, steers the machines' commands while they run:
+	// Input(k), when not nil, is typed into machine k's console after the
+	// start line, and the command reads its standard input from the
+	// console. Run calls Input as it boots the machines, and reads each
+	// reader it returns to its end (dropping the rest once the machine is
+	// gone), so the caller must end it, e.g. close the writer of an
+	// io.Pipe.
+	Input func(pe int) io.Reader
 	// Progress, when set, receives a one-line status whenever a machine
 	// boots or powers off ("4 machines: 3 booted, 1 finished"), for a
 	// progress line on a terminal.
@@ -129,8 +143,11 @@ const (
 	// guestProgram is Config.Program in the machines; its presence
 	// tells the guest to run it, on the LAN.
 	guestProgram = "hil/program"
-	exitResult   = "hil-exit"
-	readyResult  = "hil-ready"
+	// guestInput's presence tells the guest to give the command its
+	// console as standard input (Config.Input).
+	guestInput  = "hil/input"
+	exitResult  = "hil-exit"
+	readyResult = "hil-ready"
 )
 
 // Preflight checks that this host can run machines — QEMU, the guest
@@ -170,9 +187,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := writeInitramfs(initrd, cfg, kernel); err != nil {
 		return nil, err
 	}
-	mnt := filepath.Join(tmp, "board")
-	if err := os.Mkdir(mnt, 0o755); err != nil {
-		return nil, fmt.Errorf("hil: %w", err)
+	mnt, made, err := boardDir(cfg.BoardDir, tmp)
+	if err != nil {
+		return nil, err
+	}
+	if made {
+		defer os.Remove(mnt)
 	}
 	srv, err := ppdevfs.Mount(mnt, board, ppdevfs.Options{PEs: cfg.N, Log: cfg.Log})
 	if err != nil {
@@ -199,6 +219,21 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return res, err
 }
 
+// boardDir returns the directory to serve the board in: dir, or a new one
+// in tmp when dir is empty; made says it was created here (and is to be
+// removed).
+func boardDir(dir, tmp string) (_ string, made bool, _ error) {
+	if dir == "" {
+		dir = filepath.Join(tmp, "board")
+	} else if _, err := os.Stat(dir); err == nil {
+		return dir, false, nil // Validate saw that it is a directory
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", false, fmt.Errorf("hil: board directory: %w", err)
+	}
+	return dir, true, nil
+}
+
 // Validate reports every problem with cfg's machines, faults, command and
 // timeout as *field.Error values, joined. (The binary and the kernel are
 // looked for when the run starts.)
@@ -219,6 +254,9 @@ func (cfg Config) Validate() error {
 	}
 	if len(cfg.Args) == 0 && cfg.Program == "" {
 		bad("Args", "no papersctl command to run in the machines ({Args}), e.g. selftest --port 0x378")
+	}
+	if st, err := os.Stat(cfg.BoardDir); cfg.BoardDir != "" && err == nil && !st.IsDir() {
+		bad("BoardDir", "{BoardDir} %s is not a directory: name a new or an empty directory to serve the board in", cfg.BoardDir)
 	}
 	if cfg.Timeout < 0 {
 		bad("Timeout", "{Timeout} %v: need 0 (the default) or more", cfg.Timeout)
@@ -280,7 +318,7 @@ func faultyBoard(n int, faults []string) (*emu.Board, error) {
 // runMachines boots one machine per PE on the board's files and waits for
 // every one to power off.
 func runMachines(ctx context.Context, cfg Config, kernel *qemu.Kernel, initrd string, srv *ppdevfs.Server, lan *hub) (*Result, error) {
-	gate, err := newStartGate(cfg.N)
+	gate, err := newStartGate(cfg.N, cfg.Input)
 	if err != nil {
 		return nil, err
 	}
@@ -320,6 +358,9 @@ func writeInitramfs(path string, cfg Config, kernel *qemu.Kernel) error {
 		return err
 	}
 	files := []qemu.File{{Path: guestBinary, Mode: 0o755, Data: bin}, {Path: guestArgs, Data: js}}
+	if cfg.Input != nil {
+		files = append(files, qemu.File{Path: guestInput})
+	}
 	if cfg.Program != "" {
 		prog, err := os.ReadFile(cfg.Program)
 		if err != nil {
@@ -423,16 +464,18 @@ var readyMarker = []byte(qemu.FormatResult(readyResult, nil, ""))
 // Machines boot at different speeds, and a BIOS probes the port with test
 // patterns (SeaBIOS writes 0xaa, which raises S1) that a PE already checking
 // in would take for another PE's strobes. Each machine's console input is a
-// pipe; the start signal is one line typed into all of them.
+// pipe; the start signal is one line typed into all of them. Then each
+// pipe is closed, or with Config.Input it carries what the caller types.
 type startGate struct {
 	mu       sync.Mutex
 	waiting  int
 	r, w     []*os.File
+	input    []io.Reader // Config.Input's readers; nil entries: none
 	released bool
 }
 
-func newStartGate(n int) (*startGate, error) {
-	g := &startGate{waiting: n}
+func newStartGate(n int, input func(pe int) io.Reader) (*startGate, error) {
+	g := &startGate{waiting: n, input: make([]io.Reader, n)}
 	for k := 0; k < n; k++ {
 		r, w, err := os.Pipe()
 		if err != nil {
@@ -440,6 +483,9 @@ func newStartGate(n int) (*startGate, error) {
 			return nil, fmt.Errorf("hil: %w", err)
 		}
 		g.r, g.w = append(g.r, r), append(g.w, w)
+		if input != nil {
+			g.input[k] = input(k)
+		}
 	}
 	return g, nil
 }
@@ -449,11 +495,23 @@ func (g *startGate) arrive() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.waiting--; g.waiting == 0 && !g.released {
-		for _, w := range g.w {
+		for k, w := range g.w {
 			w.WriteString("go\n") // fails harmlessly for a machine that has exited
+			if in := g.input[k]; in != nil {
+				go typeInto(w, in)
+				g.w[k] = nil // typeInto closes it
+			}
 		}
 		g.closeLocked()
 	}
+}
+
+// typeInto copies in to a machine's console, then drops what still comes
+// once the machine is gone, so that the caller's writes never block.
+func typeInto(w *os.File, in io.Reader) {
+	io.Copy(w, in)
+	w.Close()
+	io.Copy(io.Discard, in)
 }
 
 func (g *startGate) close() {
@@ -468,7 +526,9 @@ func (g *startGate) close() {
 func (g *startGate) closeLocked() {
 	if !g.released {
 		for _, w := range g.w {
-			w.Close()
+			if w != nil {
+				w.Close()
+			}
 		}
 		g.released = true
 	}

@@ -64,6 +64,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	guestRole()
 	code := leakcheck.Run(m)
 	if binDir != "" {
 		os.RemoveAll(binDir)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,26 +17,10 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emu/ppdevfs"
+	"github.com/ttlpapers/ttlpapers/internal/faulttrial"
 	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"github.com/ttlpapers/ttlpapers/spmd"
 )
-
-// rollCallNames finds the PEs a roll call, a census or the data network
-// named.
-var rollCallNames = regexp.MustCompile(`PEs? ([0-9, ]+) did not answer the (?:roll call|census)|the data network names PEs? ([0-9, ]+):`)
-
-// The faults TestFaultTrials makes: the victim's program fails (error,
-// panic, return), it is signalled, its cable is pulled mid-run, or a data
-// line of its cable is stuck from the start.
-var faultKinds = []string{"error", "panic", "SIGINT", "SIGTERM", "SIGKILL", "SIGSTOP", "return", "unplug", "stuck"}
-
-// faultTally is what the trials of one fault found.
-type faultTally struct {
-	trials, named, wrong, hung, nextOK int
-	blamed                             int           // survivors that named a healthy PE
-	computedWrong                      int           // survivors that computed a wrong sum (and exited non-zero)
-	worst                              time.Duration // from the fault to the last survivor's exit
-}
 
 // TestFaultTrials runs every fault on a board served as ppdev files over
 // FUSE (the path real ports take), one process per PE, then after each one
@@ -49,11 +32,11 @@ type faultTally struct {
 //
 //	PAPERS_FAULT_TRIALS=20 go test ./spmd -run TestFaultTrials -v -timeout 60m
 func TestFaultTrials(t *testing.T) {
-	kinds := faultKinds
-	if s := os.Getenv("PAPERS_FAULT_KINDS"); s != "" {
-		kinds = strings.Split(s, ",") // a subset, e.g. SIGKILL,unplug
+	trials, kinds, err := faulttrial.FromEnv()
+	if err != nil {
+		t.Fatal(err)
 	}
-	faultTrials(t, 4, kinds)
+	faultTrials(t, 4, trials, kinds)
 }
 
 // TestFaultTrialsEightPEs is TestFaultTrials' killed and stopped PE on an
@@ -61,57 +44,37 @@ func TestFaultTrials(t *testing.T) {
 // is PE 5's too), so the board cannot name the victim: the data network
 // (TCP, as on a real board) must, on every survivor.
 func TestFaultTrialsEightPEs(t *testing.T) {
-	faultTrials(t, 8, []string{"SIGKILL", "SIGSTOP"})
+	trials, _, err := faulttrial.FromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	faultTrials(t, 8, trials, []string{"SIGKILL", "SIGSTOP"})
 }
 
 // faultTrials runs the trials of kinds on an n-PE board and checks and
 // logs what they found.
-func faultTrials(t *testing.T, n int, kinds []string) {
-	trials := 1
-	if s := os.Getenv("PAPERS_FAULT_TRIALS"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			t.Fatalf("PAPERS_FAULT_TRIALS=%q: want a positive whole number", s)
-		}
-		trials = v
-	}
+func faultTrials(t *testing.T, n, trials int, kinds []string) {
 	const timeout = time.Second
 	board, srv := serveBoard(t, n)
-	tallies := map[string]*faultTally{}
+	tallies := map[string]*faulttrial.Tally{}
 	for _, kind := range kinds {
-		tl := &faultTally{}
+		tl := &faulttrial.Tally{}
 		tallies[kind] = tl
 		for trial := range trials {
 			faultTrial(t, board, srv, kind, timeout, tl)
 			if ok, why := nextRun(t, srv, n, timeout, trial%2 == 1); ok {
-				tl.nextOK++
+				tl.NextOK++
 			} else {
 				t.Errorf("%s, trial %d: the next run failed: %s", kind, trial, why)
 			}
 		}
 		t.Logf("%s done: %+v", kind, *tl)
 	}
-	t.Logf("%d PEs on ppdev over FUSE, PAPERS_TIMEOUT=%v, victim PE %d, %d trials each:", n, timeout, faultVictim, trials)
-	t.Logf("%-8s %8s %14s %10s %6s %12s %9s", "fault", "trials", "victim named", "wrong exit0", "hung", "worst exit", "next run")
+	t.Logf("%d PEs on ppdev over FUSE, PAPERS_TIMEOUT=%v, victim PE %d, %d trials each:", n, timeout, faulttrial.Victim, trials)
+	faulttrial.Table(t.Logf, n, kinds, tallies)
 	for _, kind := range kinds {
-		tl := tallies[kind]
-		t.Logf("%-8s %8d %11d/%-2d %10d %6d %12v %6d/%-2d", kind, tl.trials, tl.named, tl.trials*(n-1), tl.wrong, tl.hung, tl.worst.Round(time.Millisecond), tl.nextOK, tl.trials)
-		if tl.wrong != 0 {
-			t.Errorf("%s: %d survivors exited 0 with a wrong sum", kind, tl.wrong)
-		}
-		if tl.blamed != 0 {
-			t.Errorf("%s: %d survivors named a healthy PE", kind, tl.blamed)
-		}
-		// A pulled cable is not announced: the census must find it,
-		// before any survivor computes a sum without it.
-		if kind == "unplug" && (tl.named != tl.trials*(n-1) || tl.computedWrong != 0) {
-			t.Errorf("unplug: %d of %d survivors named PE %d (the census), %d computed a wrong sum", tl.named, tl.trials*(n-1), faultVictim, tl.computedWrong)
-		}
-		// A PE that returns announces it (papers.PE.Finish): every
-		// survivor names it as returned. Beyond four PEs the data
-		// network names a killed or stopped PE on every survivor.
-		if (kind == "return" || n > 4) && tl.named != tl.trials*(n-1) {
-			t.Errorf("%s: %d of %d survivors named PE %d", kind, tl.named, tl.trials*(n-1), faultVictim)
+		for _, p := range tallies[kind].Problems(kind, n) {
+			t.Error(p)
 		}
 	}
 }
@@ -136,7 +99,7 @@ func startRun(ctx context.Context, t *testing.T, srv *ppdevfs.Server, n int, kin
 		}
 		r := &peRun{exit: -1}
 		r.cmd = exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
-		r.cmd.Env = append(os.Environ(), "SPMD_TEST_ROLE=faults", "SPMD_FAULT="+kind, spmd.EnvPE+"="+strconv.Itoa(k), spmd.EnvPEs+"="+strconv.Itoa(n),
+		r.cmd.Env = append(os.Environ(), "SPMD_TEST_ROLE=faults", faulttrial.EnvFault+"="+kind, spmd.EnvPE+"="+strconv.Itoa(k), spmd.EnvPEs+"="+strconv.Itoa(n),
 			spmd.EnvPort+"=ppdev:"+srv.Path(k), spmd.EnvTimeout+"="+timeout.String(), spmd.EnvCheckIn+"=20s")
 		r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
 		if err := r.cmd.Start(); err != nil {
@@ -179,19 +142,19 @@ func wait(runs []*peRun, bound time.Duration) (hung int) {
 }
 
 // faultTrial runs one trial of a fault and adds what it found to tl.
-func faultTrial(t *testing.T, board *emu.Board, srv *ppdevfs.Server, kind string, timeout time.Duration, tl *faultTally) {
+func faultTrial(t *testing.T, board *emu.Board, srv *ppdevfs.Server, kind string, timeout time.Duration, tl *faulttrial.Tally) {
 	t.Helper()
 	n := board.PEs()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if kind == "stuck" {
-		if err := board.Change(fmt.Sprintf("PE%d.D3=stuck0", faultVictim)); err != nil {
+		if err := board.Change(faulttrial.StuckLine); err != nil {
 			t.Fatal(err)
 		}
 	}
 	runs := startRun(ctx, t, srv, n, kind, timeout, 0)
 	t0 := time.Now()
-	victim := runs[faultVictim]
+	victim := runs[faulttrial.Victim]
 	bound := 3*timeout + 20*time.Second // check-in's wait, then the failure's
 	switch kind {
 	case "SIGINT", "SIGTERM", "SIGKILL", "SIGSTOP", "unplug":
@@ -200,13 +163,13 @@ func faultTrial(t *testing.T, board *emu.Board, srv *ppdevfs.Server, kind string
 		t0 = time.Now()
 		switch kind {
 		case "unplug":
-			board.Change(fmt.Sprintf("PE%d=unplug", faultVictim))
+			board.Change(faulttrial.Unplug)
 		default:
 			victim.cmd.Process.Signal(map[string]unix.Signal{"SIGINT": unix.SIGINT, "SIGTERM": unix.SIGTERM, "SIGKILL": unix.SIGKILL, "SIGSTOP": unix.SIGSTOP}[kind])
 		}
 		bound = 4 * timeout
 	}
-	survivors := slices.Delete(slices.Clone(runs), faultVictim, faultVictim+1)
+	survivors := slices.Delete(slices.Clone(runs), faulttrial.Victim, faulttrial.Victim+1)
 	var hung int
 	switch kind {
 	case "SIGSTOP", "unplug":
@@ -224,42 +187,16 @@ func faultTrial(t *testing.T, board *emu.Board, srv *ppdevfs.Server, kind string
 	if testing.Verbose() {
 		t.Logf("%s: PE 0 exit %d: %s", kind, runs[0].exit, lastLine(runs[0].stderr.String()))
 	}
-	board.Change(fmt.Sprintf("PE%d=replug", faultVictim))
-	board.Change(fmt.Sprintf("PE%d=repair", faultVictim))
-	tl.trials++
-	tl.hung += hung
+	board.Change(faulttrial.Replug)
+	board.Change(faulttrial.Repair)
+	var outs []faulttrial.Outcome
 	for _, r := range survivors {
-		msg := r.stderr.String()
-		if strings.Contains(r.stdout.String(), "sum=") && !strings.Contains(r.stdout.String(), fmt.Sprintf("sum=%d", n*(n+1)/2)) {
-			if r.exit == 0 {
-				tl.wrong++
-			}
-			tl.computedWrong++
-		}
-		if kind == "return" {
-			// An early return is named as such, not as a PE that died.
-			if r.exit != 0 && strings.Contains(msg, fmt.Sprintf("PE %d returned from the program", faultVictim)) {
-				tl.named++
-			}
-		} else if r.exit != 0 && (strings.Contains(msg, fmt.Sprintf("PE %d left the group", faultVictim)) || strings.Contains(msg, fmt.Sprintf("PE %d's data line", faultVictim)) ||
-			kind == "stuck" && strings.Contains(msg, "D3 (DB-25 pin 5)") || strings.Contains(msg, fmt.Sprintf("PE %d did not", faultVictim)) ||
-			strings.Contains(msg, fmt.Sprintf("the data network names PE %d:", faultVictim))) {
-			tl.named++
-		}
-		for _, m := range rollCallNames.FindAllStringSubmatch(msg, -1) {
-			for _, f := range strings.FieldsFunc(m[1]+m[2], func(r rune) bool { return r == ',' || r == ' ' }) {
-				if f != strconv.Itoa(faultVictim) {
-					tl.blamed++
-				}
-			}
-		}
-		if d := r.ended.Sub(t0); d > tl.worst {
-			tl.worst = d
-		}
-		if strings.Contains(msg, "DATA RACE") {
-			t.Errorf("%s: a survivor's race detector reported:\n%s", kind, msg)
+		outs = append(outs, faulttrial.Outcome{Stdout: r.stdout.String(), Stderr: r.stderr.String(), Exit: r.exit, Ended: r.ended})
+		if strings.Contains(r.stderr.String(), "DATA RACE") {
+			t.Errorf("%s: a survivor's race detector reported:\n%s", kind, r.stderr.String())
 		}
 	}
+	tl.Add(kind, n, t0, outs, hung)
 	if strings.Contains(victim.stderr.String(), "DATA RACE") {
 		t.Errorf("%s: the victim's race detector reported:\n%s", kind, victim.stderr.String())
 	}
@@ -291,7 +228,7 @@ func nextRun(t *testing.T, srv *ppdevfs.Server, n int, timeout time.Duration, st
 	runs := startRun(ctx, t, srv, n, "", timeout, stagger)
 	wait(runs, 25*time.Second)
 	for k, r := range runs {
-		if r.exit != 0 || !strings.Contains(r.stdout.String(), fmt.Sprintf("sum=%d", n*(n+1)/2)) {
+		if r.exit != 0 || !strings.Contains(r.stdout.String(), faulttrial.RightSum(n)) {
 			return false, fmt.Sprintf("PE %d: exit %d, stdout %q, stderr %q", k, r.exit, r.stdout.String(), r.stderr.String())
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/baseline"
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emulate"
+	"github.com/ttlpapers/ttlpapers/internal/faulttrial"
 	"github.com/ttlpapers/ttlpapers/internal/leakcheck"
 	"github.com/ttlpapers/ttlpapers/papers"
 	"github.com/ttlpapers/ttlpapers/spmd"
@@ -132,7 +133,7 @@ func TestMain(m *testing.M) {
 	case "barriers":
 		spmd.Main(barriersForever)
 	case "faults":
-		spmd.Main(faultProgram)
+		spmd.Main(faulttrial.Program)
 	}
 	if op := os.Getenv("SPMD_BENCH_OP"); op != "" {
 		n, _ := strconv.Atoi(os.Getenv("SPMD_BENCH_N"))

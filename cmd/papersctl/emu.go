@@ -2,9 +2,9 @@ package main
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -25,8 +25,8 @@ func init() {
 			new: func() runner { return &serveCmd{} }},
 			{name: "fault", summary: "change the faults of a board that emu serve is serving, while it runs",
 				synopsis: "DIR CHANGE ...",
-				about: "Changes the faults of the board served in DIR (papersctl emu serve --fuse DIR) at once,\n" +
-					"while programs use it. Each CHANGE is one of\n" +
+				about: "Changes the faults of the board served in DIR (papersctl emu serve --fuse DIR, or\n" +
+					"papersctl hil --board DIR) at once, while programs use it. Each CHANGE is one of\n" +
 					"  PE<k>.<LINE>=stuck0|stuck1   hold a line low or high (e.g. PE1.D3=stuck0)\n" +
 					"  PE<k>=unplug                 pull PE k's cable out\n" +
 					"  PE<k>=replug                 plug it back in\n" +
@@ -67,26 +67,17 @@ func checkChange(c string) error {
 }
 
 func (faultCmd) run(e *env, args []string) error {
-	path := filepath.Join(args[0], ppdevfs.FaultsFile)
-	for _, c := range args[1:] {
-		f, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err != nil {
-			return fmt.Errorf("%w (is papersctl emu serve --fuse %s running?)", err, args[0])
-		}
-		_, err = f.Write([]byte(c + "\n"))
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("the served board refused %s: %w (its PEs: ls %s)", c, err, args[0])
-		}
+	dir := args[0]
+	faults, err := ppdevfs.ChangeFaults(dir, args[1:]...)
+	switch {
+	case errors.Is(err, ppdevfs.ErrRefused):
+		return fmt.Errorf("%w (the server's log says why; its PEs: ls %s)", err, dir)
+	case err != nil:
+		return fmt.Errorf("%w (is papersctl emu serve --fuse %s, or papersctl hil --board %s, running?)", err, dir, dir)
+	case len(faults) == 0:
+		faults = []string{"none"}
 	}
-	cur, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	if len(cur) == 0 {
-		cur = []byte("none\n")
-	}
-	fmt.Fprintf(e.stdout, "faults now: %s", strings.ReplaceAll(strings.TrimSuffix(string(cur), "\n"), "\n", ", ")+"\n")
+	fmt.Fprintf(e.stdout, "faults now: %s\n", strings.Join(faults, ", "))
 	return nil
 }
 

@@ -16,13 +16,15 @@ import (
 
 func init() {
 	register(&command{name: "hil", summary: "run papersctl in N QEMU machines wired to one emulated board",
-		synopsis: "[-n N] [--inject FAULT ...] [--timeout D] {-- COMMAND [ARGS ...] | --exec FILE [-- ARGS ...]}", catchSignals: true,
+		synopsis: "[-n N] [--inject FAULT ...] [--board DIR] [--timeout D] {-- COMMAND [ARGS ...] | --exec FILE [-- ARGS ...]}", catchSignals: true,
 		about: "Boots N QEMU machines (Debian kernel, TCG) whose parallel ports at 0x378 are PEs 0..N-1 of one\n" +
 			"emulated board, runs 'papersctl COMMAND ARGS' in each ({pe} and {pes} in ARGS become the\n" +
 			"machine's PE and N), prints each console prefixed with pe<k>| and exits 0 when all commands do.\n" +
 			"COMMAND's flags are checked here before anything boots. With --exec, each machine runs the\n" +
 			"static SPMD program FILE instead, unchanged, as PE k with PAPERS_PORT=0x378 (direct I/O), and\n" +
-			"the machines share one LAN (machine k is 10.31.0.<k+1>) for its data network. Examples:\n" +
+			"the machines share one LAN (machine k is 10.31.0.<k+1>) for its data network. The board is\n" +
+			"served in a directory (--board, or a temporary one) whose path hil prints: 'papersctl emu fault\n" +
+			"DIR PE1=unplug' changes its faults while the machines run. Examples:\n" +
 			"  papersctl hil -n 4 -- selftest --port 0x378 --pe {pe} --pes {pes}\n" +
 			"  CGO_ENABLED=0 go build ./examples/matmul && papersctl hil -n 4 --exec matmul -- -block 32",
 		args: positional{synopsis: "COMMAND [ARGS ...]", max: -1, complete: "guest"}, // required unless --guest
@@ -32,6 +34,7 @@ func init() {
 type hilCmd struct {
 	n       int
 	faults  faultFlag
+	board   string
 	timeout time.Duration
 	memory  string
 	binary  string
@@ -44,6 +47,7 @@ type hilCmd struct {
 func (c *hilCmd) define(f *flagSet) {
 	f.Int(&c.n, "n", 1, 1, lpt.MaxPEs, "machines (PEs)")
 	c.faults.define(f, "board fault")
+	f.Path(&c.board, "board", "", "dir", false, "serve the board's ppdev files and faults file in this directory (created if missing), for papersctl emu fault DIR (default: a temporary directory, printed)")
 	f.Duration(&c.timeout, "timeout", 5*time.Minute, false, "per-machine limit from boot to power-off")
 	f.String(&c.memory, "memory", "192M", "SIZE", checkMemory, "RAM per machine, as QEMU's -m takes it (e.g. 192M, 1G)")
 	f.Path(&c.binary, "binary", "", "file", true, "static papersctl for the machines (default: this one if built with CGO_ENABLED=0, else build ./cmd/papersctl)")
@@ -67,7 +71,7 @@ func checkMemory(s string) error {
 }
 
 // hilFlags names the flag of each hil.Config field.
-var hilFlags = map[string]string{"N": "n", "Faults": "inject", "Timeout": "timeout", "Memory": "memory", "Binary": "binary", "Program": "exec"}
+var hilFlags = map[string]string{"N": "n", "Faults": "inject", "BoardDir": "board", "Timeout": "timeout", "Memory": "memory", "Binary": "binary", "Program": "exec"}
 
 // check checks hil's flags and, with the placeholders replaced for PE 0,
 // the command the machines will run.
@@ -79,7 +83,7 @@ func (c *hilCmd) check(f *flagSet, args []string) error {
 		return usagef("missing COMMAND [ARGS ...]: what papersctl runs in the machines, e.g. -- selftest --port 0x378 (or --exec FILE: a program of your own)")
 	}
 	var p problems
-	p.addFields(hil.Config{N: c.n, Faults: c.faults.strings(), Args: args, Program: c.exec, Timeout: c.timeout}.Validate(), hilFlags)
+	p.addFields(hil.Config{N: c.n, Faults: c.faults.strings(), Args: args, Program: c.exec, BoardDir: c.board, Timeout: c.timeout}.Validate(), hilFlags)
 	if c.exec != "" {
 		if err := hil.CheckProgram(c.exec); err != nil {
 			p.addf("--exec: %v", err)
@@ -143,6 +147,16 @@ func (c *hilCmd) run(e *env, args []string) error {
 			return err
 		}
 	}
+	board := c.board
+	if board == "" {
+		dir, err := os.MkdirTemp("", "ttlpapers-hil-board-")
+		if err != nil {
+			return err
+		}
+		defer os.Remove(dir)
+		board = dir
+	}
+	fmt.Fprintf(e.stderr, "papersctl hil: the board is served in %s: change its faults while the machines run with papersctl emu fault %s PE1=unplug (replug, repair, PE1.D3=stuck0)\n", board, board)
 	line := progress.New(e.stderr)
 	start := time.Now()
 	consoles := e.stdout
@@ -150,7 +164,7 @@ func (c *hilCmd) run(e *env, args []string) error {
 		consoles = e.stderr
 	}
 	res, err := hil.Run(e.ctx, hil.Config{
-		N: c.n, Faults: c.faults.strings(), Args: args, Binary: bin, Program: c.exec,
+		N: c.n, Faults: c.faults.strings(), Args: args, Binary: bin, Program: c.exec, BoardDir: board,
 		Timeout: c.timeout, Memory: c.memory, Output: line.Above(consoles),
 		Progress: func(s string) { line.Show("hil: %s (%v)", s, time.Since(start).Round(time.Second)) },
 	})

@@ -19,8 +19,12 @@
 package ppdevfs
 
 import (
+	"errors"
 	"fmt"
 	"log"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/lpt"
@@ -50,6 +54,37 @@ type Options struct {
 // PE1=unplug, PE1=replug, PE1=repair), so that a fault can be rehearsed on a
 // board that programs are using.
 const FaultsFile = "faults"
+
+// ErrRefused is the error of ChangeFaults when the served board refused a
+// change (a PE it does not have); the server's log says why.
+var ErrRefused = errors.New("the served board refused the change")
+
+// ChangeFaults writes each change, in order, to the faults file of the board
+// served in dir (FaultsFile: PE1.D3=stuck0, PE1=unplug, PE1=replug,
+// PE1=repair) and returns the board's faults afterwards. It is how a person
+// (papersctl emu fault) and the tests change the faults of a board that
+// programs are using, whoever serves it. An error naming a change wraps
+// ErrRefused; one from opening the file means nothing serves a board in
+// dir.
+func ChangeFaults(dir string, changes ...string) ([]string, error) {
+	path := filepath.Join(dir, FaultsFile)
+	for _, c := range changes {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, fmt.Errorf("ppdevfs: no served board in %s: %w", dir, err)
+		}
+		_, err = f.Write([]byte(c + "\n"))
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("ppdevfs: %s: %w (%w)", c, ErrRefused, err)
+		}
+	}
+	cur, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("ppdevfs: no served board in %s: %w", dir, err)
+	}
+	return strings.Fields(string(cur)), nil
+}
 
 // FileName is the name of PE k's file in the mounted directory.
 func FileName(pe int) string { return fmt.Sprintf("parport%d", pe) }

@@ -1,0 +1,208 @@
+// Package faulttrial is what the fault trials share — package spmd's on a
+// board served as ppdev files, package hil's in QEMU machines against the
+// same board: the PE program, the faults it is put through, and how the
+// survivors of a trial are counted (docs/spmd.md, "Faults on a real
+// board"). The counting is the part that must not differ between the two,
+// so that their tables compare.
+package faulttrial
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ttlpapers/ttlpapers/papers"
+)
+
+// Victim is the PE that makes the fault; the others are the survivors.
+const Victim = 1
+
+// EnvFault names the fault for Program (one of Kinds; empty for none).
+const EnvFault = "SPMD_FAULT"
+
+// Kinds are the faults: the victim's program fails (error, panic, return),
+// it is signalled, its cable is pulled mid-run, or a data line of its
+// cable is stuck from the start.
+var Kinds = []string{"error", "panic", "SIGINT", "SIGTERM", "SIGKILL", "SIGSTOP", "return", "unplug", "stuck"}
+
+// StuckLine is the stuck fault's change to the board (ppdevfs.ChangeFaults,
+// emu.Board.Change), and Unplug, Replug and Repair the others a trial makes.
+var (
+	StuckLine = fmt.Sprintf("PE%d.D3=stuck0", Victim)
+	Unplug    = fmt.Sprintf("PE%d=unplug", Victim)
+	Replug    = fmt.Sprintf("PE%d=replug", Victim)
+	Repair    = fmt.Sprintf("PE%d=repair", Victim)
+)
+
+// Rounds is how many checked sums every PE computes before the victim
+// makes its fault: 50, or 10 beyond four PEs, whose runs are slower.
+func Rounds(pes int) int {
+	if pes > 4 {
+		return 10
+	}
+	return 50
+}
+
+// Program is the trials' PE program (run it with spmd.Main): checked sums
+// of every PE's id+1, after printing "ready". With EnvFault set, the
+// victim fails after Rounds sums in the way it names and the others go on
+// until they notice; without it, every PE prints the last sum ("sum=N")
+// and returns.
+func Program(p *papers.PE) error {
+	kind := os.Getenv(EnvFault)
+	fmt.Println("ready")
+	want := int32(p.PEs() * (p.PEs() + 1) / 2)
+	rounds := Rounds(p.PEs())
+	for i := 0; ; i++ {
+		s, err := papers.Reduce(p, papers.Sum, int32(p.Self()+1))
+		if err != nil {
+			return err
+		}
+		if s != want {
+			fmt.Printf("sum=%d\n", s) // a wrong answer, for the tally to count
+			return fmt.Errorf("sum %d, want %d", s, want)
+		}
+		if i < rounds {
+			continue
+		}
+		switch {
+		case kind == "":
+			fmt.Printf("sum=%d\n", s)
+			return nil
+		case p.Self() != Victim:
+		case kind == "error":
+			return errors.New("injected error")
+		case kind == "panic":
+			panic("injected panic")
+		case kind == "return":
+			return nil
+		}
+	}
+}
+
+// RightSum is what a clean run of n PEs prints ("sum=N").
+func RightSum(n int) string { return fmt.Sprintf("sum=%d", n*(n+1)/2) }
+
+// FromEnv reads the trials' settings: PAPERS_FAULT_TRIALS, trials per
+// fault (default 1), and PAPERS_FAULT_KINDS, a comma-separated subset of
+// Kinds (default all).
+func FromEnv() (trials int, kinds []string, err error) {
+	trials, kinds = 1, Kinds
+	if s := os.Getenv("PAPERS_FAULT_TRIALS"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			return 0, nil, fmt.Errorf("PAPERS_FAULT_TRIALS=%q: want a positive whole number", s)
+		}
+		trials = v
+	}
+	if s := os.Getenv("PAPERS_FAULT_KINDS"); s != "" {
+		kinds = strings.Split(s, ",")
+		for _, k := range kinds {
+			if !slices.Contains(Kinds, k) {
+				return 0, nil, fmt.Errorf("PAPERS_FAULT_KINDS=%q: %q is not one of %s", s, k, strings.Join(Kinds, ","))
+			}
+		}
+	}
+	return trials, kinds, nil
+}
+
+// Outcome is how one PE of a trial ended.
+type Outcome struct {
+	Stdout, Stderr string
+	Exit           int       // exit status; 0 also when it was not known
+	Ended          time.Time // when the trial saw it end
+}
+
+// Tally is what the trials of one fault found.
+type Tally struct {
+	Trials, Named, Wrong, Hung, NextOK int
+	Blamed                             int           // survivors that named a healthy PE
+	ComputedWrong                      int           // survivors that computed a wrong sum (and exited non-zero)
+	Worst                              time.Duration // from the fault to the last survivor's exit
+}
+
+// rollCallNames finds the PEs a roll call, a census or the data network
+// named.
+var rollCallNames = regexp.MustCompile(`PEs? ([0-9, ]+) did not answer the (?:roll call|census)|the data network names PEs? ([0-9, ]+):`)
+
+// Add counts one trial of fault kind on n PEs: its survivors' outcomes, the
+// fault's time t0, and how many PEs had to be killed because they hung.
+func (tl *Tally) Add(kind string, n int, t0 time.Time, survivors []Outcome, hung int) {
+	tl.Trials++
+	tl.Hung += hung
+	for _, r := range survivors {
+		if strings.Contains(r.Stdout, "sum=") && !strings.Contains(r.Stdout, RightSum(n)) {
+			if r.Exit == 0 {
+				tl.Wrong++
+			}
+			tl.ComputedWrong++
+		}
+		if r.Exit != 0 && Names(kind, r.Stderr) {
+			tl.Named++
+		}
+		for _, m := range rollCallNames.FindAllStringSubmatch(r.Stderr, -1) {
+			for _, f := range strings.FieldsFunc(m[1]+m[2], func(r rune) bool { return r == ',' || r == ' ' }) {
+				if f != strconv.Itoa(Victim) {
+					tl.Blamed++
+				}
+			}
+		}
+		if d := r.Ended.Sub(t0); d > tl.Worst {
+			tl.Worst = d
+		}
+	}
+}
+
+// Names reports whether a survivor's error message names the victim as
+// the cause of fault kind: an early return as such; otherwise its
+// departure, its silence at a roll call or a census, the data network's
+// verdict, or its stuck line.
+func Names(kind, msg string) bool {
+	if kind == "return" {
+		return strings.Contains(msg, fmt.Sprintf("PE %d returned from the program", Victim))
+	}
+	return strings.Contains(msg, fmt.Sprintf("PE %d left the group", Victim)) ||
+		strings.Contains(msg, fmt.Sprintf("PE %d's data line", Victim)) ||
+		kind == "stuck" && strings.Contains(msg, "D3 (DB-25 pin 5)") ||
+		strings.Contains(msg, fmt.Sprintf("PE %d did not", Victim)) ||
+		strings.Contains(msg, fmt.Sprintf("the data network names PE %d:", Victim))
+}
+
+// Problems are the broken promises in the trials of fault kind on n PEs:
+// an exit 0 with a wrong sum, a healthy PE named, and for a pulled cable
+// (which nobody announces) a survivor that did not name it or computed a
+// sum without it.
+func (tl *Tally) Problems(kind string, n int) []string {
+	var p []string
+	if tl.Wrong != 0 {
+		p = append(p, fmt.Sprintf("%s: %d survivors exited 0 with a wrong sum", kind, tl.Wrong))
+	}
+	if tl.Blamed != 0 {
+		p = append(p, fmt.Sprintf("%s: %d survivors named a healthy PE", kind, tl.Blamed))
+	}
+	if kind == "unplug" && (tl.Named != tl.Trials*(n-1) || tl.ComputedWrong != 0) {
+		p = append(p, fmt.Sprintf("unplug: %d of %d survivors named PE %d (the census), %d computed a wrong sum", tl.Named, tl.Trials*(n-1), Victim, tl.ComputedWrong))
+	}
+	// A PE that returns announces it (papers.PE.Finish): every survivor
+	// names it as returned. Beyond four PEs the data network names a
+	// killed or stopped PE on every survivor.
+	if (kind == "return" || n > 4) && tl.Named != tl.Trials*(n-1) {
+		p = append(p, fmt.Sprintf("%s: %d of %d survivors named PE %d", kind, tl.Named, tl.Trials*(n-1), Victim))
+	}
+	return p
+}
+
+// Table writes the tallies of kinds, one line each, through logf (a
+// test's Logf).
+func Table(logf func(format string, args ...any), n int, kinds []string, tallies map[string]*Tally) {
+	logf("%-8s %8s %14s %10s %6s %12s %9s", "fault", "trials", "victim named", "wrong exit0", "hung", "worst exit", "next run")
+	for _, kind := range kinds {
+		tl := tallies[kind]
+		logf("%-8s %8d %11d/%-2d %10d %6d %12v %6d/%-2d", kind, tl.Trials, tl.Named, tl.Trials*(n-1), tl.Wrong, tl.Hung, tl.Worst.Round(time.Millisecond), tl.NextOK, tl.Trials)
+	}
+}

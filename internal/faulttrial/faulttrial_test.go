@@ -1,0 +1,59 @@
+package faulttrial
+
+import (
+	"testing"
+	"time"
+)
+
+// TestTally: a survivor naming the victim is counted as such, one naming a
+// healthy PE (alone or beside the victim) as blamed, an exit 0 with a wrong sum as wrong, and the worst
+// time is the last survivor's end after the fault.
+func TestTally(t *testing.T) {
+	t0 := time.Now()
+	var tl Tally
+	tl.Add("SIGKILL", 4, t0, []Outcome{
+		{Stderr: "papers: PE 0: NAND did not complete within 1s: PE 1 did not answer the roll call that followed", Exit: 1, Ended: t0.Add(time.Second)},
+		{Stderr: "papers: PE 2: barrier interrupted by a parallel interrupt with code 0xf; PE 1 left the group", Exit: 1, Ended: t0.Add(3 * time.Second)},
+		{Stderr: "papers: PE 3: NAND did not complete within 1s: PEs 1, 2 did not answer the roll call that followed", Exit: 1, Ended: t0.Add(2 * time.Second)},
+	}, 0)
+	tl.Add("unplug", 4, t0, []Outcome{
+		{Stdout: "ready\nsum=9\n", Exit: 0, Ended: t0},
+		{Stdout: "ready\nsum=10\n", Exit: 0, Ended: t0},
+		{Stdout: "ready\n", Stderr: "PE 1 did not answer the census of the participants", Exit: 1, Ended: t0},
+	}, 1)
+	want := Tally{Trials: 2, Named: 3, Wrong: 1, Hung: 1, Blamed: 1, ComputedWrong: 1, Worst: 3 * time.Second}
+	if tl != want {
+		t.Errorf("tally %+v, want %+v", tl, want)
+	}
+	if p := tl.Problems("unplug", 4); len(p) != 3 {
+		t.Errorf("problems %q, want the wrong sum, the healthy PE named and the unplugged PE not named by all", p)
+	}
+}
+
+// TestNamesReturn: an early return is named only as such, now that the PE
+// announces it.
+func TestNamesReturn(t *testing.T) {
+	if !Names("return", "papers: PE 0: barrier: PE 1 returned from the program while the others went on") {
+		t.Error("the announced return is not counted")
+	}
+	if Names("return", "papers: PE 0: NAND did not complete within 1s: PE 1 did not answer the roll call that followed") {
+		t.Error("a roll call's silence is counted as naming a return")
+	}
+}
+
+// TestFromEnv: the trials' settings are checked before any trial.
+func TestFromEnv(t *testing.T) {
+	t.Setenv("PAPERS_FAULT_TRIALS", "3")
+	t.Setenv("PAPERS_FAULT_KINDS", "SIGKILL,unplug")
+	if n, kinds, err := FromEnv(); err != nil || n != 3 || len(kinds) != 2 {
+		t.Errorf("FromEnv() = %d, %v, %v", n, kinds, err)
+	}
+	for _, bad := range [][2]string{{"PAPERS_FAULT_TRIALS", "0"}, {"PAPERS_FAULT_KINDS", "SIGKIL"}} {
+		t.Run(bad[1], func(t *testing.T) {
+			t.Setenv(bad[0], bad[1])
+			if _, _, err := FromEnv(); err == nil {
+				t.Errorf("%s=%s accepted", bad[0], bad[1])
+			}
+		})
+	}
+}
