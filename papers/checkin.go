@@ -139,7 +139,7 @@ func (p *PE) checkInFailed(err error, timeout time.Duration, voted bool) error {
 	switch {
 	case voted && p.members&(1<<p.self) == 0:
 		e.Stall = fmt.Sprintf("this PE's own vote did not reach the board: its cable is unplugged or its data line %s is stuck high or open (papersctl selftest tests them)", dataLine(p.self%4))
-	case te.Op == "check-in" && voted: // waited for an arrival that did not come
+	case te.Op == "check-in" && voted && missing != 0: // waited for an arrival that did not come
 		if missing&(missing-1) == 0 {
 			k := bits.TrailingZeros64(missing)
 			e.Stall = fmt.Sprintf("PE %d did not answer: its program was not started (a port that an earlier run's departure left transparent reads so too), or its cable is unplugged, or its data line %s is stuck high", k, dataLine(k%4))
@@ -150,7 +150,7 @@ func (p *PE) checkInFailed(err error, timeout time.Duration, voted bool) error {
 			e.Stall += ", or this PE's own cable is unplugged"
 		}
 	default: // a port held the acknowledge or a barrier
-		if !voted {
+		if !voted || missing == 0 { // every PE voted, yet the check-in did not end: any of them
 			missing = others
 		}
 		e.Stall = fmt.Sprintf("a port holds the board: a PE whose program was not started (its port at power-on, or parked by an earlier run's Close) or was killed mid-operation; the board cannot say which PE: candidates %s", lpt.PESet(missing))
