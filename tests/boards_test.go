@@ -90,11 +90,18 @@ func TestRunNameCollision(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "in use by job") || !strings.Contains(err.Error(), "pid") {
 		t.Errorf("second run on a live board: %v, want a refusal naming the job's processes", err)
 	}
-	// The live run computes on until it is stopped.
+	// The live run computes on until it is stopped — stopped once past its
+	// check-in, which a loaded machine can make last: a stop during
+	// check-in ends it otherwise, and tells nothing of the second run.
 	waitFor(t, time.Minute, "the live run to go on", func() bool {
 		info, err := emu.InspectShared(filepath.Join(dir, launch.BoardPrefix+"b"))
 		return err == nil && info.Live()
 	})
+	late := make(chan struct{})
+	time.AfterFunc(time.Minute, func() { close(late) })
+	if !waitComputing(late, dir, 2) {
+		t.Error("the live run was not past its check-in within a minute")
+	}
 	cancel()
 	rep := <-first
 	// Stopped by its context, not by a failure the second run caused.
