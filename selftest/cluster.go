@@ -273,8 +273,9 @@ func runSession(ctx context.Context, rep *Report, board *emu.Board, cfg Config, 
 			p.Close()
 		}
 		// Hold both strobes low, as a PC that has not started does, so that
-		// the others' next check-in waits for this PC.
-		cfg.Port.WriteData(0)
+		// the others' next check-in waits for this PC; the data lines high,
+		// as papers parks a port, so that no NAND of theirs reads them.
+		cfg.Port.WriteData(lpt.DataMask)
 		opens = 1 // per holds only this PC's results, under its PE id
 	}
 	if err != nil && opened.Load() < opens {

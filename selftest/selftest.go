@@ -488,28 +488,33 @@ func notCheckable(rep *Report, h *hw.Board, hs []hypothesis, leds bool) {
 }
 
 // portChecks checks that a real port answers and measures its latency. In
-// multi-PC mode the other PCs may be checking in already, so nothing here
-// may raise a strobe (S0 or S1) that is low: that would complete their
-// barriers.
+// multi-PC mode the other PCs may be checking in already, and the board
+// reads this port's strobes and data lines in their barriers and NANDs:
+// nothing here may raise a strobe (S0 or S1) that is low, which would
+// complete their barriers, nor pull a data line low, which a NAND they
+// just completed would read (as this PC voting in their check-in).
 func portChecks(rep *Report, p lpt.Port, mode Mode, ops int) {
-	readback(rep, p)
+	readback(rep, p, mode)
 	idle := uint8(lpt.Transparent)
 	if mode == MultiPC {
-		idle = 0 // not started: the others' check-in waits for this PC
+		idle = lpt.DataMask // not started: the others' check-in waits for this PC
 	}
 	rep.Latency = measureLatency(p, ops, idle)
 }
 
 // readback checks that a port answers: the data register must read back
 // what was written (an absent port reads 0xff; a port in input mode reads
-// the floating lines). The two patterns set and clear each of the six
-// other data lines and keep the strobes as they are; the register's value
-// is restored.
-func readback(rep *Report, p lpt.Port) {
+// the floating lines); the register's value is restored. The two patterns
+// set and clear each of the six lines beside the strobes, which are kept
+// as they are; in multi-PC mode only the two LED lines (see portChecks).
+func readback(rep *Report, p lpt.Port, mode Mode) {
 	var bad []string
 	old := p.ReadData()
-	keep := old & lpt.Strobes
-	for _, v := range []uint8{keep | 0x15, keep | 0x2a, old} {
+	keep, a, b, kept := old&lpt.Strobes, uint8(0x15), uint8(0x2a), "the strobes kept as found"
+	if mode == MultiPC {
+		keep, a, b, kept = old&^(lpt.LG|lpt.LR), lpt.LG, lpt.LR, "only the LED lines moved"
+	}
+	for _, v := range []uint8{keep | a, keep | b, old} {
 		p.WriteData(v)
 		if got := p.ReadData(); got != v {
 			bad = append(bad, fmt.Sprintf("wrote %#02x, read back %#02x", v, got))
@@ -517,7 +522,7 @@ func readback(rep *Report, p lpt.Port) {
 	}
 	p.WriteControl(0)
 	c := Check{Name: "port answers (data register readback)", Pass: len(bad) == 0,
-		Detail: fmt.Sprintf("%#02x, %#02x and %#02x read back (the strobes kept as found)", keep|0x15, keep|0x2a, old)}
+		Detail: fmt.Sprintf("%#02x, %#02x and %#02x read back (%s)", keep|a, keep|b, old, kept)}
 	if err := p.Err(); err != nil {
 		bad = append(bad, err.Error())
 		c.Pass = false

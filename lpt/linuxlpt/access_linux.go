@@ -134,11 +134,15 @@ func LockdownMode() string {
 }
 
 // probeData checks that a port answers: two patterns written to the data
-// register must read back, and the register's old value is restored.
+// register must read back, and the register's old value is restored. The
+// other PEs may be running on the board meanwhile, and it reads every
+// port's strobes and data lines, a transparent port's too: the patterns
+// differ in the LED lines only (a flicker), never in a line the board reads.
 func probeData(p lpt.Port) error {
 	old := p.ReadData()
 	defer p.WriteData(old)
-	for _, v := range [...]uint8{old&lpt.Strobes | 0x15, old&lpt.Strobes | 0x2a} {
+	const leds = lpt.LG | lpt.LR
+	for _, v := range [...]uint8{old&^leds | lpt.LG, old&^leds | lpt.LR} {
 		p.WriteData(v)
 		if got := p.ReadData(); got != v {
 			if c := p.ReadControl(); c != 0xff && c&lpt.ControlInput != 0 { // 0xff: nothing there at all

@@ -59,10 +59,13 @@ func Open(mapping string) (lpt.Port, error) {
 
 // NewPort opens a port on GPIO pins: the inputs are configured as inputs
 // (pulled up, as an unconnected TTL input floats high) and the outputs are
-// driven to the state papers.Close leaves a port in and a PC's port has at
-// power-on — data 0 (both strobes low: barriers wait for this PE until its
-// program opens the board), control 0 — since GPIO pins, unlike a port's
-// registers, hold no previous value to keep.
+// driven to data 0x0f and control 0: both strobes low, so that barriers
+// wait for this PE until its program opens the board, as a parked or
+// powered-on port makes them, and every data line high. The other PEs may
+// be running meanwhile, and a NAND they have just completed reads this
+// port's data lines, which read high while the pins were inputs: pulling
+// one low would show in their result (docs/protocol.md, "Check-in").
+// GPIO pins, unlike a port's registers, hold no previous value to keep.
 func NewPort(c Config) (lpt.Port, error) {
 	p := &gpioPort{pins: c.Pins, out: c.Out, in: c.In}
 	for i, l := range lpt.Lines {
@@ -93,7 +96,7 @@ func NewPort(c Config) (lpt.Port, error) {
 			p.inMask |= b
 		}
 	}
-	p.data, p.control = 0, 0
+	p.data, p.control = lpt.DataMask, 0
 	p.drive(lpt.OutputPins(p.data, p.control), true)
 	if err := p.Err(); err != nil {
 		return nil, err

@@ -223,7 +223,7 @@ func TestGPIOPortDrivesBoard(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The board sees what a real port would drive.
-			if ep.ReadData() != 0 || ep.ReadControl() != 0 {
+			if ep.ReadData() != lpt.DataMask || ep.ReadControl() != 0 {
 				t.Fatalf("idle state: emulated port has data %#x control %#x", ep.ReadData(), ep.ReadControl())
 			}
 			if c.raw[0].Read() != gpio.High { // nStrobe, inverted: NAK=0 drives pin 1 high
