@@ -7,13 +7,14 @@ import (
 
 // TestTally: a survivor naming the victim is counted as such, one naming a
 // healthy PE (alone or beside the victim) as blamed, an exit 0 with a wrong sum as wrong, and the worst
-// time is the last survivor's end after the fault.
+// time is the last survivor's end after the fault, and the worst in a PE
+// its longest failing sum.
 func TestTally(t *testing.T) {
 	t0 := time.Now()
 	var tl Tally
 	tl.Add("SIGKILL", 4, t0, []Outcome{
-		{Stderr: "papers: PE 0: NAND did not complete within 1s: PE 1 did not answer the roll call that followed", Exit: 1, Ended: t0.Add(time.Second)},
-		{Stderr: "papers: PE 2: barrier interrupted by a parallel interrupt with code 0xf; PE 1 left the group", Exit: 1, Ended: t0.Add(3 * time.Second)},
+		{Stdout: "ready\nfailed after 1.52s\n", Stderr: "papers: PE 0: NAND did not complete within 1s: PE 1 did not answer the roll call that followed", Exit: 1, Ended: t0.Add(time.Second)},
+		{Stdout: "ready\nfailed after 870ms\n", Stderr: "papers: PE 2: barrier interrupted by a parallel interrupt with code 0xf; PE 1 left the group", Exit: 1, Ended: t0.Add(3 * time.Second)},
 		{Stderr: "papers: PE 3: NAND did not complete within 1s: PEs 1, 2 did not answer the roll call that followed", Exit: 1, Ended: t0.Add(2 * time.Second)},
 	}, 0)
 	tl.Add("unplug", 4, t0, []Outcome{
@@ -21,7 +22,7 @@ func TestTally(t *testing.T) {
 		{Stdout: "ready\nsum=10\n", Exit: 0, Ended: t0},
 		{Stdout: "ready\n", Stderr: "PE 1 did not answer the census of the participants", Exit: 1, Ended: t0},
 	}, 1)
-	want := Tally{Trials: 2, Named: 3, Wrong: 1, Hung: 1, Blamed: 1, ComputedWrong: 1, Worst: 3 * time.Second}
+	want := Tally{Trials: 2, Named: 3, Wrong: 1, Hung: 1, Blamed: 1, ComputedWrong: 1, Worst: 3 * time.Second, WorstInPE: 1520 * time.Millisecond}
 	if tl != want {
 		t.Errorf("tally %+v, want %+v", tl, want)
 	}
