@@ -466,7 +466,14 @@ func (r *run) ended(e exitEvent) {
 	case x.Status != 0 && len(info.Late) > 0:
 		r.failedWaiting(e.k, x.Status, info)
 	case x.Status != 0:
-		r.failed(e.k, x.Status, fmt.Sprintf("PE %d exited with status %d", pe, x.Status))
+		reason := fmt.Sprintf("PE %d exited with status %d", pe, x.Status)
+		if s := r.stoppedOther(pe); s >= 0 {
+			// A stopped PE holds every other up, in check-in as at a
+			// barrier: it is the likelier cause of one that gave up.
+			r.failBlaming(s, x.Status, fmt.Sprintf("PE %d's process is stopped: %s while it waited", s, reason))
+			return
+		}
+		r.failed(e.k, x.Status, reason)
 	case !info.Opened:
 		r.failed(e.k, 1, fmt.Sprintf("PE %d exited without opening the board (is %s a PAPERS program? it must call spmd.Main or spmd.Open)", pe, r.cfg.Program))
 	case info.Holder != 0:
@@ -564,6 +571,17 @@ func (r *run) stoppedNote(pe int) string {
 		return fmt.Sprintf(" (PE %d's process is stopped)", pe)
 	}
 	return ""
+}
+
+// stoppedOther returns a PE of this run other than pe whose process is
+// stopped, or -1.
+func (r *run) stoppedOther(pe int) int {
+	for k := range r.procs {
+		if other := r.cfg.First + k; other != pe && r.stoppedNote(other) != "" {
+			return other
+		}
+	}
+	return -1
 }
 
 func (r *run) startGrace() {

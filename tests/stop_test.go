@@ -161,6 +161,44 @@ func TestRunStoppedPENamed(t *testing.T) {
 	t.Logf("%d trials: the stopped PE named, status 1, every time", n)
 }
 
+// TestRunStoppedInCheckIn: a PE stopped during check-in — before it
+// opens the board, while it waits for the others, or in an acknowledge —
+// for longer than the others' check-in timeout is named by the launcher
+// as stopped, not the PE whose check-in gave up first. Repeated
+// $TTLPAPERS_RUN_TRIALS times (at least 4: one per moment).
+func TestRunStoppedInCheckIn(t *testing.T) {
+	n := max(testenv.Trials(t, 4), 4)
+	for trial := range n {
+		dir := shmDir(t)
+		var out bytes.Buffer
+		var wg sync.WaitGroup
+		delay := []time.Duration{0, 20 * time.Millisecond, 80 * time.Millisecond, 150 * time.Millisecond}[trial%4]
+		rep, err := launch.Run(context.Background(), launch.Config{N: 3, Program: bin(t, "spmd"), Args: []string{"-rounds", "10"}, Dir: dir,
+			Stdout: &out, Stderr: &out, Timeout: 300 * time.Millisecond, Env: []string{spmd.EnvCheckIn + "=2s"},
+			Started: func(pe int, p *os.Process) {
+				if pe == 1 {
+					wg.Go(func() {
+						time.Sleep(delay)
+						p.Signal(unix.SIGSTOP)
+						time.Sleep(5 * time.Second) // past the others' check-in
+						p.Signal(unix.SIGCONT)
+					})
+				}
+			}})
+		wg.Wait()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Count(out.String(), "sum=") == 3 {
+			t.Logf("trial %d: PE 1 checked in within %v, before its stop: the run finished", trial, delay)
+			continue
+		}
+		if rep.Failed != 1 || rep.Status == 0 || !strings.Contains(rep.Reason, "PE 1's process is stopped") {
+			t.Fatalf("trial %d: PE 1 stopped %v after its start: report %+v, want PE 1 named as stopped\n%s", trial, delay, rep, out.String())
+		}
+	}
+}
+
 // waitComputing waits until the n PEs of the one board in dir are past
 // check-in — each has shown both barrier phases — and reports whether they
 // got there before done.
