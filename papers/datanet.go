@@ -120,20 +120,34 @@ func describeAbsent(dn []Absence) string {
 
 // named returns the PEs the roll call names: the board's answer when it
 // names exactly one PE; else the data network's, narrowed to the board's
-// candidates where they meet. dn is kept only when it is the answer.
+// candidates where they meet, and to the PEs that did not leave failing
+// when some did not: a PE that failed announces it on the board, so one
+// that left failing while this PE timed out is, likelier, another PE
+// that gave up waiting before this one's roll call (a host that starves
+// this PE of the CPU makes its roll call late). dn is kept only when it
+// is the answer.
 func named(board uint64, dn []Absence) (uint64, []Absence) {
 	d := absentSet(dn)
 	if board&(board-1) == 0 && board != 0 || d == 0 {
 		return board, nil
 	}
 	if both := board & d; both != 0 {
-		kept := dn[:0:0]
-		for _, a := range dn {
-			if both&(1<<a.PE) != 0 {
-				kept = append(kept, a)
-			}
-		}
-		return both, kept
+		d = both
 	}
-	return d, dn
+	var quiet uint64 // named, and not left failing
+	for _, a := range dn {
+		if d&(1<<a.PE) != 0 && a.How != Failed {
+			quiet |= 1 << a.PE
+		}
+	}
+	if quiet != 0 {
+		d = quiet
+	}
+	kept := dn[:0:0]
+	for _, a := range dn {
+		if d&(1<<a.PE) != 0 {
+			kept = append(kept, a)
+		}
+	}
+	return d, kept
 }
