@@ -136,6 +136,9 @@ type Tally struct {
 	// out how late the fault and the report travelled (in QEMU machines
 	// on a busy host, seconds).
 	WorstInPE time.Duration
+	// Missed is what the survivors that did not name the victim said
+	// (their error's last line, or how they ended), for the report.
+	Missed []string
 }
 
 // rollCallNames finds the PEs a roll call, a census or the data network
@@ -156,6 +159,10 @@ func (tl *Tally) Add(kind string, n int, t0 time.Time, survivors []Outcome, hung
 		}
 		if r.Exit != 0 && Names(kind, r.Stderr) {
 			tl.Named++
+		} else {
+			said := strings.TrimSpace(r.Stderr)
+			said = said[strings.LastIndexByte(said, '\n')+1:]
+			tl.Missed = append(tl.Missed, fmt.Sprintf("exit %d: %q", r.Exit, said))
 		}
 		for _, m := range rollCallNames.FindAllStringSubmatch(r.Stderr, -1) {
 			for _, f := range strings.FieldsFunc(m[1]+m[2], func(r rune) bool { return r == ',' || r == ' ' }) {
@@ -176,6 +183,25 @@ func (tl *Tally) Add(kind string, n int, t0 time.Time, survivors []Outcome, hung
 	}
 }
 
+// leftTogether finds the PEs an interrupt's acknowledge saw leave: the
+// victim alone, or beside a survivor that found it gone first and left
+// failing (a cable pulled while a census's vote was read: the PEs that
+// read it before the cable came out saw the victim, the others not).
+var leftTogether = regexp.MustCompile(`PEs? ([0-9, ]+) left the group`)
+
+// victimIn reports whether a list of PEs that re finds in msg holds the
+// victim.
+func victimIn(re *regexp.Regexp, msg string) bool {
+	for _, m := range re.FindAllStringSubmatch(msg, -1) {
+		for _, f := range strings.FieldsFunc(m[1], func(r rune) bool { return r == ',' || r == ' ' }) {
+			if f == strconv.Itoa(Victim) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Names reports whether a survivor's error message names the victim as
 // the cause of fault kind: an early return as such; otherwise its
 // departure, its silence at a roll call or a census, the data network's
@@ -184,7 +210,7 @@ func Names(kind, msg string) bool {
 	if kind == "return" {
 		return strings.Contains(msg, fmt.Sprintf("PE %d returned from the program", Victim))
 	}
-	return strings.Contains(msg, fmt.Sprintf("PE %d left the group", Victim)) ||
+	return victimIn(leftTogether, msg) ||
 		strings.Contains(msg, fmt.Sprintf("PE %d's data line", Victim)) ||
 		kind == "stuck" && strings.Contains(msg, "D3 (DB-25 pin 5)") ||
 		strings.Contains(msg, fmt.Sprintf("PE %d did not", Victim)) ||
@@ -211,6 +237,9 @@ func (tl *Tally) Problems(kind string, n int) []string {
 	// killed or stopped PE on every survivor.
 	if (kind == "return" || n > 4) && tl.Named != tl.Trials*(n-1) {
 		p = append(p, fmt.Sprintf("%s: %d of %d survivors named PE %d", kind, tl.Named, tl.Trials*(n-1), Victim))
+	}
+	if len(p) != 0 && len(tl.Missed) != 0 {
+		p = append(p, fmt.Sprintf("%s: the survivors that did not name PE %d said: %s", kind, Victim, strings.Join(tl.Missed, "; ")))
 	}
 	return p
 }

@@ -1,6 +1,8 @@
 package faulttrial
 
 import (
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -22,12 +24,13 @@ func TestTally(t *testing.T) {
 		{Stdout: "ready\nsum=10\n", Exit: 0, Ended: t0},
 		{Stdout: "ready\n", Stderr: "PE 1 did not answer the census of the participants", Exit: 1, Ended: t0},
 	}, 1)
-	want := Tally{Trials: 2, Named: 3, Wrong: 1, Hung: 1, Blamed: 1, ComputedWrong: 1, Worst: 3 * time.Second, WorstInPE: 1520 * time.Millisecond}
-	if tl != want {
+	want := Tally{Trials: 2, Named: 3, Wrong: 1, Hung: 1, Blamed: 1, ComputedWrong: 1, Worst: 3 * time.Second, WorstInPE: 1520 * time.Millisecond,
+		Missed: []string{`exit 1: "papers: PE 3: NAND did not complete within 1s: PEs 1, 2 did not answer the roll call that followed"`, `exit 0: ""`, `exit 0: ""`}}
+	if !reflect.DeepEqual(tl, want) {
 		t.Errorf("tally %+v, want %+v", tl, want)
 	}
-	if p := tl.Problems("unplug", 4); len(p) != 3 {
-		t.Errorf("problems %q, want the wrong sum, the healthy PE named and the unplugged PE not named by all", p)
+	if p := tl.Problems("unplug", 4); len(p) != 4 || !strings.Contains(p[3], `did not name PE 1 said: exit 1: "papers: PE 3: NAND`) {
+		t.Errorf("problems %q, want the wrong sum, the healthy PE named, the unplugged PE not named by all, and what those survivors said", p)
 	}
 }
 
@@ -39,6 +42,21 @@ func TestNamesReturn(t *testing.T) {
 	}
 	if Names("return", "papers: PE 0: NAND did not complete within 1s: PE 1 did not answer the roll call that followed") {
 		t.Error("a roll call's silence is counted as naming a return")
+	}
+}
+
+// TestNamesLeftTogether: an acknowledge that saw the victim leave beside
+// another PE names it; one that saw others leave does not.
+func TestNamesLeftTogether(t *testing.T) {
+	for msg, want := range map[string]bool{
+		"papers: PE 2: NAND interrupted by a parallel interrupt with code 0xf; PE 1 left the group":          true,
+		"papers: PE 2: NAND interrupted by a parallel interrupt with code 0xf; PEs 0, 1 left the group":      true,
+		"papers: PE 2: NAND interrupted by a parallel interrupt with code 0xf; PEs 0, 3 left the group":      false,
+		"papers: PE 2: NAND interrupted by a parallel interrupt with code 0xf; PEs 0, 11, 12 left the group": false,
+	} {
+		if got := Names("unplug", msg); got != want {
+			t.Errorf("Names(%q) = %v, want %v", msg, got, want)
+		}
 	}
 }
 
