@@ -99,6 +99,10 @@ const confirmReads = 3
 func (p *PE) acknowledge(raise bool, code uint8) (uint8, error) {
 	const op = "interrupt acknowledge"
 	p.change = change{}
+	// Every PE takes part in the acknowledge at the same point of the
+	// program, but a PE that left, or joins now, has not made the others'
+	// calls meanwhile: the census count starts again here on every PE.
+	p.calls = 0
 	nybble, ctrl := uint8(lpt.DataMask), uint8(lpt.SEL)
 	if raise {
 		nybble, ctrl = ^code&lpt.DataMask, lpt.SEL|lpt.IRQ

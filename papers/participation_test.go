@@ -174,3 +174,46 @@ func TestLeaveAcknowledgesForever(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCensusAfterRejoin: the PEs that stayed make calls of the collectives
+// that a departed PE does not, as many as their own timing gives; after
+// it rejoins, every PE must take its censuses at the same calls, or a
+// census pairs with another PE's NANDs (a failure CI met under load:
+// "PE 2 did not answer the census" after a rejoin).
+func TestCensusAfterRejoin(t *testing.T) {
+	const n, leaver, every = 3, 2, 4
+	for stayers := range every { // the calls the others make without it
+		err := emulate.Run(n, papers.Config{Timeout: 10 * time.Second, CensusEvery: every}, func(p *papers.PE) error {
+			if p.Self() == leaver {
+				if err := p.Leave(); err != nil {
+					return err
+				}
+				time.Sleep(200 * time.Millisecond) // the others' calls, then a rejoin
+				if _, err := p.Rejoin(0x3); err != nil {
+					return err
+				}
+			} else {
+				if _, err := untilInterrupt(p); err != nil {
+					return err
+				}
+				for range stayers {
+					if _, err := p.NAND(0); err != nil {
+						return err
+					}
+				}
+				if ie, err := untilInterrupt(p); err != nil || ie.Joined != 1<<leaver {
+					return fmt.Errorf("the rejoin seen as %v, %v", ie, err)
+				}
+			}
+			for i := range 3 * every {
+				if r, err := p.NAND(0xf); err != nil || r != 0 {
+					return fmt.Errorf("NAND %d after the rejoin = %#x, %v", i, r, err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Errorf("%d calls without the departed PE: %v", stayers, err)
+		}
+	}
+}
