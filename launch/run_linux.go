@@ -490,7 +490,7 @@ func (r *run) failedWaiting(k, status int, info emu.PortInfo) {
 	// may just be slow to be scheduled): blame it.
 	blamed := info.Late[0]
 	for _, l := range info.Late {
-		if r.stoppedNote(l) != "" {
+		if r.stopped(l) {
 			blamed = l
 			break
 		}
@@ -564,10 +564,15 @@ func hasEnded(pid int) bool {
 	return !ok || state == 'Z' || state == 'X'
 }
 
-// stoppedNote says that PE pe's process is stopped, if it is one of this
-// run's and it is.
+// stopped reports whether PE pe's process, one of this run's, is stopped.
+func (r *run) stopped(pe int) bool {
+	i := pe - r.cfg.First
+	return i >= 0 && i < len(r.procs) && r.procs[i] != nil && emu.Stopped(r.procs[i].Pid)
+}
+
+// stoppedNote says that PE pe's process is stopped, if it is.
 func (r *run) stoppedNote(pe int) string {
-	if i := pe - r.cfg.First; i >= 0 && i < len(r.procs) && r.procs[i] != nil && emu.Stopped(r.procs[i].Pid) {
+	if r.stopped(pe) {
 		return fmt.Sprintf(" (PE %d's process is stopped)", pe)
 	}
 	return ""
@@ -577,7 +582,7 @@ func (r *run) stoppedNote(pe int) string {
 // stopped, or -1.
 func (r *run) stoppedOther(pe int) int {
 	for k := range r.procs {
-		if other := r.cfg.First + k; other != pe && r.stoppedNote(other) != "" {
+		if other := r.cfg.First + k; other != pe && r.stopped(other) {
 			return other
 		}
 	}

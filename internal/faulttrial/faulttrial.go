@@ -165,7 +165,7 @@ func (tl *Tally) Add(kind string, n int, t0 time.Time, survivors []Outcome, hung
 			tl.Missed = append(tl.Missed, fmt.Sprintf("exit %d: %q", r.Exit, said))
 		}
 		for _, m := range rollCallNames.FindAllStringSubmatch(r.Stderr, -1) {
-			for _, f := range strings.FieldsFunc(m[1]+m[2], func(r rune) bool { return r == ',' || r == ' ' }) {
+			for _, f := range peList(m[1] + m[2]) {
 				if f != strconv.Itoa(Victim) {
 					tl.Blamed++
 				}
@@ -193,13 +193,18 @@ var leftTogether = regexp.MustCompile(`PEs? ([0-9, ]+) left the group`)
 // victim.
 func victimIn(re *regexp.Regexp, msg string) bool {
 	for _, m := range re.FindAllStringSubmatch(msg, -1) {
-		for _, f := range strings.FieldsFunc(m[1], func(r rune) bool { return r == ',' || r == ' ' }) {
+		for _, f := range peList(m[1]) {
 			if f == strconv.Itoa(Victim) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// peList splits a message's list of PEs ("1, 2") into their numbers.
+func peList(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' })
 }
 
 // Names reports whether a survivor's error message names the victim as
