@@ -8,9 +8,9 @@
 // builder solders is exactly what the emulator simulates.
 //
 // Nothing is drawn by hand: the schematic embeds KiCad's own library
-// symbols (copied unchanged into symbols/) and places their units,
-// footprints name KiCad's standard libraries and link their 3-D models,
-// and every pin is labelled with its hw net name. Output is
+// symbols, read unchanged from the installed libraries (SymbolDir), and
+// places their units, footprints name KiCad's standard libraries and link
+// their 3-D models, and every pin is labelled with its hw net name. Output is
 // deterministic: UUIDs are derived from names, nothing carries a date.
 package kicad
 
