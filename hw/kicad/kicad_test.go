@@ -348,3 +348,13 @@ func TestLicenceNotice(t *testing.T) {
 		t.Errorf("kicad/LICENSE is not CERN-OHL-P-2.0: %v", err)
 	}
 }
+
+// The schematic's connector area names the board's own connector.
+func TestCableAreaTitle(t *testing.T) {
+	for _, n := range hw.Sizes {
+		want := map[*hw.Part]string{hw.DB25: "one DB-25 per PE", hw.IDC26: "one IDC-26 header per PE"}[hw.CableConnector(n)]
+		if sch := committed(t, kicad.Base(n), ".kicad_sch"); !bytes.Contains(sch, []byte(`"Cable connectors: `+want+`"`)) {
+			t.Errorf("%d PEs: the schematic's connector area is not titled %q", n, want)
+		}
+	}
+}
