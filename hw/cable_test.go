@@ -1,6 +1,12 @@
 package hw
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ttlpapers/ttlpapers/lpt"
@@ -59,5 +65,72 @@ func TestRibbonPinout(t *testing.T) {
 	}
 	if got := MustNew(8).PortNode(3, 8); got != (Node{"J4", 8}) {
 		t.Errorf("8 PEs: PE 3's D6 on %v, want J4 pin 8 of its DB-25", got)
+	}
+}
+
+// TestCableTable reads the cable's wiring table in docs/board.md and checks
+// every row against the 16- and 32-PE netlists, for every PE: the header
+// pin, the DB-25 pin the ribbon takes it to, the line lpt names on that
+// pin, and the net the header pin is on.
+func TestCableTable(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "board.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, _ := strings.Cut(string(doc), "<!-- cable table -->\n")
+	table, _, ok := strings.Cut(table, "<!-- end cable table -->")
+	if !ok {
+		t.Fatal("docs/board.md has no cable table between its markers")
+	}
+	rows := strings.Split(strings.TrimSpace(table), "\n")[2:] // the header and its rule
+	if len(rows) != 26 {
+		t.Fatalf("the cable table has %d rows, want one per wire, 26", len(rows))
+	}
+	boards := []*Board{MustNew(16), MustNew(32)}
+	for i, row := range rows {
+		f := strings.Split(strings.Trim(row, "| "), " | ")
+		if len(f) != 4 {
+			t.Fatalf("cable table row %q: want 4 columns", row)
+		}
+		wire, err := strconv.Atoi(f[0])
+		if err != nil || wire != i+1 {
+			t.Fatalf("cable table row %d: wire %q, want %d", i+1, f[0], i+1)
+		}
+		db, err := strconv.Atoi(f[1])
+		if err != nil { // the wire no DB-25 pin takes
+			for n := 1; n <= 25; n++ {
+				if RibbonPin(n) == wire {
+					t.Errorf("wire %d: the table says cut, DB-25 pin %d is on it", wire, n)
+				}
+			}
+			db = 0
+		} else if RibbonPin(db) != wire {
+			t.Errorf("wire %d: the table says DB-25 pin %d, which is on header pin %d", wire, db, RibbonPin(db))
+		}
+		line := "—"
+		if l, ok := lpt.LineByPin(db); ok {
+			line = l.Name
+		} else if slices.Contains(lpt.GroundPins[:], db) {
+			line = "ground"
+		}
+		if f[2] != line {
+			t.Errorf("wire %d: the table says line %s, DB-25 pin %d is %s", wire, f[2], db, line)
+		}
+		for _, b := range boards {
+			for k := 0; k < b.PEs; k++ {
+				node := Node{ConnectorRef(k), wire}
+				if db > 0 && b.PortNode(k, db) != node {
+					t.Errorf("%d PEs, PE %d: DB-25 pin %d on %v, the table says header pin %d", b.PEs, k, db, b.PortNode(k, db), wire)
+				}
+				want := strings.NewReplacer("PEk", fmt.Sprintf("PE%d", k), "Gg", fmt.Sprintf("G%d", k/4)).Replace(f[3])
+				got := "—"
+				if n := b.NetOf(node); n != nil {
+					got = n.Name
+				}
+				if got != want {
+					t.Errorf("%d PEs, PE %d: header pin %d on net %s, the table says %s", b.PEs, k, wire, got, want)
+				}
+			}
+		}
 	}
 }

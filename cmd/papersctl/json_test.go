@@ -6,10 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/hil"
+	"github.com/ttlpapers/ttlpapers/hw/kicad"
 	"github.com/ttlpapers/ttlpapers/internal/testenv"
 )
 
@@ -31,6 +33,9 @@ func TestDemoJSON(t *testing.T) {
 
 func TestKicadJSON(t *testing.T) {
 	testenv.SlowUnderRace(t, "routing the boards")
+	if err := kicad.CheckLibraries(); err != nil {
+		testenv.Missing(t, "%v", err)
+	}
 	dir := filepath.Join(t.TempDir(), "out")
 	stdout, stderr, status := runCLI("kicad", "--out", dir, "--json")
 	var r struct {
@@ -44,6 +49,20 @@ func TestKicadJSON(t *testing.T) {
 		if _, err := os.Stat(f); err != nil {
 			t.Errorf("listed file %s: %v", f, err)
 		}
+	}
+}
+
+// Without KiCad's symbol libraries the kicad command writes nothing and
+// says which packages to install.
+func TestKicadNoLibraries(t *testing.T) {
+	t.Setenv(kicad.EnvSymbolDir, t.TempDir())
+	dir := filepath.Join(t.TempDir(), "out")
+	_, stderr, status := runCLI("kicad", "--out", dir)
+	if status == 0 || !strings.Contains(stderr, "kicad-symbols kicad-footprints") {
+		t.Errorf("exit %d, stderr %q: want a failure naming kicad-symbols and kicad-footprints", status, stderr)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s: %v, want nothing written", dir, err)
 	}
 }
 

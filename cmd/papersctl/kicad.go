@@ -13,10 +13,12 @@ func init() {
 		synopsis: "[--out DIR] [--fab] [--json]",
 		about: "Writes, for the 4-, 8-, 16- and 32-PE boards and the Raspberry Pi adapter, a KiCad project,\n" +
 			"schematic, routed board, netlist, BOMs (ours and JLCPCB's) and wire list, all generated from\n" +
-			"the hw netlist, under --out (replacing files of the same names). --fab then has KiCad 9's\n" +
-			"kicad-cli make each board's fabrication outputs in its fab/ folder: Gerbers with their job\n" +
-			"file, drill and position files, JLCPCB's placement file, a fab note and a zip of them with the\n" +
-			"BOMs. scripts/board-pictures.sh plots the pictures in docs/ with kicad-cli.",
+			"the hw netlist, under --out (replacing files of the same names). The schematics embed KiCad's\n" +
+			"own symbols, read from the kicad-symbols package's folder (/usr/share/kicad/symbols, or\n" +
+			"$KICAD9_SYMBOL_DIR). --fab then has KiCad 9's kicad-cli make each board's fabrication outputs in\n" +
+			"its fab/ folder: Gerbers with their job file, drill and position files, JLCPCB's placement file,\n" +
+			"a fab note and a zip of them with the BOMs. scripts/board-pictures.sh plots the pictures in\n" +
+			"docs/ with kicad-cli.",
 		new: func() runner { return &kicadCmd{} }})
 }
 
@@ -33,6 +35,9 @@ func (c *kicadCmd) define(f *flagSet) {
 }
 
 func (c *kicadCmd) check(*flagSet, []string) error {
+	if err := kicad.CheckLibraries(); err != nil {
+		return err
+	}
 	if c.fab {
 		if _, err := exec.LookPath("kicad-cli"); err != nil {
 			return fmt.Errorf("--fab needs KiCad 9's kicad-cli, not found on PATH: on Debian bookworm add bookworm-backports to apt's sources and apt-get install -t bookworm-backports kicad")

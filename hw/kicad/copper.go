@@ -22,35 +22,9 @@ func ReadCopper(src []byte) ([][]Node, error) {
 	if root.Head() != "kicad_pcb" {
 		return nil, fmt.Errorf("kicad: not a board file (starts with %q)", root.Head())
 	}
-	var items []copperItem
-	var pads []Node
-	for _, fp := range root.Children("footprint") {
-		ref := ""
-		for _, t := range fp.Children("fp_text") {
-			if t.Arg(0) == "reference" {
-				ref = t.Arg(1)
-			}
-		}
-		fx, fy, frot, err := position(fp.Child("at"))
-		if err != nil {
-			return nil, fmt.Errorf("kicad: footprint %s: %v", ref, err)
-		}
-		for _, p := range fp.Children("pad") {
-			if p.Arg(0) == "0" || p.Arg(1) != "thru_hole" {
-				continue // a mounting hole, or a pad this reader does not know
-			}
-			px, py, _, err := position(p.Child("at"))
-			w, h, err2 := pair(p.Child("size"))
-			if err != nil || err2 != nil {
-				return nil, fmt.Errorf("kicad: pad %s of %s: bad position or size", p.Arg(0), ref)
-			}
-			// KiCad turns footprints clockwise on screen (y down).
-			s, c := math.Sincos(frot * math.Pi / 180)
-			x, y := fx+px*c+py*s, fy-px*s+py*c
-			items = append(items, copperItem{layers: allCopper, pad: len(pads), round: p.Arg(2) == "circle",
-				x0: x, y0: y, x1: x, y1: y, w: w, h: h})
-			pads = append(pads, Node{ref, p.Arg(0)})
-		}
+	pads, items, err := boardPads(root)
+	if err != nil {
+		return nil, err
 	}
 	for _, s := range root.Children("segment") {
 		it, err := segmentItem(s)
@@ -164,6 +138,69 @@ func layerBit(name string) int {
 		return allCopper // an inner layer: this reader knows two-layer boards only, so it joins conservatively
 	}
 	return 0
+}
+
+// boardPads reads a board's through-hole pads: each one's footprint
+// reference and number, and its copper in board coordinates.
+func boardPads(root *Expr) (pads []Node, items []copperItem, err error) {
+	for _, fp := range root.Children("footprint") {
+		ref := ""
+		for _, t := range fp.Children("fp_text") {
+			if t.Arg(0) == "reference" {
+				ref = t.Arg(1)
+			}
+		}
+		fx, fy, frot, err := position(fp.Child("at"))
+		if err != nil {
+			return nil, nil, fmt.Errorf("kicad: footprint %s: %v", ref, err)
+		}
+		for _, p := range fp.Children("pad") {
+			if p.Arg(0) == "0" || p.Arg(1) != "thru_hole" {
+				continue // a mounting hole, or a pad this reader does not know
+			}
+			px, py, _, err := position(p.Child("at"))
+			w, h, err2 := pair(p.Child("size"))
+			if err != nil || err2 != nil {
+				return nil, nil, fmt.Errorf("kicad: pad %s of %s: bad position or size", p.Arg(0), ref)
+			}
+			// KiCad turns footprints clockwise on screen (y down).
+			s, c := math.Sincos(frot * math.Pi / 180)
+			x, y := fx+px*c+py*s, fy-px*s+py*c
+			items = append(items, copperItem{layers: allCopper, pad: len(pads), round: p.Arg(2) == "circle",
+				x0: x, y0: y, x1: x, y1: y, w: w, h: h})
+			pads = append(pads, Node{ref, p.Arg(0)})
+		}
+	}
+	return pads, items, nil
+}
+
+// PadCentres reads a board file: each footprint's centre, the middle of
+// the box round its pads' centres, in board coordinates (millimetres, y
+// down). A board house's placement preview wants a part's centre; KiCad's
+// own position file gives a through-hole footprint's anchor, its pin 1.
+func PadCentres(src []byte) (map[string][2]float64, error) {
+	root, err := ParseExpr(string(src))
+	if err != nil {
+		return nil, err
+	}
+	pads, items, err := boardPads(root)
+	if err != nil {
+		return nil, err
+	}
+	box := map[string][4]float64{}
+	for i, p := range pads {
+		x, y := items[i].x0, items[i].y0
+		b, ok := box[p.Ref]
+		if !ok {
+			b = [4]float64{x, y, x, y}
+		}
+		box[p.Ref] = [4]float64{min(b[0], x), min(b[1], y), max(b[2], x), max(b[3], y)}
+	}
+	out := map[string][2]float64{}
+	for ref, b := range box {
+		out[ref] = [2]float64{(b[0] + b[2]) / 2, (b[1] + b[3]) / 2}
+	}
+	return out, nil
 }
 
 // copperItem is a pad (a point with a round or rectangular w×h shape), a

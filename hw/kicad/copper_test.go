@@ -1,8 +1,10 @@
 package kicad_test
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -259,6 +261,71 @@ func TestKiCadDRC(t *testing.T) {
 // KiCad writes it: upper case, cut to 14 characters) and its pad.
 var ipcNet = regexp.MustCompile(`(?m)^317(\S+)\s+(\S+)\s+-(\S+)\s`)
 
+// ipcD356 is KiCad's IPC-D-356 export of a committed board.
+func ipcD356(t *testing.T, cli, base string) []byte {
+	t.Helper()
+	pcb := boardCopy(t, base, boardFile(t, base))
+	out := filepath.Join(filepath.Dir(pcb), "board.d356")
+	if msg, err := exec.Command(cli, "pcb", "export", "ipcd356", "-o", out, pcb).CombinedOutput(); err != nil {
+		t.Fatalf("kicad-cli pcb export ipcd356: %v\n%s", err, msg)
+	}
+	src, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
+// ipcPad reads an IPC-D-356 test record of a component pin: its
+// reference and its position, in ten-thousandths of an inch (KiCad's
+// "UNITS CUST 0"), y up.
+var ipcPad = regexp.MustCompile(`(?m)^317\S*\s+(\S+)\s+-\S+\s.*?X([+-]\d+)Y([+-]\d+)`)
+
+// TestPlacementCentres: every part in each routed board's JLCPCB
+// placement file sits within 1 mm of the centre of its pads as KiCad
+// places them (its IPC-D-356 export), not at its pin 1.
+func TestPlacementCentres(t *testing.T) {
+	cli := kicadCLI(t)
+	for _, b := range kicad.Routed() {
+		base := kicad.BaseOf(b)
+		box := map[string][4]float64{}
+		for _, m := range ipcPad.FindAllStringSubmatch(string(ipcD356(t, cli, base)), -1) {
+			if m[1] == "VIA" {
+				continue
+			}
+			x, _ := strconv.ParseFloat(m[2], 64)
+			y, _ := strconv.ParseFloat(m[3], 64)
+			x, y = x*0.00254, y*0.00254
+			r, ok := box[m[1]]
+			if !ok {
+				r = [4]float64{x, y, x, y}
+			}
+			box[m[1]] = [4]float64{min(r[0], x), min(r[1], y), max(r[2], x), max(r[3], y)}
+		}
+		cpl, err := os.ReadFile(filepath.Join(kicadDir, base, kicad.FabDir, base+"-cpl-jlcpcb.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := csv.NewReader(strings.NewReader(string(cpl))).ReadAll()
+		if err != nil || len(rows) < 2 {
+			t.Fatalf("%s: CPL file: %v", base, err)
+		}
+		for _, r := range rows[1:] {
+			x, err1 := strconv.ParseFloat(strings.TrimSuffix(r[1], "mm"), 64)
+			y, err2 := strconv.ParseFloat(strings.TrimSuffix(r[2], "mm"), 64)
+			p, ok := box[r[0]]
+			if err1 != nil || err2 != nil || !ok {
+				t.Errorf("%s: CPL row %v: bad position, or no pads in KiCad's export", base, r)
+				continue
+			}
+			cx, cy := (p[0]+p[2])/2, (p[1]+p[3])/2
+			if math.Abs(x-cx) > 1 || math.Abs(y-cy) > 1 {
+				t.Errorf("%s: %s placed at (%.3f, %.3f) mm, its pads' centre is (%.3f, %.3f)", base, r[0], x, y, cx, cy)
+			}
+		}
+	}
+}
+
 // TestKiCadNetsAreTheNetlist exports each routed board as IPC-D-356, the
 // netlist a board house's flying-probe tester checks the bare board
 // against, and compares KiCad's nets in it with the hw netlist.
@@ -267,16 +334,7 @@ var ipcNet = regexp.MustCompile(`(?m)^317(\S+)\s+(\S+)\s+-(\S+)\s`)
 func TestKiCadNetsAreTheNetlist(t *testing.T) {
 	cli := kicadCLI(t)
 	for _, b := range kicad.Routed() {
-		base := kicad.BaseOf(b)
-		pcb := boardCopy(t, base, boardFile(t, base))
-		out := filepath.Join(filepath.Dir(pcb), "board.d356")
-		if msg, err := exec.Command(cli, "pcb", "export", "ipcd356", "-o", out, pcb).CombinedOutput(); err != nil {
-			t.Fatalf("kicad-cli pcb export ipcd356: %v\n%s", err, msg)
-		}
-		src, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
+		src := ipcD356(t, cli, kicad.BaseOf(b))
 		byNet := map[string][]kicad.Node{}
 		var names []string
 		for _, m := range ipcNet.FindAllStringSubmatch(string(src), -1) {

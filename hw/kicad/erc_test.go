@@ -50,7 +50,7 @@ func (v ercViolation) String() string {
 // with the installed library whatever the user's own configuration says.
 func kicadConfig(t *testing.T, cli string) string {
 	t.Helper()
-	table, err := os.ReadFile(filepath.Join(filepath.Dir(symbolDir), "template", "sym-lib-table"))
+	table, err := os.ReadFile(filepath.Join(filepath.Dir(kicad.SymbolDir()), "template", "sym-lib-table"))
 	if err != nil {
 		testenv.Missing(t, "%v: install Debian's kicad-symbols package (apt-get install -t bookworm-backports kicad-symbols) for KiCad's rules check to compare our symbols with its library", err)
 	}

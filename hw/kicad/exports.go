@@ -247,6 +247,11 @@ func Project(b *hw.Board, base string) ([]byte, error) {
 			"bus_width": 12, "wire_width": 6, "line_style": 0,
 			"microvia_diameter": 0.3, "microvia_drill": 0.1, "diff_pair_gap": 0.25, "diff_pair_via_gap": 0.25, "diff_pair_width": 0.2}
 	}
+	// The supplies' nets are routed PowerTrack wide: their net class says so.
+	power := []map[string]string{{"netclass": "Power", "pattern": hw.VCC}, {"netclass": "Power", "pattern": hw.GND}}
+	if b.Net(hw.NetPi3V3) != nil {
+		power = append(power, map[string]string{"netclass": "Power", "pattern": netlistName(hw.NetPi3V3)})
+	}
 	pro := map[string]any{
 		"meta":   map[string]any{"filename": base + ".kicad_pro", "version": 3},
 		"sheets": [][]string{{uuid(b.Name + "/sheet"), ""}},
@@ -264,10 +269,9 @@ func Project(b *hw.Board, base string) ([]byte, error) {
 			"rule_severities": map[string]string{"lib_footprint_issues": "ignore", "lib_footprint_mismatch": "ignore"},
 		}},
 		"net_settings": map[string]any{
-			"meta":    map[string]any{"version": 4},
-			"classes": []any{class("Default", Rules.Track, 2147483647), class("Power", Rules.PowerTrack, 0)},
-			"netclass_patterns": []map[string]string{
-				{"netclass": "Power", "pattern": hw.VCC}, {"netclass": "Power", "pattern": hw.GND}},
+			"meta":              map[string]any{"version": 4},
+			"classes":           []any{class("Default", Rules.Track, 2147483647), class("Power", Rules.PowerTrack, 0)},
+			"netclass_patterns": power,
 		},
 	}
 	if len(sc.exclusions) > 0 {

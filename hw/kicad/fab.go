@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -89,7 +90,7 @@ func FabFiles(cli, pcbPath string) (map[string][]byte, error) {
 		}
 		files[e.Name()] = src
 	}
-	cpl, err := jlcpcbCPL(files[base+"-pos.csv"])
+	cpl, err := jlcpcbCPL(files[base+"-pos.csv"], pcb)
 	if err != nil {
 		return nil, err
 	}
@@ -129,22 +130,29 @@ func fabNote(base string, pcb, job []byte, files []string) ([]byte, error) {
 
 // jlcpcbCPL turns KiCad's position file into JLCPCB's placement (CPL)
 // file: Designator, Mid X, Mid Y, Layer, Rotation, in KiCad's coordinates
-// (millimetres, Y up, as the position file has them).
-func jlcpcbCPL(pos []byte) ([]byte, error) {
+// (millimetres, Y up, as the position file has them), each part at the
+// centre of its pads on the board pcb (PadCentres), not at its anchor.
+func jlcpcbCPL(pos, pcb []byte) ([]byte, error) {
 	rows, err := csv.NewReader(bytes.NewReader(pos)).ReadAll()
 	if err != nil || len(rows) == 0 || !slices.Equal(rows[0], []string{"Ref", "Val", "Package", "PosX", "PosY", "Rot", "Side"}) {
 		return nil, fmt.Errorf("kicad: KiCad's position file is not the CSV expected (Ref,Val,Package,PosX,PosY,Rot,Side): %v", err)
 	}
+	centres, err := PadCentres(pcb)
+	if err != nil {
+		return nil, err
+	}
+	mm := func(v float64) string { return strconv.FormatFloat(math.Round(v*1000)/1000+0, 'f', -1, 64) + "mm" }
 	var buf bytes.Buffer
 	cw := csv.NewWriter(&buf)
 	cw.Write([]string{"Designator", "Mid X", "Mid Y", "Layer", "Rotation"})
 	for _, r := range rows[1:] {
-		num := func(s string) string {
-			v, _ := strconv.ParseFloat(s, 64)
-			return strconv.FormatFloat(v, 'f', -1, 64)
+		c, ok := centres[r[0]]
+		if !ok {
+			return nil, fmt.Errorf("kicad: %s is in KiCad's position file but has no pads on the board", r[0])
 		}
+		rot, _ := strconv.ParseFloat(r[5], 64)
 		layer := map[string]string{"top": "Top", "bottom": "Bottom"}[r[6]]
-		cw.Write([]string{r[0], num(r[3]) + "mm", num(r[4]) + "mm", layer, num(r[5])})
+		cw.Write([]string{r[0], mm(c[0]), mm(-c[1]), layer, strconv.FormatFloat(rot, 'f', -1, 64)})
 	}
 	cw.Flush()
 	return buf.Bytes(), nil

@@ -8,9 +8,9 @@
 // builder solders is exactly what the emulator simulates.
 //
 // Nothing is drawn by hand: the schematic embeds KiCad's own library
-// symbols (copied unchanged into symbols/) and places their units,
-// footprints name KiCad's standard libraries and link their 3-D models,
-// and every pin is labelled with its hw net name. Output is
+// symbols, read unchanged from the installed libraries (SymbolDir), and
+// places their units, footprints name KiCad's standard libraries and link
+// their 3-D models, and every pin is labelled with its hw net name. Output is
 // deterministic: UUIDs are derived from names, nothing carries a date.
 package kicad
 
@@ -59,7 +59,7 @@ func Files(b *hw.Board) (map[string][]byte, error) {
 // AllFiles generates the files of every board size, plus a README and
 // the board files' licence.
 func AllFiles() (map[string][]byte, error) {
-	all := map[string][]byte{"README.md": []byte(readme), "LICENSE": licenceText}
+	all := map[string][]byte{"README.md": []byte(readme), "LICENSE": licenceText, CableFile: CableSVG()}
 	boards := []*hw.Board{}
 	for _, n := range hw.Sizes {
 		boards = append(boards, hw.MustNew(n))
@@ -95,7 +95,8 @@ headers for 16 and 32, every other footprint placed by function, every
 pad on its net, a silkscreen to solder by, routed), the netlist export
 (.net), the bill of materials (-bom.csv, and -bom-jlcpcb.csv in JLCPCB's
 columns) and a point-to-point wiring list for wire-wrap or perfboard
-(-wires.csv); ttl_papers_pi is the Raspberry Pi adapter. The routed
+(-wires.csv); ttl_papers_pi is the Raspberry Pi adapter. cable/ draws
+the IDC-26 to DB-25 cable of the 16- and 32-PE boards. The routed
 boards' fab/ folders hold what a board house takes, made by KiCad 9:
 Gerbers and their job file, drill and position files, JLCPCB's placement
 file (-cpl-jlcpcb.csv), a fab note and a zip of them all.

@@ -26,6 +26,7 @@ var kicadDir = filepath.Join("..", "..", "kicad")
 // what the generator writes now: regenerate with `go run ./cmd/papersctl kicad`.
 func TestCommittedFilesAreFresh(t *testing.T) {
 	testenv.SlowUnderRace(t, "routing the boards")
+	needLibraries(t)
 	want, err := kicad.AllFiles()
 	if err != nil {
 		t.Fatal(err)
@@ -298,6 +299,7 @@ func TestSupplyIsFlagged(t *testing.T) {
 // schematic generates a board's schematic.
 func schematic(t *testing.T, b *hw.Board) []byte {
 	t.Helper()
+	needLibraries(t)
 	src, err := kicad.Schematic(b)
 	if err != nil {
 		t.Fatal(err)
@@ -326,6 +328,7 @@ func committed(t *testing.T, base, ext string) []byte {
 // Every KiCad file names its licence in its title block, and the licence
 // itself is generated beside them, unmodified.
 func TestLicenceNotice(t *testing.T) {
+	needLibraries(t)
 	b := hw.MustNew(32) // placed, not routed: quick
 	pcb, err := kicad.PCB(b, "x.kicad_sch")
 	if err != nil {
@@ -343,5 +346,15 @@ func TestLicenceNotice(t *testing.T) {
 	lic, err := os.ReadFile(filepath.Join(kicadDir, "LICENSE"))
 	if err != nil || !bytes.HasPrefix(lic, []byte("CERN Open Hardware Licence Version 2 - Permissive\n")) {
 		t.Errorf("kicad/LICENSE is not CERN-OHL-P-2.0: %v", err)
+	}
+}
+
+// The schematic's connector area names the board's own connector.
+func TestCableAreaTitle(t *testing.T) {
+	for _, n := range hw.Sizes {
+		want := map[*hw.Part]string{hw.DB25: "one DB-25 per PE", hw.IDC26: "one IDC-26 header per PE"}[hw.CableConnector(n)]
+		if sch := committed(t, kicad.Base(n), ".kicad_sch"); !bytes.Contains(sch, []byte(`"Cable connectors: `+want+`"`)) {
+			t.Errorf("%d PEs: the schematic's connector area is not titled %q", n, want)
+		}
 	}
 }

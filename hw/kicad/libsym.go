@@ -1,34 +1,39 @@
 package kicad
 
 import (
-	"embed"
+	"errors"
 	"fmt"
-	"path"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/ttlpapers/ttlpapers/hw"
 )
 
-// symbols/ holds the symbols the boards use, each copied unchanged from
-// KiCad 9's standard library of the file's name (a test compares them with
-// the installed libraries): the schematic embeds them as KiCad itself would,
-// so KiCad finds each identical to its library's and "Update symbols from
-// library" changes nothing.
-//
-//go:embed symbols/*.kicad_sym
-var libFiles embed.FS
+// EnvSymbolDir names the folder of KiCad's symbol libraries, as KiCad 9
+// itself names it; unset, the generator reads DefaultSymbolDir.
+const EnvSymbolDir = "KICAD9_SYMBOL_DIR"
 
-// LibraryFiles are the copied libraries' names in symbols/, by library
-// nickname ("74xx" → its file's text).
-func LibraryFiles() map[string][]byte {
-	out := map[string][]byte{}
-	entries, _ := libFiles.ReadDir("symbols")
-	for _, e := range entries {
-		src, _ := libFiles.ReadFile(path.Join("symbols", e.Name()))
-		out[strings.TrimSuffix(e.Name(), ".kicad_sym")] = src
+// DefaultSymbolDir is where Debian's kicad-symbols package installs KiCad's
+// standard symbol libraries.
+const DefaultSymbolDir = "/usr/share/kicad/symbols"
+
+// SymbolDir is the folder of KiCad's symbol libraries the generator reads:
+// $KICAD9_SYMBOL_DIR, or DefaultSymbolDir.
+func SymbolDir() string {
+	if d := os.Getenv(EnvSymbolDir); d != "" {
+		return d
 	}
-	return out
+	return DefaultSymbolDir
 }
+
+// ErrNoLibraries is returned, wrapped with the file it missed, when
+// KiCad's symbol libraries are not installed: the schematic embeds their
+// symbols, and the board names the pins they leave unconnected by them.
+var ErrNoLibraries = errors.New("kicad: KiCad 9's symbol libraries are not installed: on Debian bookworm apt-get install -t bookworm-backports kicad-symbols kicad-footprints, or set " + EnvSymbolDir + " to their folder")
 
 // Library is symbol libraries' symbols by lib_id ("74xx:74LS20"), as
 // parsed.
@@ -49,12 +54,99 @@ func ParseLibrary(files map[string][]byte) (Library, error) {
 	return out, nil
 }
 
-// copied are the symbols of symbols/.
-var copied = sync.OnceValues(func() (Library, error) { return ParseLibrary(LibraryFiles()) })
+// ReadLibrary reads the symbols named by lib_id from the libraries in dir,
+// and those they extend. It parses only their text, found as KiCad 9
+// writes a library (a symbol from a line "\t(symbol \"NAME\"" to a line
+// "\t)"): the whole of the five libraries is 15 MB.
+func ReadLibrary(dir string, libIDs []string) (Library, error) {
+	byLib := map[string][]string{}
+	for _, id := range libIDs {
+		lib, name, _ := strings.Cut(id, ":")
+		byLib[lib] = append(byLib[lib], name)
+	}
+	out := Library{}
+	for lib, names := range byLib {
+		path := filepath.Join(dir, lib+".kicad_sym")
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return nil, libraryError(path, err)
+		}
+		for len(names) > 0 {
+			name := names[0]
+			names = names[1:]
+			if out[lib+":"+name] != nil {
+				continue
+			}
+			text := symbolText(string(src), name)
+			if text == "" {
+				return nil, fmt.Errorf("kicad: %s has no symbol %s: KiCad 9's kicad-symbols is needed (an older one names its symbols otherwise)", path, name)
+			}
+			sym, err := ParseExpr(text)
+			if err != nil {
+				return nil, fmt.Errorf("kicad: %s, symbol %s: %w", path, name, err)
+			}
+			out[lib+":"+name] = sym
+			if e := sym.Child("extends"); e != nil {
+				names = append(names, e.Arg(0))
+			}
+		}
+	}
+	return out, nil
+}
 
-// LibSymbol is a copied library symbol as a schematic embeds it.
+// libraryError is the error of a library file that cannot be read:
+// ErrNoLibraries if it is not there.
+func libraryError(path string, err error) error {
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%w (%s is missing)", ErrNoLibraries, path)
+	}
+	return err
+}
+
+// CheckLibraries reports whether every symbol library the boards use is in
+// SymbolDir, without reading them: ErrNoLibraries, wrapped, if not.
+func CheckLibraries() error {
+	for _, id := range BoardSymbols() {
+		lib, _, _ := strings.Cut(id, ":")
+		path := filepath.Join(SymbolDir(), lib+".kicad_sym")
+		if _, err := os.Stat(path); err != nil {
+			return libraryError(path, err)
+		}
+	}
+	return nil
+}
+
+// symbolText is a top-level symbol of a KiCad 9 library file, as its text.
+func symbolText(lib, name string) string {
+	open := "\n\t(symbol " + strconv.Quote(name) + "\n"
+	i := strings.Index(lib, open)
+	if i < 0 {
+		return ""
+	}
+	n := strings.Index(lib[i:], "\n\t)\n")
+	if n < 0 {
+		return ""
+	}
+	return lib[i+1 : i+n+3]
+}
+
+// BoardSymbols are the lib_ids of the symbols the boards use: every part's
+// and the power symbols'.
+func BoardSymbols() []string {
+	ids := []string{"power:GND", "power:VCC", "power:PWR_FLAG"}
+	for _, p := range append(slices.Clone(hw.Parts), hw.Passives...) {
+		ids = append(ids, p.Symbol)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// installed are the symbols the boards use, read once from SymbolDir.
+var installed = sync.OnceValues(func() (Library, error) { return ReadLibrary(SymbolDir(), BoardSymbols()) })
+
+// LibSymbol is an installed library symbol as a schematic embeds it.
 func LibSymbol(libID string) (*Expr, error) {
-	lib, err := copied()
+	lib, err := installed()
 	if err != nil {
 		return nil, err
 	}
@@ -67,13 +159,13 @@ func LibSymbol(libID string) (*Expr, error) {
 func (raw Library) Embedded(libID string) (*Expr, error) {
 	sym := raw[libID]
 	if sym == nil {
-		return nil, fmt.Errorf("kicad: no symbol %s among the copied KiCad libraries (hw/kicad/symbols): copy it with `go test ./hw/kicad -run TestCopiedSymbolsAreKiCads -update-symbols`", libID)
+		return nil, fmt.Errorf("kicad: no symbol %s among those read from KiCad's libraries (add the part to hw.Parts or hw.Passives)", libID)
 	}
 	lib, name, _ := strings.Cut(libID, ":")
 	body := sym
 	if ext := sym.Child("extends"); ext != nil {
 		if body = raw[lib+":"+ext.Arg(0)]; body == nil {
-			return nil, fmt.Errorf("kicad: %s extends %s, which is not copied", libID, ext.Arg(0))
+			return nil, fmt.Errorf("kicad: %s extends %s, which was not read", libID, ext.Arg(0))
 		}
 	}
 	own := map[string]*Expr{}

@@ -1,12 +1,11 @@
 package kicad_test
 
 import (
-	"flag"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -15,12 +14,10 @@ import (
 	"github.com/ttlpapers/ttlpapers/internal/testenv"
 )
 
-var updateSymbols = flag.Bool("update-symbols", false, "copy hw/kicad/symbols afresh from the installed KiCad libraries")
-
 // installedLibrary reads one of KiCad's installed symbol libraries.
 func installedLibrary(t *testing.T, lib string) []byte {
 	t.Helper()
-	path := filepath.Join(symbolDir, lib+".kicad_sym")
+	path := filepath.Join(kicad.SymbolDir(), lib+".kicad_sym")
 	src, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
 		testenv.Missing(t, "%s not found: install Debian's kicad-symbols package (apt-get install -t bookworm-backports kicad-symbols) to check pinouts and symbols against KiCad's library", path)
@@ -31,60 +28,73 @@ func installedLibrary(t *testing.T, lib string) []byte {
 	return src
 }
 
-// symbolBlock is one top-level symbol of a KiCad 9 library file, as its
-// text: from its "(symbol" line to its closing parenthesis, tab-indented
-// one level as the library writes it.
-func symbolBlock(lib []byte, name string) string {
-	re := regexp.MustCompile(`(?ms)^\t\(symbol ` + regexp.QuoteMeta(`"`+name+`"`) + `\n.*?^\t\)\n`)
-	return string(re.Find(lib))
+// needLibraries skips the test without KiCad's symbol libraries (fails it
+// in CI): the generator reads them.
+func needLibraries(t *testing.T) {
+	t.Helper()
+	if err := kicad.CheckLibraries(); err != nil {
+		testenv.Missing(t, "%v", err)
+	}
 }
 
-// TestCopiedSymbolsAreKiCads: every symbol in hw/kicad/symbols is, byte
-// for byte, the installed KiCad library's, and the copies hold every
-// symbol a board part names (and what those extend), no more. With
-// -update-symbols it copies them afresh.
-func TestCopiedSymbolsAreKiCads(t *testing.T) {
-	need := map[string][]string{"power": {"GND", "VCC", "PWR_FLAG"}}
-	for _, p := range append(slices.Clone(hw.Parts), hw.Passives...) {
-		lib, name, _ := strings.Cut(p.Symbol, ":")
-		need[lib] = append(need[lib], name)
-	}
-	for lib, names := range need {
-		src := installedLibrary(t, lib)
-		root, err := kicad.ParseExpr(string(src))
+// TestNoLibraryCopies: the repository holds no file of KiCad's libraries;
+// the generator reads the installed ones.
+func TestNoLibraryCopies(t *testing.T) {
+	root := filepath.Join("..", "..")
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
-		for _, s := range root.Children("symbol") {
-			if slices.Contains(names, s.Arg(0)) {
-				if e := s.Child("extends"); e != nil && !slices.Contains(names, e.Arg(0)) {
-					names = append(names, e.Arg(0))
-				}
-			}
+		if d.IsDir() && path != root && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
 		}
-		slices.Sort(names)
-		names = slices.Compact(names)
-		text := string(src[:strings.Index(string(src), "\n\t(symbol ")+1])
-		for _, n := range names {
-			b := symbolBlock(src, n)
-			if b == "" {
-				t.Fatalf("KiCad's %s library has no symbol %s", lib, n)
-			}
-			text += b
+		if ext := filepath.Ext(path); ext == ".kicad_sym" || ext == ".kicad_mod" {
+			t.Errorf("%s is a KiCad library file: the generator reads KiCad's installed libraries, delete it", path)
 		}
-		text += ")\n"
-		if *updateSymbols {
-			if err := os.WriteFile(filepath.Join("symbols", lib+".kicad_sym"), []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if got := string(kicad.LibraryFiles()[lib]); got != text {
-			t.Errorf("hw/kicad/symbols/%s.kicad_sym is not the installed library's %v: run `go test ./hw/kicad -run TestCopiedSymbolsAreKiCads -update-symbols` and regenerate", lib, names)
-		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := len(kicad.LibraryFiles()); got != len(need) && !*updateSymbols {
-		t.Errorf("hw/kicad/symbols holds %d libraries, the parts name %d", got, len(need))
+}
+
+// Without the libraries the generator stops before any work, naming the
+// packages; with them, it reads each symbol the boards use and what it
+// extends, each as the whole library file parses it.
+func TestReadLibrary(t *testing.T) {
+	_, err := kicad.ReadLibrary(t.TempDir(), kicad.BoardSymbols())
+	if !errors.Is(err, kicad.ErrNoLibraries) || !strings.Contains(err.Error(), "kicad-symbols") {
+		t.Errorf("no libraries: %v, want ErrNoLibraries naming kicad-symbols", err)
+	}
+	t.Setenv(kicad.EnvSymbolDir, t.TempDir())
+	if err := kicad.CheckLibraries(); !errors.Is(err, kicad.ErrNoLibraries) {
+		t.Errorf("CheckLibraries with %s empty: %v, want ErrNoLibraries", kicad.EnvSymbolDir, err)
+	}
+	t.Setenv(kicad.EnvSymbolDir, "")
+	needLibraries(t)
+	got, err := kicad.ReadLibrary(kicad.SymbolDir(), kicad.BoardSymbols())
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	for _, id := range kicad.BoardSymbols() {
+		lib, _, _ := strings.Cut(id, ":")
+		files[lib] = installedLibrary(t, lib)
+	}
+	whole, err := kicad.ParseLibrary(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range kicad.BoardSymbols() {
+		if got[id] == nil || !reflect.DeepEqual(got[id], whole[id]) {
+			t.Errorf("%s read is not the library's", id)
+		}
+		if e := whole[id].Child("extends"); e != nil {
+			lib, _, _ := strings.Cut(id, ":")
+			if p := lib + ":" + e.Arg(0); !reflect.DeepEqual(got[p], whole[p]) {
+				t.Errorf("%s extends %s, read as not the library's", id, p)
+			}
+		}
 	}
 }
 
@@ -94,7 +104,8 @@ func TestCopiedSymbolsAreKiCads(t *testing.T) {
 // "Update symbols from library" has nothing to change.
 func TestEmbeddedSymbolsAreTheLibrarys(t *testing.T) {
 	files := map[string][]byte{}
-	for lib := range kicad.LibraryFiles() {
+	for _, id := range kicad.BoardSymbols() {
+		lib, _, _ := strings.Cut(id, ":")
 		files[lib] = installedLibrary(t, lib)
 	}
 	installed, err := kicad.ParseLibrary(files)

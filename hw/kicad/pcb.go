@@ -596,6 +596,10 @@ var pcbLayers = []string{
 // routed by package route. Footprints link to their schematic symbols, so
 // Pcbnew's Update PCB from Schematic keeps working.
 func PCB(b *hw.Board, schematicFile string) ([]byte, error) {
+	// A pin on no net takes the name its library symbol gives it.
+	if _, err := installed(); err != nil {
+		return nil, err
+	}
 	l := placeFootprints(b)
 	var res *route.Result
 	state := "placed by function, not routed."

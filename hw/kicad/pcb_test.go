@@ -509,3 +509,55 @@ func num(t *testing.T, s string) float64 {
 	}
 	return v
 }
+
+// TestSupplyTracks: on every routed board each track of a supply (VCC,
+// GND, and the Pi adapter's 3.3 V) is the power width, and the project's
+// net classes put those nets in the Power class that says so.
+func TestSupplyTracks(t *testing.T) {
+	for _, b := range kicad.Routed() {
+		base := kicad.BaseOf(b)
+		root, err := kicad.ParseExpr(string(boardFile(t, base)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		supplies := map[string]bool{}
+		// KiCad names the power symbols' nets bare and a label's "/"-prefixed.
+		for name, kiName := range map[string]string{hw.VCC: hw.VCC, hw.GND: hw.GND, hw.NetPi3V3: "/" + hw.NetPi3V3} {
+			if n := b.Net(name); n != nil && len(n.Nodes) > 1 {
+				supplies[kiName] = true
+			}
+		}
+		code := map[string]string{}
+		for _, n := range root.Children("net") {
+			code[n.Arg(0)] = n.Arg(1)
+		}
+		want := strconv.FormatFloat(float64(kicad.Rules.PowerTrack)/1000, 'f', -1, 64)
+		seen := map[string]int{}
+		for _, s := range root.Children("segment") {
+			net := code[s.Child("net").Arg(0)]
+			if !supplies[net] {
+				continue
+			}
+			seen[net]++
+			if w := s.Child("width").Arg(0); w != want {
+				t.Errorf("%s: a %s track is %s mm wide, want %s", base, net, w, want)
+			}
+		}
+		var pro struct {
+			NetSettings struct {
+				Patterns []struct{ Netclass, Pattern string } `json:"netclass_patterns"`
+			} `json:"net_settings"`
+		}
+		if err := json.Unmarshal(committed(t, base, ".kicad_pro"), &pro); err != nil {
+			t.Fatal(err)
+		}
+		for net := range supplies {
+			if seen[net] == 0 {
+				t.Errorf("%s: no track of %s", base, net)
+			}
+			if !slices.Contains(pro.NetSettings.Patterns, struct{ Netclass, Pattern string }{"Power", net}) {
+				t.Errorf("%s: the project does not put %s in the Power net class", base, net)
+			}
+		}
+	}
+}

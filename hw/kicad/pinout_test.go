@@ -13,10 +13,6 @@ import (
 	"github.com/ttlpapers/ttlpapers/hw/kicad"
 )
 
-// symbolDir is where Debian's kicad-symbols package installs KiCad's
-// standard symbol libraries.
-const symbolDir = "/usr/share/kicad/symbols"
-
 type libPin struct {
 	num, name, typ, shape string
 	unit                  int

@@ -44,7 +44,7 @@ func uuid(name string) string {
 // Areas of the schematic, one per functional group of hw.Component.Group,
 // left to right.
 var areas = []struct{ group, title string }{
-	{"cable", "Cable connectors: one DB-25 per PE"},
+	{"cable", "Cable connectors: one %s per PE"}, // the board's connector
 	{"barrier", "Barrier: S0/S1 NAND trees and flip-flops"},
 	{"interrupt", "Interrupt request and acknowledge trees"},
 	{"mux", "Per-PE Busy multiplexers (P_SEL)"},
@@ -54,6 +54,9 @@ var areas = []struct{ group, title string }{
 	{"host", "Pi header"},      // the Pi adapter's: short titles, as its board is narrow
 	{"shift", "3.3 V shifter"}, // board outputs to the Pi's 3.3 V inputs
 }
+
+// cableName names a cable connector part in the schematic's title.
+var cableName = map[*hw.Part]string{hw.DB25: "DB-25", hw.IDC26: "IDC-26 header"}
 
 // placed is a component at its place on the sheet (X, Y: symbol origin,
 // sheet coordinates, Y down).
@@ -165,7 +168,11 @@ func flow(b *hw.Board, syms map[string][]*symbolDef, colH, maxW coord) []*area {
 	var out []*area
 	x, y, rowH := margin+pin, margin+pin, coord(0)
 	for _, ar := range areas {
-		a := layoutArea(b, syms, ar.group, ar.title, colH)
+		title := ar.title
+		if ar.group == "cable" {
+			title = fmt.Sprintf(title, cableName[hw.CableConnector(b.PEs)])
+		}
+		a := layoutArea(b, syms, ar.group, title, colH)
 		if a == nil {
 			continue
 		}
