@@ -151,6 +151,7 @@ type Endpoint struct {
 	stage    Stager  // t's staging of long payloads, if it has it
 	beat     beater  // t's counts of polls, if it has them
 	spin     Spinner // t's own spin for waits, if it has one
+	sleeps   bool    // t's Wait sleeps until something arrives or drains (Sleeper)
 	maxPay   int     // MaxPayload
 	self, n  int
 	handlers []Handler
@@ -179,6 +180,9 @@ func NewEndpoint(t Transport, o Options) *Endpoint {
 	}
 	e.beat, _ = t.(beater)
 	e.spin, _ = t.(Spinner)
+	if s, ok := t.(Sleeper); ok {
+		e.sleeps = s.Sleeps()
+	}
 	e.maxPay = MaxMedium
 	if st, ok := t.(Stager); ok {
 		e.stage, e.maxPay = st, max(MaxMedium, st.MaxStaged())
@@ -378,6 +382,16 @@ func (e *Endpoint) send(op string, dst int, net Net, poll Nets, h HandlerID, a A
 		}
 		if poll&eitherNet != 0 {
 			p.Net ^= 1
+		}
+		if e.sleeps { // sleep until the full send buffer drains or a packet comes
+			if start.IsZero() {
+				start = time.Now()
+			}
+			if err := e.stalled(op, dst, start); err != nil {
+				return err
+			}
+			e.t.Wait(e.timeout-time.Since(start), e.done)
+			continue
 		}
 		if try > 0 && try%64 == 0 {
 			if start.IsZero() {
@@ -582,6 +596,17 @@ type beater interface {
 	beats(k int) uint32
 }
 
+// Sleeper is implemented by a transport whose Wait sleeps in the kernel
+// and returns as soon as a packet arrives, a peer leaves, a full send
+// buffer has room or done is closed: the TCP one's, where the kernel
+// reports each connection's readiness. A wait then neither spins nor naps:
+// it sleeps until the first of those or its deadline, as a blocking read
+// of a socket would, and an idle PE costs no CPU. A send that finds the
+// medium full sleeps the same way until it drains.
+type Sleeper interface {
+	Sleeps() bool
+}
+
 // Spinner is implemented by a transport whose medium a wait watches more
 // cheaply from inside the transport than by polling it from here (MPI's:
 // a cgo call per poll). A spinning wait calls Spin between its polls; it
@@ -606,18 +631,19 @@ type Crowded interface {
 // silence — no message handled — longer than the timeout in a
 // *papers.TimeoutError naming it.
 func (e *Endpoint) Wait(op string, on int, done func() bool) error {
-	return e.wait(op, on, done, sleepFor)
+	return e.wait(op, on, done, 0)
 }
 
 // wait is Wait sleeping at most nap at a time once it has spun: a
 // condition no message changes (a barrier on the board) is looked at
-// again after nap.
+// again after nap. A nap of 0 is for a condition only messages change:
+// sleepFor, or on a Sleeper the rest of the timeout.
 func (e *Endpoint) wait(op string, on int, done func() bool, nap time.Duration) error {
 	if e.cur != nil {
 		return e.misuse(op, ErrInHandler)
 	}
 	var start time.Time // the silence began (read at the first look at the clock)
-	spinning := true
+	spinning := !e.sleeps
 	var beats uint32     // the polls of the PEs waited on, at the last look
 	var beatAt time.Time // the last look
 	arrived := false     // the transport's spin saw a packet: poll before done()
@@ -634,7 +660,7 @@ func (e *Endpoint) wait(op string, on int, done func() bool, nap time.Duration) 
 			return err
 		}
 		if n > 0 { // progress: the deadline bounds a silence, not the whole wait
-			i, start, spinning = 0, time.Time{}, true
+			i, start, spinning = 0, time.Time{}, !e.sleeps
 			continue
 		}
 		if done() {
@@ -681,7 +707,14 @@ func (e *Endpoint) wait(op string, on int, done func() bool, nap time.Duration) 
 			}
 			return err
 		}
-		e.t.Wait(nap, e.done)
+		switch {
+		case nap > 0:
+			e.t.Wait(nap, e.done)
+		case e.sleeps:
+			e.t.Wait(e.timeout-time.Since(start), e.done)
+		default:
+			e.t.Wait(sleepFor, e.done)
+		}
 	}
 }
 

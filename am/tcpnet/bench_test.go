@@ -74,6 +74,9 @@ func pair(tb testing.TB, client func(o *ops) error) {
 		o.rep = ep.Register(func(*am.Msg) { o.replies++ })
 		stop := false
 		hStop := ep.Register(func(*am.Msg) { stop = true })
+		if err := am.Barrier(p); err != nil { // every PE has its handlers
+			return err
+		}
 		if p.Self() == 1 {
 			return ep.Wait("serve", 0, func() bool { return stop })
 		}

@@ -246,7 +246,11 @@ func (l *Listener) Connect(self int, addrs []netip.AddrPort, secret []byte, time
 		}
 	}
 	if len(missing) == 0 && len(s.errs) == 0 {
-		return newNet(self, n, s.fds, timeout, sameHost), nil
+		t, err := newNet(self, n, s.fds, timeout, sameHost)
+		if err == nil {
+			return t, nil
+		}
+		s.errs = append(s.errs, fmt.Errorf("the kernel's readiness set: %w", err))
 	}
 	for k := range s.fds {
 		for _, fd := range s.fds[k] {
