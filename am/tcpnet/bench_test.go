@@ -22,7 +22,7 @@ import (
 
 // ops are the operations the benchmarks time on PE 0 of 2 goroutine PEs
 // on TCP: a round trip of active messages, and a Split-C bulk put to PE
-// 1's part of a spread array, to completion.
+// 1's part of a spread array or a bulk get from it, to completion.
 type ops struct {
 	ep       *am.Endpoint
 	m        *splitc.Memory
@@ -49,7 +49,14 @@ func (o *ops) put(size int) error {
 	return splitc.Sync(o.m)
 }
 
-// maxPut is the largest bulk put timed.
+func (o *ops) get(size int) error {
+	if err := splitc.BulkGet(o.m, o.buf[:size/8], o.dst); err != nil {
+		return err
+	}
+	return splitc.Sync(o.m)
+}
+
+// maxPut is the largest bulk put or get timed.
 const maxPut = 1 << 20
 
 // pair runs client on PE 0; PE 1 serves until it returns.
@@ -90,8 +97,8 @@ func pair(tb testing.TB, client func(o *ops) error) {
 	}
 }
 
-// TestZeroAllocs: a round trip and a bulk put, on both PEs (the count is
-// the process's), allocate nothing.
+// TestZeroAllocs: a round trip, a bulk put and a bulk get, on both PEs
+// (the count is the process's), allocate nothing.
 func TestZeroAllocs(t *testing.T) {
 	if testenv.Race {
 		t.Skip("the race detector's own allocations count too; .ci/run runs this test without it")
@@ -109,6 +116,9 @@ func TestZeroAllocs(t *testing.T) {
 		for _, size := range []int{4 << 10, 64 << 10, maxPut} {
 			if a := testing.AllocsPerRun(500, func() { keep(o.put(size)) }); a != 0 {
 				t.Errorf("a bulk put of %d bytes allocates %v times", size, a)
+			}
+			if a := testing.AllocsPerRun(500, func() { keep(o.get(size)) }); a != 0 {
+				t.Errorf("a bulk get of %d bytes allocates %v times", size, a)
 			}
 		}
 		return err
@@ -135,6 +145,23 @@ func BenchmarkBulkPut(b *testing.B) {
 			pair(b, func(o *ops) error {
 				for b.Loop() {
 					if err := o.put(size); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		})
+	}
+}
+
+func BenchmarkBulkGet(b *testing.B) {
+	for _, size := range []int{4 << 10, 64 << 10, maxPut} {
+		b.Run(fmt.Sprintf("%dKiB", size>>10), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(size))
+			pair(b, func(o *ops) error {
+				for b.Loop() {
+					if err := o.get(size); err != nil {
 						return err
 					}
 				}
