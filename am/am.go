@@ -425,6 +425,10 @@ func (e *Endpoint) sendNow(op string, dst int, p *Packet, payload []byte) error 
 	q.Staged = 0
 	if staged {
 		q.Staged = uint32(len(payload))
+		if e.qat > 0 && cap(e.qdata)-len(e.qdata) < len(payload) { // reuse what was sent before growing
+			e.qdata = e.qdata[:copy(e.qdata, e.qdata[e.qat:])]
+			e.qat = 0
+		}
 		e.qdata = append(e.qdata, payload...)
 	}
 	e.stats.Deferred++

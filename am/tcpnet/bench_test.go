@@ -9,12 +9,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/am"
+	"github.com/ttlpapers/ttlpapers/baseline"
 	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"github.com/ttlpapers/ttlpapers/papers"
 	"github.com/ttlpapers/ttlpapers/splitc"
@@ -59,8 +61,17 @@ func (o *ops) get(size int) error {
 // maxPut is the largest bulk put or get timed.
 const maxPut = 1 << 20
 
-// pair runs client on PE 0; PE 1 serves until it returns.
-func pair(tb testing.TB, client func(o *ops) error) {
+// maxBulk is the largest block BenchmarkVsGoTCP moves.
+const maxBulk = 16 << 20
+
+// pair runs client on PE 0, with blocks of up to maxPut bytes; PE 1
+// serves until it returns.
+func pair(tb testing.TB, client func(o *ops) error) { pairOf(tb, maxPut, client) }
+
+// bulkPair is pair with blocks of up to maxBulk bytes.
+func bulkPair(tb testing.TB, client func(o *ops) error) { pairOf(tb, maxBulk, client) }
+
+func pairOf(tb testing.TB, most int, client func(o *ops) error) {
 	tb.Helper()
 	err := run(tb, 2, "", 20*time.Second, func(p *papers.PE) error {
 		ep, err := am.Of(p)
@@ -71,11 +82,11 @@ func pair(tb testing.TB, client func(o *ops) error) {
 		if err != nil {
 			return err
 		}
-		s, err := splitc.AllSpreadMalloc[uint64](m, 2*maxPut/8)
+		s, err := splitc.AllSpreadMalloc[uint64](m, 2*most/8)
 		if err != nil {
 			return err
 		}
-		o := &ops{ep: ep, m: m, dst: s.At(1), buf: make([]uint64, maxPut/8+2)[2:]}
+		o := &ops{ep: ep, m: m, dst: s.At(1), buf: make([]uint64, most/8+2)[2:]}
 		o.replied = func() bool { return o.replies == o.want }
 		o.req = ep.Register(func(m *am.Msg) { m.Reply(o.rep, m.Args) })
 		o.rep = ep.Register(func(*am.Msg) { o.replies++ })
@@ -155,11 +166,11 @@ func BenchmarkBulkPut(b *testing.B) {
 }
 
 func BenchmarkBulkGet(b *testing.B) {
-	for _, size := range []int{4 << 10, 64 << 10, maxPut} {
+	for _, size := range []int{4 << 10, 64 << 10, maxPut, maxBulk} {
 		b.Run(fmt.Sprintf("%dKiB", size>>10), func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(size))
-			pair(b, func(o *ops) error {
+			bulkPair(b, func(o *ops) error {
 				for b.Loop() {
 					if err := o.get(size); err != nil {
 						return err
@@ -242,4 +253,102 @@ func BenchmarkVsMPI(b *testing.B) {
 			return nil
 		})
 	}
+}
+
+// BenchmarkVsGoTCP times, in each of 3 rounds, ours and a plain Go TCP
+// pair (baseline.GoTCP: the floor for Go on this kernel) one after the
+// other: a round trip, bulk puts and gets of 64 KiB to 16 MiB. It reports
+// the medians of the rounds, ours and Go's, and the median of the
+// rounds' ratios: rt/go (ours over Go's time; the goal at most 1.5),
+// putN/go and getN/go (ours over Go's bandwidth; the goal at least 0.8).
+func BenchmarkVsGoTCP(b *testing.B) {
+	const rounds, rts = 3, 2000
+	sizes := []int{64 << 10, 1 << 20, 16 << 20}
+	g, err := baseline.NewGoTCP(maxBulk, 20*time.Second)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if err := g.Close(); err != nil {
+			b.Error(err)
+		}
+	}()
+	block := make([]byte, maxBulk)
+	// timed runs op count times and returns the time per op.
+	timed := func(count int, op func() error) (float64, error) {
+		start := time.Now()
+		for range count {
+			if err := op(); err != nil {
+				return 0, err
+			}
+		}
+		return time.Since(start).Seconds() / float64(count), nil
+	}
+	type figure struct{ ours, gos []float64 }
+	figs := map[string]*figure{}
+	add := func(name string, ours, gos float64) {
+		f := figs[name]
+		if f == nil {
+			f = &figure{}
+			figs[name] = f
+		}
+		f.ours, f.gos = append(f.ours, ours), append(f.gos, gos)
+	}
+	for b.Loop() {
+		bulkPair(b, func(o *ops) error {
+			for range rounds {
+				ours, err := timed(rts, o.roundTrip)
+				if err != nil {
+					return err
+				}
+				gos, err := timed(rts, g.RoundTrip)
+				if err != nil {
+					return err
+				}
+				add("rt", ours, gos)
+				for _, size := range sizes {
+					count := max(4, (64<<20)/size)
+					for _, kind := range []string{"put", "get"} {
+						ourOp, goOp := func() error { return o.put(size) }, func() error { return g.Put(block[:size]) }
+						if kind == "get" {
+							ourOp, goOp = func() error { return o.get(size) }, func() error { return g.Get(block[:size]) }
+						}
+						ours, err := timed(count, ourOp)
+						if err != nil {
+							return err
+						}
+						gos, err := timed(count, goOp)
+						if err != nil {
+							return err
+						}
+						// Bandwidths: the ratio is Go's time over ours.
+						add(fmt.Sprintf("%s%dK", kind, size>>10), float64(size)/ours/1e6, float64(size)/gos/1e6)
+					}
+				}
+			}
+			return nil
+		})
+	}
+	for name, f := range figs {
+		ratios := make([]float64, len(f.ours))
+		for i := range ratios {
+			ratios[i] = f.ours[i] / f.gos[i]
+		}
+		unit := "-MB/s"
+		if name == "rt" {
+			unit = "-µs"
+			for i := range f.ours {
+				f.ours[i], f.gos[i] = f.ours[i]*1e6, f.gos[i]*1e6
+			}
+		}
+		b.ReportMetric(median(f.ours), name+unit)
+		b.ReportMetric(median(f.gos), "go-"+name+unit)
+		b.ReportMetric(median(ratios), name+"/go")
+	}
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
 }

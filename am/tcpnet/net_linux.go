@@ -38,6 +38,8 @@ type Net struct {
 	conns   []conn  // PE k's connection on net at k*2+net; self's are a queue in memory
 	next    [2]int  // where Recv's round of the PEs starts, per network
 	pending int     // connections with bytes waiting in their send buffer
+	full    bool    // a send found no room
+	room    bool    // and a socket has taken bytes since: Wait returns at once
 	pconn   []*conn // the connections to other PEs; an epoll event's Fd is the index here
 	ready   readiness
 	crowded bool
@@ -159,6 +161,7 @@ func (t *Net) send(dst int, p *am.Packet, payload []byte) (bool, error) {
 	}
 	if len(c.out)-c.ow < total {
 		if c.or == 0 || len(c.out)-(c.ow-c.or) < total {
+			t.full = true
 			return false, nil
 		}
 		c.ow = copy(c.out, c.out[c.or:c.ow])
@@ -199,6 +202,7 @@ func (t *Net) flush(c *conn) error {
 			return t.broken(c, err)
 		}
 		c.or += n
+		t.room = t.full
 	}
 	c.or, c.ow = 0, 0
 	t.pending--
@@ -366,6 +370,10 @@ func (c *conn) ready() bool {
 // send buffer drains, d passes or done is closed (ready.wait).
 func (t *Net) Wait(d time.Duration, done <-chan struct{}) {
 	t.flushAll()
+	if t.room { // a send that found no room may find it now
+		t.room, t.full = false, false
+		return
+	}
 	for i := range t.conns {
 		if t.conns[i].ready() {
 			return
