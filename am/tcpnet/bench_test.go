@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -351,4 +352,77 @@ func median(v []float64) float64 {
 	s := slices.Clone(v)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// BenchmarkIdle: the CPU the process uses while PE 1 waits for a message
+// and PE 0 sleeps without polling for a second, as a fraction of one CPU
+// (idle-cpu; the goal at most 0.02).
+func BenchmarkIdle(b *testing.B) {
+	const idle = time.Second
+	for b.Loop() {
+		pair(b, func(o *ops) error {
+			before := cpuTime()
+			time.Sleep(idle)
+			b.ReportMetric((cpuTime()-before).Seconds()/idle.Seconds(), "idle-cpu")
+			return nil
+		})
+	}
+}
+
+// cpuTime is the process's user and system time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkAllToAll: every PE gets an 8-byte word from every other PE
+// (split-phase gets, then Sync) over and over, at 2, 4 and 8 goroutine
+// PEs; a2aN-µs is PE 0's time per all-to-all at N PEs, and a2aN/a2a2 its
+// ratio to 2 PEs' (the goal: at most 2 at 8 PEs).
+func BenchmarkAllToAll(b *testing.B) {
+	const iters = 300
+	for b.Loop() {
+		per := map[int]float64{}
+		for _, n := range []int{2, 4, 8} {
+			err := run(b, n, "", 20*time.Second, func(p *papers.PE) error {
+				m, err := splitc.Attach(p)
+				if err != nil {
+					return err
+				}
+				s, err := splitc.AllSpreadMalloc[uint64](m, n)
+				if err != nil {
+					return err
+				}
+				if err := am.Barrier(p); err != nil {
+					return err
+				}
+				words := make([]uint64, n)
+				start := time.Now()
+				for range iters {
+					for k := range n {
+						if k != p.Self() {
+							if err := splitc.Get(m, &words[k], s.At(k)); err != nil {
+								return err
+							}
+						}
+					}
+					if err := splitc.Sync(m); err != nil {
+						return err
+					}
+				}
+				if p.Self() == 0 {
+					per[n] = time.Since(start).Seconds() / iters * 1e6
+				}
+				return am.Barrier(p)
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(per[n], fmt.Sprintf("a2a%d-µs", n))
+			if n > 2 {
+				b.ReportMetric(per[n]/per[2], fmt.Sprintf("a2a%d/a2a2", n))
+			}
+		}
+	}
 }
