@@ -81,7 +81,7 @@ func (m *Msg) Endpoint() *Endpoint { return m.ep }
 // not (ErrHandlerSend).
 func (m *Msg) Reply(h HandlerID, a Args) error { return m.ReplyMedium(h, a, nil) }
 
-// ReplyMedium is Reply with a payload of up to MaxMedium bytes.
+// ReplyMedium is Reply with a payload of up to MaxPayload bytes.
 func (m *Msg) ReplyMedium(h HandlerID, a Args, payload []byte) error {
 	e := m.ep
 	if e.cur != m {
@@ -151,6 +151,7 @@ type Endpoint struct {
 	stage    Stager  // t's staging of long payloads, if it has it
 	beat     beater  // t's counts of polls, if it has them
 	spin     Spinner // t's own spin for waits, if it has one
+	sleeps   bool    // t's Wait sleeps until something arrives or drains (Sleeper)
 	maxPay   int     // MaxPayload
 	self, n  int
 	handlers []Handler
@@ -163,7 +164,9 @@ type Endpoint struct {
 	msg      Msg
 	cur      *Msg     // the message whose handler is running, or nil
 	queue    []Packet // replies that found the requester's inbox full (sent at the next poll)
-	err      error    // a misuse inside a handler, returned by the poll that ran it
+	qdata    []byte   // the long payloads of queued replies (Staged bytes each), from qat
+	qat      int
+	err      error // a misuse inside a handler, returned by the poll that ran it
 	closed   bool
 	stats    Stats
 	values   map[any]any
@@ -179,6 +182,9 @@ func NewEndpoint(t Transport, o Options) *Endpoint {
 	}
 	e.beat, _ = t.(beater)
 	e.spin, _ = t.(Spinner)
+	if s, ok := t.(Sleeper); ok {
+		e.sleeps = s.Sleeps()
+	}
 	e.maxPay = MaxMedium
 	if st, ok := t.(Stager); ok {
 		e.stage, e.maxPay = st, max(MaxMedium, st.MaxStaged())
@@ -206,12 +212,13 @@ func Of(p *papers.PE) (*Endpoint, error) {
 func (e *Endpoint) Self() int { return e.self }
 func (e *Endpoint) PEs() int  { return e.n }
 
-// MaxPayload is the most payload bytes one request or send (not a
-// handler's reply) may carry: MaxMedium, or more where the PEs share
-// memory (in-process, and papersctl run's processes), whose transports
-// stage a long payload beside the inbox and send one packet saying how
-// long it is. Layers that move blocks (Strata's block transfers, Split-C's
-// bulk forms) send packets this long.
+// MaxPayload is the most payload bytes one request, send or reply may
+// carry: MaxMedium, or more where the transport carries long payloads
+// (Stager): the in-process and shared-memory ones stage them beside the
+// inbox, the TCP one sends them in the packet's frame. A handler's long
+// reply that finds the requester's side full waits, copied, in this PE's
+// queue. Layers that move blocks (Strata's block transfers, Split-C's bulk
+// forms, gets as well as puts) send packets this long.
 func (e *Endpoint) MaxPayload() int { return e.maxPay }
 
 // Stats returns the traffic counts so far.
@@ -317,12 +324,8 @@ func (e *Endpoint) send(op string, dst int, net Net, poll Nets, h HandlerID, a A
 	if dst < 0 || dst >= e.n {
 		return e.misuse(op, fmt.Errorf("%w: destination PE %d: the PEs are 0 to %d", papers.ErrArgument, dst, e.n-1))
 	}
-	limit := e.maxPay
-	if e.cur != nil {
-		limit = MaxMedium // a handler's reply may wait in the queue, which holds packets
-	}
-	if len(payload) > limit {
-		return e.misuse(op, fmt.Errorf("%w: %d payload bytes: a packet carries at most %d (send more in several)", papers.ErrArgument, len(payload), limit))
+	if len(payload) > e.maxPay {
+		return e.misuse(op, fmt.Errorf("%w: %d payload bytes: a packet carries at most %d (send more in several)", papers.ErrArgument, len(payload), e.maxPay))
 	}
 	if e.closed {
 		return e.errorf("%s: the endpoint is closed", op)
@@ -342,7 +345,7 @@ func (e *Endpoint) send(op string, dst int, net Net, poll Nets, h HandlerID, a A
 		}
 		m.replied = true
 		p.Net = Right
-		return e.sendNow(op, dst, p)
+		return e.sendNow(op, dst, p, payload)
 	}
 	var start time.Time
 	for try := 0; ; try++ {
@@ -379,6 +382,16 @@ func (e *Endpoint) send(op string, dst int, net Net, poll Nets, h HandlerID, a A
 		if poll&eitherNet != 0 {
 			p.Net ^= 1
 		}
+		if e.sleeps { // sleep until the full send buffer drains or a packet comes
+			if start.IsZero() {
+				start = time.Now()
+			}
+			if err := e.stalled(op, dst, start); err != nil {
+				return err
+			}
+			e.t.Wait(e.timeout-time.Since(start), e.done)
+			continue
+		}
 		if try > 0 && try%64 == 0 {
 			if start.IsZero() {
 				start = time.Now()
@@ -392,10 +405,12 @@ func (e *Endpoint) send(op string, dst int, net Net, poll Nets, h HandlerID, a A
 }
 
 // sendNow sends a handler's reply without polling: into the requester's
-// inbox, or this PE's queue when it is full.
-func (e *Endpoint) sendNow(op string, dst int, p *Packet) error {
+// inbox, or this PE's queue when it is full. A long payload waits in
+// qdata, which grows to the most ever queued at once and is then reused.
+func (e *Endpoint) sendNow(op string, dst int, p *Packet, payload []byte) error {
+	staged := len(payload) > MaxMedium
 	if len(e.queue) == 0 {
-		ok, err := e.t.Send(dst, p)
+		ok, err := e.sendPacket(dst, p, payload, staged)
 		if err != nil {
 			return e.misuse(op, err)
 		}
@@ -405,27 +420,48 @@ func (e *Endpoint) sendNow(op string, dst int, p *Packet) error {
 		}
 	}
 	e.queue = append(e.queue, *p)
-	e.queue[len(e.queue)-1].Src = int32(dst) // queued: Src holds the destination
+	q := &e.queue[len(e.queue)-1]
+	q.Src = int32(dst) // queued: Src holds the destination
+	q.Staged = 0
+	if staged {
+		q.Staged = uint32(len(payload))
+		if e.qat > 0 && cap(e.qdata)-len(e.qdata) < len(payload) { // reuse what was sent before growing
+			e.qdata = e.qdata[:copy(e.qdata, e.qdata[e.qat:])]
+			e.qat = 0
+		}
+		e.qdata = append(e.qdata, payload...)
+	}
 	e.stats.Deferred++
 	return nil
+}
+
+func (e *Endpoint) sendPacket(dst int, p *Packet, payload []byte, staged bool) (bool, error) {
+	if staged {
+		return e.stage.SendStaged(dst, p, payload)
+	}
+	return e.t.Send(dst, p)
 }
 
 // flush sends the queued replies that fit.
 func (e *Endpoint) flush() error {
 	for len(e.queue) > 0 {
 		q := &e.queue[0]
-		ok, err := e.t.Send(int(q.Src), q)
+		n := int(q.Staged)
+		ok, err := e.sendPacket(int(q.Src), q, e.qdata[e.qat:e.qat+n], n > 0)
 		if err != nil {
 			e.queue = e.queue[1:]
+			e.qat += n
 			return e.errorf("reply to PE %d: %w", q.Src, err)
 		}
 		if !ok {
+			q.Staged = uint32(n) // a failed try may have changed it
 			return nil
 		}
 		e.stats.Sent++
 		e.queue = e.queue[1:]
+		e.qat += n
 	}
-	e.queue = e.queue[:0]
+	e.queue, e.qdata, e.qat = e.queue[:0], e.qdata[:0], 0
 	return nil
 }
 
@@ -582,6 +618,17 @@ type beater interface {
 	beats(k int) uint32
 }
 
+// Sleeper is implemented by a transport whose Wait sleeps in the kernel
+// and returns as soon as a packet arrives, a peer leaves, a full send
+// buffer has room or done is closed: the TCP one's, where the kernel
+// reports each connection's readiness. A wait then neither spins nor naps:
+// it sleeps until the first of those or its deadline, as a blocking read
+// of a socket would, and an idle PE costs no CPU. A send that finds the
+// medium full sleeps the same way until it drains.
+type Sleeper interface {
+	Sleeps() bool
+}
+
 // Spinner is implemented by a transport whose medium a wait watches more
 // cheaply from inside the transport than by polling it from here (MPI's:
 // a cgo call per poll). A spinning wait calls Spin between its polls; it
@@ -606,18 +653,19 @@ type Crowded interface {
 // silence — no message handled — longer than the timeout in a
 // *papers.TimeoutError naming it.
 func (e *Endpoint) Wait(op string, on int, done func() bool) error {
-	return e.wait(op, on, done, sleepFor)
+	return e.wait(op, on, done, 0)
 }
 
 // wait is Wait sleeping at most nap at a time once it has spun: a
 // condition no message changes (a barrier on the board) is looked at
-// again after nap.
+// again after nap. A nap of 0 is for a condition only messages change:
+// sleepFor, or on a Sleeper the rest of the timeout.
 func (e *Endpoint) wait(op string, on int, done func() bool, nap time.Duration) error {
 	if e.cur != nil {
 		return e.misuse(op, ErrInHandler)
 	}
 	var start time.Time // the silence began (read at the first look at the clock)
-	spinning := true
+	spinning := !e.sleeps
 	var beats uint32     // the polls of the PEs waited on, at the last look
 	var beatAt time.Time // the last look
 	arrived := false     // the transport's spin saw a packet: poll before done()
@@ -634,7 +682,7 @@ func (e *Endpoint) wait(op string, on int, done func() bool, nap time.Duration) 
 			return err
 		}
 		if n > 0 { // progress: the deadline bounds a silence, not the whole wait
-			i, start, spinning = 0, time.Time{}, true
+			i, start, spinning = 0, time.Time{}, !e.sleeps
 			continue
 		}
 		if done() {
@@ -681,7 +729,14 @@ func (e *Endpoint) wait(op string, on int, done func() bool, nap time.Duration) 
 			}
 			return err
 		}
-		e.t.Wait(nap, e.done)
+		switch {
+		case nap > 0:
+			e.t.Wait(nap, e.done)
+		case e.sleeps:
+			e.t.Wait(e.timeout-time.Since(start), e.done)
+		default:
+			e.t.Wait(sleepFor, e.done)
+		}
 	}
 }
 

@@ -129,7 +129,7 @@ func TestPollingRules(t *testing.T) {
 			_, got.poll = ep.Poll(am.PollBoth, true)
 			got.wait = ep.Wait("x", 0, func() bool { return true })
 			got.request = ep.Request(0, 0, am.Args{})
-			got.long = m.ReplyMedium(hReply, am.Args{}, make([]byte, am.MaxMedium+1)) // it could not wait in the queue
+			got.long = m.ReplyMedium(hReply, am.Args{}, make([]byte, ep.MaxPayload()+1))
 			if err := m.Reply(hReply, am.Args{}); err != nil {
 				panic(err)
 			}
@@ -171,7 +171,7 @@ func TestPollingRules(t *testing.T) {
 		"Poll in a handler":            {got.poll, am.ErrInHandler},
 		"Wait in a handler":            {got.wait, am.ErrInHandler},
 		"Request in a handler":         {got.request, am.ErrHandlerSend},
-		"Reply longer than MaxMedium":  {got.long, papers.ErrArgument},
+		"Reply longer than MaxPayload": {got.long, papers.ErrArgument},
 		"second Reply":                 {got.reply2, am.ErrHandlerSend},
 		"Reply from a reply handler":   {got.replyFromReply, am.ErrHandlerSend},
 		"Reply after the handler ends": {got.late, am.ErrHandlerSend},
@@ -401,6 +401,70 @@ func TestStaged(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestStagedReplies: a handler replies with long payloads to a requester
+// that does not poll for replies while it sends, so they wait in the
+// replier's queue; each arrives whole and in order.
+func TestStagedReplies(t *testing.T) {
+	const count = 40
+	size := func(i int) int { return 100000 + 997*i }
+	var deferred uint64
+	served := make(chan struct{}) // PE 0 polls for replies only once PE 1 has answered every request
+	err := run(t, 2, 0, func(p *papers.PE, ep *am.Endpoint) error {
+		got, handled := 0, 0
+		var bad error
+		buf := make([]byte, size(count))
+		var hRep am.HandlerID
+		hReq := ep.Register(func(m *am.Msg) {
+			i := int(m.Args[0])
+			b := buf[:size(i)]
+			for j := range b {
+				b[j] = pattern(i, j)
+			}
+			handled++
+			if err := m.ReplyMedium(hRep, am.Args{uint64(i)}, b); err != nil && bad == nil {
+				bad = err
+			}
+		})
+		hRep = ep.Register(func(m *am.Msg) {
+			i := int(m.Args[0])
+			if i != got || len(m.Payload) != size(i) {
+				bad = fmt.Errorf("reply %d of %d bytes arrived when %d was due", i, len(m.Payload), got)
+			} else if err := checkPayload(i, m.Payload); err != nil && bad == nil {
+				bad = err
+			}
+			got++
+		})
+		if ep.Self() == 0 {
+			for i := range count {
+				if err := ep.Send(1, am.Left, false, am.PollLeft, hReq, am.Args{uint64(i)}, nil); err != nil {
+					return err
+				}
+			}
+			<-served
+			if err := ep.Wait("replies", 1, func() bool { return got == count || bad != nil }); err != nil {
+				return err
+			}
+		} else {
+			err := ep.Wait("requests", 0, func() bool { return handled == count || bad != nil })
+			deferred = ep.Stats().Deferred
+			close(served)
+			if err != nil {
+				return err
+			}
+		}
+		if bad != nil {
+			return bad
+		}
+		return am.Barrier(p) // it polls: the queued replies go
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if deferred == 0 {
+		t.Errorf("no reply waited in the queue: the test did not fill the requester's side")
 	}
 }
 

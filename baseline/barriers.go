@@ -2,7 +2,8 @@
 // with, on the machine at hand and in the same invocation, so that a
 // comparison is a ratio of two times taken minutes apart rather than two
 // figures from different days: the fastest barriers Go itself offers
-// between goroutines (Go), and MPI's collectives and data transfers between
+// between goroutines (Go), a plain Go TCP pair's round trip and block
+// transfers (GoTCP), and MPI's collectives and data transfers between
 // ranks (MPI, MPIData: programs in C, in this package, built with mpicc
 // and run with mpirun when those are installed). docs/measurement.md says
 // how each is used.

@@ -1,11 +1,13 @@
 package baseline
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ttlpapers/ttlpapers/internal/testenv"
 )
@@ -101,5 +103,36 @@ func BenchmarkGo(b *testing.B) {
 				b.ReportMetric(float64(d.Nanoseconds())/float64(b.N), "ns/op")
 			})
 		}
+	}
+}
+
+// TestGoTCP: each operation of the plain TCP pair moves what it says.
+func TestGoTCP(t *testing.T) {
+	g, err := NewGoTCP(1<<20, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.RoundTrip(); err != nil {
+		t.Fatal(err)
+	}
+	block := make([]byte, 1<<20)
+	for i := range block {
+		block[i] = byte(i * 7)
+	}
+	if err := g.Put(block); err != nil {
+		t.Fatal(err)
+	}
+	back := make([]byte, len(block))
+	if err := g.Get(back); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(back, block) {
+		t.Error("the block got back is not the block put")
+	}
+	if err := g.Put(make([]byte, 2<<20)); err == nil {
+		t.Error("a block over the server's limit was acknowledged")
+	}
+	if err := g.Close(); err == nil {
+		t.Error("the server did not report the block over its limit")
 	}
 }

@@ -211,10 +211,10 @@ func AllStoreSync(m *Memory) error {
 // forms. In a spread array the transport reaches one-sided (am.Direct:
 // in-process, MPI) a get or put is one copy, and a store one copy and a
 // message that counts its bytes on the owner. Otherwise they go in
-// packets, counting one operation per packet: gets in packets of
-// am.MaxMedium bytes (the owner's handler replies with the data), puts and
-// stores in packets of the endpoint's MaxPayload (staged where the PEs
-// share memory: up to 256 KiB).
+// packets of the endpoint's MaxPayload (staged where the PEs share
+// memory, in one frame on TCP: up to 256 KiB), counting one operation per
+// packet: a get's request is small and the owner's handler replies with
+// the data, a put or store carries it.
 
 // bulk checks a bulk transfer of n elements at g and returns its size in
 // bytes; local is the memory at g when g is on this PE.
@@ -251,8 +251,9 @@ func bulkGet[T Number](m *Memory, op string, dst []T, src Global[T], c *Counter)
 		}
 		return m.poll()
 	}
-	for off := uintptr(0); off < n; off += am.MaxMedium {
-		k := min(am.MaxMedium, n-off)
+	per := uintptr(m.ep.MaxPayload())
+	for off := uintptr(0); off < n; off += per {
+		k := min(per, n-off)
 		i := m.issue(src.pe, src.addr+uint64(off), c, unsafe.Pointer(&b[off]), k)
 		if err := m.send(src.pe, hBulkGet, am.Args{src.addr + uint64(off), uint64(k), uint64(i)}, nil, i); err != nil {
 			return err

@@ -9,12 +9,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/am"
+	"github.com/ttlpapers/ttlpapers/baseline"
 	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"github.com/ttlpapers/ttlpapers/papers"
 	"github.com/ttlpapers/ttlpapers/splitc"
@@ -22,7 +25,7 @@ import (
 
 // ops are the operations the benchmarks time on PE 0 of 2 goroutine PEs
 // on TCP: a round trip of active messages, and a Split-C bulk put to PE
-// 1's part of a spread array, to completion.
+// 1's part of a spread array or a bulk get from it, to completion.
 type ops struct {
 	ep       *am.Endpoint
 	m        *splitc.Memory
@@ -49,11 +52,27 @@ func (o *ops) put(size int) error {
 	return splitc.Sync(o.m)
 }
 
-// maxPut is the largest bulk put timed.
+func (o *ops) get(size int) error {
+	if err := splitc.BulkGet(o.m, o.buf[:size/8], o.dst); err != nil {
+		return err
+	}
+	return splitc.Sync(o.m)
+}
+
+// maxPut is the largest bulk put or get timed.
 const maxPut = 1 << 20
 
-// pair runs client on PE 0; PE 1 serves until it returns.
-func pair(tb testing.TB, client func(o *ops) error) {
+// maxBulk is the largest block BenchmarkVsGoTCP moves.
+const maxBulk = 16 << 20
+
+// pair runs client on PE 0, with blocks of up to maxPut bytes; PE 1
+// serves until it returns.
+func pair(tb testing.TB, client func(o *ops) error) { pairOf(tb, maxPut, client) }
+
+// bulkPair is pair with blocks of up to maxBulk bytes.
+func bulkPair(tb testing.TB, client func(o *ops) error) { pairOf(tb, maxBulk, client) }
+
+func pairOf(tb testing.TB, most int, client func(o *ops) error) {
 	tb.Helper()
 	err := run(tb, 2, "", 20*time.Second, func(p *papers.PE) error {
 		ep, err := am.Of(p)
@@ -64,16 +83,19 @@ func pair(tb testing.TB, client func(o *ops) error) {
 		if err != nil {
 			return err
 		}
-		s, err := splitc.AllSpreadMalloc[uint64](m, 2*maxPut/8)
+		s, err := splitc.AllSpreadMalloc[uint64](m, 2*most/8)
 		if err != nil {
 			return err
 		}
-		o := &ops{ep: ep, m: m, dst: s.At(1), buf: make([]uint64, maxPut/8+2)[2:]}
+		o := &ops{ep: ep, m: m, dst: s.At(1), buf: make([]uint64, most/8+2)[2:]}
 		o.replied = func() bool { return o.replies == o.want }
 		o.req = ep.Register(func(m *am.Msg) { m.Reply(o.rep, m.Args) })
 		o.rep = ep.Register(func(*am.Msg) { o.replies++ })
 		stop := false
 		hStop := ep.Register(func(*am.Msg) { stop = true })
+		if err := am.Barrier(p); err != nil { // every PE has its handlers
+			return err
+		}
 		if p.Self() == 1 {
 			return ep.Wait("serve", 0, func() bool { return stop })
 		}
@@ -87,8 +109,8 @@ func pair(tb testing.TB, client func(o *ops) error) {
 	}
 }
 
-// TestZeroAllocs: a round trip and a bulk put, on both PEs (the count is
-// the process's), allocate nothing.
+// TestZeroAllocs: a round trip, a bulk put and a bulk get, on both PEs
+// (the count is the process's), allocate nothing.
 func TestZeroAllocs(t *testing.T) {
 	if testenv.Race {
 		t.Skip("the race detector's own allocations count too; .ci/run runs this test without it")
@@ -106,6 +128,9 @@ func TestZeroAllocs(t *testing.T) {
 		for _, size := range []int{4 << 10, 64 << 10, maxPut} {
 			if a := testing.AllocsPerRun(500, func() { keep(o.put(size)) }); a != 0 {
 				t.Errorf("a bulk put of %d bytes allocates %v times", size, a)
+			}
+			if a := testing.AllocsPerRun(500, func() { keep(o.get(size)) }); a != 0 {
+				t.Errorf("a bulk get of %d bytes allocates %v times", size, a)
 			}
 		}
 		return err
@@ -132,6 +157,23 @@ func BenchmarkBulkPut(b *testing.B) {
 			pair(b, func(o *ops) error {
 				for b.Loop() {
 					if err := o.put(size); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		})
+	}
+}
+
+func BenchmarkBulkGet(b *testing.B) {
+	for _, size := range []int{4 << 10, 64 << 10, maxPut, maxBulk} {
+		b.Run(fmt.Sprintf("%dKiB", size>>10), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(size))
+			bulkPair(b, func(o *ops) error {
+				for b.Loop() {
+					if err := o.get(size); err != nil {
 						return err
 					}
 				}
@@ -211,5 +253,176 @@ func BenchmarkVsMPI(b *testing.B) {
 			}
 			return nil
 		})
+	}
+}
+
+// BenchmarkVsGoTCP times, in each of 3 rounds, ours and a plain Go TCP
+// pair (baseline.GoTCP: the floor for Go on this kernel) one after the
+// other: a round trip, bulk puts and gets of 64 KiB to 16 MiB. It reports
+// the medians of the rounds, ours and Go's, and the median of the
+// rounds' ratios: rt/go (ours over Go's time; the goal at most 1.5),
+// putN/go and getN/go (ours over Go's bandwidth; the goal at least 0.8).
+func BenchmarkVsGoTCP(b *testing.B) {
+	const rounds, rts = 3, 2000
+	sizes := []int{64 << 10, 1 << 20, 16 << 20}
+	g, err := baseline.NewGoTCP(maxBulk, 20*time.Second)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if err := g.Close(); err != nil {
+			b.Error(err)
+		}
+	}()
+	block := make([]byte, maxBulk)
+	// timed runs op count times and returns the time per op.
+	timed := func(count int, op func() error) (float64, error) {
+		start := time.Now()
+		for range count {
+			if err := op(); err != nil {
+				return 0, err
+			}
+		}
+		return time.Since(start).Seconds() / float64(count), nil
+	}
+	type figure struct{ ours, gos []float64 }
+	figs := map[string]*figure{}
+	add := func(name string, ours, gos float64) {
+		f := figs[name]
+		if f == nil {
+			f = &figure{}
+			figs[name] = f
+		}
+		f.ours, f.gos = append(f.ours, ours), append(f.gos, gos)
+	}
+	for b.Loop() {
+		bulkPair(b, func(o *ops) error {
+			for range rounds {
+				ours, err := timed(rts, o.roundTrip)
+				if err != nil {
+					return err
+				}
+				gos, err := timed(rts, g.RoundTrip)
+				if err != nil {
+					return err
+				}
+				add("rt", ours, gos)
+				for _, size := range sizes {
+					count := max(4, (64<<20)/size)
+					for _, kind := range []string{"put", "get"} {
+						ourOp, goOp := func() error { return o.put(size) }, func() error { return g.Put(block[:size]) }
+						if kind == "get" {
+							ourOp, goOp = func() error { return o.get(size) }, func() error { return g.Get(block[:size]) }
+						}
+						ours, err := timed(count, ourOp)
+						if err != nil {
+							return err
+						}
+						gos, err := timed(count, goOp)
+						if err != nil {
+							return err
+						}
+						// Bandwidths: the ratio is Go's time over ours.
+						add(fmt.Sprintf("%s%dK", kind, size>>10), float64(size)/ours/1e6, float64(size)/gos/1e6)
+					}
+				}
+			}
+			return nil
+		})
+	}
+	for name, f := range figs {
+		ratios := make([]float64, len(f.ours))
+		for i := range ratios {
+			ratios[i] = f.ours[i] / f.gos[i]
+		}
+		unit := "-MB/s"
+		if name == "rt" {
+			unit = "-µs"
+			for i := range f.ours {
+				f.ours[i], f.gos[i] = f.ours[i]*1e6, f.gos[i]*1e6
+			}
+		}
+		b.ReportMetric(median(f.ours), name+unit)
+		b.ReportMetric(median(f.gos), "go-"+name+unit)
+		b.ReportMetric(median(ratios), name+"/go")
+	}
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// BenchmarkIdle: the CPU the process uses while PE 1 waits for a message
+// and PE 0 sleeps without polling for a second, as a fraction of one CPU
+// (idle-cpu; the goal at most 0.02).
+func BenchmarkIdle(b *testing.B) {
+	const idle = time.Second
+	for b.Loop() {
+		pair(b, func(o *ops) error {
+			before := cpuTime()
+			time.Sleep(idle)
+			b.ReportMetric((cpuTime()-before).Seconds()/idle.Seconds(), "idle-cpu")
+			return nil
+		})
+	}
+}
+
+// cpuTime is the process's user and system time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkAllToAll: every PE gets an 8-byte word from every other PE
+// (split-phase gets, then Sync) over and over, at 2, 4 and 8 goroutine
+// PEs; a2aN-µs is PE 0's time per all-to-all at N PEs, and a2aN/a2a2 its
+// ratio to 2 PEs' (the goal: at most 2 at 8 PEs).
+func BenchmarkAllToAll(b *testing.B) {
+	const iters = 300
+	for b.Loop() {
+		per := map[int]float64{}
+		for _, n := range []int{2, 4, 8} {
+			err := run(b, n, "", 20*time.Second, func(p *papers.PE) error {
+				m, err := splitc.Attach(p)
+				if err != nil {
+					return err
+				}
+				s, err := splitc.AllSpreadMalloc[uint64](m, n)
+				if err != nil {
+					return err
+				}
+				if err := am.Barrier(p); err != nil {
+					return err
+				}
+				words := make([]uint64, n)
+				start := time.Now()
+				for range iters {
+					for k := range n {
+						if k != p.Self() {
+							if err := splitc.Get(m, &words[k], s.At(k)); err != nil {
+								return err
+							}
+						}
+					}
+					if err := splitc.Sync(m); err != nil {
+						return err
+					}
+				}
+				if p.Self() == 0 {
+					per[n] = time.Since(start).Seconds() / iters * 1e6
+				}
+				return am.Barrier(p)
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(per[n], fmt.Sprintf("a2a%d-µs", n))
+			if n > 2 {
+				b.ReportMetric(per[n]/per[2], fmt.Sprintf("a2a%d/a2a2", n))
+			}
+		}
 	}
 }

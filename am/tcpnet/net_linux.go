@@ -35,11 +35,13 @@ const MaxStaged = 256 << 10
 // Its methods are for the PE's goroutine, as the endpoint's are.
 type Net struct {
 	self, n int
-	conns   []conn // PE k's connection on net at k*2+net; self's are a queue in memory
-	next    [2]int // where Recv's round of the PEs starts, per network
-	pending int    // connections with bytes waiting in their send buffer
-	pfds    []unix.PollFd
-	pconn   []*conn // the connection of each pfds entry
+	conns   []conn  // PE k's connection on net at k*2+net; self's are a queue in memory
+	next    [2]int  // where Recv's round of the PEs starts, per network
+	pending int     // connections with bytes waiting in their send buffer
+	full    bool    // a send found no room
+	room    bool    // and a socket has taken bytes since: Wait returns at once
+	pconn   []*conn // the connections to other PEs; an epoll event's Fd is the index here
+	ready   readiness
 	crowded bool
 	timeout time.Duration
 	left    bool
@@ -51,6 +53,9 @@ type Net struct {
 type conn struct {
 	fd       int // -1 for this PE's own queue
 	peer     int
+	idx      int32 // its index in Net.pconn
+	watched  bool  // in the epoll set
+	wantOut  bool  // the epoll set also reports it writable: its send buffer waits
 	net      am.Net
 	in       []byte // received bytes in[r:w]
 	r, w     int
@@ -65,7 +70,7 @@ type conn struct {
 	lost     uint64 // packets sent that the peer left without taking
 }
 
-func newNet(self, n int, fds [][2]int, timeout time.Duration, sameHost bool) *Net {
+func newNet(self, n int, fds [][2]int, timeout time.Duration, sameHost bool) (*Net, error) {
 	t := &Net{self: self, n: n, conns: make([]conn, 2*n), timeout: timeout,
 		crowded: sameHost && n > runtime.NumCPU(), iov: make([][]byte, 2)}
 	for k := range n {
@@ -76,12 +81,14 @@ func newNet(self, n int, fds [][2]int, timeout time.Duration, sameHost bool) *Ne
 			if k != self {
 				c.fd = fds[k][net]
 				c.out = make([]byte, bufSize)
-				t.pfds = append(t.pfds, unix.PollFd{Fd: int32(c.fd)})
 				t.pconn = append(t.pconn, c)
 			}
 		}
 	}
-	return t
+	if err := t.ready.open(t); err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 func (t *Net) Self() int { return t.self }
@@ -154,6 +161,7 @@ func (t *Net) send(dst int, p *am.Packet, payload []byte) (bool, error) {
 	}
 	if len(c.out)-c.ow < total {
 		if c.or == 0 || len(c.out)-(c.ow-c.or) < total {
+			t.full = true
 			return false, nil
 		}
 		c.ow = copy(c.out, c.out[c.or:c.ow])
@@ -187,15 +195,18 @@ func (t *Net) flush(c *conn) error {
 			continue
 		}
 		if err == unix.EAGAIN {
+			t.ready.watch(c, true) // wake the waits when it drains
 			return nil
 		}
 		if err != nil {
 			return t.broken(c, err)
 		}
 		c.or += n
+		t.room = t.full
 	}
 	c.or, c.ow = 0, 0
 	t.pending--
+	t.ready.watch(c, false)
 	return nil
 }
 
@@ -310,26 +321,30 @@ func (c *conn) frame(p *am.Packet) bool {
 	return false
 }
 
+// Recv takes a frame already read, else reads the connections the kernel
+// says have bytes (one epoll_wait, whatever the PE count) and looks again.
 func (t *Net) Recv(net am.Net, p *am.Packet) bool {
 	t.flushAll()
+	if t.take(net, p) {
+		return true
+	}
+	return t.ready.fill(0) > 0 && t.take(net, p)
+}
+
+// take takes the next whole frame read on net, in turn from the PEs.
+func (t *Net) take(net am.Net, p *am.Packet) bool {
 	start := t.next[net]
-	for pass := range 2 {
-		for i := range t.n {
-			k := start + i
-			if k >= t.n {
-				k -= t.n
+	for i := range t.n {
+		k := start + i
+		if k >= t.n {
+			k -= t.n
+		}
+		if t.conns[2*k+int(net)].frame(p) {
+			t.next[net] = k + 1
+			if t.next[net] == t.n {
+				t.next[net] = 0
 			}
-			c := &t.conns[2*k+int(net)]
-			if pass == 1 {
-				c.fill()
-			}
-			if c.frame(p) {
-				t.next[net] = k + 1
-				if t.next[net] == t.n {
-					t.next[net] = 0
-				}
-				return true
-			}
+			return true
 		}
 	}
 	return false
@@ -351,27 +366,24 @@ func (c *conn) ready() bool {
 	return c.w-c.r >= hdrLen+8*int(h[7])+int(binary.LittleEndian.Uint32(h))
 }
 
+// Wait sleeps in Go's netpoller until a connection has bytes, a full
+// send buffer drains, d passes or done is closed (ready.wait).
 func (t *Net) Wait(d time.Duration, done <-chan struct{}) {
 	t.flushAll()
+	if t.room { // a send that found no room may find it now
+		t.room, t.full = false, false
+		return
+	}
 	for i := range t.conns {
 		if t.conns[i].ready() {
 			return
 		}
 	}
-	for i, c := range t.pconn {
-		ev := int16(0)
-		if c.eof == nil {
-			ev = unix.POLLIN
-			if c.ow > c.or {
-				ev |= unix.POLLOUT
-			}
-		}
-		t.pfds[i].Events, t.pfds[i].Revents = ev, 0
-	}
-	ts := unix.NsecToTimespec(int64(d))
-	unix.Ppoll(t.pfds, &ts, nil)
-	t.flushAll()
+	t.ready.wait(d, done)
 }
+
+// Sleeps: Wait returns when the kernel says something arrived or drained.
+func (t *Net) Sleeps() bool { return true }
 
 // Gone reports PE k's departure: a departure frame it sent (with the
 // packets this PE sent it that it left without handling), or its
@@ -385,10 +397,10 @@ func (t *Net) Gone(k int) error {
 		}
 		return nil
 	}
+	t.ready.fill(0)
 	for net := range 2 {
 		c := &t.conns[2*k+net]
 		if c.bye == nil && c.eof == nil {
-			c.fill()
 			if c.ready() && c.in[c.r+6] == kindBye {
 				var p am.Packet
 				c.frame(&p)
@@ -481,6 +493,7 @@ func (t *Net) Leave(cause error, drain func()) {
 // Close closes the connections (after Leave: the endpoint's Close or
 // Abort).
 func (t *Net) Close() error {
+	t.ready.close()
 	for _, c := range t.pconn {
 		if c.fd >= 0 {
 			unix.Close(c.fd)
@@ -495,4 +508,5 @@ var (
 	_ am.Transport = (*Net)(nil)
 	_ am.Stager    = (*Net)(nil)
 	_ am.Crowded   = (*Net)(nil)
+	_ am.Sleeper   = (*Net)(nil)
 )

@@ -105,14 +105,16 @@ const SecretLen = 32
 
 // The handshake. The dialer, PE d, connects to PE a (d > a) once per
 // network and sends hello: magic, d, a, the network, and a nonce of its
-// own. a answers with a nonce of its own and its proof, HMAC-SHA256 under
-// the run's secret of "A", hello and its nonce; d checks it and sends its
-// own proof, the HMAC of "D", hello and a's nonce; a checks it and sends
-// one byte, ok. Each side's proof covers the other's fresh nonce, so
-// neither a captured handshake nor a reflected proof gets in, and nothing
-// a connection carries is read as a message before both proofs hold.
+// own. a answers with a nonce of its own only. d proves first: the
+// HMAC-SHA256 under the run's secret of "D", hello and a's nonce; a checks
+// it and only then proves itself, the HMAC of "A", hello (d's nonce) and
+// its nonce, and sends one byte, ok, once it has kept the connection.
+// Each side's proof covers the other's fresh nonce, so neither a captured
+// handshake nor a reflected proof gets in; a stranger that connects learns
+// nothing keyed by the secret; and nothing a connection carries is read as
+// a message before both proofs hold.
 const (
-	magic    = "TTLTCP01"
+	magic    = "TTLTCP02"
 	helloLen = len(magic) + 2 + 2 + 1 + 32
 	macLen   = sha256.Size
 )
@@ -136,47 +138,50 @@ func dialHandshake(c net.Conn, secret []byte, self, a, netw int) error {
 	if _, err := c.Write(hello); err != nil {
 		return err
 	}
-	ans := make([]byte, 32+macLen)
-	if _, err := io.ReadFull(c, ans); err != nil {
+	nonce := make([]byte, 32)
+	if _, err := io.ReadFull(c, nonce); err != nil {
 		return err
 	}
-	if !hmac.Equal(ans[32:], proof(secret, 'A', hello, ans[:32])) {
+	if _, err := c.Write(proof(secret, 'D', hello, nonce)); err != nil {
+		return err
+	}
+	ans := make([]byte, macLen+1)
+	if _, err := io.ReadFull(c, ans); err != nil {
+		return fmt.Errorf("the peer at %v did not prove this run's secret (%v): it is not PE %d of this run, or it refused this PE", c.RemoteAddr(), err, a)
+	}
+	if !hmac.Equal(ans[:macLen], proof(secret, 'A', hello, nonce)) {
 		return fmt.Errorf("the peer at %v did not prove this run's secret: it is not PE %d of this run", c.RemoteAddr(), a)
 	}
-	if _, err := c.Write(proof(secret, 'D', hello, ans[:32])); err != nil {
-		return err
-	}
-	var ok [1]byte
-	if _, err := io.ReadFull(c, ok[:]); err != nil || ok[0] != 1 {
-		return fmt.Errorf("PE %d refused the connection (%v)", a, err)
+	if ans[macLen] != 1 {
+		return fmt.Errorf("PE %d refused the connection", a)
 	}
 	return nil
 }
 
 // acceptHandshake is the listener's side: the dialing PE and the network,
-// once it has proved the secret.
-func acceptHandshake(c net.Conn, secret []byte, self, n int) (d, netw int, err error) {
+// once it has proved the secret, and the listener's proof, to send with ok.
+func acceptHandshake(c net.Conn, secret []byte, self, n int) (d, netw int, mine []byte, err error) {
 	hello := make([]byte, helloLen)
 	if _, err := io.ReadFull(c, hello); err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	d, a, netw := int(binary.LittleEndian.Uint16(hello[8:])), int(binary.LittleEndian.Uint16(hello[10:])), int(hello[12])
 	if !bytes.Equal(hello[:8], []byte(magic)) || a != self || d <= self || d >= n || netw > 1 {
-		return 0, 0, errors.New("not a hello of this run")
+		return 0, 0, nil, errors.New("not a hello of this run")
 	}
 	nonce := make([]byte, 32)
 	rand.Read(nonce)
-	if _, err := c.Write(append(nonce, proof(secret, 'A', hello, nonce)...)); err != nil {
-		return 0, 0, err
+	if _, err := c.Write(nonce); err != nil {
+		return 0, 0, nil, err
 	}
 	mac := make([]byte, macLen)
 	if _, err := io.ReadFull(c, mac); err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	if !hmac.Equal(mac, proof(secret, 'D', hello, nonce)) {
-		return 0, 0, errors.New("wrong proof")
+		return 0, 0, nil, errors.New("wrong proof")
 	}
-	return d, netw, nil
+	return d, netw, proof(secret, 'A', hello, nonce), nil
 }
 
 // Connect makes PE self's side of the data network of len(addrs) PEs
@@ -200,16 +205,22 @@ func (l *Listener) Connect(self int, addrs []netip.AddrPort, secret []byte, time
 			if err != nil {
 				return
 			}
-			if !s.track(c) {
+			ok, full := s.track(c, maxShaking(n))
+			if !ok {
 				c.Close()
 				return
+			}
+			if full {
+				c.Close()
+				l.refused.Add(1)
+				continue
 			}
 			wg.Go(func() {
 				defer s.untrack(c)
 				c.SetDeadline(deadline)
-				d, netw, err := acceptHandshake(c, secret, self, n)
+				d, netw, mine, err := acceptHandshake(c, secret, self, n)
 				if err == nil {
-					err = s.got(d, netw, c, true)
+					err = s.got(d, netw, c, mine)
 				}
 				if err != nil {
 					l.refused.Add(1)
@@ -225,7 +236,7 @@ func (l *Listener) Connect(self int, addrs []netip.AddrPort, secret []byte, time
 					if err := dialHandshake(c, secret, self, a, netw); err != nil {
 						return err
 					}
-					return s.got(a, netw, c, false)
+					return s.got(a, netw, c, nil)
 				})
 				if err != nil {
 					s.fail(fmt.Errorf("PE %d at %v: %w", a, addrs[a], err))
@@ -246,7 +257,11 @@ func (l *Listener) Connect(self int, addrs []netip.AddrPort, secret []byte, time
 		}
 	}
 	if len(missing) == 0 && len(s.errs) == 0 {
-		return newNet(self, n, s.fds, timeout, sameHost), nil
+		t, err := newNet(self, n, s.fds, timeout, sameHost)
+		if err == nil {
+			return t, nil
+		}
+		s.errs = append(s.errs, fmt.Errorf("the kernel's readiness set: %w", err))
 	}
 	for k := range s.fds {
 		for _, fd := range s.fds[k] {
@@ -271,9 +286,9 @@ type setup struct {
 	closed bool
 }
 
-// got keeps c's socket as PE k's connection on netw, answering ok first
-// when ack (the listener's side).
-func (s *setup) got(k, netw int, c net.Conn, ack bool) error {
+// got keeps c's socket as PE k's connection on netw; on the listener's
+// side it then sends its proof (ack) and ok.
+func (s *setup) got(k, netw int, c net.Conn, ack []byte) error {
 	fd, err := takeFD(c)
 	if err != nil {
 		return err
@@ -284,8 +299,8 @@ func (s *setup) got(k, netw int, c net.Conn, ack bool) error {
 		unix.Close(fd)
 		return fmt.Errorf("PE %d connected twice on one network", k)
 	}
-	if ack { // one byte into an empty socket buffer
-		if _, err := unix.Write(fd, []byte{1}); err != nil {
+	if ack != nil { // 33 bytes into an empty socket buffer
+		if _, err := unix.Write(fd, append(ack, 1)); err != nil {
 			unix.Close(fd)
 			return err
 		}
@@ -307,14 +322,26 @@ func (s *setup) done(want int) bool {
 	return s.have == want || len(s.errs) > 0
 }
 
-func (s *setup) track(c net.Conn) bool {
+// track notes c in its handshake: false once setup is over; full when
+// most connections already are (c is then refused).
+func (s *setup) track(c net.Conn, most int) (ok, full bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.closed {
-		s.open[c] = true
+	if s.closed {
+		return false, false
 	}
-	return !s.closed
+	if len(s.open) >= most {
+		return true, true
+	}
+	s.open[c] = true
+	return true, false
 }
+
+// maxShaking caps the accepted connections in their handshake at once, so
+// that a flood of strangers costs a bounded number of goroutines: every
+// PE above this one may dial both networks at once, with room for as many
+// strangers again.
+func maxShaking(n int) int { return 4 * n }
 
 func (s *setup) untrack(c net.Conn) {
 	s.mu.Lock()

@@ -49,9 +49,9 @@ func refused(t *testing.T, addr netip.AddrPort, msg []byte) bool {
 		t.Errorf("the listener kept a stranger's connection open: %v", err)
 		return false
 	}
-	// A hello that parses gets a nonce and proof (64 bytes); ok would be
-	// one byte more.
-	return len(got) == 0 || len(got) == 32+macLen
+	// A hello that parses gets a nonce (32 bytes) and nothing keyed by the
+	// secret: the listener proves itself only after the caller has.
+	return len(got) == 0 || len(got) == 32
 }
 
 // TestStrangers: while PE 0 waits for PE 1, strangers connect to it: one
@@ -66,8 +66,9 @@ func TestStrangers(t *testing.T) {
 	// The capture: PE 1 proving the secret to PE 0 on the left network.
 	a, b := net.Pipe()
 	go func() {
-		acceptHandshake(b, secret, 0, 2)
-		b.Write([]byte{1})
+		if _, _, mine, err := acceptHandshake(b, secret, 0, 2); err == nil {
+			b.Write(append(mine, 1))
+		}
 	}()
 	rec := &recorder{Conn: a}
 	if err := dialHandshake(rec, secret, 1, 0, 0); err != nil {
@@ -161,5 +162,44 @@ func TestStrangers(t *testing.T) {
 	silent.SetDeadline(time.Now().Add(time.Second))
 	if _, err := silent.Read(make([]byte, 1)); !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
 		t.Errorf("the silent stranger's connection: %v, want it closed", err)
+	}
+}
+
+// TestShakingCapped: connections that connect and say nothing hold PE 0's
+// handshakes; beyond maxShaking of them at once, more are refused at once.
+func TestShakingCapped(t *testing.T) {
+	secret := make([]byte, SecretLen)
+	rand.Read(secret)
+	l, err := Listen("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs := []netip.AddrPort{l.Addr(), netip.MustParseAddrPort("127.0.0.1:1")}
+	done := make(chan error, 1)
+	go func() {
+		_, err := l.Connect(0, addrs, secret, 5*time.Second, true)
+		done <- err
+	}()
+	const extra = 3
+	for range maxShaking(2) + extra {
+		c, err := net.Dial("tcp", addrs[0].String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	// Each connection beyond the cap is closed as soon as it is accepted.
+	for l.Refused() < extra {
+		select {
+		case err := <-done:
+			t.Fatalf("Connect ended (%v) with %d connections refused, want %d", err, l.Refused(), extra)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if n := l.Refused(); n != extra { // those under the cap are still in their handshake
+		t.Errorf("%d connections refused, want %d", n, extra)
+	}
+	if err := <-done; err == nil {
+		t.Error("PE 0 connected without PE 1")
 	}
 }

@@ -1,0 +1,146 @@
+package baseline
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"time"
+)
+
+// GoTCP is the floor for a data network over TCP in Go on this kernel: a
+// plain net.Conn pair on loopback, one goroutine serving each request,
+// blocking in Go's netpoller. Its operations are the data network's:
+// RoundTrip sends 8 bytes and waits for 8 back, Put sends a block and
+// waits for a 1-byte acknowledgment, Get sends an 8-byte request and
+// reads the block back. Its methods are for one goroutine.
+type GoTCP struct {
+	c       net.Conn
+	timeout time.Duration
+	hdr     [9]byte
+	done    chan error // the server's end
+}
+
+// Operations on the wire: a byte naming it and 8 bytes of length.
+const (
+	tcpRoundTrip = 'r'
+	tcpPut       = 'p'
+	tcpGet       = 'g'
+)
+
+// NewGoTCP connects a client and a server on loopback; max is the
+// largest block moved, timeout bounds each operation.
+func NewGoTCP(max int, timeout time.Duration) (*GoTCP, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("baseline: %w", err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			c = nil
+		}
+		accepted <- c
+	}()
+	c, err := net.DialTimeout("tcp", ln.Addr().String(), timeout)
+	if err != nil {
+		return nil, fmt.Errorf("baseline: %w", err)
+	}
+	s := <-accepted
+	if s == nil {
+		c.Close()
+		return nil, fmt.Errorf("baseline: loopback accept failed")
+	}
+	g := &GoTCP{c: c, timeout: timeout, done: make(chan error, 1)}
+	go func() { g.done <- serve(s, max) }()
+	return g, nil
+}
+
+// serve answers requests on s until the client closes its side.
+func serve(s net.Conn, max int) error {
+	defer s.Close()
+	buf := make([]byte, max)
+	var hdr [9]byte
+	for {
+		if _, err := io.ReadFull(s, hdr[:]); err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+		n := int(binary.LittleEndian.Uint64(hdr[1:]))
+		if n > max {
+			return fmt.Errorf("baseline: a block of %d bytes, over %d", n, max)
+		}
+		var err error
+		switch hdr[0] {
+		case tcpRoundTrip:
+			_, err = s.Write(hdr[1:])
+		case tcpPut:
+			if _, err = io.ReadFull(s, buf[:n]); err == nil {
+				_, err = s.Write(hdr[:1])
+			}
+		case tcpGet:
+			_, err = s.Write(buf[:n])
+		default:
+			err = fmt.Errorf("baseline: operation %q", hdr[0])
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (g *GoTCP) send(op byte, n int, block []byte) error {
+	g.c.SetDeadline(time.Now().Add(g.timeout))
+	g.hdr[0] = op
+	binary.LittleEndian.PutUint64(g.hdr[1:], uint64(n))
+	if _, err := g.c.Write(g.hdr[:]); err != nil {
+		return err
+	}
+	if block != nil {
+		_, err := g.c.Write(block)
+		return err
+	}
+	return nil
+}
+
+// RoundTrip sends 8 bytes and waits for them back.
+func (g *GoTCP) RoundTrip() error {
+	if err := g.send(tcpRoundTrip, 8, nil); err != nil {
+		return err
+	}
+	_, err := io.ReadFull(g.c, g.hdr[1:])
+	return err
+}
+
+// Put sends block and waits for its acknowledgment.
+func (g *GoTCP) Put(block []byte) error {
+	if err := g.send(tcpPut, len(block), block); err != nil {
+		return err
+	}
+	_, err := io.ReadFull(g.c, g.hdr[:1])
+	return err
+}
+
+// Get asks for len(block) bytes and reads them into block.
+func (g *GoTCP) Get(block []byte) error {
+	if err := g.send(tcpGet, len(block), nil); err != nil {
+		return err
+	}
+	_, err := io.ReadFull(g.c, block)
+	return err
+}
+
+// Close ends the pair and returns the server's error, if it had one.
+func (g *GoTCP) Close() error {
+	g.c.Close()
+	select {
+	case err := <-g.done:
+		return err
+	case <-time.After(g.timeout):
+		return fmt.Errorf("baseline: the TCP server did not end within %v", g.timeout)
+	}
+}
