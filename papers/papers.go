@@ -108,6 +108,13 @@ type Config struct {
 	// census"); gathers take one every time. Zero means
 	// DefaultCensusEvery; negative turns the census off.
 	CensusEvery int
+	// Verify proves every collective on the board before it runs: a
+	// census of the participants and a test of every data line (the
+	// proof Finish takes at the end of a run), so that a PE lost or a
+	// line stuck mid-run is named at the next call instead of at the end
+	// (docs/protocol.md, "Proving the run"). It costs ceil(n/4)+n+1 NANDs
+	// per call.
+	Verify bool
 }
 
 // PE is one processing element's handle on the board. Its methods must be
@@ -140,6 +147,14 @@ type PE struct {
 	calls       uint64 // calls of the collectives since Open, counted at their entry (begin)
 	depth       int    // how many collectives the PE is inside (begin, end)
 	outer       string // the name of the outermost one, for the census's errors
+
+	verify    bool   // Config.Verify
+	ops       uint64 // calls of the collectives since Open; never restarts, unlike calls
+	proven    uint64 // the calls whose results the last census found every participant for (proof.go)
+	linesOK   uint64 // the calls made when the data lines last passed their test (0: at check-in)
+	serving   bool   // Finish waits for the others: keep answering the data network
+	finishing bool   // the acknowledge is Finish's
+	stayed    uint64 // the participants that went on computing when Finish's acknowledge voted
 }
 
 type peState uint8
@@ -203,7 +218,7 @@ func newPE(cfg Config) (*PE, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &PE{self: cfg.PE, n: cfg.PEs, timeout: timeout, ctx: cfg.Context, mode: cfg.NANDMode, noLineTest: cfg.NoLineTest, fresh: cfg.FreshBoard, censusEvery: cmp.Or(cfg.CensusEvery, DefaultCensusEvery)}
+	p := &PE{self: cfg.PE, n: cfg.PEs, timeout: timeout, ctx: cfg.Context, mode: cfg.NANDMode, noLineTest: cfg.NoLineTest, fresh: cfg.FreshBoard, censusEvery: cmp.Or(cfg.CensusEvery, DefaultCensusEvery), verify: cfg.Verify}
 	if p.ctx != nil {
 		p.done = p.ctx.Done()
 	}
@@ -388,6 +403,28 @@ func (p *PE) QueryBarrier() (bool, error) {
 	return false, nil
 }
 
+// CheckBarrierInterrupt is for a PE that waits for a split-phase barrier
+// by polling QueryBarrier between other work (am.Barrier answers the data
+// network meanwhile): it looks for a parallel interrupt, as a blocking
+// barrier's wait does every 50 µs, and acknowledges one that is pending,
+// which ends the barrier with the *InterruptError — how such a PE learns
+// that another returned (Finish) or failed. It returns nil when no
+// interrupt or no barrier is pending.
+func (p *PE) CheckBarrierInterrupt() error {
+	if p.state != inBarrier || p.eng != nil {
+		return nil
+	}
+	p.state = running
+	done, err := p.interrupted("barrier")
+	switch {
+	case !done:
+		p.state = inBarrier
+	case err == nil: // it completed meanwhile
+		p.stats.Barriers++
+	}
+	return err
+}
+
 // CompleteBarrier returns once the last barrier has completed (Strata's
 // CompleteBarrier): it waits for a barrier begun by StartBarrier, and
 // returns at once when that barrier has completed already — whether or not
@@ -491,6 +528,9 @@ func (p *PE) slowWait(op string, ack bool) error {
 		if w == nil && waited > 2*time.Millisecond {
 			time.Sleep(20 * time.Microsecond)
 		}
+		if p.serving {
+			p.datanet.Listen()
+		}
 		if !ack && (waited >= nextInt || woke) {
 			nextInt = waited + checkIntEvery
 			if done, err := p.interrupted(op); done {
@@ -501,7 +541,11 @@ func (p *PE) slowWait(op string, ack bool) error {
 			return err
 		}
 		if blocking {
-			woke, blocked = w.Wait(p.st, lpt.RDY, p.timeout-waited, p.done), true
+			d := p.timeout - waited
+			if p.serving {
+				d = min(d, serveNap)
+			}
+			woke, blocked = w.Wait(p.st, lpt.RDY, d, p.done), true
 		}
 	}
 }
