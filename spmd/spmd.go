@@ -24,6 +24,8 @@
 //	PAPERS_LISTEN  on a real board, the address or network
 //	               interface of the TCP data network     (-papers.listen)
 //	               (default: the host's; none: no data network)
+//	PAPERS_VERIFY  true: prove the board before every
+//	               collective (papers.Config.Verify)     (-papers.verify)
 //
 // papersctl run sets the first three for each process it starts. Started
 // by an MPI launcher (mpirun, mpiexec, srun) a program takes its PE id and
@@ -77,6 +79,7 @@ const (
 	EnvTimeout = "PAPERS_TIMEOUT"
 	EnvCheckIn = "PAPERS_CHECKIN"
 	EnvListen  = "PAPERS_LISTEN"
+	EnvVerify  = "PAPERS_VERIFY"
 	// EnvBoard is the old name of EnvPort, still read when EnvPort is not
 	// set.
 	//
@@ -95,6 +98,7 @@ type Options struct {
 	Timeout time.Duration // 0: papers.DefaultTimeout
 	CheckIn time.Duration // 0: Timeout, at least papers.MinCheckIn
 	Listen  string        // a real board's data network: address or interface (PAPERS_LISTEN)
+	Verify  bool          // prove the board before every collective (PAPERS_VERIFY)
 }
 
 // Env reads the options from the environment.
@@ -125,6 +129,13 @@ func envFrom(getenv func(string) string) (Options, error) {
 			}
 			*n.v = v
 		}
+	}
+	if s := getenv(EnvVerify); s != "" {
+		v, err := strconv.ParseBool(s)
+		if err != nil {
+			return o, fmt.Errorf("spmd: %s=%q is not true or false", EnvVerify, s)
+		}
+		o.Verify = v
 	}
 	for _, d := range []struct {
 		env string
@@ -176,7 +187,7 @@ func (o Options) Check() error {
 }
 
 // RegisterFlags adds -papers.pe, -papers.pes, -papers.port (and its old
-// name -papers.board), -papers.timeout, -papers.checkin and -papers.listen to fs, with the
+// name -papers.board), -papers.timeout, -papers.checkin, -papers.listen and -papers.verify to fs, with the
 // environment (Env) as their defaults; the returned options hold the values
 // once fs is parsed. An unreadable environment variable is reported by
 // Open.
@@ -193,6 +204,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.DurationVar(&opts.Timeout, "papers.timeout", o.Timeout, "bound on every wait, 0 for the default (env "+EnvTimeout+")")
 	fs.StringVar(&opts.Listen, "papers.listen", o.Listen, "a real board's TCP data network: this PC's address or interface on the LAN, or none (env "+EnvListen+")")
 	fs.DurationVar(&opts.CheckIn, "papers.checkin", o.CheckIn, "bound on the wait for the other PEs to start, 0 for the wait timeout (at least 2s) (env "+EnvCheckIn+")")
+	fs.BoolVar(&opts.Verify, "papers.verify", o.Verify, "prove the board (a census and a test of every data line) before every collective, not only at the end of the run (env "+EnvVerify+")")
 	return opts
 }
 
@@ -271,7 +283,7 @@ func (o Options) Open() (*papers.PE, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := d.Open(o.Port, substrate.Options{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckIn: o.CheckIn, Listen: o.Listen})
+	s, err := d.Open(o.Port, substrate.Options{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckIn: o.CheckIn, Listen: o.Listen, Verify: o.Verify})
 	if err != nil {
 		return nil, err // the driver's or papers' own error, naming the PE
 	}
