@@ -40,6 +40,20 @@
 // package of its own (spmd/shm, spmd/port, mpi); this package names none of
 // them but in backends.go, which links them all.
 //
+// The end of a run: when fn returns nil, Main (and Close) ends the PE with
+// papers.PE.Finish. The PEs end together: a PE that returns first keeps
+// serving its global memory and the data network until every PE has
+// returned, as OpenSHMEM's shmem_finalize and a UPC program's exit do, so
+// no final barrier is needed. Then the PEs prove the run — a census of
+// the participants and a test of every data line — and only then does
+// any exit 0: a PE unplugged or a data line stuck since the last proof
+// makes every PE exit 1, naming the PE or line and the calls whose
+// results may lack it (docs/protocol.md, "Proving the run"). A PE that
+// meets the board while another has returned is told so, naming it (a
+// *papers.InterruptError with Returned), and the run fails: it did not end
+// together. So does a PE that returns more than PAPERS_TIMEOUT before
+// another.
+//
 // Failure handling: Main turns a panic, an error return or a SIGINT, SIGTERM
 // or SIGHUP into a non-zero exit that the other PEs notice (docs/protocol.md: the
 // dying PE raises the parallel interrupt and leaves the group, so every
@@ -412,8 +426,8 @@ func run(p *papers.PE, fn func(*papers.PE) error) (code int) {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", os.Args[0], papers.NamePE(p.Self(), err))
 		return 1
 	}
-	if err := Close(p); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: PE %d: close: %v\n", os.Args[0], p.Self(), err)
+	if err := Close(p); err != nil { // the end of the run: it did not end together, or is not proven
+		fmt.Fprintf(os.Stderr, "%s: %v\n", os.Args[0], papers.NamePE(p.Self(), err))
 		return 1
 	}
 	return 0
