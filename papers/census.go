@@ -25,11 +25,7 @@ const DefaultCensusEvery = 64
 // call it runs a census first (see due). Every exported collective calls it
 // first and defers end.
 func (p *PE) begin(op string) error {
-	due := p.due(op)
-	switch {
-	case p.verify && p.depth == 1:
-		return p.prove(op, p.ops-1)
-	case due:
+	if p.due(op) {
 		return p.census(op, p.ops-1) // before the call: it is not proven yet
 	}
 	return nil
@@ -53,8 +49,13 @@ func (p *PE) due(op string) bool {
 	return p.calls%uint64(p.censusEvery) == 0
 }
 
-// end closes begin.
-func (p *PE) end() { p.depth-- }
+// end closes begin, with the call's error: with Config.Verify, the
+// outermost call that succeeded proves its result before it returns it.
+func (p *PE) end(err *error) {
+	if p.depth--; p.depth == 0 && p.verify && *err == nil {
+		*err = p.prove(p.outer, p.ops)
+	}
+}
 
 // census has every participant vote "I am here" and fails, on every PE that
 // voted, with an *AbsentError naming the participants missing from the vote

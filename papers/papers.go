@@ -108,12 +108,12 @@ type Config struct {
 	// census"); gathers take one every time. Zero means
 	// DefaultCensusEvery; negative turns the census off.
 	CensusEvery int
-	// Verify proves every collective on the board before it runs: a
-	// census of the participants and a test of every data line (the
-	// proof Finish takes at the end of a run), so that a PE lost or a
-	// line stuck mid-run is named at the next call instead of at the end
-	// (docs/protocol.md, "Proving the run"). It costs ceil(n/4)+n+1 NANDs
-	// per call.
+	// Verify proves every collective's result on the board before it
+	// returns it: a census of the participants and a test of every data
+	// line (the proof Finish takes at the end of a run), so that a PE
+	// lost or a line stuck mid-run is named at the call where it happened
+	// instead of at the end (docs/protocol.md, "Proving the run"). It
+	// costs ceil(n/4)+n+1 NANDs per call.
 	Verify bool
 }
 
@@ -331,8 +331,8 @@ func (p *PE) usable(op string) error {
 
 // Barrier waits until every participating PE has reached a barrier: one
 // write and, when no PE is late, one read.
-func (p *PE) Barrier() error {
-	defer p.end()
+func (p *PE) Barrier() (err error) {
+	defer p.end(&err)
 	if err := p.begin("barrier"); err != nil {
 		return err
 	}
@@ -614,8 +614,8 @@ func (p *PE) settled(ack bool) bool {
 // data before all have read: 5 port operations when nobody is late. A PE
 // that does not take part (it left, or its cable is unplugged) drives all
 // ones, the NAND's identity: the result is the NAND of the participants.
-func (p *PE) NAND(x uint8) (uint8, error) {
-	defer p.end()
+func (p *PE) NAND(x uint8) (_ uint8, err error) {
+	defer p.end(&err)
 	if err := p.begin("NAND"); err != nil {
 		return 0, err
 	}
@@ -666,8 +666,8 @@ func (p *PE) nand(op string, x uint8) (uint8, error) {
 
 // OR4 returns the bitwise OR of every PE's 4-bit x (one NAND of the
 // complements).
-func (p *PE) OR4(x uint8) (uint8, error) {
-	defer p.end()
+func (p *PE) OR4(x uint8) (_ uint8, err error) {
+	defer p.end(&err)
 	if err := p.begin("OR4"); err != nil {
 		return 0, err
 	}
@@ -678,8 +678,8 @@ func (p *PE) OR4(x uint8) (uint8, error) {
 }
 
 // AND4 returns the bitwise AND of every PE's 4-bit x.
-func (p *PE) AND4(x uint8) (uint8, error) {
-	defer p.end()
+func (p *PE) AND4(x uint8) (_ uint8, err error) {
+	defer p.end(&err)
 	if err := p.begin("AND4"); err != nil {
 		return 0, err
 	}
@@ -688,8 +688,8 @@ func (p *PE) AND4(x uint8) (uint8, error) {
 }
 
 // Any reports whether b is true on any PE.
-func (p *PE) Any(b bool) (bool, error) {
-	defer p.end()
+func (p *PE) Any(b bool) (_ bool, err error) {
+	defer p.end(&err)
 	if err := p.begin("Any"); err != nil {
 		return false, err
 	}
@@ -702,8 +702,8 @@ func (p *PE) Any(b bool) (bool, error) {
 }
 
 // All reports whether b is true on every participating PE.
-func (p *PE) All(b bool) (bool, error) {
-	defer p.end()
+func (p *PE) All(b bool) (_ bool, err error) {
+	defer p.end(&err)
 	if err := p.begin("All"); err != nil {
 		return false, err
 	}
@@ -718,8 +718,8 @@ func (p *PE) All(b bool) (bool, error) {
 // Vote is the 1-bit multi-broadcast: every PE gets a mask with bit i set
 // when PE i voted true. PE i drives line i%4 in NAND number i/4, so n PEs
 // take ceil(n/4) NANDs. A PE that does not take part reads as false.
-func (p *PE) Vote(b bool) (uint64, error) {
-	defer p.end()
+func (p *PE) Vote(b bool) (_ uint64, err error) {
+	defer p.end(&err)
 	if err := p.begin("vote"); err != nil {
 		return 0, err
 	}

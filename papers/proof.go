@@ -13,7 +13,7 @@ import (
 // its acknowledge, takes a census and tests every data line, and fails on
 // every PE alike when either finds a fault, naming it and the calls whose
 // results may lack it. With Config.Verify every collective takes the same
-// proof before it runs.
+// proof before it returns (end).
 
 // serveNap is the longest a wait of Finish's blocks on the port between
 // two looks at the data network: a PE that returned answers the others'
@@ -27,7 +27,7 @@ const endOp = "end of run"
 // prove takes a census of the participants, then tests every data line
 // with n+1 NANDs (testLines, as check-in does). proven is the number of
 // calls of the collectives whose results it vouches for: every call made
-// so far at the end of a run, all but the one about to run with Verify.
+// so far.
 // Like the census it counts as a census in Stats and puts the program's
 // data lines back.
 func (p *PE) prove(op string, proven uint64) error {

@@ -77,8 +77,8 @@ func TestEndFindsStuckLine(t *testing.T) {
 }
 
 // TestVerifyNamesStuckLineAtCall: with Config.Verify the first call after
-// the line sticks fails, on every PE, before it runs, and names the call
-// before it as suspect (the line may have stuck during it).
+// the line sticks fails, on every PE, before it returns its result, and
+// names itself as the call whose result may be wrong.
 func TestVerifyNamesStuckLineAtCall(t *testing.T) {
 	fault, err := emu.ParseFault("PE2.D1=stuck1")
 	if err != nil {
@@ -87,8 +87,8 @@ func TestVerifyNamesStuckLineAtCall(t *testing.T) {
 	_, errs, _ := stuckMidRun(t, papers.Config{Verify: true}, fault)
 	for k := range 4 {
 		var le *papers.LineError
-		if !errors.As(errs[k], &le) || le.Faulty != 2 || le.Op != "Reduce" || le.Since != 0 || le.Calls != 1 {
-			t.Errorf("PE %d: the second sum: %v; want a LineError naming PE 2's line at that Reduce, call 1 suspect", k, errs[k])
+		if !errors.As(errs[k], &le) || le.Faulty != 2 || le.Op != "Reduce" || le.Since != 1 || le.Calls != 2 {
+			t.Errorf("PE %d: the second sum: %v; want a LineError naming PE 2's line at that Reduce, call 2 suspect", k, errs[k])
 		}
 	}
 }

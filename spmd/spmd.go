@@ -24,7 +24,7 @@
 //	PAPERS_LISTEN  on a real board, the address or network
 //	               interface of the TCP data network     (-papers.listen)
 //	               (default: the host's; none: no data network)
-//	PAPERS_VERIFY  true: prove the board before every
+//	PAPERS_VERIFY  true: prove the board with every
 //	               collective (papers.Config.Verify)     (-papers.verify)
 //
 // papersctl run sets the first three for each process it starts. Started
@@ -112,7 +112,7 @@ type Options struct {
 	Timeout time.Duration // 0: papers.DefaultTimeout
 	CheckIn time.Duration // 0: Timeout, at least papers.MinCheckIn
 	Listen  string        // a real board's data network: address or interface (PAPERS_LISTEN)
-	Verify  bool          // prove the board before every collective (PAPERS_VERIFY)
+	Verify  bool          // prove the board with every collective's result (PAPERS_VERIFY)
 }
 
 // Env reads the options from the environment.
@@ -218,7 +218,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.DurationVar(&opts.Timeout, "papers.timeout", o.Timeout, "bound on every wait, 0 for the default (env "+EnvTimeout+")")
 	fs.StringVar(&opts.Listen, "papers.listen", o.Listen, "a real board's TCP data network: this PC's address or interface on the LAN, or none (env "+EnvListen+")")
 	fs.DurationVar(&opts.CheckIn, "papers.checkin", o.CheckIn, "bound on the wait for the other PEs to start, 0 for the wait timeout (at least 2s) (env "+EnvCheckIn+")")
-	fs.BoolVar(&opts.Verify, "papers.verify", o.Verify, "prove the board (a census and a test of every data line) before every collective, not only at the end of the run (env "+EnvVerify+")")
+	fs.BoolVar(&opts.Verify, "papers.verify", o.Verify, "prove the board (a census and a test of every data line) before every collective returns, not only at the end of the run (env "+EnvVerify+")")
 	return opts
 }
 
