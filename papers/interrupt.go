@@ -155,6 +155,9 @@ func (p *PE) acknowledge(raise bool, code uint8) (uint8, error) {
 	}
 	if p.depart {
 		p.goTransparent() // voted absent, now is: whatever the vote's fate
+		if p.finishing {
+			return code, err // without its vote Finish cannot prove the run
+		}
 		return code, nil
 	}
 	if err != nil {
