@@ -14,6 +14,10 @@ const barrierNap = 20 * time.Microsecond
 // the board.
 const boardEvery = 8
 
+// interruptEvery is how many looks at the board a barrier makes per look
+// for an interrupt (3 port operations to the look's 1).
+const interruptEvery = 16
+
 // Barrier is the board barrier for a PE on a data network: it keeps
 // polling while it waits, as every blocking call of the seeds' libraries
 // does (Strata's Barrier is not ATOMIC; Split-C's barrier polls), so a PE
@@ -34,6 +38,14 @@ func Barrier(p *papers.PE) error {
 		// every boardEvery polls, so messages are answered promptly.
 		if calls++; calls%boardEvery != 1 {
 			return false
+		}
+		if calls%(boardEvery*interruptEvery) == 1 {
+			// A PE that returned or failed announces it by an interrupt,
+			// which holds this barrier until it is acknowledged.
+			if err := p.CheckBarrierInterrupt(); err != nil {
+				qerr = err
+				return true
+			}
 		}
 		ok, err := p.QueryBarrier()
 		qerr = err

@@ -66,23 +66,40 @@ func BenchmarkVote(b *testing.B) {
 	benchOp(b, func(p *papers.PE) error { _, err := p.Vote(true); return err })
 }
 
+// censusOps are the operations BenchmarkCensus and BenchmarkVerify time: a
+// barrier, a bitwise reduction (Max, no gather) and a gathering one (Sum).
+var censusOps = []struct {
+	name string
+	f    func(p *papers.PE) error
+}{
+	{"barrier", func(p *papers.PE) error { return p.Barrier() }},
+	{"max-int32", func(p *papers.PE) error { _, err := papers.Reduce(p, papers.Max, int32(p.Self())); return err }},
+	{"sum-int32", func(p *papers.PE) error { _, err := papers.Reduce(p, papers.Sum, int32(p.Self())); return err }},
+}
+
 // BenchmarkCensus: what the census of the participants costs (docs/spmd.md,
 // "The census"): a barrier, a bitwise reduction (Max, no gather) and a
 // gathering one (Sum, which takes a census every time the census is on) on
 // 4 PEs, with a census every call, every DefaultCensusEvery calls, and off.
 func BenchmarkCensus(b *testing.B) {
-	ops := []struct {
-		name string
-		f    func(p *papers.PE) error
-	}{
-		{"barrier", func(p *papers.PE) error { return p.Barrier() }},
-		{"max-int32", func(p *papers.PE) error { _, err := papers.Reduce(p, papers.Max, int32(p.Self())); return err }},
-		{"sum-int32", func(p *papers.PE) error { _, err := papers.Reduce(p, papers.Sum, int32(p.Self())); return err }},
-	}
-	for _, op := range ops {
+	for _, op := range censusOps {
 		for _, every := range []int{1, papers.DefaultCensusEvery, -1} {
 			b.Run(fmt.Sprintf("%s/every=%d", op.name, every), func(b *testing.B) {
 				benchOpOn(b, []int{4}, papers.Config{CensusEvery: every}, op.f)
+			})
+		}
+	}
+}
+
+// BenchmarkVerify: what Config.Verify costs per call (docs/protocol.md,
+// "Proving the run"): the proof (a census and the line test, ceil(n/4)+n+1
+// NANDs) before every collective, beside the same collective without it,
+// on 4 PEs, in the same invocation.
+func BenchmarkVerify(b *testing.B) {
+	for _, op := range censusOps {
+		for _, verify := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/verify=%v", op.name, verify), func(b *testing.B) {
+				benchOpOn(b, []int{4}, papers.Config{Verify: verify}, op.f)
 			})
 		}
 	}

@@ -29,7 +29,11 @@ import (
 
 // Run runs fn as an SPMD program of n PEs on a new in-process emulated
 // board: each PE runs fn concurrently with its own *papers.PE, opened with
-// cfg (PE and PEs are filled in) and closed when fn returns. When one PE
+// cfg (PE and PEs are filled in) and closed when fn returns: with
+// papers.PE.Finish when it returns nil, so that the PEs end together and
+// prove the run (a census and a test of every data line) before any
+// reports success; a PE that returns early keeps answering the data
+// network until the others return or meet the board. When one PE
 // fails, the others' waits are abandoned at once. The error joins every
 // PE's error, each naming its PE once (see RunPorts).
 //
@@ -98,7 +102,10 @@ func runNet(b *emu.Board, n int, cfg papers.Config, join func(*papers.PE) (am.Tr
 			case err != nil:
 				ep.Abort(err)
 			default:
-				err = ep.Close()
+				// The end of the run answers the data network until every
+				// PE has returned, and proves the run (papers.PE.Finish);
+				// the endpoint closes after it.
+				err = errors.Join(p.Finish(), ep.Close())
 			}
 		}()
 		err = fn(p)

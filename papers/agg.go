@@ -164,8 +164,8 @@ func (p *PE) engineBits(op string, o Op, x uint64, w int) (uint64, error) {
 
 // NANDBits returns the bitwise NAND of every PE's x.
 // NANDs: ceil(w/4); lower bound ceil(w/4); naive gather n*ceil(w/4).
-func NANDBits[T Unsigned](p *PE, x T) (T, error) {
-	defer p.end()
+func NANDBits[T Unsigned](p *PE, x T) (_ T, err error) {
+	defer p.end(&err)
 	if err := p.begin("NANDBits"); err != nil {
 		return 0, err
 	}
@@ -175,8 +175,8 @@ func NANDBits[T Unsigned](p *PE, x T) (T, error) {
 
 // OR returns the bitwise OR of every PE's x (a NAND of the complements).
 // NANDs: ceil(w/4); lower bound ceil(w/4); naive gather n*ceil(w/4).
-func OR[T Unsigned](p *PE, x T) (T, error) {
-	defer p.end()
+func OR[T Unsigned](p *PE, x T) (_ T, err error) {
+	defer p.end(&err)
 	if err := p.begin("OR"); err != nil {
 		return 0, err
 	}
@@ -186,8 +186,8 @@ func OR[T Unsigned](p *PE, x T) (T, error) {
 
 // AND returns the bitwise AND of every PE's x (the complement of a NAND).
 // NANDs: ceil(w/4); lower bound ceil(w/4); naive gather n*ceil(w/4).
-func AND[T Unsigned](p *PE, x T) (T, error) {
-	defer p.end()
+func AND[T Unsigned](p *PE, x T) (_ T, err error) {
+	defer p.end(&err)
 	if err := p.begin("AND"); err != nil {
 		return 0, err
 	}
@@ -210,8 +210,8 @@ func (p *PE) checkRoot(op string, root int) error {
 // root that does not take part is an *AbsentError on every PE.
 // NANDs: ceil(w/4) (a byte: 2 NANDs, 10 port operations); lower bound
 // ceil(w/4); naive gather n*ceil(w/4).
-func Broadcast[T Number](p *PE, root int, v T) (T, error) {
-	defer p.end()
+func Broadcast[T Number](p *PE, root int, v T) (_ T, err error) {
+	defer p.end(&err)
 	if err := p.begin("Broadcast"); err != nil {
 		return 0, err
 	}
@@ -219,7 +219,7 @@ func Broadcast[T Number](p *PE, root int, v T) (T, error) {
 		return 0, err
 	}
 	var r T
-	err := broadcastValue(p, root, &v, &r)
+	err = broadcastValue(p, root, &v, &r)
 	return r, err
 }
 
@@ -229,8 +229,8 @@ func Broadcast[T Number](p *PE, root int, v T) (T, error) {
 // NANDs: 9 + 2*len(buf) (the root broadcasts its length, 8 NANDs, then one
 // ANY of "my length differs"); lower bound 2*len(buf); naive gather
 // 2*n*len(buf).
-func (p *PE) BroadcastBytes(root int, buf []byte) error {
-	defer p.end()
+func (p *PE) BroadcastBytes(root int, buf []byte) (err error) {
+	defer p.end(&err)
 	if err := p.begin("BroadcastBytes"); err != nil {
 		return err
 	}
@@ -242,8 +242,8 @@ func (p *PE) BroadcastBytes(root int, buf []byte) error {
 // PE returns an error wrapping ErrArgument and no data moves.
 // NANDs: 9 + len(buf)*ceil(w/4); lower bound len(buf)*ceil(w/4); naive
 // gather n*len(buf)*ceil(w/4).
-func BroadcastSlice[T Number](p *PE, root int, buf []T) error {
-	defer p.end()
+func BroadcastSlice[T Number](p *PE, root int, buf []T) (err error) {
+	defer p.end(&err)
 	if err := p.begin("BroadcastSlice"); err != nil {
 		return err
 	}
@@ -288,13 +288,13 @@ func (p *PE) sameLength(op string, root, l int) error {
 // returns an error.
 // NANDs: n*ceil(w/4); lower bound ceil((n-1)*w/4) (every PE must receive
 // the other n-1 values); naive n*ceil(w/4).
-func Gather[T Number](p *PE, v T, out []T) error {
-	defer p.end()
+func Gather[T Number](p *PE, v T, out []T) (err error) {
+	defer p.end(&err)
 	if err := p.begin("Gather"); err != nil {
 		return err
 	}
 	ok := len(out) == p.n
-	err := eachMember(p, p.members, &v, false, func(j int, x T) {
+	err = eachMember(p, p.members, &v, false, func(j int, x T) {
 		if ok {
 			out[j] = x
 		}
@@ -325,8 +325,8 @@ func Gather[T Number](p *PE, v T, out []T) error {
 // fixed points: s = n); lower bound ceil(s*w/4) (each source's value must
 // reach its receivers); naive gather n*ceil(w/4), which cannot tell a bad
 // source.
-func Multicast[T Number](p *PE, from int, v T) (T, error) {
-	defer p.end()
+func Multicast[T Number](p *PE, from int, v T) (_ T, err error) {
+	defer p.end(&err)
 	if err := p.begin("Multicast"); err != nil {
 		return 0, err
 	}
@@ -380,8 +380,8 @@ func (p *PE) orWide(x uint64, w int) (uint64, error) {
 // *AbsentError on every PE.
 // NANDs: 1 + (n-1)*ceil(w/4); lower bound ceil((n-1)*w/4) (the n-1 values
 // only the root knows must all cross the board); naive 1 + n*ceil(w/4).
-func Scatter[T Number](p *PE, root int, in []T) (T, error) {
-	defer p.end()
+func Scatter[T Number](p *PE, root int, in []T) (_ T, err error) {
+	defer p.end(&err)
 	if err := p.begin("Scatter"); err != nil {
 		return 0, err
 	}

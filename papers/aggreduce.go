@@ -69,8 +69,8 @@ func (p *PE) checkOp(name string, op Op, k numKind) error {
 // Floats: Min and Max use the IEEE total order (-0 < +0; NaNs with the sign
 // bit clear are above +Inf, with it set below -Inf). ReduceCount also says
 // how many PEs contributed.
-func Reduce[T Number](p *PE, op Op, v T) (T, error) {
-	defer p.end()
+func Reduce[T Number](p *PE, op Op, v T) (_ T, err error) {
+	defer p.end(&err)
 	if err := p.begin("Reduce"); err != nil {
 		return 0, err
 	}
@@ -115,8 +115,8 @@ func Reduce[T Number](p *PE, op Op, v T) (T, error) {
 // share the type's layout (one architecture). A type with pointers (strings,
 // slices, maps…) is an ErrArgument on every PE, before any NAND.
 // NANDs: n*2*size (a gather of size bytes per PE); no allocation.
-func ReduceFunc[T any](p *PE, v T, combine func(a, b T) T) (T, error) {
-	defer p.end()
+func ReduceFunc[T any](p *PE, v T, combine func(a, b T) T) (_ T, err error) {
+	defer p.end(&err)
 	if err := p.begin("ReduceFunc"); err != nil {
 		return *new(T), err
 	}
@@ -168,8 +168,8 @@ func (p *PE) checkFunc(op, plain string, nilCombine bool) error {
 // NANDs: ceil(w/4)*ceil(log2(n+1)) for BitOr and BitAnd (bitScan); for the
 // others n*ceil(w/4) (a gather; each PE then combines locally). Lower bound
 // ceil(w/4). ScanCount also says how many PEs contributed.
-func Scan[T Number](p *PE, op Op, v T, kind ScanKind) (T, error) {
-	defer p.end()
+func Scan[T Number](p *PE, op Op, v T, kind ScanKind) (_ T, err error) {
+	defer p.end(&err)
 	if err := p.begin("Scan"); err != nil {
 		return 0, err
 	}
@@ -239,8 +239,8 @@ func bitScan[T Number](p *PE, op Op, v T, kind ScanKind) (T, error) {
 // exclusive scan gets; it is never combined). T is any fixed-size type
 // without pointers, as for ReduceFunc.
 // NANDs: n*2*size (a gather); no allocation.
-func ScanFunc[T any](p *PE, v T, combine func(a, b T) T, identity T, kind ScanKind) (T, error) {
-	defer p.end()
+func ScanFunc[T any](p *PE, v T, combine func(a, b T) T, identity T, kind ScanKind) (_ T, err error) {
+	defer p.end(&err)
 	if err := p.begin("ScanFunc"); err != nil {
 		return *new(T), err
 	}
@@ -257,7 +257,7 @@ func ScanFunc[T any](p *PE, v T, combine func(a, b T) T, identity T, kind ScanKi
 	// it, and its own unless the scan is exclusive.
 	exclusive, self := kind&Exclusive != 0, p.self
 	acc, have, done := identity, false, false
-	err := eachMember(p, p.members, &v, kind&Backward != 0, func(j int, x T) {
+	err = eachMember(p, p.members, &v, kind&Backward != 0, func(j int, x T) {
 		if done || j == self && exclusive {
 			done = true
 			return

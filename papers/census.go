@@ -25,10 +25,10 @@ const DefaultCensusEvery = 64
 // call it runs a census first (see due). Every exported collective calls it
 // first and defers end.
 func (p *PE) begin(op string) error {
-	if !p.due(op) {
-		return nil
+	if p.due(op) {
+		return p.census(op, p.ops-1) // before the call: it is not proven yet
 	}
-	return p.census(op)
+	return nil
 }
 
 // due counts a call of a collective, unless it is inside another, and
@@ -41,6 +41,7 @@ func (p *PE) due(op string) bool {
 		return false
 	}
 	p.outer = op
+	p.ops++
 	if p.censusEvery <= 0 {
 		return false
 	}
@@ -48,17 +49,24 @@ func (p *PE) due(op string) bool {
 	return p.calls%uint64(p.censusEvery) == 0
 }
 
-// end closes begin.
-func (p *PE) end() { p.depth-- }
+// end closes begin, with the call's error: with Config.Verify, the
+// outermost call that succeeded proves its result before it returns it.
+func (p *PE) end(err *error) {
+	if p.depth--; p.depth == 0 && p.verify && *err == nil {
+		*err = p.prove(p.outer, p.ops)
+	}
+}
 
 // census has every participant vote "I am here" and fails, on every PE that
 // voted, with an *AbsentError naming the participants missing from the vote
+// and the calls whose results may lack them: those after proven, the calls
+// the last census vouched for
 // (their ports read transparent: unplugged, switched off, or released
 // without leaving). They are dropped from the participants, so a program
 // that goes on does so knowingly, as after a departure. A PE that cannot
 // run an operation (closed, left) takes no census: the operation says why
 // it cannot run; nor does one on an engine, which finds its dead PEs itself.
-func (p *PE) census(op string) error {
+func (p *PE) census(op string, proven uint64) error {
 	if p.eng != nil || p.state != running || p.members&(1<<p.self) == 0 {
 		return nil
 	}
@@ -79,8 +87,9 @@ func (p *PE) census(op string) error {
 	p.stats.Censuses++
 	if missing := p.members &^ here; missing != 0 {
 		p.members &^= missing
-		return p.absent(op, missing, "participant")
+		return &AbsentError{PE: p.self, Op: op, Missing: missing, Why: "participant", Proven: p.proven, Calls: proven}
 	}
+	p.proven = proven
 	return nil
 }
 
@@ -91,5 +100,5 @@ func (p *PE) Census() error {
 	if err := p.usable("Census"); err != nil {
 		return err
 	}
-	return p.census("Census")
+	return p.census("Census", p.ops)
 }

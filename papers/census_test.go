@@ -15,8 +15,9 @@ import (
 // unplugMidRun runs sums of 4 PEs' Self()+1 on an emulated board whose PE
 // 2 pulls its own cable after 20 of them, without announcing it, and waits
 // there until the others are done. It returns each survivor's sums and the
-// error that ended its loop (nil if it ran all rounds).
-func unplugMidRun(t *testing.T, cfg papers.Config) (sums [4][]int32, errs [4]error) {
+// error that ended its loop (nil if it ran all rounds), and what its end
+// of the run (Finish) said.
+func unplugMidRun(t *testing.T, cfg papers.Config) (sums [4][]int32, errs, end [4]error) {
 	t.Helper()
 	const n, victim, before, rounds = 4, 2, 20, 60
 	b, err := emu.New(n)
@@ -34,7 +35,7 @@ func unplugMidRun(t *testing.T, cfg papers.Config) (sums [4][]int32, errs [4]err
 					return err
 				}
 				survivors.Wait() // a PC still running, its cable out
-				return nil
+				return p.Close() // not Finish: cut off, it could not end with the others
 			}
 			s, err := papers.Reduce(p, papers.Sum, int32(k+1))
 			if err != nil {
@@ -44,12 +45,13 @@ func unplugMidRun(t *testing.T, cfg papers.Config) (sums [4][]int32, errs [4]err
 			sums[k] = append(sums[k], s)
 		}
 		survivors.Done()
+		end[k] = p.Finish() // the end of the run, which proves it
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sums, errs
+	return sums, errs, end
 }
 
 // TestCensusNamesUnpluggedPE: a PE whose cable is pulled mid-run reads as
@@ -57,7 +59,7 @@ func unplugMidRun(t *testing.T, cfg papers.Config) (sums [4][]int32, errs [4]err
 // with it, every survivor's next sum fails naming the PE, and no survivor
 // ever returns a wrong sum.
 func TestCensusNamesUnpluggedPE(t *testing.T) {
-	sums, errs := unplugMidRun(t, papers.Config{})
+	sums, errs, end := unplugMidRun(t, papers.Config{})
 	for _, k := range []int{0, 1, 3} {
 		for i, s := range sums[k] {
 			if s != 10 {
@@ -72,19 +74,28 @@ func TestCensusNamesUnpluggedPE(t *testing.T) {
 			t.Errorf("PE %d: %v does not wrap ErrAbsent", k, errs[k])
 		}
 		t.Logf("PE %d after %d right sums: %v", k, len(sums[k]), errs[k])
+		if end[k] != nil { // the census dropped PE 2: the others end proved
+			t.Errorf("PE %d: the end of the run: %v, want nil", k, end[k])
+		}
 	}
 }
 
 // TestCensusOffMissesUnpluggedPE is the control: with the census off the
-// same fault gives wrong sums and no error (so the test above tests it).
+// same fault gives wrong sums and no error from them (so the test above
+// tests it); the end of the run still finds it, and names every result
+// since check-in as suspect.
 func TestCensusOffMissesUnpluggedPE(t *testing.T) {
-	sums, errs := unplugMidRun(t, papers.Config{CensusEvery: -1})
+	sums, errs, end := unplugMidRun(t, papers.Config{CensusEvery: -1})
 	for _, k := range []int{0, 1, 3} {
 		if errs[k] != nil {
 			t.Fatalf("PE %d: %v with the census off", k, errs[k])
 		}
 		if got := fmt.Sprint(sums[k][len(sums[k])-1]); got != "7" {
 			t.Errorf("PE %d: last sum %s, want 7 (1+2+4: PE 2's cable out)", k, got)
+		}
+		var ae *papers.AbsentError
+		if !errors.As(end[k], &ae) || ae.Missing != 1<<2 || ae.Why != "participant" || ae.Proven != 0 || ae.Calls != 60 {
+			t.Errorf("PE %d: the end of the run: %v; want an *AbsentError naming PE 2, results 1 to 60 suspect", k, end[k])
 		}
 	}
 }
@@ -150,7 +161,7 @@ func TestCensusFindsUnpluggedPEBetweenBarriers(t *testing.T) {
 					return err
 				}
 				survivors.Wait()
-				return nil
+				return p.Close() // cut off, it could not end with the others
 			}
 			if errs[k] = p.Barrier(); errs[k] != nil {
 				break

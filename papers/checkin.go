@@ -77,7 +77,7 @@ func (p *PE) checkIn(timeout time.Duration) error {
 		}
 	}
 	p.timeout = max(time.Until(deadline), time.Millisecond)
-	if err := p.testLines(); err != nil {
+	if err := p.testLines("check-in", 0); err != nil {
 		var le *LineError
 		if !errors.As(err, &le) {
 			err = p.checkInFailed(err, timeout, true)
@@ -179,13 +179,25 @@ type LineError struct {
 	// tell; Candidates then lists the PEs it may be (bit k: PE k).
 	Faulty     int
 	Candidates uint64
+	// Op is the test's: "check-in", or the proof's (proof.go); after
+	// check-in the results of calls Since+1 to Calls of the collectives
+	// may be wrong (the lines passed when Since calls had returned, and
+	// Calls had when this test ran).
+	Op           string
+	Since, Calls uint64
 }
 
 func (e *LineError) Error() string {
+	var s string
 	if e.Faulty >= 0 {
-		return fmt.Sprintf("papers: PE %d: check-in: PE %d's data line %s is stuck at %d (or open): it stays high while PE %d drives it low; run papersctl selftest on the board", e.PE, e.Faulty, e.Line, e.Stuck, e.Faulty)
+		s = fmt.Sprintf("papers: PE %d: %s: PE %d's data line %s is stuck at %d (or open): it stays high while PE %d drives it low; run papersctl selftest on the board", e.PE, e.Op, e.Faulty, e.Line, e.Stuck, e.Faulty)
+	} else {
+		s = fmt.Sprintf("papers: PE %d: %s: data line %s is stuck at %d at the board: it reads low while every PE drives it high; the board's NAND cannot say whose cable (candidates %s) or whether the board's own input is at fault; run papersctl selftest on the board", e.PE, e.Op, e.Line, e.Stuck, lpt.PESet(e.Candidates))
 	}
-	return fmt.Sprintf("papers: PE %d: check-in: data line %s is stuck at %d at the board: it reads low while every PE drives it high; the board's NAND cannot say whose cable (candidates %s) or whether the board's own input is at fault; run papersctl selftest on the board", e.PE, e.Line, e.Stuck, lpt.PESet(e.Candidates))
+	if e.Calls > e.Since {
+		s += fmt.Sprintf("; the results of calls %d to %d of the collectives (since the lines last passed) may be wrong", e.Since+1, e.Calls)
+	}
+	return s
 }
 
 // testLines checks every PE's four data lines with n+1 NANDs, which every
@@ -193,8 +205,7 @@ func (e *LineError) Error() string {
 // the board is stuck at 0 somewhere), then each PE in turn drives 0 while
 // the others drive 0xf (a line of that PE that stays high is stuck at 1 or
 // open). A stuck line would otherwise give wrong NANDs without an error.
-func (p *PE) testLines() error {
-	const op = "check-in"
+func (p *PE) testLines(op string, calls uint64) error {
 	if p.noLineTest {
 		return nil
 	}
@@ -204,9 +215,12 @@ func (p *PE) testLines() error {
 	}
 	if r != 0 {
 		l, _ := lpt.LineFor(lpt.Data, 1<<bits.TrailingZeros8(r))
-		return &LineError{PE: p.self, Line: l, Stuck: 0, Faulty: -1, Candidates: p.all()}
+		return &LineError{PE: p.self, Line: l, Stuck: 0, Faulty: -1, Candidates: p.members, Op: op, Since: p.linesOK, Calls: calls}
 	}
 	for k := range p.n {
+		if p.members&(1<<k) == 0 {
+			continue // left: transparent, it drives no line
+		}
 		x := uint8(lpt.DataMask)
 		if k == p.self {
 			x = 0
@@ -217,7 +231,7 @@ func (p *PE) testLines() error {
 		}
 		if bad := ^r & lpt.DataMask; bad != 0 {
 			l, _ := lpt.LineFor(lpt.Data, 1<<bits.TrailingZeros8(bad))
-			return &LineError{PE: p.self, Line: l, Stuck: 1, Faulty: k}
+			return &LineError{PE: p.self, Line: l, Stuck: 1, Faulty: k, Op: op, Since: p.linesOK, Calls: calls}
 		}
 	}
 	// Leave the lines high, as Open always has: the last PE drove them

@@ -250,7 +250,7 @@ func TestRollCallNamesMissingPE(t *testing.T) {
 				if how == "stopped" {
 					time.Sleep(2 * time.Second) // past the others' timeout and roll call
 				}
-				return nil
+				return p.Close() // parked, unannounced: not Finish, which the others are told of
 			}
 			errs[p.Self()] = p.Barrier()
 			return nil

@@ -60,7 +60,7 @@ func (p *PE) counted(bad error, f func() error) (Count, error) {
 // the PEs the board hears from (ceil(n/4) NANDs more than Reduce), and the
 // reduction combines exactly those.
 func ReduceCount[T Number](p *PE, op Op, v T) (r T, c Count, err error) {
-	defer p.end()
+	defer p.end(&err)
 	p.due("ReduceCount")
 	c, err = p.counted(p.checkOp("ReduceCount", op, kindOf[T]()), func() (err error) { r, err = Reduce(p, op, v); return err })
 	return r, c, err
@@ -68,7 +68,7 @@ func ReduceCount[T Number](p *PE, op Op, v T) (r T, c Count, err error) {
 
 // ScanCount is Scan, plus how many PEs contributed (see ReduceCount).
 func ScanCount[T Number](p *PE, op Op, v T, kind ScanKind) (r T, c Count, err error) {
-	defer p.end()
+	defer p.end(&err)
 	p.due("ScanCount")
 	c, err = p.counted(cmp.Or(p.checkOp("ScanCount", op, kindOf[T]()), p.checkKind("ScanCount", kind)), func() (err error) { r, err = Scan(p, op, v, kind); return err })
 	return r, c, err
@@ -77,7 +77,7 @@ func ScanCount[T Number](p *PE, op Op, v T, kind ScanKind) (r T, c Count, err er
 // ReduceFuncCount is ReduceFunc, plus how many PEs contributed (see
 // ReduceCount).
 func ReduceFuncCount[T any](p *PE, v T, combine func(a, b T) T) (r T, c Count, err error) {
-	defer p.end()
+	defer p.end(&err)
 	p.due("ReduceFuncCount")
 	c, err = p.counted(p.checkFunc("ReduceFuncCount", checkPlain[T](), combine == nil), func() (err error) { r, err = ReduceFunc(p, v, combine); return err })
 	return r, c, err
@@ -86,7 +86,7 @@ func ReduceFuncCount[T any](p *PE, v T, combine func(a, b T) T) (r T, c Count, e
 // ScanFuncCount is ScanFunc, plus how many PEs contributed (see
 // ReduceCount).
 func ScanFuncCount[T any](p *PE, v T, combine func(a, b T) T, identity T, kind ScanKind) (r T, c Count, err error) {
-	defer p.end()
+	defer p.end(&err)
 	p.due("ScanFuncCount")
 	c, err = p.counted(cmp.Or(p.checkFunc("ScanFuncCount", checkPlain[T](), combine == nil), p.checkKind("ScanFuncCount", kind)), func() (err error) {
 		r, err = ScanFunc(p, v, combine, identity, kind)

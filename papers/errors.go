@@ -175,12 +175,28 @@ type AbsentError struct {
 	Op      string
 	Missing uint64 // the PEs whose values were needed (bit k: PE k)
 	Why     string // what they were needed as: "root", "source", "value", "participant"
+	// For a census (Why "participant"): the results of calls Proven+1 to
+	// Calls of the collectives, counted from 1 at Open, may lack the
+	// missing PEs' values; the last census found them present when
+	// Proven calls had returned (0: at check-in).
+	Proven, Calls uint64
 }
 
 func (e *AbsentError) Error() string {
 	switch e.Why {
 	case "participant":
-		return fmt.Sprintf("papers: PE %d: %s: %s did not answer the census of the participants: its port reads transparent (cable unplugged, PC off, or port released without leaving); it no longer takes part, and results since the last census may lack its values", e.PE, e.Op, lpt.PESet(e.Missing))
+		s := fmt.Sprintf("papers: PE %d: %s: %s did not answer the census of the participants: its port reads transparent (cable unplugged, PC off, port released without leaving", e.PE, e.Op, lpt.PESet(e.Missing))
+		if e.Op == endOp {
+			s += ", or its program returned and stopped waiting for the others after the timeout"
+		}
+		s += "); it no longer takes part, and "
+		switch {
+		case e.Calls <= e.Proven:
+			return s + "no result lacks its values yet"
+		case e.Proven == 0:
+			return s + fmt.Sprintf("every result since check-in (calls 1 to %d of the collectives) may lack its values", e.Calls)
+		}
+		return s + fmt.Sprintf("the results of calls %d to %d of the collectives (since the census after call %d) may lack its values", e.Proven+1, e.Calls, e.Proven)
 	case "value":
 		return fmt.Sprintf("papers: PE %d: %s: %s took no part (left the group): their slots hold zero, the participants' are filled", e.PE, e.Op, lpt.PESet(e.Missing))
 	}

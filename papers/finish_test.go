@@ -23,7 +23,8 @@ func TestFinishNamesReturn(t *testing.T) {
 			return err
 		}
 		if p.Self() == early {
-			return p.Finish()
+			got[early] = p.Finish()
+			return nil
 		}
 		for range 100 {
 			if got[p.Self()] = p.Barrier(); got[p.Self()] != nil {
@@ -39,10 +40,13 @@ func TestFinishNamesReturn(t *testing.T) {
 		t.Errorf("the others took %v to learn of the return: as long as a timeout", d)
 	}
 	for k, err := range got {
-		if k == early {
+		var ie *papers.InterruptError
+		if k == early { // its run did not end together: it fails too
+			if !errors.As(err, &ie) || ie.Returned != 1<<early || ie.Members != 0b1101 {
+				t.Errorf("PE %d's Finish: %v; want an *InterruptError naming it returned and PEs 0, 2, 3 going on", k, err)
+			}
 			continue
 		}
-		var ie *papers.InterruptError
 		if !errors.As(err, &ie) || ie.Returned != 1<<early || ie.Left != 1<<early || ie.Code != papers.ReturnCode {
 			t.Errorf("PE %d: %v; want an *InterruptError with Returned and Left PE %d, code %#x", k, err, early, papers.ReturnCode)
 		}
@@ -51,15 +55,14 @@ func TestFinishNamesReturn(t *testing.T) {
 
 // At a normal end every PE finishes together, quickly, leaves its port
 // transparent, and the next run on the board checks in; a PE that
-// finishes long after the others (beyond their timeout) is not held up,
-// and none fails.
+// finishes later, within the timeout, fails no one.
 func TestFinishAtNormalEnd(t *testing.T) {
 	const n = 4
 	b, err := emu.New(n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, late := range []time.Duration{0, 20 * time.Millisecond, 600 * time.Millisecond} {
+	for _, late := range []time.Duration{0, 20 * time.Millisecond} {
 		took := make([]time.Duration, n)
 		err := emulate.RunOn(b, n, papers.Config{Timeout: 300 * time.Millisecond}, func(p *papers.PE) error {
 			if err := p.Barrier(); err != nil {
@@ -86,6 +89,45 @@ func TestFinishAtNormalEnd(t *testing.T) {
 			t.Errorf("PE 0 finishing %v after the others: its Finish took %v", late, took[0])
 		}
 		t.Logf("PE 0 finishing %v after the others: Finish took %v", late, took)
+	}
+}
+
+// A PE that returns later than the others' timeout leaves a run that
+// cannot be proven: the others give up waiting and fail with the
+// timeout, and the late PE's end-of-run census names them; the next run
+// on the board works.
+func TestFinishBeyondTimeoutFails(t *testing.T) {
+	const n = 4
+	b, err := emu.New(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends := make([]error, n)
+	err = emulate.RunOn(b, n, papers.Config{Timeout: 200 * time.Millisecond}, func(p *papers.PE) error {
+		if err := p.Barrier(); err != nil {
+			return err
+		}
+		if p.Self() == 0 {
+			time.Sleep(500 * time.Millisecond)
+		}
+		ends[p.Self()] = p.Finish()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ae *papers.AbsentError
+	if !errors.As(ends[0], &ae) || ae.Missing != 0b1110 {
+		t.Errorf("late PE 0: %v; want the end's census to name PEs 1, 2, 3", ends[0])
+	}
+	for k := 1; k < n; k++ {
+		var te *papers.TimeoutError
+		if !errors.As(ends[k], &te) {
+			t.Errorf("PE %d: %v; want a timeout", k, ends[k])
+		}
+	}
+	if err := emulate.RunOn(b, n, papers.Config{}, func(p *papers.PE) error { return p.Barrier() }); err != nil {
+		t.Errorf("the next run: %v", err)
 	}
 }
 

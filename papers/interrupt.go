@@ -2,6 +2,7 @@ package papers
 
 import (
 	"cmp"
+	"errors"
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/lpt"
@@ -91,7 +92,8 @@ const confirmReads = 3
 //  4. Take that phase and run one barrier. It completes only when every PE
 //     has done step 3, so no PE changes its data before all have read it.
 //  5. A vote of "I take part": the new set of participants, the same on
-//     every PE. A PE departing with this interrupt (Leave, Abort) votes
+//     every PE (for ReturnCode, checked by a second vote of the
+//     complement). A PE departing with this interrupt (Leave, Abort) votes
 //     false and then goes transparent; PEs that left earlier and unplugged
 //     cables read as absent, a PE that rejoined as present. (Abandon does
 //     not know the PE count: it goes transparent at once, which reads as
@@ -134,8 +136,28 @@ func (p *PE) acknowledge(raise bool, code uint8) (uint8, error) {
 		return code, err
 	}
 	mask, err := p.vote(op, !p.depart)
+	if code == ReturnCode && err == nil {
+		// A return: every PE votes again, the complement, so that a data
+		// line stuck at 0 (it reads as a vote to stay) is not taken for a
+		// PE that went on: a PE counts as staying only if its second
+		// vote says so too. Finish then proves the run, which names the
+		// line.
+		var gone uint64
+		gone, err = p.vote(op, p.depart)
+		mask &^= gone
+	}
+	if p.finishing && err == nil {
+		// When every participant votes to end here, Finish proves the
+		// run before it goes transparent (proof.go).
+		if p.stayed = mask & p.members; p.stayed == 0 {
+			return code, nil
+		}
+	}
 	if p.depart {
 		p.goTransparent() // voted absent, now is: whatever the vote's fate
+		if p.finishing {
+			return code, err // without its vote Finish cannot prove the run
+		}
 		return code, nil
 	}
 	if err != nil {
@@ -215,16 +237,20 @@ const ReturnCode = 0xe
 // (docs/protocol.md, "Leaving, closing, failing"). On an engine, or after
 // Leave, it is Close.
 func (p *PE) Finish() error {
+	var err error
 	if p.eng == nil && p.state == running {
-		p.depart = true
+		p.depart, p.finishing, p.stayed = true, true, 0
+		p.serving = p.datanet != nil
 		p.port.WriteControl(lpt.NAK | lpt.IRQ)
-		p.acknowledge(true, ReturnCode) // a timeout is the others' to report: see above
-		p.depart = false
+		code, aerr := p.acknowledge(true, ReturnCode)
+		p.depart, p.finishing = false, false
+		err = p.ended(code, p.stayed, aerr)
+		p.serving = false
 		if p.state != left {
 			p.goTransparent()
 		}
 	}
-	return p.Close()
+	return errors.Join(err, p.Close())
 }
 
 func (p *PE) leave(op string, code uint8) error {

@@ -108,6 +108,13 @@ type Config struct {
 	// census"); gathers take one every time. Zero means
 	// DefaultCensusEvery; negative turns the census off.
 	CensusEvery int
+	// Verify proves every collective's result on the board before it
+	// returns it: a census of the participants and a test of every data
+	// line (the proof Finish takes at the end of a run), so that a PE
+	// lost or a line stuck mid-run is named at the call where it happened
+	// instead of at the end (docs/protocol.md, "Proving the run"). It
+	// costs ceil(n/4)+n+1 NANDs per call.
+	Verify bool
 }
 
 // PE is one processing element's handle on the board. Its methods must be
@@ -140,6 +147,14 @@ type PE struct {
 	calls       uint64 // calls of the collectives since Open, counted at their entry (begin)
 	depth       int    // how many collectives the PE is inside (begin, end)
 	outer       string // the name of the outermost one, for the census's errors
+
+	verify    bool   // Config.Verify
+	ops       uint64 // calls of the collectives since Open; never restarts, unlike calls
+	proven    uint64 // the calls whose results the last census found every participant for (proof.go)
+	linesOK   uint64 // the calls made when the data lines last passed their test (0: at check-in)
+	serving   bool   // Finish waits for the others: keep answering the data network
+	finishing bool   // the acknowledge is Finish's
+	stayed    uint64 // the participants that went on computing when Finish's acknowledge voted
 }
 
 type peState uint8
@@ -203,7 +218,7 @@ func newPE(cfg Config) (*PE, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &PE{self: cfg.PE, n: cfg.PEs, timeout: timeout, ctx: cfg.Context, mode: cfg.NANDMode, noLineTest: cfg.NoLineTest, fresh: cfg.FreshBoard, censusEvery: cmp.Or(cfg.CensusEvery, DefaultCensusEvery)}
+	p := &PE{self: cfg.PE, n: cfg.PEs, timeout: timeout, ctx: cfg.Context, mode: cfg.NANDMode, noLineTest: cfg.NoLineTest, fresh: cfg.FreshBoard, censusEvery: cmp.Or(cfg.CensusEvery, DefaultCensusEvery), verify: cfg.Verify}
 	if p.ctx != nil {
 		p.done = p.ctx.Done()
 	}
@@ -316,8 +331,8 @@ func (p *PE) usable(op string) error {
 
 // Barrier waits until every participating PE has reached a barrier: one
 // write and, when no PE is late, one read.
-func (p *PE) Barrier() error {
-	defer p.end()
+func (p *PE) Barrier() (err error) {
+	defer p.end(&err)
 	if err := p.begin("barrier"); err != nil {
 		return err
 	}
@@ -386,6 +401,28 @@ func (p *PE) QueryBarrier() (bool, error) {
 		return false, p.errorf("QueryBarrier: port failed: %w", err)
 	}
 	return false, nil
+}
+
+// CheckBarrierInterrupt is for a PE that waits for a split-phase barrier
+// by polling QueryBarrier between other work (am.Barrier answers the data
+// network meanwhile): it looks for a parallel interrupt, as a blocking
+// barrier's wait does every 50 µs, and acknowledges one that is pending,
+// which ends the barrier with the *InterruptError — how such a PE learns
+// that another returned (Finish) or failed. It returns nil when no
+// interrupt or no barrier is pending.
+func (p *PE) CheckBarrierInterrupt() error {
+	if p.state != inBarrier || p.eng != nil {
+		return nil
+	}
+	p.state = running
+	done, err := p.interrupted("barrier")
+	switch {
+	case !done:
+		p.state = inBarrier
+	case err == nil: // it completed meanwhile
+		p.stats.Barriers++
+	}
+	return err
 }
 
 // CompleteBarrier returns once the last barrier has completed (Strata's
@@ -491,6 +528,9 @@ func (p *PE) slowWait(op string, ack bool) error {
 		if w == nil && waited > 2*time.Millisecond {
 			time.Sleep(20 * time.Microsecond)
 		}
+		if p.serving {
+			p.datanet.Listen()
+		}
 		if !ack && (waited >= nextInt || woke) {
 			nextInt = waited + checkIntEvery
 			if done, err := p.interrupted(op); done {
@@ -501,7 +541,11 @@ func (p *PE) slowWait(op string, ack bool) error {
 			return err
 		}
 		if blocking {
-			woke, blocked = w.Wait(p.st, lpt.RDY, p.timeout-waited, p.done), true
+			d := p.timeout - waited
+			if p.serving {
+				d = min(d, serveNap)
+			}
+			woke, blocked = w.Wait(p.st, lpt.RDY, d, p.done), true
 		}
 	}
 }
@@ -570,8 +614,8 @@ func (p *PE) settled(ack bool) bool {
 // data before all have read: 5 port operations when nobody is late. A PE
 // that does not take part (it left, or its cable is unplugged) drives all
 // ones, the NAND's identity: the result is the NAND of the participants.
-func (p *PE) NAND(x uint8) (uint8, error) {
-	defer p.end()
+func (p *PE) NAND(x uint8) (_ uint8, err error) {
+	defer p.end(&err)
 	if err := p.begin("NAND"); err != nil {
 		return 0, err
 	}
@@ -622,8 +666,8 @@ func (p *PE) nand(op string, x uint8) (uint8, error) {
 
 // OR4 returns the bitwise OR of every PE's 4-bit x (one NAND of the
 // complements).
-func (p *PE) OR4(x uint8) (uint8, error) {
-	defer p.end()
+func (p *PE) OR4(x uint8) (_ uint8, err error) {
+	defer p.end(&err)
 	if err := p.begin("OR4"); err != nil {
 		return 0, err
 	}
@@ -634,8 +678,8 @@ func (p *PE) OR4(x uint8) (uint8, error) {
 }
 
 // AND4 returns the bitwise AND of every PE's 4-bit x.
-func (p *PE) AND4(x uint8) (uint8, error) {
-	defer p.end()
+func (p *PE) AND4(x uint8) (_ uint8, err error) {
+	defer p.end(&err)
 	if err := p.begin("AND4"); err != nil {
 		return 0, err
 	}
@@ -644,8 +688,8 @@ func (p *PE) AND4(x uint8) (uint8, error) {
 }
 
 // Any reports whether b is true on any PE.
-func (p *PE) Any(b bool) (bool, error) {
-	defer p.end()
+func (p *PE) Any(b bool) (_ bool, err error) {
+	defer p.end(&err)
 	if err := p.begin("Any"); err != nil {
 		return false, err
 	}
@@ -658,8 +702,8 @@ func (p *PE) Any(b bool) (bool, error) {
 }
 
 // All reports whether b is true on every participating PE.
-func (p *PE) All(b bool) (bool, error) {
-	defer p.end()
+func (p *PE) All(b bool) (_ bool, err error) {
+	defer p.end(&err)
 	if err := p.begin("All"); err != nil {
 		return false, err
 	}
@@ -674,8 +718,8 @@ func (p *PE) All(b bool) (bool, error) {
 // Vote is the 1-bit multi-broadcast: every PE gets a mask with bit i set
 // when PE i voted true. PE i drives line i%4 in NAND number i/4, so n PEs
 // take ceil(n/4) NANDs. A PE that does not take part reads as false.
-func (p *PE) Vote(b bool) (uint64, error) {
-	defer p.end()
+func (p *PE) Vote(b bool) (_ uint64, err error) {
+	defer p.end(&err)
 	if err := p.begin("vote"); err != nil {
 		return 0, err
 	}

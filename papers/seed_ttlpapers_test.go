@@ -236,8 +236,8 @@ func TestSeedHalt(t *testing.T) {
 				}
 				p.Port().WriteData(lpt.DataMask) // S1 = S0 = 0
 				halted <- struct{}{}
-				<-done // stay open: closing would park the port, which halts barriers too
-				return nil
+				<-done           // stay open: closing would park the port, which halts barriers too
+				return p.Close() // the run is broken on purpose: no end of run to prove
 			}
 			if _, ok := <-halted; !ok {
 				return errors.New("PE 1 returned before halting the barriers")
@@ -246,7 +246,7 @@ func TestSeedHalt(t *testing.T) {
 			if err := p.Barrier(); !errors.As(err, &te) {
 				return fmt.Errorf("barrier %d with S1=S0=0 on PE 1: %v, want it to halt (a timeout)", pre+1, err)
 			}
-			return nil
+			return p.Close()
 		})
 		if err != nil {
 			t.Error(err)

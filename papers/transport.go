@@ -110,7 +110,7 @@ func eachMember[T any](p *PE, members uint64, v *T, backward bool, got func(pe i
 	// that went before or during it, so that its result is never returned
 	// as right; one that went earlier was there at the last census.
 	if p.censusEvery > 0 {
-		return p.census(p.outer)
+		return p.census(p.outer, p.ops)
 	}
 	return nil
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/ttlpapers/ttlpapers/am"
 	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/papers"
 	"github.com/ttlpapers/ttlpapers/splitc"
@@ -372,25 +371,52 @@ func TestBadPointers(t *testing.T) {
 	})
 }
 
-// TestOwnerGone: a read of a PE whose program has returned fails naming it.
-func TestOwnerGone(t *testing.T) {
-	var readErr error
-	gm(t, 2, func(p *papers.PE, m *splitc.Memory) error {
+// TestReturnedPEServes: a PE whose program returns keeps serving its
+// global memory until every PE has returned (as OpenSHMEM's finalize and
+// UPC's exit barrier do), so the others' reads of it still work; the
+// first PE to meet the board afterwards is told that it returned, naming
+// it, and the run fails: it did not end together.
+func TestReturnedPEServes(t *testing.T) {
+	const reads = 200
+	var got, wrong int
+	var barrierErr error
+	err := emulate.Run(2, papers.Config{Timeout: 20 * time.Second}, func(p *papers.PE) error {
+		m, err := splitc.Attach(p)
+		if err != nil {
+			return err
+		}
 		s, err := splitc.AllSpreadMalloc[int32](m, 2)
 		if err != nil {
+			return err
+		}
+		splitc.Local(m, s)[0] = int32(40 + p.Self())
+		if err := splitc.Barrier(p); err != nil {
 			return err
 		}
 		if p.Self() == 1 {
 			return nil
 		}
-		for readErr == nil {
-			_, readErr = splitc.Read(m, s.At(1))
+		for range reads {
+			v, err := splitc.Read(m, s.At(1))
+			if err != nil {
+				return err
+			}
+			if got++; v != 41 {
+				wrong++
+			}
 		}
+		barrierErr = splitc.Barrier(p)
 		return nil
 	})
-	var g *am.GoneError
-	if !errors.As(readErr, &g) || g.PE != 1 {
-		t.Errorf("read from a PE that returned: %v, want a *am.GoneError naming PE 1", readErr)
+	if got != reads || wrong != 0 {
+		t.Fatalf("%d reads of the returned PE's memory, %d wrong; want %d right (run: %v)", got, wrong, reads, err)
+	}
+	var ie *papers.InterruptError
+	if !errors.As(barrierErr, &ie) || ie.Returned != 1<<1 {
+		t.Errorf("PE 0's barrier after PE 1 returned: %v; want an *InterruptError naming PE 1 returned", barrierErr)
+	}
+	if !errors.As(err, &ie) || ie.Returned != 1<<1 || ie.PE != 1 {
+		t.Errorf("run: %v; want PE 1's end to fail: PE 0 went on after it returned", err)
 	}
 }
 

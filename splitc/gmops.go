@@ -181,10 +181,14 @@ func IsStoreSyncCtr(m *Memory, bytes int, c *StoreCounter) (bool, error) {
 // arrived (Split-C's all_store_sync; every PE calls it): the PEs sum what
 // they sent less what they received until it is zero, as Libsplit-C does
 // (§4.1.1), polling in between. The store counts start again from zero.
+// When the sum has not moved for the data network's timeout (a link down,
+// a PE stopped) every PE returns a *papers.TimeoutError naming the PEs
+// its data network cannot reach, within 1.5 times the timeout.
 func AllStoreSync(m *Memory) error {
 	if err := am.Barrier(m.p); err != nil { // no PE still waits for an answer (see settle)
 		return err
 	}
+	w := storeWait{timeout: m.ep.Timeout()}
 	for {
 		if _, err := m.ep.Poll(am.PollBoth, true); err != nil {
 			return err
@@ -199,6 +203,9 @@ func AllStoreSync(m *Memory) error {
 		}
 		if sum == 0 {
 			break
+		}
+		if err := w.check(m, sum); err != nil {
+			return err
 		}
 	}
 	for _, c := range m.stores {

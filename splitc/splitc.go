@@ -27,6 +27,14 @@
 // out of every result, and AllBcast from a departed PE 0 returns a
 // *papers.AbsentError naming it. docs/splitc.md maps every Libsplit-C name
 // to its Go form.
+//
+// A PE whose program returns keeps serving its global memory until every
+// PE has returned, as OpenSHMEM's shmem_finalize and UPC's exit do: its
+// runner (spmd.Main, package emulate) ends it with papers.PE.Finish, which
+// answers the data network while it waits, and closes the network after
+// it. A PE that meets the board meanwhile is told that the other returned
+// (a *papers.InterruptError naming it in Returned), and the run fails: it
+// did not end together.
 package splitc
 
 import (

@@ -24,6 +24,8 @@
 //	PAPERS_LISTEN  on a real board, the address or network
 //	               interface of the TCP data network     (-papers.listen)
 //	               (default: the host's; none: no data network)
+//	PAPERS_VERIFY  true: prove the board with every
+//	               collective (papers.Config.Verify)     (-papers.verify)
 //
 // papersctl run sets the first three for each process it starts. Started
 // by an MPI launcher (mpirun, mpiexec, srun) a program takes its PE id and
@@ -37,6 +39,20 @@
 // Each way of running is a driver of package substrate, registered by a
 // package of its own (spmd/shm, spmd/port, mpi); this package names none of
 // them but in backends.go, which links them all.
+//
+// The end of a run: when fn returns nil, Main (and Close) ends the PE with
+// papers.PE.Finish. The PEs end together: a PE that returns first keeps
+// serving its global memory and the data network until every PE has
+// returned, as OpenSHMEM's shmem_finalize and a UPC program's exit do, so
+// no final barrier is needed. Then the PEs prove the run — a census of
+// the participants and a test of every data line — and only then does
+// any exit 0: a PE unplugged or a data line stuck since the last proof
+// makes every PE exit 1, naming the PE or line and the calls whose
+// results may lack it (docs/protocol.md, "Proving the run"). A PE that
+// meets the board while another has returned is told so, naming it (a
+// *papers.InterruptError with Returned), and the run fails: it did not end
+// together. So does a PE that returns more than PAPERS_TIMEOUT before
+// another.
 //
 // Failure handling: Main turns a panic, an error return or a SIGINT, SIGTERM
 // or SIGHUP into a non-zero exit that the other PEs notice (docs/protocol.md: the
@@ -77,6 +93,7 @@ const (
 	EnvTimeout = "PAPERS_TIMEOUT"
 	EnvCheckIn = "PAPERS_CHECKIN"
 	EnvListen  = "PAPERS_LISTEN"
+	EnvVerify  = "PAPERS_VERIFY"
 	// EnvBoard is the old name of EnvPort, still read when EnvPort is not
 	// set.
 	//
@@ -95,6 +112,7 @@ type Options struct {
 	Timeout time.Duration // 0: papers.DefaultTimeout
 	CheckIn time.Duration // 0: Timeout, at least papers.MinCheckIn
 	Listen  string        // a real board's data network: address or interface (PAPERS_LISTEN)
+	Verify  bool          // prove the board with every collective's result (PAPERS_VERIFY)
 }
 
 // Env reads the options from the environment.
@@ -125,6 +143,13 @@ func envFrom(getenv func(string) string) (Options, error) {
 			}
 			*n.v = v
 		}
+	}
+	if s := getenv(EnvVerify); s != "" {
+		v, err := strconv.ParseBool(s)
+		if err != nil {
+			return o, fmt.Errorf("spmd: %s=%q is not true or false", EnvVerify, s)
+		}
+		o.Verify = v
 	}
 	for _, d := range []struct {
 		env string
@@ -176,7 +201,7 @@ func (o Options) Check() error {
 }
 
 // RegisterFlags adds -papers.pe, -papers.pes, -papers.port (and its old
-// name -papers.board), -papers.timeout, -papers.checkin and -papers.listen to fs, with the
+// name -papers.board), -papers.timeout, -papers.checkin, -papers.listen and -papers.verify to fs, with the
 // environment (Env) as their defaults; the returned options hold the values
 // once fs is parsed. An unreadable environment variable is reported by
 // Open.
@@ -193,6 +218,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.DurationVar(&opts.Timeout, "papers.timeout", o.Timeout, "bound on every wait, 0 for the default (env "+EnvTimeout+")")
 	fs.StringVar(&opts.Listen, "papers.listen", o.Listen, "a real board's TCP data network: this PC's address or interface on the LAN, or none (env "+EnvListen+")")
 	fs.DurationVar(&opts.CheckIn, "papers.checkin", o.CheckIn, "bound on the wait for the other PEs to start, 0 for the wait timeout (at least 2s) (env "+EnvCheckIn+")")
+	fs.BoolVar(&opts.Verify, "papers.verify", o.Verify, "prove the board (a census and a test of every data line) before every collective returns, not only at the end of the run (env "+EnvVerify+")")
 	return opts
 }
 
@@ -271,7 +297,7 @@ func (o Options) Open() (*papers.PE, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := d.Open(o.Port, substrate.Options{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckIn: o.CheckIn, Listen: o.Listen})
+	s, err := d.Open(o.Port, substrate.Options{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckIn: o.CheckIn, Listen: o.Listen, Verify: o.Verify})
 	if err != nil {
 		return nil, err // the driver's or papers' own error, naming the PE
 	}
@@ -400,8 +426,8 @@ func run(p *papers.PE, fn func(*papers.PE) error) (code int) {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", os.Args[0], papers.NamePE(p.Self(), err))
 		return 1
 	}
-	if err := Close(p); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: PE %d: close: %v\n", os.Args[0], p.Self(), err)
+	if err := Close(p); err != nil { // the end of the run: it did not end together, or is not proven
+		fmt.Fprintf(os.Stderr, "%s: %v\n", os.Args[0], papers.NamePE(p.Self(), err))
 		return 1
 	}
 	return 0

@@ -29,13 +29,14 @@ func TestEnvAndFlags(t *testing.T) {
 	t.Setenv(spmd.EnvPort, "shm:/dev/shm/papers-x")
 	t.Setenv(spmd.EnvTimeout, "3s")
 	t.Setenv(spmd.EnvCheckIn, "2m")
+	t.Setenv(spmd.EnvVerify, "true")
 	o, err := spmd.Env()
-	if err != nil || o != (spmd.Options{PE: 2, PEs: 4, Port: "shm:/dev/shm/papers-x", Timeout: 3 * time.Second, CheckIn: 2 * time.Minute}) {
+	if err != nil || o != (spmd.Options{PE: 2, PEs: 4, Port: "shm:/dev/shm/papers-x", Timeout: 3 * time.Second, CheckIn: 2 * time.Minute, Verify: true}) {
 		t.Fatalf("Env() = %+v, %v", o, err)
 	}
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
 	opts := spmd.RegisterFlags(fs)
-	if err := fs.Parse([]string{"-papers.pe", "1", "-papers.board", "port:0x378", "-papers.checkin", "90s"}); err != nil {
+	if err := fs.Parse([]string{"-papers.pe", "1", "-papers.board", "port:0x378", "-papers.checkin", "90s", "-papers.verify=false"}); err != nil {
 		t.Fatal(err)
 	}
 	if *opts != (spmd.Options{PE: 1, PEs: 4, Port: "port:0x378", Timeout: 3 * time.Second, CheckIn: 90 * time.Second}) {
@@ -51,6 +52,11 @@ func TestEnvAndFlags(t *testing.T) {
 		t.Errorf("%s and %s disagreeing: %v", spmd.EnvPort, spmd.EnvBoard, err)
 	}
 	t.Setenv(spmd.EnvBoard, "")
+	t.Setenv(spmd.EnvVerify, "always")
+	if _, err := spmd.Env(); err == nil || !strings.Contains(err.Error(), spmd.EnvVerify) {
+		t.Errorf("bad %s: %v", spmd.EnvVerify, err)
+	}
+	t.Setenv(spmd.EnvVerify, "")
 	t.Setenv(spmd.EnvCheckIn, "soon")
 	if _, err := spmd.Env(); err == nil || !strings.Contains(err.Error(), spmd.EnvCheckIn) {
 		t.Errorf("bad %s: %v", spmd.EnvCheckIn, err)

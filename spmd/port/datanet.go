@@ -64,8 +64,12 @@ func (s *netSession) Fail(err error) {
 	s.session.Fail(err)
 }
 
+// Close ends the PE (Finish, which answers the data network until every
+// PE has returned and proves the run) and only then leaves the data
+// network: no PE may still read this one's memory.
 func (s *netSession) Close() error {
+	ferr := s.session.Close()
 	err := s.ep.Close()
 	s.p.AttachDataNet(nil)
-	return errors.Join(err, s.t.Close(), s.session.Close())
+	return errors.Join(ferr, err, s.t.Close())
 }

@@ -84,7 +84,7 @@ func (d shmDriver) Open(spec string, o substrate.Options) (substrate.Session, er
 		b.Close()
 		return nil, err
 	}
-	p, err := papers.Open(port, papers.Config{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckInTimeout: o.CheckIn})
+	p, err := papers.Open(port, papers.Config{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckInTimeout: o.CheckIn, Verify: o.Verify})
 	if err != nil {
 		if net != nil {
 			net.abort(err)
@@ -121,14 +121,15 @@ func (s *session) Stop() {}
 
 // Close ends the PE as a program that returned (papers.PE.Finish, as on
 // a real board): one that returns while the others compute is named so.
+// The data network is left after Finish, which answers it until every PE
+// has returned.
 func (s *session) Close() error {
-	var err error
+	err := s.p.Finish()
 	if s.net != nil {
-		err = s.net.close()
+		if nerr := s.net.close(); err == nil {
+			err = nerr
+		}
 		s.p.AttachDataNet(nil)
-	}
-	if perr := s.p.Finish(); err == nil {
-		err = perr
 	}
 	if cerr := s.board.Close(); err == nil {
 		err = cerr

@@ -1,0 +1,150 @@
+package splitc_test
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ttlpapers/ttlpapers/am"
+	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/emulate"
+	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/splitc"
+)
+
+// cutLink is a PE's transport with its link to the victim's cable: while
+// cut, packets to and from the victim are held, as a LAN's TCP keeps them
+// while a cable is out, and go when it is back.
+type cutLink struct {
+	am.Transport
+	victim int
+	cut    *atomic.Bool
+	mu     sync.Mutex
+	held   []heldPacket
+}
+
+type heldPacket struct {
+	dst int
+	p   am.Packet
+}
+
+func (c *cutLink) Send(dst int, p *am.Packet) (bool, error) {
+	if c.cut.Load() && (dst == c.victim || c.Self() == c.victim) {
+		c.mu.Lock()
+		c.held = append(c.held, heldPacket{dst, *p})
+		c.mu.Unlock()
+		return true, nil
+	}
+	c.flush()
+	return c.Transport.Send(dst, p)
+}
+
+func (c *cutLink) Recv(net am.Net, p *am.Packet) bool {
+	c.flush()
+	return c.Transport.Recv(net, p)
+}
+
+// flush sends what the cut held, once it is over.
+func (c *cutLink) flush() {
+	if c.cut.Load() {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for len(c.held) > 0 {
+		h := &c.held[0]
+		if ok, err := c.Transport.Send(h.dst, &h.p); !ok && err == nil {
+			return // the inbox is full: at the next call
+		}
+		c.held = c.held[1:]
+	}
+}
+
+// storeAcrossCut has 4 PEs store to the next PE and AllStoreSync, with PE
+// 2's link cut for down (forever if negative) from just before the stores.
+// It returns each PE's AllStoreSync error and how long it took.
+func storeAcrossCut(t *testing.T, timeout, down time.Duration) (errs [4]error, took [4]time.Duration) {
+	t.Helper()
+	const n, victim = 4, 2
+	b, err := emu.New(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	net, err := am.NewLocal(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cut atomic.Bool
+	join := func(p *papers.PE) (am.Transport, error) {
+		return &cutLink{Transport: net.Transport(p.Self()), victim: victim, cut: &cut}, nil
+	}
+	emulate.RunNet(b, n, papers.Config{Timeout: timeout}, join, func(p *papers.PE) error {
+		m, err := splitc.Attach(p)
+		if err != nil {
+			return err
+		}
+		s, err := splitc.AllSpreadMalloc[int64](m, n)
+		if err != nil {
+			return err
+		}
+		if err := splitc.Barrier(p); err != nil {
+			return err
+		}
+		k := p.Self()
+		if k == victim {
+			cut.Store(true)
+			if down >= 0 {
+				time.AfterFunc(down, func() { cut.Store(false) })
+			}
+		}
+		if err := splitc.Barrier(p); err != nil { // the link is cut
+			return err
+		}
+		start := time.Now()
+		if err := splitc.Store(m, s.At((k+1)%n), int64(k)); err != nil {
+			return err
+		}
+		errs[k] = splitc.AllStoreSync(m)
+		took[k] = time.Since(start)
+		if errs[k] == nil {
+			if got := splitc.Local(m, s)[0]; got != int64((k+n-1)%n) {
+				t.Errorf("PE %d: stored %d, want %d", k, got, (k+n-1)%n)
+			}
+		}
+		return errs[k]
+	})
+	return errs, took
+}
+
+// TestAllStoreSyncNamesCutLink: a PE whose link is down past the timeout
+// is named by every other PE, and names them, instead of a hang (issue:
+// every survivor still waiting 90 s after the fault).
+func TestAllStoreSyncNamesCutLink(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	errs, took := storeAcrossCut(t, timeout, -1)
+	for k, err := range errs {
+		want := uint64(1 << 2)
+		if k == 2 {
+			want = 0b1011
+		}
+		var te *papers.TimeoutError
+		if !errors.As(err, &te) || te.Missing != want || te.Waited < timeout {
+			t.Errorf("PE %d: %v; want a *TimeoutError after %v naming %v", k, err, timeout, want)
+		}
+	}
+	t.Logf("named after %v (timeout %v)", took, timeout)
+}
+
+// TestAllStoreSyncRidesShortCut: a link down for less than the timeout
+// only delays.
+func TestAllStoreSyncRidesShortCut(t *testing.T) {
+	errs, took := storeAcrossCut(t, 2*time.Second, 100*time.Millisecond)
+	for k, err := range errs {
+		if err != nil {
+			t.Errorf("PE %d: %v", k, err)
+		}
+	}
+	t.Logf("done after %v", took)
+}
