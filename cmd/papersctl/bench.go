@@ -18,14 +18,14 @@ import (
 )
 
 func init() {
-	register(&command{name: "bench", summary: "measure the aggregate operations and predict their cost with the seed's port timing",
-		synopsis: "[flags]", catchSignals: true, guest: true,
-		about: "Measures each aggregate operation on the embedded emulator (docs/measurement.md: warm-up, loop overhead\n" +
+	Register(&Command{Name: "bench", Summary: "measure the aggregate operations and predict their cost with the seed's port timing",
+		Synopsis: "[flags]", CatchSignals: true, Guest: true,
+		About: "Measures each aggregate operation on the embedded emulator (docs/measurement.md: warm-up, loop overhead\n" +
 			"subtracted, outliers dropped, repeated until the 90% confidence interval is within --tolerance\n" +
 			"or --max-time) and predicts its time on the seed's hardware from its port-operation count.\n" +
 			"Shows progress on a terminal; ^C prints the operations measured so far and exits 130.\n" +
 			"Columns: docs/aggregates.md.",
-		new: func() runner { return &benchCmd{} }})
+		New: func() Runner { return &benchCmd{} }})
 }
 
 // benchOp is one operation papersctl bench measures.
@@ -139,7 +139,7 @@ type benchCmd struct {
 	tcp           bool  // --tcp: with --data, on TCP (bench_data_tcp.go)
 }
 
-func (c *benchCmd) define(f *flagSet) {
+func (c *benchCmd) Define(f *FlagSet) {
 	f.Int(&c.pes, "pes", 4, 1, lpt.MaxPEs, "number of PEs on the emulated board")
 	f.Bool(&c.json, "json", "print a JSON list instead of a table")
 	f.Float(&c.portOpUs, "port-op-us", 1.26, math.Inf(1), "time of one port operation for the prediction, µs (the seed's 486 ISA port: 1.26)")
@@ -160,39 +160,39 @@ func (c *benchCmd) define(f *flagSet) {
 	f.Bool(&c.tcp, "tcp", "with --data: the goroutine PEs' data network is TCP over loopback, a real board's (am/tcpnet), instead of memory")
 }
 
-func (c *benchCmd) check(f *flagSet, _ []string) error {
-	var p problems
+func (c *benchCmd) Check(f *FlagSet, _ []string) error {
+	var p Problems
 	if c.data {
 		for _, name := range []string{"ops", "port-op-us"} {
-			if f.isSet(name) {
-				p.addf("--%s: --data measures the data network: drop --%s or --data", name, name)
+			if f.IsSet(name) {
+				p.Addf("--%s: --data measures the data network: drop --%s or --data", name, name)
 			}
 		}
 		switch {
 		case len(c.procs) > 1 || len(c.procs) == 1 && c.procs[0] < 2:
-			p.addf("--procs: with --data, one process count of 2 or more (e.g. --procs 4)")
+			p.Addf("--procs: with --data, one process count of 2 or more (e.g. --procs 4)")
 		case len(c.procs) > 0 && c.mpi > 0:
-			p.addf("--mpi and --procs: the processes run either under mpirun or on a shared-memory board: drop one")
-		case f.isSet("pes") && (len(c.procs) > 0 || c.mpi > 0):
-			p.addf("--pes: with --procs or --mpi every process is a PE: drop --pes")
+			p.Addf("--mpi and --procs: the processes run either under mpirun or on a shared-memory board: drop one")
+		case f.IsSet("pes") && (len(c.procs) > 0 || c.mpi > 0):
+			p.Addf("--pes: with --procs or --mpi every process is a PE: drop --pes")
 		}
 	} else if c.mpi > 0 {
-		p.addf("--mpi: only with --data")
+		p.Addf("--mpi: only with --data")
 	}
 	p.tcpChecks(c)
 	if len(c.procs) > 0 && !c.data {
 		for _, name := range []string{"pes", "ops", "port-op-us"} {
-			if f.isSet(name) {
-				p.addf("--%s: --procs measures the barrier and the NAND between live processes: drop --%s or --procs", name, name)
+			if f.IsSet(name) {
+				p.Addf("--%s: --procs measures the barrier and the NAND between live processes: drop --%s or --procs", name, name)
 			}
 		}
 	}
-	return p.err()
+	return p.Err()
 }
 
 // run measures each operation in turn. ^C stops it: the operations measured
 // so far are printed, the one under way with what it had (not converged).
-func (c *benchCmd) run(e *env, _ []string) error {
+func (c *benchCmd) Run(e *Env, _ []string) error {
 	if c.data {
 		procs := c.mpi
 		if len(c.procs) > 0 {
@@ -204,33 +204,33 @@ func (c *benchCmd) run(e *env, _ []string) error {
 	if len(c.procs) > 0 {
 		return benchProcs(e, c.procs, c.json, c.maxTime, c.tol)
 	}
-	line := progress.New(e.stderr)
+	line := progress.New(e.Stderr)
 	start := time.Now()
 	var results []benchResult
 	for i, op := range c.ops {
 		line.Show("bench: %d/%d %s on %d PEs, %v (^C prints what is measured)", i+1, len(c.ops), op.name, c.pes, time.Since(start).Round(time.Second))
-		r, err := measureOp(e.ctx, op, c.pes, c.maxTime, c.tol)
-		if err != nil && e.ctx.Err() == nil {
+		r, err := measureOp(e.Ctx, op, c.pes, c.maxTime, c.tol)
+		if err != nil && e.Ctx.Err() == nil {
 			line.Clear()
 			return fmt.Errorf("%s: %w", op.name, err)
 		}
-		r.Stopped = e.ctx.Err() != nil
+		r.Stopped = e.Ctx.Err() != nil
 		if r.Reps > 0 {
 			results = append(results, c.finish(op, r))
 		}
-		if e.ctx.Err() != nil {
+		if e.Ctx.Err() != nil {
 			break
 		}
 	}
 	line.Clear()
 	var err error
 	if c.json {
-		err = writeJSON(e.stdout, results)
+		err = WriteJSON(e.Stdout, results)
 	} else {
-		err = printBenchTable(e.stdout, results, c.portOpUs)
+		err = printBenchTable(e.Stdout, results, c.portOpUs)
 	}
 	if err == nil {
-		err = e.ctx.Err()
+		err = e.Ctx.Err()
 	}
 	return err
 }
@@ -268,7 +268,7 @@ func selectOps(list string) ([]benchOp, error) {
 		}
 		switch {
 		case i < 0:
-			return nil, fmt.Errorf("unknown operation %q%s (known: %s)", name, suggest(name, known, ""), opNames())
+			return nil, fmt.Errorf("unknown operation %q%s (known: %s)", name, Suggest(name, known, ""), opNames())
 		case slices.ContainsFunc(ops, func(op benchOp) bool { return op.name == name }):
 			return nil, fmt.Errorf("operation %q given twice", name)
 		}

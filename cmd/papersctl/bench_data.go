@@ -16,11 +16,11 @@ import (
 // measured in the same invocation (or a note saying why not); with procs
 // > 0, between that many processes (bench-pe's, bench_pe.go), under
 // mpirun when viaMPI.
-func benchData(e *env, ringPEs int, asJSON bool, maxTime time.Duration, tol float64, procs int, viaMPI bool) error {
+func benchData(e *Env, ringPEs int, asJSON bool, maxTime time.Duration, tol float64, procs int, viaMPI bool) error {
 	if ringPEs < 2 && procs == 0 {
 		return fmt.Errorf("--pes %d: the ring needs at least 2 PEs", ringPEs)
 	}
-	line := progress.New(e.stderr)
+	line := progress.New(e.Stderr)
 	line.Show("bench: the MPI anchor (datanet.c, 2 ranks)")
 	defer baseline.Cleanup()
 	mpi, merr := mpiDataBaseline()
@@ -29,9 +29,9 @@ func benchData(e *env, ringPEs int, asJSON bool, maxTime time.Duration, tol floa
 	var err error
 	if procs > 0 {
 		line.Show("bench: the data network between %d processes", procs)
-		err = runPEs(procs, viaMPI, []string{"--data", "--max-time", maxTime.String(), "--tolerance", strconv.FormatFloat(tol, 'g', -1, 64)}, e.stderr, &rows)
+		err = runPEs(procs, viaMPI, []string{"--data", "--max-time", maxTime.String(), "--tolerance", strconv.FormatFloat(tol, 'g', -1, 64)}, e.Stderr, &rows)
 	} else {
-		rows, err = databench.Run(e.ctx, databench.Options{RingPEs: ringPEs, MaxTime: maxTime, Tolerance: tol, Net: benchDataNet,
+		rows, err = databench.Run(e.Ctx, databench.Options{RingPEs: ringPEs, MaxTime: maxTime, Tolerance: tol, Net: benchDataNet,
 			Progress: func(name string) {
 				line.Show("bench: %s, %v (^C prints what is measured)", name, time.Since(start).Round(time.Second))
 			}})
@@ -39,24 +39,24 @@ func benchData(e *env, ringPEs int, asJSON bool, maxTime time.Duration, tol floa
 	databench.AddMPI(rows, mpi)
 	line.Clear()
 	if merr != nil {
-		fmt.Fprintf(e.stderr, "papersctl bench: no MPI figures beside ours: %v\n", merr)
+		fmt.Fprintf(e.Stderr, "papersctl bench: no MPI figures beside ours: %v\n", merr)
 	}
-	if err != nil && e.ctx.Err() == nil {
+	if err != nil && e.Ctx.Err() == nil {
 		return err
 	}
 	if asJSON {
-		err = writeJSON(e.stdout, rows)
+		err = WriteJSON(e.Stdout, rows)
 	} else {
 		err = printDataTable(e, rows)
 	}
 	if err == nil {
-		err = e.ctx.Err()
+		err = e.Ctx.Err()
 	}
 	return err
 }
 
-func printDataTable(e *env, rows []databench.Row) error {
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+func printDataTable(e *Env, rows []databench.Row) error {
+	tw := tabwriter.NewWriter(e.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "operation\tPEs\tbytes\tours µs\t90%% CI\tCM-5 µs\tours MB/s\tCM-5 MB/s\tMPI µs\tMPI MB/s\t\n")
 	num := func(v float64, f string) string {
 		if v == 0 {
@@ -72,6 +72,6 @@ func printDataTable(e *env, rows []databench.Row) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(e.stdout, "CM-5: CMAM on 33 MHz SPARC nodes (Liu & Culler; Luna Table 4). LogP rows: o from one-to-two (send) and two-to-one (receive), L = (round trip − 2 o_send − 2 o_recv)/2, g = ring − o_recv. docs/datanet.md explains each row.")
+	_, err := fmt.Fprintln(e.Stdout, "CM-5: CMAM on 33 MHz SPARC nodes (Liu & Culler; Luna Table 4). LogP rows: o from one-to-two (send) and two-to-one (receive), L = (round trip − 2 o_send − 2 o_recv)/2, g = ring − o_recv. docs/datanet.md explains each row.")
 	return err
 }

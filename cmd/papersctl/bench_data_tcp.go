@@ -28,11 +28,11 @@ func (c *benchCmd) dataNet() func(*papers.PE) (am.Transport, error) {
 }
 
 // tcpChecks refuses --tcp where it means nothing.
-func (p *problems) tcpChecks(c *benchCmd) {
+func (p *Problems) tcpChecks(c *benchCmd) {
 	switch {
 	case c.tcp && !c.data:
-		p.addf("--tcp: only with --data")
+		p.Addf("--tcp: only with --data")
 	case c.tcp && (len(c.procs) > 0 || c.mpi > 0):
-		p.addf("--tcp: the goroutine PEs' data network; with --procs or --mpi the processes have theirs: drop --tcp")
+		p.Addf("--tcp: the goroutine PEs' data network; with --procs or --mpi the processes have theirs: drop --tcp")
 	}
 }

@@ -29,11 +29,11 @@ import (
 const benchPEName = "bench-pe"
 
 func init() {
-	register(&command{name: benchPEName, hidden: true, summary: "one PE process of papersctl bench --procs or --data (started by bench)",
-		synopsis: "--report PIPE [flags]",
-		about: "One PE of the processes papersctl bench --procs and --data --procs/--mpi start: it opens its PE\n" +
+	Register(&Command{Name: benchPEName, Hidden: true, Summary: "one PE process of papersctl bench --procs or --data (started by bench)",
+		Synopsis: "--report PIPE [flags]",
+		About: "One PE of the processes papersctl bench --procs and --data --procs/--mpi start: it opens its PE\n" +
 			"(spmd.Open), runs the benchmarks with the others, and PE 0 writes the results as JSON to --report.",
-		new: func() runner { return &benchPECmd{} }})
+		New: func() Runner { return &benchPECmd{} }})
 }
 
 type benchPECmd struct {
@@ -43,30 +43,30 @@ type benchPECmd struct {
 	tol     float64
 }
 
-func (c *benchPECmd) define(f *flagSet) {
+func (c *benchPECmd) Define(f *FlagSet) {
 	f.String(&c.report, "report", "", "PIPE", nil, "where PE 0 writes the results: the named pipe the parent reads")
 	f.Bool(&c.data, "data", "the data network's benchmarks (else the barrier and the NAND)")
 	f.Duration(&c.maxTime, "max-time", 3*time.Second, false, "time cap per benchmark")
 	f.Float(&c.tol, "tolerance", 0.1, 1, "stop when the 90% confidence interval is within this fraction of the mean")
 }
 
-func (c *benchPECmd) check(*flagSet, []string) error {
+func (c *benchPECmd) Check(*FlagSet, []string) error {
 	if c.report == "" {
-		return usagef("--report: give the pipe PE 0 writes the results to (papersctl bench starts this command)")
+		return Usagef("--report: give the pipe PE 0 writes the results to (papersctl bench starts this command)")
 	}
 	return nil
 }
 
-func (c *benchPECmd) run(e *env, _ []string) error {
+func (c *benchPECmd) Run(e *Env, _ []string) error {
 	p, err := spmd.Open()
 	if err != nil {
 		return err
 	}
 	var results any
 	if c.data {
-		results, err = databench.Run(e.ctx, databench.Options{PE: p, MaxTime: c.maxTime, Tolerance: c.tol})
+		results, err = databench.Run(e.Ctx, databench.Options{PE: p, MaxTime: c.maxTime, Tolerance: c.tol})
 	} else {
-		results, err = procsOnPE(e.ctx, p, c.maxTime, c.tol)
+		results, err = procsOnPE(e.Ctx, p, c.maxTime, c.tol)
 	}
 	if err == nil && p.Self() == 0 {
 		err = writeReport(c.report, results)

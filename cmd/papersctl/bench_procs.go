@@ -65,8 +65,8 @@ func parseProcs(list string) ([]int, error) {
 
 // benchProcs runs bench --procs for each process count and prints the
 // table or JSON.
-func benchProcs(e *env, counts []int, asJSON bool, maxTime time.Duration, tol float64) error {
-	stdout, stderr := e.stdout, e.stderr
+func benchProcs(e *Env, counts []int, asJSON bool, maxTime time.Duration, tol float64) error {
+	stdout, stderr := e.Stdout, e.Stderr
 	defer baseline.Cleanup()
 	var rows []procsResult
 	for _, n := range counts {
@@ -88,7 +88,7 @@ func benchProcs(e *env, counts []int, asJSON bool, maxTime time.Duration, tol fl
 		rows = append(rows, rs...)
 	}
 	if asJSON {
-		return writeJSON(stdout, rows)
+		return WriteJSON(stdout, rows)
 	}
 	printProcsTable(stdout, rows)
 	return nil

@@ -24,6 +24,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -40,83 +41,83 @@ import (
 
 // Exit statuses.
 const (
-	exitOK      = 0
-	exitFailure = 1 // the work failed, or found a fault
-	exitUsage   = 2 // the command line is wrong; nothing was done
+	ExitOK      = 0
+	ExitFailure = 1 // the work failed, or found a fault
+	ExitUsage   = 2 // the command line is wrong; nothing was done
 )
 
 // A command is one papersctl subcommand.
-type command struct {
-	name     string
-	summary  string // one line, for the command list
-	synopsis string // the usage line after "papersctl <name> "
-	about    string // what it does, for -h
+type Command struct {
+	Name     string
+	Summary  string // one line, for the command list
+	Synopsis string // the usage line after "papersctl <name> "
+	About    string // what it does, for -h
 	// args says what may follow the flags; the zero value takes nothing.
-	args positional
-	subs []*command // subcommands (emu serve); a command with subs has no runner
-	new  func() runner
+	Args Positional
+	Subs []*Command // subcommands (emu serve); a command with subs has no runner
+	New  func() Runner
 	// catchSignals: the command stops cleanly on ^C, SIGTERM or SIGHUP
 	// (its env's context is cancelled) and the exit status is 128+n.
 	// Without it the signal ends the process at once, with the same
 	// status as a shell reports it.
-	catchSignals bool
+	CatchSignals bool
 	// stopsOnSignal: a stop signal is this command's normal end (a
 	// server), so it exits 0 after one.
-	stopsOnSignal bool
+	StopsOnSignal bool
 	// guest: the command makes sense inside a hil machine (its check
 	// needs nothing of the host), so hil accepts it and checks its
 	// flags before booting anything.
-	guest bool
+	Guest bool
 	// hidden: started by papersctl itself (bench-pe), so left out of the
 	// command list, the suggestions and the completion.
-	hidden bool
+	Hidden bool
 }
 
 // positional describes the words after a command's flags.
-type positional struct {
-	synopsis string   // e.g. "-- PROGRAM [ARGS]"; "" when none are taken
-	min      int      // at least this many
-	missing  string   // the message when there are fewer (default: "missing " + synopsis)
-	max      int      // at most this many; -1: any number
-	choices  []string // the words allowed, when fixed (completion bash|zsh|fish)
+type Positional struct {
+	Synopsis string   // e.g. "-- PROGRAM [ARGS]"; "" when none are taken
+	Min      int      // at least this many
+	Missing  string   // the message when there are fewer (default: "missing " + synopsis)
+	Max      int      // at most this many; -1: any number
+	Choices  []string // the words allowed, when fixed (completion bash|zsh|fish)
 	// complete says how the shell completes them: "files", "commands"
 	// (papersctl's), "guest" (the commands hil runs in its machines) or "".
-	complete string
+	Complete string
 }
 
 // A runner is one run of a command: its flags' values and what it does.
-type runner interface {
-	define(f *flagSet)
-	check(f *flagSet, args []string) error
-	run(e *env, args []string) error
+type Runner interface {
+	Define(f *FlagSet)
+	Check(f *FlagSet, args []string) error
+	Run(e *Env, args []string) error
 }
 
 // env is what a command runs with.
-type env struct {
-	ctx            context.Context // cancelled by a stop signal when the command catches them
-	stdin          *os.File
-	stdout, stderr io.Writer
+type Env struct {
+	Ctx            context.Context // cancelled by a stop signal when the command catches them
+	Stdin          *os.File
+	Stdout, Stderr io.Writer
 }
 
-var commands []*command
+var Commands []*Command
 
-func register(c *command) { commands = append(commands, c) }
+func Register(c *Command) { Commands = append(Commands, c) }
 
 // lookup finds a command by name, or a subcommand when parent is set.
-func lookup(list []*command, name string) *command {
+func Lookup(list []*Command, name string) *Command {
 	for _, c := range list {
-		if c.name == name {
+		if c.Name == name {
 			return c
 		}
 	}
 	return nil
 }
 
-func names(list []*command) []string {
+func Names(list []*Command) []string {
 	var s []string
 	for _, c := range list {
-		if !c.hidden {
-			s = append(s, c.name)
+		if !c.Hidden {
+			s = append(s, c.Name)
 		}
 	}
 	slices.Sort(s)
@@ -125,49 +126,49 @@ func names(list []*command) []string {
 
 // errFailed ends a command with status 1 after it reported why itself (a
 // selftest that found a fault prints its report, not an error).
-var errFailed = errors.New("failed")
+var ErrFailed = errors.New("failed")
 
 // usageError is a wrong command line: each line is one problem.
-type usageError struct{ problems []string }
+type UsageError struct{ problems []string }
 
-func (u *usageError) Error() string { return strings.Join(u.problems, "\n") }
+func (u *UsageError) Error() string { return strings.Join(u.problems, "\n") }
 
 // usagef is a usage error with one problem.
-func usagef(format string, args ...any) error {
-	return &usageError{[]string{fmt.Sprintf(format, args...)}}
+func Usagef(format string, args ...any) error {
+	return &UsageError{[]string{fmt.Sprintf(format, args...)}}
 }
 
 // problems collects every usage problem a check finds, so that the user
 // fixes them in one go.
-type problems []string
+type Problems []string
 
-func (p *problems) addf(format string, args ...any) { *p = append(*p, fmt.Sprintf(format, args...)) }
+func (p *Problems) Addf(format string, args ...any) { *p = append(*p, fmt.Sprintf(format, args...)) }
 
 // addFields records the problems a configuration's Validate found, each
 // field its messages name written as the flag that sets it (flags maps a
 // field's Go name to the flag's).
-func (p *problems) addFields(err error, flags map[string]string) {
+func (p *Problems) AddFields(err error, flags map[string]string) {
 	if j, ok := err.(interface{ Unwrap() []error }); ok { // a validator's errors.Join: one problem a line
 		for _, e := range j.Unwrap() {
-			p.addFields(e, flags)
+			p.AddFields(e, flags)
 		}
 		return
 	}
 	if err != nil {
-		*p = append(*p, renderFields(err, flags).Error())
+		*p = append(*p, RenderFields(err, flags).Error())
 	}
 }
 
 // renderFields is err with the fields its *field.Error values name
 // written as the flags that set them (errors.Is and As still see err).
-func renderFields(err error, flags map[string]string) error {
+func RenderFields(err error, flags map[string]string) error {
 	if err == nil {
 		return nil
 	}
 	msg := err.Error()
 	name := func(f string) string {
 		if fl, ok := flags[f]; ok {
-			return dashed(fl)
+			return Dashed(fl)
 		}
 		return ""
 	}
@@ -185,84 +186,84 @@ type rendered struct {
 func (r *rendered) Error() string { return r.msg }
 func (r *rendered) Unwrap() error { return r.err }
 
-func (p problems) err() error {
+func (p Problems) Err() error {
 	if len(p) == 0 {
 		return nil
 	}
-	return &usageError{p}
+	return &UsageError{p}
 }
 
 // main runs papersctl with the process's arguments and streams.
 func main() {
-	os.Exit(dispatch(os.Args[1:], &env{ctx: context.Background(), stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}))
+	os.Exit(Dispatch(os.Args[1:], &Env{Ctx: context.Background(), Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}))
 }
 
 // dispatch runs one papersctl command line and returns its exit status.
-func dispatch(args []string, e *env) int {
+func Dispatch(args []string, e *Env) int {
 	if len(args) == 0 {
-		printUsage(e.stderr)
-		return exitUsage
+		printUsage(e.Stderr)
+		return ExitUsage
 	}
 	switch args[0] {
 	case "-h", "-help", "--help":
-		printUsage(e.stdout)
-		return exitOK
+		printUsage(e.Stdout)
+		return ExitOK
 	case "-version", "--version":
 		args = append([]string{"version"}, args[1:]...)
 	}
-	c := lookup(commands, args[0])
+	c := Lookup(Commands, args[0])
 	if c == nil {
-		fmt.Fprintf(e.stderr, "papersctl: unknown command %q%s\n", args[0], suggest(args[0], names(commands), ""))
-		fmt.Fprintln(e.stderr, "run 'papersctl help' for the list of commands")
-		return exitUsage
+		fmt.Fprintf(e.Stderr, "papersctl: unknown command %q%s\n", args[0], Suggest(args[0], Names(Commands), ""))
+		fmt.Fprintln(e.Stderr, "run 'papersctl help' for the list of commands")
+		return ExitUsage
 	}
-	return runCommand(c, "papersctl "+c.name, args[1:], e)
+	return runCommand(c, "papersctl "+c.Name, args[1:], e)
 }
 
 // runCommand parses, checks and runs c (or the subcommand args name).
-func runCommand(c *command, path string, args []string, e *env) int {
-	if c.subs != nil {
+func runCommand(c *Command, path string, args []string, e *Env) int {
+	if c.Subs != nil {
 		return runSub(c, path, args, e)
 	}
-	r, f, rest, err := prepare(c, path, args)
+	r, f, rest, err := Prepare(c, path, args)
 	switch {
-	case errors.Is(err, errHelp):
-		printHelp(e.stdout, c, path, f)
-		return exitOK
+	case errors.Is(err, ErrHelp):
+		printHelp(e.Stdout, c, path, f)
+		return ExitOK
 	case err != nil:
 		for _, p := range strings.Split(err.Error(), "\n") {
-			fmt.Fprintf(e.stderr, "%s: %s\n", path, p)
+			fmt.Fprintf(e.Stderr, "%s: %s\n", path, p)
 		}
-		fmt.Fprintf(e.stderr, "run '%s -h' for usage\n", path)
-		return exitUsage
+		fmt.Fprintf(e.Stderr, "run '%s -h' for usage\n", path)
+		return ExitUsage
 	}
 	caught := func() os.Signal { return nil }
-	if c.catchSignals {
-		ctx, cancel := context.WithCancel(e.ctx)
+	if c.CatchSignals {
+		ctx, cancel := context.WithCancel(e.Ctx)
 		defer cancel()
 		var release func()
 		caught, release = catchStop(cancel)
 		defer release()
 		ee := *e
-		ee.ctx = ctx
+		ee.Ctx = ctx
 		e = &ee
 	}
-	err = r.run(e, rest)
+	err = r.Run(e, rest)
 	return report(e, path, c, err, caught())
 }
 
 // prepare parses and checks a command line of c: everything that happens
 // before the work, which must not start when this fails.
-func prepare(c *command, path string, args []string) (runner, *flagSet, []string, error) {
-	r := c.new()
-	f := newFlagSet(path)
-	r.define(f)
+func Prepare(c *Command, path string, args []string) (Runner, *FlagSet, []string, error) {
+	r := c.New()
+	f := NewFlagSet(path)
+	r.Define(f)
 	rest, err := f.parse(args)
 	if err == nil {
 		err = checkArgs(c, rest)
 	}
 	if err == nil {
-		err = r.check(f, rest)
+		err = r.Check(f, rest)
 	}
 	return r, f, rest, err
 }
@@ -300,89 +301,89 @@ func catchStop(cancel func()) (caught func() os.Signal, release func()) {
 type sigBox struct{ sig os.Signal }
 
 // report prints a command's error and returns its exit status.
-func report(e *env, path string, c *command, err error, sig os.Signal) int {
-	if sig != nil && c.stopsOnSignal { // a server's normal end
+func report(e *Env, path string, c *Command, err error, sig os.Signal) int {
+	if sig != nil && c.StopsOnSignal { // a server's normal end
 		sig = nil
 		if errors.Is(err, context.Canceled) {
 			err = nil
 		}
 	}
 	if sig != nil && (err == nil || errors.Is(err, context.Canceled)) {
-		fmt.Fprintf(e.stderr, "%s: stopped by %v\n", path, sig)
+		fmt.Fprintf(e.Stderr, "%s: stopped by %v\n", path, sig)
 		return stop.Status(sig)
 	}
-	var status exitStatus
+	var status ExitStatus
 	switch {
 	case err == nil:
-		return exitOK
+		return ExitOK
 	case errors.As(err, &status):
 		return int(status)
-	case errors.Is(err, errFailed):
+	case errors.Is(err, ErrFailed):
 	default:
-		reportFailure(e.stderr, err)
+		ReportFailure(e.Stderr, err)
 	}
 	if sig != nil {
 		return stop.Status(sig)
 	}
-	return exitFailure
+	return ExitFailure
 }
 
 // reportFailure writes a command's failure under the program's name
 // alone: an error from a library names its package itself ("hil: …",
 // "launch: …"), so that each layer says its name once.
-func reportFailure(w io.Writer, err error) { fmt.Fprintf(w, "papersctl: %v\n", err) }
+func ReportFailure(w io.Writer, err error) { fmt.Fprintf(w, "papersctl: %v\n", err) }
 
-func runSub(c *command, path string, args []string, e *env) int {
+func runSub(c *Command, path string, args []string, e *Env) int {
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
-		printHelp(e.stdout, c, path, nil)
-		return exitOK
+		printHelp(e.Stdout, c, path, nil)
+		return ExitOK
 	}
 	if len(args) == 0 {
-		fmt.Fprintf(e.stderr, "%s: give a subcommand: %s\nrun '%s -h' for usage\n", path, strings.Join(names(c.subs), ", "), path)
-		return exitUsage
+		fmt.Fprintf(e.Stderr, "%s: give a subcommand: %s\nrun '%s -h' for usage\n", path, strings.Join(Names(c.Subs), ", "), path)
+		return ExitUsage
 	}
-	sub := lookup(c.subs, args[0])
+	sub := Lookup(c.Subs, args[0])
 	if sub == nil {
-		fmt.Fprintf(e.stderr, "%s: unknown subcommand %q%s: use %s\nrun '%s -h' for usage\n", path, args[0], suggest(args[0], names(c.subs), ""), strings.Join(names(c.subs), ", "), path)
-		return exitUsage
+		fmt.Fprintf(e.Stderr, "%s: unknown subcommand %q%s: use %s\nrun '%s -h' for usage\n", path, args[0], Suggest(args[0], Names(c.Subs), ""), strings.Join(Names(c.Subs), ", "), path)
+		return ExitUsage
 	}
-	return runCommand(sub, path+" "+sub.name, args[1:], e)
+	return runCommand(sub, path+" "+sub.Name, args[1:], e)
 }
 
 // checkArgs checks the number and words of positional arguments.
-func checkArgs(c *command, args []string) error {
-	a := c.args
+func checkArgs(c *Command, args []string) error {
+	a := c.Args
 	switch {
-	case len(args) > 0 && a.synopsis == "":
-		return usagef("unexpected argument %q: this command takes flags only (flags start with --)", args[0])
-	case len(args) < a.min && a.missing != "":
-		return usagef("%s", a.missing)
-	case len(args) < a.min:
-		return usagef("missing %s", a.synopsis)
-	case a.max >= 0 && len(args) > a.max:
-		return usagef("unexpected argument %q after %s", args[a.max], words(args[:a.max]))
+	case len(args) > 0 && a.Synopsis == "":
+		return Usagef("unexpected argument %q: this command takes flags only (flags start with --)", args[0])
+	case len(args) < a.Min && a.Missing != "":
+		return Usagef("%s", a.Missing)
+	case len(args) < a.Min:
+		return Usagef("missing %s", a.Synopsis)
+	case a.Max >= 0 && len(args) > a.Max:
+		return Usagef("unexpected argument %q after %s", args[a.Max], Words(args[:a.Max]))
 	}
 	for _, w := range args {
-		if a.choices != nil && !slices.Contains(a.choices, w) {
-			return usagef("%q: want one of %s%s", w, strings.Join(a.choices, ", "), suggest(w, a.choices, ""))
+		if a.Choices != nil && !slices.Contains(a.Choices, w) {
+			return Usagef("%q: want one of %s%s", w, strings.Join(a.Choices, ", "), Suggest(w, a.Choices, ""))
 		}
 	}
 	return nil
 }
 
 // words shows a command line, each word as shown does.
-func words(args []string) string {
+func Words(args []string) string {
 	s := make([]string, len(args))
 	for i, a := range args {
-		s[i] = shown(a)
+		s[i] = Shown(a)
 	}
 	return strings.Join(s, " ")
 }
 
 func printUsage(w io.Writer) {
 	fmt.Fprintf(w, "usage: papersctl <command> [flags]\n\nTTL_PAPERS: test, run and inspect clusters on the embedded emulator or real printer ports.\n\ncommands:\n")
-	for _, n := range names(commands) {
-		fmt.Fprintf(w, "  %-11s %s\n", n, lookup(commands, n).summary)
+	for _, n := range Names(Commands) {
+		fmt.Fprintf(w, "  %-11s %s\n", n, Lookup(Commands, n).Summary)
 	}
 	fmt.Fprintf(w, "\nRun 'papersctl help <command>' or 'papersctl <command> -h' for a command's flags.\n"+
 		"Exit status: 0 done, 1 failed (or a check found a fault), 2 wrong command line, 130 interrupted.\n")
@@ -390,16 +391,16 @@ func printUsage(w io.Writer) {
 
 // printHelp prints a command's usage, description and flags. f is nil for
 // a command with subcommands.
-func printHelp(w io.Writer, c *command, path string, f *flagSet) {
-	syn := c.synopsis
-	if c.subs != nil {
+func printHelp(w io.Writer, c *Command, path string, f *FlagSet) {
+	syn := c.Synopsis
+	if c.Subs != nil {
 		syn = "<subcommand> [flags]"
 	}
-	fmt.Fprintf(w, "usage: %s %s\n\n%s\n", path, syn, c.about)
-	if c.subs != nil {
+	fmt.Fprintf(w, "usage: %s %s\n\n%s\n", path, syn, c.About)
+	if c.Subs != nil {
 		fmt.Fprintf(w, "\nsubcommands:\n")
-		for _, s := range c.subs {
-			fmt.Fprintf(w, "  %-11s %s\n", s.name, s.summary)
+		for _, s := range c.Subs {
+			fmt.Fprintf(w, "  %-11s %s\n", s.Name, s.Summary)
 		}
 		return
 	}
@@ -412,42 +413,55 @@ func printHelp(w io.Writer, c *command, path string, f *flagSet) {
 // help is 'papersctl help [command [subcommand]]'.
 type helpCmd struct{}
 
-func (helpCmd) define(*flagSet) {}
-func (helpCmd) check(_ *flagSet, args []string) error {
-	list, path := commands, "papersctl"
+func (helpCmd) Define(*FlagSet) {}
+func (helpCmd) Check(_ *FlagSet, args []string) error {
+	list, path := Commands, "papersctl"
 	for _, a := range args {
-		c := lookup(list, a)
+		c := Lookup(list, a)
 		if c == nil {
-			return usagef("no command %q in %s%s", a, path, suggest(a, names(list), ""))
+			return Usagef("no command %q in %s%s", a, path, Suggest(a, Names(list), ""))
 		}
-		list, path = c.subs, path+" "+a
+		list, path = c.Subs, path+" "+a
 	}
 	return nil
 }
 
-func (helpCmd) run(e *env, args []string) error {
+func (helpCmd) Run(e *Env, args []string) error {
 	if len(args) == 0 {
-		printUsage(e.stdout)
+		printUsage(e.Stdout)
 		return nil
 	}
-	list, path := commands, "papersctl"
-	var c *command
+	list, path := Commands, "papersctl"
+	var c *Command
 	for _, a := range args {
-		c = lookup(list, a)
-		list, path = c.subs, path+" "+a
+		c = Lookup(list, a)
+		list, path = c.Subs, path+" "+a
 	}
-	var f *flagSet
-	if c.subs == nil {
-		f = newFlagSet(path)
-		c.new().define(f)
+	var f *FlagSet
+	if c.Subs == nil {
+		f = NewFlagSet(path)
+		c.New().Define(f)
 	}
-	printHelp(e.stdout, c, path, f)
+	printHelp(e.Stdout, c, path, f)
 	return nil
 }
 
 func init() {
-	register(&command{name: "help", summary: "show the commands, or one command's flags",
-		synopsis: "[command [subcommand]]", about: "Prints the list of commands, or a command's usage and flags (as 'papersctl <command> -h').",
-		args: positional{synopsis: "[command [subcommand]]", max: 2, complete: "commands"},
-		new:  func() runner { return helpCmd{} }})
+	Register(&Command{Name: "help", Summary: "show the commands, or one command's flags",
+		Synopsis: "[command [subcommand]]", About: "Prints the list of commands, or a command's usage and flags (as 'papersctl <command> -h').",
+		Args: Positional{Synopsis: "[command [subcommand]]", Max: 2, Complete: "commands"},
+		New:  func() Runner { return helpCmd{} }})
+}
+
+// exitStatus is an error that ends papersctl with that status, already
+// explained.
+type ExitStatus int
+
+func (s ExitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
+
+// writeJSON writes v indented, as every command's --json does.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

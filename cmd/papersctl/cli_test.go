@@ -19,14 +19,14 @@ func runCLI(args ...string) (stdout, stderr string, status int) {
 		panic(err)
 	}
 	defer null.Close()
-	status = dispatch(args, &env{ctx: context.Background(), stdin: null, stdout: &out, stderr: &errOut})
+	status = Dispatch(args, &Env{Ctx: context.Background(), Stdin: null, Stdout: &out, Stderr: &errOut})
 	return out.String(), errOut.String(), status
 }
 
 func TestOnePrefixPerLayer(t *testing.T) {
 	for _, msg := range []string{"hil: 0 machines", "emu: fault x", "launch: board in use"} {
 		var b strings.Builder
-		reportFailure(&b, fmt.Errorf("%w", errors.New(msg)))
+		ReportFailure(&b, fmt.Errorf("%w", errors.New(msg)))
 		if got, want := b.String(), "papersctl: "+msg+"\n"; got != want {
 			t.Errorf("%q shown as %q, want %q", msg, got, want)
 		}
@@ -37,7 +37,7 @@ func TestOnePrefixPerLayer(t *testing.T) {
 // papersctl as init (hil.Run's rdinit arguments) passes the checks: it
 // takes no command, the machine reads it from the initramfs.
 func TestHilGuestParses(t *testing.T) {
-	if _, _, _, err := prepare(lookup(commands, "hil"), "papersctl hil", []string{"--guest", "--pe", "3", "--pes", "4"}); err != nil {
+	if _, _, _, err := Prepare(Lookup(Commands, "hil"), "papersctl hil", []string{"--guest", "--pe", "3", "--pes", "4"}); err != nil {
 		t.Errorf("hil --guest --pe 3 --pes 4: %v", err)
 	}
 }

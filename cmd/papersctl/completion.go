@@ -9,33 +9,33 @@ import (
 )
 
 func init() {
-	register(&command{name: "completion", summary: "print a shell completion script (bash, zsh or fish)",
-		synopsis: "bash|zsh|fish",
-		about: "Prints a script that completes papersctl's commands, flags and flag values, made from the\n" +
+	Register(&Command{Name: "completion", Summary: "print a shell completion script (bash, zsh or fish)",
+		Synopsis: "bash|zsh|fish",
+		About: "Prints a script that completes papersctl's commands, flags and flag values, made from the\n" +
 			"same command and flag table the parser uses. Install it with e.g.\n" +
 			"  papersctl completion bash > ~/.local/share/bash-completion/completions/papersctl\n" +
 			"  papersctl completion zsh > \"${fpath[1]}/_papersctl\"\n" +
 			"  papersctl completion fish > ~/.config/fish/completions/papersctl.fish",
-		args: positional{synopsis: "bash|zsh|fish", min: 1, max: 1, choices: []string{"bash", "zsh", "fish"}},
-		new:  func() runner { return completionCmd{} }})
+		Args: Positional{Synopsis: "bash|zsh|fish", Min: 1, Max: 1, Choices: []string{"bash", "zsh", "fish"}},
+		New:  func() Runner { return completionCmd{} }})
 }
 
 type completionCmd struct{}
 
-func (completionCmd) define(*flagSet)                {}
-func (completionCmd) check(*flagSet, []string) error { return nil }
-func (completionCmd) run(e *env, args []string) error {
+func (completionCmd) Define(*FlagSet)                {}
+func (completionCmd) Check(*FlagSet, []string) error { return nil }
+func (completionCmd) Run(e *Env, args []string) error {
 	m := completionModel()
 	switch args[0] {
 	case "bash":
-		writeBash(e.stdout, m)
+		writeBash(e.Stdout, m)
 	case "zsh":
 		// zsh runs the bash function through its bash-completion layer:
 		// one script, one behaviour.
-		fmt.Fprint(e.stdout, "#compdef papersctl\n# zsh completion for papersctl (papersctl completion zsh)\nautoload -U +X bashcompinit && bashcompinit\n")
-		writeBash(e.stdout, m)
+		fmt.Fprint(e.Stdout, "#compdef papersctl\n# zsh completion for papersctl (papersctl completion zsh)\nautoload -U +X bashcompinit && bashcompinit\n")
+		writeBash(e.Stdout, m)
 	case "fish":
-		writeFish(e.stdout, m)
+		writeFish(e.Stdout, m)
 	}
 	return nil
 }
@@ -46,7 +46,7 @@ type compCommand struct {
 	about string
 	subs  []string
 	flags []compFlag
-	args  positional
+	args  Positional
 }
 
 type compFlag struct {
@@ -61,18 +61,18 @@ type compFlag struct {
 // parser uses.
 func completionModel() []compCommand {
 	var out []compCommand
-	var walk func(list []*command, prefix string)
-	walk = func(list []*command, prefix string) {
-		for _, n := range names(list) {
-			c := lookup(list, n)
-			cc := compCommand{path: prefix + c.name, about: c.summary, subs: names(c.subs), args: c.args}
-			if c.subs != nil {
+	var walk func(list []*Command, prefix string)
+	walk = func(list []*Command, prefix string) {
+		for _, n := range Names(list) {
+			c := Lookup(list, n)
+			cc := compCommand{path: prefix + c.Name, about: c.Summary, subs: Names(c.Subs), args: c.Args}
+			if c.Subs != nil {
 				out = append(out, cc)
-				walk(c.subs, cc.path+" ")
+				walk(c.Subs, cc.path+" ")
 				continue
 			}
-			f := newFlagSet("papersctl " + cc.path)
-			c.new().define(f)
+			f := NewFlagSet("papersctl " + cc.path)
+			c.New().Define(f)
 			f.fs.VisitAll(func(fl *flag.Flag) {
 				v := f.lookup(fl.Name)
 				if !v.hidden {
@@ -82,16 +82,16 @@ func completionModel() []compCommand {
 			out = append(out, cc)
 		}
 	}
-	walk(commands, "")
+	walk(Commands, "")
 	return out
 }
 
 // guestCommands are the commands hil runs in its machines.
-func guestCommands() []string {
+func GuestCommands() []string {
 	var s []string
-	for _, c := range commands {
-		if c.guest {
-			s = append(s, c.name)
+	for _, c := range Commands {
+		if c.Guest {
+			s = append(s, c.Name)
 		}
 	}
 	slices.Sort(s)
@@ -152,7 +152,7 @@ _papersctl() {
 		if c.subs == nil {
 			var fl []string
 			for _, f := range c.flags {
-				fl = append(fl, dashed(f.name))
+				fl = append(fl, Dashed(f.name))
 			}
 			fmt.Fprintf(w, "            %q) COMPREPLY=($(compgen -W %q -- \"$cur\")) ;;\n", c.path, strings.Join(fl, " "))
 		}
@@ -167,13 +167,13 @@ _papersctl() {
 `)
 	for _, c := range m {
 		switch {
-		case c.args.choices != nil:
-			fmt.Fprintf(w, "    %q) COMPREPLY+=($(compgen -W %q -- \"$cur\")) ;;\n", c.path, strings.Join(c.args.choices, " "))
-		case c.args.complete == "commands":
+		case c.args.Choices != nil:
+			fmt.Fprintf(w, "    %q) COMPREPLY+=($(compgen -W %q -- \"$cur\")) ;;\n", c.path, strings.Join(c.args.Choices, " "))
+		case c.args.Complete == "commands":
 			fmt.Fprintf(w, "    %q) COMPREPLY+=($(compgen -W %q -- \"$cur\")) ;;\n", c.path, strings.Join(top, " "))
-		case c.args.complete == "guest": // hil: the papersctl command the machines run
-			fmt.Fprintf(w, "    %q) ((COMP_CWORD == pos)) && COMPREPLY+=($(compgen -W %q -- \"$cur\")) ;;\n", c.path, strings.Join(guestCommands(), " "))
-		case c.args.complete == "files":
+		case c.args.Complete == "guest": // hil: the papersctl command the machines run
+			fmt.Fprintf(w, "    %q) ((COMP_CWORD == pos)) && COMPREPLY+=($(compgen -W %q -- \"$cur\")) ;;\n", c.path, strings.Join(GuestCommands(), " "))
+		case c.args.Complete == "files":
 			fmt.Fprintf(w, "    %q) compopt -o default 2>/dev/null; COMPREPLY+=($(compgen -f -- \"$cur\")) ;;\n", c.path)
 		}
 	}
@@ -254,7 +254,7 @@ func writeFish(w io.Writer, m []compCommand) {
 		}
 		for _, f := range c.flags {
 			opt := "-l" // --name
-			if !strings.HasPrefix(dashed(f.name), "--") {
+			if !strings.HasPrefix(Dashed(f.name), "--") {
 				opt = "-o" // -n, -np: fish's old-style option
 			}
 			fmt.Fprintf(w, "complete -c papersctl -n %s %s %s", fishQuote(in), opt, f.name)
@@ -269,9 +269,9 @@ func writeFish(w io.Writer, m []compCommand) {
 			fmt.Fprintf(w, " -d %s\n", fishQuote(firstLine(f.usage)))
 		}
 		switch {
-		case c.args.choices != nil:
-			fmt.Fprintf(w, "complete -c papersctl -n %s -a %s\n", fishQuote(in), fishQuote(strings.Join(c.args.choices, " ")))
-		case c.args.complete == "files":
+		case c.args.Choices != nil:
+			fmt.Fprintf(w, "complete -c papersctl -n %s -a %s\n", fishQuote(in), fishQuote(strings.Join(c.args.Choices, " ")))
+		case c.args.Complete == "files":
 			fmt.Fprintf(w, "complete -c papersctl -n %s -F\n", fishQuote(in))
 		}
 	}

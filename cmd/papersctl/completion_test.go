@@ -81,8 +81,8 @@ func TestBashCompletion(t *testing.T) {
 		}
 		got := completeBash(t, script, append(strings.Fields(cc.path), "-")...)
 		for _, f := range cc.flags {
-			if !slices.Contains(got, dashed(f.name)) {
-				t.Errorf("papersctl %s -<TAB> lacks %s: %q", cc.path, dashed(f.name), got)
+			if !slices.Contains(got, Dashed(f.name)) {
+				t.Errorf("papersctl %s -<TAB> lacks %s: %q", cc.path, Dashed(f.name), got)
 			}
 		}
 	}

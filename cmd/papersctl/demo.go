@@ -15,13 +15,13 @@ import (
 )
 
 func init() {
-	register(&command{name: "demo", summary: "a small SPMD program: barrier, NAND, broadcast, vote, reductions, checked",
-		synopsis: "[--port SPEC --pe K] [--pes N] [--bench B] [--json]", catchSignals: true, guest: true,
-		about: "Every PE computes values it can also predict for every other PE, combines them on the\n" +
+	Register(&Command{Name: "demo", Summary: "a small SPMD program: barrier, NAND, broadcast, vote, reductions, checked",
+		Synopsis: "[--port SPEC --pe K] [--pes N] [--bench B] [--json]", CatchSignals: true, Guest: true,
+		About: "Every PE computes values it can also predict for every other PE, combines them on the\n" +
 			"board — 4-bit NAND, 8-bit broadcast from each PE in turn, vote, global max and sum — and\n" +
 			"checks each result against the prediction. Without --port all PEs run on the built-in\n" +
 			"emulator; with --port this PC runs PE --pe. Exits 1 on a wrong result.",
-		new: func() runner { return &demoCmd{} }})
+		New: func() Runner { return &demoCmd{} }})
 }
 
 type demoCmd struct {
@@ -32,8 +32,8 @@ type demoCmd struct {
 	json    bool
 }
 
-func (c *demoCmd) define(f *flagSet) {
-	f.String(&c.port, "port", "", "SPEC", backend.Check, portUsage("the printer port to run as one PE (empty: all PEs on the built-in emulator)"))
+func (c *demoCmd) Define(f *FlagSet) {
+	f.String(&c.port, "port", "", "SPEC", backend.Check, PortUsage("the printer port to run as one PE (empty: all PEs on the built-in emulator)"))
 	f.Int(&c.pe, "pe", 0, 0, lpt.MaxPEs-1, "this PE's number (with --port)")
 	f.Int(&c.pes, "pes", 4, 1, lpt.MaxPEs, "number of PEs")
 	f.Int(&c.bench, "bench", 1000, 0, 1e9, "barriers to time after the checks (0: none)")
@@ -41,15 +41,15 @@ func (c *demoCmd) define(f *flagSet) {
 	f.Bool(&c.json, "json", "print each PE's results as JSON")
 }
 
-func (c *demoCmd) check(f *flagSet, _ []string) error {
-	var p problems
+func (c *demoCmd) Check(f *FlagSet, _ []string) error {
+	var p Problems
 	switch {
-	case f.isSet("pe") && c.port == "":
-		p.addf("--pe %d: picks this PC's PE on a real board: give --port too (without it every PE runs on the emulator)", c.pe)
+	case f.IsSet("pe") && c.port == "":
+		p.Addf("--pe %d: picks this PC's PE on a real board: give --port too (without it every PE runs on the emulator)", c.pe)
 	case c.pe >= c.pes:
-		p.addf("--pe %d: with --pes %d the PE ids are 0 to %d", c.pe, c.pes, c.pes-1)
+		p.Addf("--pe %d: with --pes %d the PE ids are 0 to %d", c.pe, c.pes, c.pes-1)
 	}
-	return p.err()
+	return p.Err()
 }
 
 // demoResult is what one PE found, and its line of --json.
@@ -72,8 +72,8 @@ func (r demoResult) String() string {
 	return s
 }
 
-func (c *demoCmd) run(e *env, _ []string) error {
-	cfg := papers.Config{PE: c.pe, PEs: c.pes, Timeout: c.timeout, Context: e.ctx}
+func (c *demoCmd) Run(e *Env, _ []string) error {
+	cfg := papers.Config{PE: c.pe, PEs: c.pes, Timeout: c.timeout, Context: e.Ctx}
 	results := make([]demoResult, c.pes)
 	var err error
 	var board *emu.Board
@@ -81,7 +81,7 @@ func (c *demoCmd) run(e *env, _ []string) error {
 		if board, err = emu.New(c.pes); err != nil {
 			return err
 		}
-		panel := &demoPanel{board: board, out: e.stdout}
+		panel := &demoPanel{board: board, out: e.Stdout}
 		if c.json {
 			panel.out = nil
 		}
@@ -97,20 +97,20 @@ func (c *demoCmd) run(e *env, _ []string) error {
 		return err
 	}
 	if c.json {
-		return writeJSON(e.stdout, results)
+		return WriteJSON(e.Stdout, results)
 	}
 	for _, r := range results {
-		fmt.Fprintln(e.stdout, r)
+		fmt.Fprintln(e.Stdout, r)
 	}
 	if board != nil && !c.json {
-		fmt.Fprintln(e.stdout, "front panel after the run:", frontPanel(board, c.pes))
+		fmt.Fprintln(e.Stdout, "front panel after the run:", FrontPanel(board, c.pes))
 	}
 	return nil
 }
 
 // onPort runs the demo as one PE on a real port.
 func (c *demoCmd) onPort(cfg papers.Config) (demoResult, error) {
-	lp, err := openPort(c.port)
+	lp, err := OpenPort(c.port)
 	if err != nil {
 		return demoResult{}, err
 	}
@@ -195,7 +195,7 @@ func (d *demoPanel) show(p *papers.PE) error {
 				runtime.Gosched()
 			}
 		}
-		fmt.Fprintln(d.out, "front panel during the checks:", frontPanel(d.board, p.PEs()))
+		fmt.Fprintln(d.out, "front panel during the checks:", FrontPanel(d.board, p.PEs()))
 	}
 	return p.Barrier()
 }

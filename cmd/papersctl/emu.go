@@ -14,43 +14,43 @@ import (
 )
 
 func init() {
-	register(&command{name: "emu", summary: "serve an emulated board to other programs (emu serve --fuse DIR)",
-		about: "Serves emulated boards to programs outside papersctl.",
-		subs: []*command{{name: "serve", summary: "serve one emulated board as Linux ppdev files over FUSE",
-			synopsis: "--fuse DIR [--pes N] [--inject FAULT ...]", catchSignals: true, stopsOnSignal: true,
-			about: "Serves one emulated board as Linux ppdev files (DIR/parport0 … parport<N-1>) until\n" +
+	Register(&Command{Name: "emu", Summary: "serve an emulated board to other programs (emu serve --fuse DIR)",
+		About: "Serves emulated boards to programs outside papersctl.",
+		Subs: []*Command{{Name: "serve", Summary: "serve one emulated board as Linux ppdev files over FUSE",
+			Synopsis: "--fuse DIR [--pes N] [--inject FAULT ...]", CatchSignals: true, StopsOnSignal: true,
+			About: "Serves one emulated board as Linux ppdev files (DIR/parport0 … parport<N-1>) until\n" +
 				"interrupted, then prints each PE's port operations and exits 0. Point QEMU at them with\n" +
 				"  -chardev parallel,id=p,path=DIR/parport<k> -device isa-parallel,chardev=p\n" +
 				"so that a guest's port 0x378 is PE k's port.",
-			new: func() runner { return &serveCmd{} }},
-			{name: "fault", summary: "change the faults of a board that emu serve is serving, while it runs",
-				synopsis: "DIR CHANGE ...",
-				about: "Changes the faults of the board served in DIR (papersctl emu serve --fuse DIR, or\n" +
+			New: func() Runner { return &serveCmd{} }},
+			{Name: "fault", Summary: "change the faults of a board that emu serve is serving, while it runs",
+				Synopsis: "DIR CHANGE ...",
+				About: "Changes the faults of the board served in DIR (papersctl emu serve --fuse DIR, or\n" +
 					"papersctl hil --board DIR) at once, while programs use it. Each CHANGE is one of\n" +
 					"  PE<k>.<LINE>=stuck0|stuck1   hold a line low or high (e.g. PE1.D3=stuck0)\n" +
 					"  PE<k>=unplug                 pull PE k's cable out\n" +
 					"  PE<k>=replug                 plug it back in\n" +
 					"  PE<k>=repair                 clear every stuck line of PE k\n" +
 					"and then prints the board's faults. (It writes the lines to DIR/" + ppdevfs.FaultsFile + ".)",
-				args: positional{synopsis: "DIR CHANGE ...", min: 2, max: -1, complete: "files",
-					missing: "write papersctl emu fault DIR CHANGE ..., e.g. papersctl emu fault /tmp/board PE1=unplug"},
-				new: func() runner { return faultCmd{} }}}})
+				Args: Positional{Synopsis: "DIR CHANGE ...", Min: 2, Max: -1, Complete: "files",
+					Missing: "write papersctl emu fault DIR CHANGE ..., e.g. papersctl emu fault /tmp/board PE1=unplug"},
+				New: func() Runner { return faultCmd{} }}}})
 }
 
 // faultCmd is papersctl emu fault: it writes each change to the served
 // board's faults file, which applies it.
 type faultCmd struct{}
 
-func (faultCmd) define(*flagSet) {}
+func (faultCmd) Define(*FlagSet) {}
 
-func (faultCmd) check(_ *flagSet, args []string) error {
-	var p problems
+func (faultCmd) Check(_ *FlagSet, args []string) error {
+	var p Problems
 	for _, c := range args[1:] {
 		if err := checkChange(c); err != nil {
-			p.addf("%v", err)
+			p.Addf("%v", err)
 		}
 	}
-	return p.err()
+	return p.Err()
 }
 
 // checkChange checks a change's form on a scratch board of every PE, so
@@ -66,7 +66,7 @@ func checkChange(c string) error {
 	return nil
 }
 
-func (faultCmd) run(e *env, args []string) error {
+func (faultCmd) Run(e *Env, args []string) error {
 	dir := args[0]
 	faults, err := ppdevfs.ChangeFaults(dir, args[1:]...)
 	switch {
@@ -77,44 +77,44 @@ func (faultCmd) run(e *env, args []string) error {
 	case len(faults) == 0:
 		faults = []string{"none"}
 	}
-	fmt.Fprintf(e.stdout, "faults now: %s\n", strings.Join(faults, ", "))
+	fmt.Fprintf(e.Stdout, "faults now: %s\n", strings.Join(faults, ", "))
 	return nil
 }
 
 type serveCmd struct {
 	dir    string
 	pes    int
-	faults faultFlag
+	faults FaultFlag
 	debug  bool
 	vcd    string
 }
 
-func (c *serveCmd) define(f *flagSet) {
+func (c *serveCmd) Define(f *FlagSet) {
 	f.Path(&c.dir, "fuse", "", "dir", false, "directory to mount the board's ppdev files on (created if missing)")
 	f.Int(&c.pes, "pes", 4, 1, lpt.MaxPEs, "PEs on the board")
-	c.faults.define(f, "fault to inject into the board")
+	c.faults.Define(f, "fault to inject into the board")
 	f.Bool(&c.debug, "debug", "log every FUSE request")
 	f.Path(&c.vcd, "vcd", "", "file", false, "record every port operation in this VCD file (GTKWave), one time step each")
 }
 
-func (c *serveCmd) check(f *flagSet, _ []string) error {
-	var p problems
-	if !f.isSet("fuse") {
-		p.addf("--fuse: give the directory to serve the board's ppdev files in, e.g. --fuse /tmp/board")
+func (c *serveCmd) Check(f *FlagSet, _ []string) error {
+	var p Problems
+	if !f.IsSet("fuse") {
+		p.Addf("--fuse: give the directory to serve the board's ppdev files in, e.g. --fuse /tmp/board")
 	}
-	c.faults.check(&p, c.pes)
+	c.faults.Check(&p, c.pes)
 	if c.vcd != "" {
-		checkVCDPath(&p, c.vcd)
+		CheckVCDPath(&p, c.vcd)
 	}
-	return p.err()
+	return p.Err()
 }
 
-func (c *serveCmd) run(e *env, _ []string) (err error) {
+func (c *serveCmd) Run(e *Env, _ []string) (err error) {
 	board, err := emu.New(c.pes)
 	if err != nil {
 		return err
 	}
-	for _, f := range c.faults.list {
+	for _, f := range c.faults.List {
 		if err := board.Inject(f); err != nil {
 			return err
 		}
@@ -131,56 +131,47 @@ func (c *serveCmd) run(e *env, _ []string) (err error) {
 	}
 	opt := ppdevfs.Options{PEs: c.pes, Debug: c.debug}
 	if c.vcd != "" {
-		out, err := openVCD(c.vcd)
+		out, err := OpenVCD(c.vcd)
 		if err != nil {
 			return err
 		}
-		defer func() { err = cmp.Or(err, out.close(e.stderr)) }()
-		opt.Wrap = out.attach(board)
+		defer func() { err = cmp.Or(err, out.Close(e.Stderr)) }()
+		opt.Wrap = out.Attach(board)
 	}
 	srv, err := ppdevfs.Mount(c.dir, board, opt)
 	if err != nil {
 		return err
 	}
 	for k := 0; k < c.pes; k++ {
-		fmt.Fprintf(e.stdout, "PE %d: %s\n", k, srv.Path(k))
+		fmt.Fprintf(e.Stdout, "PE %d: %s\n", k, srv.Path(k))
 	}
-	fmt.Fprintf(e.stdout, "serving a %d-PE board (faults: %v); interrupt to stop\n", c.pes, c.faults.list)
-	fmt.Fprintf(e.stdout, "change its faults while it runs: papersctl emu fault %s PE1=unplug (replug, repair, PE1.D3=stuck0)\n", c.dir)
+	fmt.Fprintf(e.Stdout, "serving a %d-PE board (faults: %v); interrupt to stop\n", c.pes, c.faults.List)
+	fmt.Fprintf(e.Stdout, "change its faults while it runs: papersctl emu fault %s PE1=unplug (replug, repair, PE1.D3=stuck0)\n", c.dir)
 	showPanel(e, board, c.pes)
 	err = srv.Unmount()
 	for k := 0; k < c.pes; k++ {
 		st := srv.Stats(k)
-		fmt.Fprintf(e.stdout, "PE %d: %d port operations (%d unsupported)\n", k, st.Ioctls, st.Unknown)
+		fmt.Fprintf(e.Stdout, "PE %d: %d port operations (%d unsupported)\n", k, st.Ioctls, st.Unknown)
 	}
-	fmt.Fprintln(e.stdout, "stopped")
+	fmt.Fprintln(e.Stdout, "stopped")
 	return err
 }
 
 // showPanel prints the board's front panel each time an LED changes
 // (sampled every 100 ms) until the command is stopped.
-func showPanel(e *env, board *emu.Board, pes int) {
+func showPanel(e *Env, board *emu.Board, pes int) {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	last := ""
 	for {
-		if p := frontPanel(board, pes); p != last {
-			fmt.Fprintln(e.stdout, "front panel:", p)
+		if p := FrontPanel(board, pes); p != last {
+			fmt.Fprintln(e.Stdout, "front panel:", p)
 			last = p
 		}
 		select {
-		case <-e.ctx.Done():
+		case <-e.Ctx.Done():
 			return
 		case <-tick.C:
 		}
 	}
-}
-
-// frontPanel names every PE's LED colour: "PE 0 green, PE 1 red, …".
-func frontPanel(board *emu.Board, pes int) string {
-	leds := make([]string, pes)
-	for k := range leds {
-		leds[k] = fmt.Sprintf("PE %d %v", k, board.LED(k))
-	}
-	return strings.Join(leds, ", ")
 }

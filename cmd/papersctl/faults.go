@@ -10,18 +10,18 @@ import (
 // faultFlag is the repeatable --inject of selftest, emu serve and hil:
 // each fault is parsed as the flag is read, and a second fault on a line
 // (or cable) that already has one is refused rather than silently winning.
-type faultFlag struct{ list []emu.Fault }
+type FaultFlag struct{ List []emu.Fault }
 
-func (ff *faultFlag) define(f *flagSet, usage string) {
+func (ff *FaultFlag) Define(f *FlagSet, usage string) {
 	f.Func("inject", "FAULT", ff.add, usage+": PE<k>.<LINE>=stuck0|stuck1 or PE<k>=unplugged, e.g. PE2.D6=stuck0 (repeatable)")
 }
 
-func (ff *faultFlag) add(s string) error {
+func (ff *FaultFlag) add(s string) error {
 	x, err := emu.ParseFault(s)
 	if err != nil {
 		return err
 	}
-	for _, g := range ff.list {
+	for _, g := range ff.List {
 		switch {
 		case g == x:
 			return errors.New("given twice")
@@ -29,23 +29,23 @@ func (ff *faultFlag) add(s string) error {
 			return fmt.Errorf("PE%d.%s already has a fault (%v): give one fault per line", x.PE, x.Line.Name, g)
 		}
 	}
-	ff.list = append(ff.list, x)
+	ff.List = append(ff.List, x)
 	return nil
 }
 
 // check adds a problem for every fault on a PE the board lacks.
-func (ff *faultFlag) check(p *problems, pes int) {
-	for _, x := range ff.list {
+func (ff *FaultFlag) Check(p *Problems, pes int) {
+	for _, x := range ff.List {
 		if err := x.OnBoard(pes); err != nil {
-			p.addf("--inject %v: %v", x, err)
+			p.Addf("--inject %v: %v", x, err)
 		}
 	}
 }
 
 // strings returns the faults as ParseFault reads them.
-func (ff *faultFlag) strings() []string {
+func (ff *FaultFlag) Strings() []string {
 	var s []string
-	for _, x := range ff.list {
+	for _, x := range ff.List {
 		s = append(s, x.String())
 	}
 	return s

@@ -18,7 +18,7 @@ import (
 // checked as it is read, with a message that names the flag, the value and
 // the fix ("--pes 0: need 1 to 32"). Flags are written --name or -name,
 // --name=value or --name value, as with package flag.
-type flagSet struct {
+type FlagSet struct {
 	fs   *flag.FlagSet
 	path string // "papersctl demo"
 	bad  string // the first value a flag refused, as the message to print
@@ -49,10 +49,10 @@ type boolValue struct{ *value }
 func (boolValue) IsBoolFlag() bool { return true }
 
 // errHelp is -h or --help.
-var errHelp = flag.ErrHelp
+var ErrHelp = flag.ErrHelp
 
-func newFlagSet(path string) *flagSet {
-	f := &flagSet{fs: flag.NewFlagSet(path, flag.ContinueOnError), path: path}
+func NewFlagSet(path string) *FlagSet {
+	f := &FlagSet{fs: flag.NewFlagSet(path, flag.ContinueOnError), path: path}
 	f.fs.SetOutput(io.Discard) // messages are ours: see parse
 	f.fs.Usage = func() {}
 	return f
@@ -60,7 +60,7 @@ func newFlagSet(path string) *flagSet {
 
 // add defines a flag. Its setter's errors are recorded, so that parse can
 // say which flag and value they were about.
-func (f *flagSet) add(name, usage string, v *value) {
+func (f *FlagSet) add(name, usage string, v *value) {
 	set := v.set
 	v.set = func(s string) error {
 		err := set(s)
@@ -80,14 +80,14 @@ func (f *flagSet) add(name, usage string, v *value) {
 // reason already quotes it.
 func valueMessage(name, s string, err error) string {
 	if strings.Contains(err.Error(), strconv.Quote(s)) {
-		return fmt.Sprintf("%s: %v", dashed(name), err)
+		return fmt.Sprintf("%s: %v", Dashed(name), err)
 	}
-	return fmt.Sprintf("%s %s: %v", dashed(name), shown(s), err)
+	return fmt.Sprintf("%s %s: %v", Dashed(name), Shown(s), err)
 }
 
 // shown is s as a message shows it: quoted when it is empty or has spaces
 // or characters that would break the line.
-func shown(s string) string {
+func Shown(s string) string {
 	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) || unicode.IsSpace(r) }) {
 		return strconv.Quote(s)
 	}
@@ -96,15 +96,15 @@ func shown(s string) string {
 
 // dashed writes a flag as users type it: one-letter flags and mpirun's -np
 // with one dash, the long names with two.
-func dashed(name string) string {
+func Dashed(name string) string {
 	if len(name) == 1 || name == "np" {
-		return shown("-" + name)
+		return Shown("-" + name)
 	}
-	return shown("--" + name)
+	return Shown("--" + name)
 }
 
 // Int defines an integer flag that must lie in lo..hi.
-func (f *flagSet) Int(p *int, name string, def, lo, hi int, usage string) {
+func (f *FlagSet) Int(p *int, name string, def, lo, hi int, usage string) {
 	*p = def
 	f.add(name, fmt.Sprintf("%s, %d to %d", usage, lo, hi), &value{typ: "N",
 		get: func() string { return strconv.Itoa(*p) },
@@ -123,7 +123,7 @@ func (f *flagSet) Int(p *int, name string, def, lo, hi int, usage string) {
 
 // Duration defines a duration flag that must be positive. With zeroOK, 0
 // is allowed too (it means the default the usage names).
-func (f *flagSet) Duration(p *time.Duration, name string, def time.Duration, zeroOK bool, usage string) {
+func (f *FlagSet) Duration(p *time.Duration, name string, def time.Duration, zeroOK bool, usage string) {
 	*p = def
 	f.add(name, usage, &value{typ: "duration",
 		get: func() string { return p.String() },
@@ -145,7 +145,7 @@ func (f *flagSet) Duration(p *time.Duration, name string, def time.Duration, zer
 
 // Float defines a number flag that must be above 0 and at most hi (which
 // may be +Inf).
-func (f *flagSet) Float(p *float64, name string, def, hi float64, usage string) {
+func (f *FlagSet) Float(p *float64, name string, def, hi float64, usage string) {
 	*p = def
 	want := "need a number above 0"
 	if !math.IsInf(hi, 1) {
@@ -168,13 +168,13 @@ func (f *flagSet) Float(p *float64, name string, def, hi float64, usage string) 
 
 // Choice defines a flag whose value is one of choices ("" is allowed when
 // it is the default: not given).
-func (f *flagSet) Choice(p *string, name, def string, choices []string, usage string) {
+func (f *FlagSet) Choice(p *string, name, def string, choices []string, usage string) {
 	*p = def
 	f.add(name, usage+" ("+strings.Join(choices, ", ")+")", &value{typ: "word", choices: choices,
 		get: func() string { return *p },
 		set: func(s string) error {
 			if !slices.Contains(choices, s) {
-				return fmt.Errorf("want one of %s%s", strings.Join(choices, ", "), suggest(s, choices, ""))
+				return fmt.Errorf("want one of %s%s", strings.Join(choices, ", "), Suggest(s, choices, ""))
 			}
 			*p = s
 			return nil
@@ -182,7 +182,7 @@ func (f *flagSet) Choice(p *string, name, def string, choices []string, usage st
 }
 
 // String defines a flag whose value check (when not nil) checks.
-func (f *flagSet) String(p *string, name, def, typ string, check func(string) error, usage string) {
+func (f *FlagSet) String(p *string, name, def, typ string, check func(string) error, usage string) {
 	*p = def
 	f.add(name, usage, &value{typ: typ,
 		get: func() string { return *p },
@@ -199,7 +199,7 @@ func (f *flagSet) String(p *string, name, def, typ string, check func(string) er
 
 // Path defines a flag naming a file (kind "file") or directory ("dir").
 // mustExist refuses a path that is not there, or not of that kind.
-func (f *flagSet) Path(p *string, name, def, kind string, mustExist bool, usage string) {
+func (f *FlagSet) Path(p *string, name, def, kind string, mustExist bool, usage string) {
 	*p = def
 	f.add(name, usage, &value{typ: strings.ToUpper(kind), files: kind,
 		get: func() string { return *p },
@@ -235,7 +235,7 @@ func checkPath(path, kind string) error {
 }
 
 // Bool defines a flag that is set by being given (--json).
-func (f *flagSet) Bool(p *bool, name string, usage string) {
+func (f *FlagSet) Bool(p *bool, name string, usage string) {
 	f.add(name, usage, &value{
 		get: func() string { return strconv.FormatBool(*p) },
 		set: func(s string) error {
@@ -249,14 +249,14 @@ func (f *flagSet) Bool(p *bool, name string, usage string) {
 }
 
 // Func defines a flag that set reads, every time it is given (--inject).
-func (f *flagSet) Func(name, typ string, set func(string) error, usage string) {
+func (f *FlagSet) Func(name, typ string, set func(string) error, usage string) {
 	f.add(name, usage, &value{typ: typ, get: func() string { return "" }, set: set})
 }
 
 // Hide leaves a flag out of -h and the shell completion (internal flags).
-func (f *flagSet) Hide(name string) { f.lookup(name).hidden = true }
+func (f *FlagSet) Hide(name string) { f.lookup(name).hidden = true }
 
-func (f *flagSet) lookup(name string) *value {
+func (f *FlagSet) lookup(name string) *value {
 	switch v := f.fs.Lookup(name).Value.(type) {
 	case *value:
 		return v
@@ -267,13 +267,13 @@ func (f *flagSet) lookup(name string) *value {
 }
 
 // isSet reports whether the command line gave the flag.
-func (f *flagSet) isSet(name string) bool {
+func (f *FlagSet) IsSet(name string) bool {
 	set := false
 	f.fs.Visit(func(fl *flag.Flag) { set = set || fl.Name == name })
 	return set
 }
 
-func (f *flagSet) count() int {
+func (f *FlagSet) count() int {
 	n := 0
 	f.fs.VisitAll(func(fl *flag.Flag) {
 		if !f.lookup(fl.Name).hidden {
@@ -285,39 +285,39 @@ func (f *flagSet) count() int {
 
 // parse reads the flags and returns the words after them. Its errors are
 // usage errors naming the flag, or errHelp.
-func (f *flagSet) parse(args []string) ([]string, error) {
+func (f *FlagSet) parse(args []string) ([]string, error) {
 	err := f.fs.Parse(args)
 	switch {
 	case err == nil:
 		return f.fs.Args(), nil
 	case errors.Is(err, flag.ErrHelp):
-		return nil, errHelp
+		return nil, ErrHelp
 	case f.bad != "":
-		return nil, usagef("%s", f.bad)
+		return nil, Usagef("%s", f.bad)
 	}
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 		var known []string
 		f.fs.VisitAll(func(fl *flag.Flag) { known = append(known, fl.Name) })
-		return nil, usagef("%s: no such flag%s", dashed(name), didYouMean(closest(name, known), dashed))
+		return nil, Usagef("%s: no such flag%s", Dashed(name), didYouMean(closest(name, known), Dashed))
 	}
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
-		return nil, usagef("%s: needs a value (%s %s)", dashed(name), dashed(name), f.lookup(name).typ)
+		return nil, Usagef("%s: needs a value (%s %s)", Dashed(name), Dashed(name), f.lookup(name).typ)
 	}
 	if s, ok := strings.CutPrefix(msg, "bad flag syntax: "); ok {
-		return nil, usagef("%s: bad flag syntax: write --name or --name=value", shown(s))
+		return nil, Usagef("%s: bad flag syntax: write --name or --name=value", Shown(s))
 	}
-	return nil, usagef("%s", strconv.Quote(msg))
+	return nil, Usagef("%s", strconv.Quote(msg))
 }
 
 // printDefaults lists the flags for -h.
-func (f *flagSet) printDefaults(w io.Writer) {
+func (f *FlagSet) printDefaults(w io.Writer) {
 	f.fs.VisitAll(func(fl *flag.Flag) {
 		v := f.lookup(fl.Name)
 		if v.hidden {
 			return
 		}
-		fmt.Fprintf(w, "  %s", dashed(fl.Name))
+		fmt.Fprintf(w, "  %s", Dashed(fl.Name))
 		if v.typ != "" {
 			fmt.Fprintf(w, " %s", v.typ)
 		}
@@ -331,7 +331,7 @@ func (f *flagSet) printDefaults(w io.Writer) {
 
 // suggest returns " (did you mean X?)" when one of known is close to s,
 // X written with prefix.
-func suggest(s string, known []string, prefix string) string {
+func Suggest(s string, known []string, prefix string) string {
 	return didYouMean(closest(s, known), func(w string) string { return prefix + w })
 }
 

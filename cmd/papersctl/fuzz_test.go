@@ -10,13 +10,13 @@ import (
 )
 
 // leaves lists every runnable command with its path ("emu serve").
-func leaves() (cs []*command, paths []string) {
-	for _, c := range commands {
-		if c.subs == nil {
-			cs, paths = append(cs, c), append(paths, "papersctl "+c.name)
+func leaves() (cs []*Command, paths []string) {
+	for _, c := range Commands {
+		if c.Subs == nil {
+			cs, paths = append(cs, c), append(paths, "papersctl "+c.Name)
 		}
-		for _, s := range c.subs {
-			cs, paths = append(cs, s), append(paths, "papersctl "+c.name+" "+s.name)
+		for _, s := range c.Subs {
+			cs, paths = append(cs, s), append(paths, "papersctl "+c.Name+" "+s.Name)
 		}
 	}
 	return cs, paths
@@ -49,10 +49,10 @@ func FuzzCommandLine(f *testing.F) {
 		if line != "" {
 			args = strings.Split(line, "\x00")
 		}
-		_, _, _, err := prepare(cs[i], paths[i], args)
-		var u *usageError
+		_, _, _, err := Prepare(cs[i], paths[i], args)
+		var u *UsageError
 		switch {
-		case err == nil, errors.Is(err, errHelp):
+		case err == nil, errors.Is(err, ErrHelp):
 		case errors.As(err, &u):
 			for _, p := range u.problems {
 				if p == "" || strings.Contains(p, "\n") {

@@ -15,9 +15,9 @@ import (
 )
 
 func init() {
-	register(&command{name: "hil", summary: "run papersctl in N QEMU machines wired to one emulated board",
-		synopsis: "[-n N] [--inject FAULT ...] [--board DIR] [--timeout D] {-- COMMAND [ARGS ...] | --exec FILE [-- ARGS ...]}", catchSignals: true,
-		about: "Boots N QEMU machines (Debian kernel, TCG) whose parallel ports at 0x378 are PEs 0..N-1 of one\n" +
+	Register(&Command{Name: "hil", Summary: "run papersctl in N QEMU machines wired to one emulated board",
+		Synopsis: "[-n N] [--inject FAULT ...] [--board DIR] [--timeout D] {-- COMMAND [ARGS ...] | --exec FILE [-- ARGS ...]}", CatchSignals: true,
+		About: "Boots N QEMU machines (Debian kernel, TCG) whose parallel ports at 0x378 are PEs 0..N-1 of one\n" +
 			"emulated board, runs 'papersctl COMMAND ARGS' in each ({pe} and {pes} in ARGS become the\n" +
 			"machine's PE and N), prints each console prefixed with pe<k>| and exits 0 when all commands do.\n" +
 			"COMMAND's flags are checked here before anything boots. With --exec, each machine runs the\n" +
@@ -27,13 +27,13 @@ func init() {
 			"DIR PE1=unplug' changes its faults while the machines run. Examples:\n" +
 			"  papersctl hil -n 4 -- selftest --port 0x378 --pe {pe} --pes {pes}\n" +
 			"  CGO_ENABLED=0 go build ./examples/matmul && papersctl hil -n 4 --exec matmul -- -block 32",
-		args: positional{synopsis: "COMMAND [ARGS ...]", max: -1, complete: "guest"}, // required unless --guest
-		new:  func() runner { return &hilCmd{} }})
+		Args: Positional{Synopsis: "COMMAND [ARGS ...]", Max: -1, Complete: "guest"}, // required unless --guest
+		New:  func() Runner { return &hilCmd{} }})
 }
 
 type hilCmd struct {
 	n       int
-	faults  faultFlag
+	faults  FaultFlag
 	board   string
 	timeout time.Duration
 	memory  string
@@ -44,9 +44,9 @@ type hilCmd struct {
 	pe, pes int
 }
 
-func (c *hilCmd) define(f *flagSet) {
+func (c *hilCmd) Define(f *FlagSet) {
 	f.Int(&c.n, "n", 1, 1, lpt.MaxPEs, "machines (PEs)")
-	c.faults.define(f, "board fault")
+	c.faults.Define(f, "board fault")
 	f.Path(&c.board, "board", "", "dir", false, "serve the board's ppdev files and faults file in this directory (created if missing), for papersctl emu fault DIR (default: a temporary directory, printed)")
 	f.Duration(&c.timeout, "timeout", 5*time.Minute, false, "per-machine limit from boot to power-off")
 	f.String(&c.memory, "memory", "192M", "SIZE", checkMemory, "RAM per machine, as QEMU's -m takes it (e.g. 192M, 1G)")
@@ -75,59 +75,59 @@ var hilFlags = map[string]string{"N": "n", "Faults": "inject", "BoardDir": "boar
 
 // check checks hil's flags and, with the placeholders replaced for PE 0,
 // the command the machines will run.
-func (c *hilCmd) check(f *flagSet, args []string) error {
+func (c *hilCmd) Check(f *FlagSet, args []string) error {
 	if c.guest {
 		return nil // inside a machine: the host checked everything
 	}
 	if len(args) == 0 && c.exec == "" {
-		return usagef("missing COMMAND [ARGS ...]: what papersctl runs in the machines, e.g. -- selftest --port 0x378 (or --exec FILE: a program of your own)")
+		return Usagef("missing COMMAND [ARGS ...]: what papersctl runs in the machines, e.g. -- selftest --port 0x378 (or --exec FILE: a program of your own)")
 	}
-	var p problems
-	p.addFields(hil.Config{N: c.n, Faults: c.faults.strings(), Args: args, Program: c.exec, BoardDir: c.board, Timeout: c.timeout}.Validate(), hilFlags)
+	var p Problems
+	p.AddFields(hil.Config{N: c.n, Faults: c.faults.Strings(), Args: args, Program: c.exec, BoardDir: c.board, Timeout: c.timeout}.Validate(), hilFlags)
 	if c.exec != "" {
 		if err := hil.CheckProgram(c.exec); err != nil {
-			p.addf("--exec: %v", err)
+			p.Addf("--exec: %v", err)
 		}
-		return p.err()
+		return p.Err()
 	}
 	name := args[0]
-	sub := lookup(commands, name)
+	sub := Lookup(Commands, name)
 	switch {
-	case sub == nil || sub.subs != nil:
-		p.addf("%q is not a papersctl command the machines can run: use one of %s%s", name, strings.Join(guestCommands(), ", "), suggest(name, guestCommands(), ""))
-	case !sub.guest:
-		p.addf("%s: the machines run %s", name, strings.Join(guestCommands(), ", "))
+	case sub == nil || sub.Subs != nil:
+		p.Addf("%q is not a papersctl command the machines can run: use one of %s%s", name, strings.Join(GuestCommands(), ", "), Suggest(name, GuestCommands(), ""))
+	case !sub.Guest:
+		p.Addf("%s: the machines run %s", name, strings.Join(GuestCommands(), ", "))
 	default:
 		// Each machine's command line, as it will run: the first one
 		// that is wrong shows the problem.
 		for pe := range c.n {
 			if err := checkGuest(sub, hil.Substitute(args[1:], pe, c.n)); err != nil {
-				line := words(append([]string{"papersctl", name}, hil.Substitute(args[1:], pe, c.n)...))
+				line := Words(append([]string{"papersctl", name}, hil.Substitute(args[1:], pe, c.n)...))
 				for _, prob := range strings.Split(err.Error(), "\n") {
-					p.addf("in machine %d's '%s': %s", pe, line, prob)
+					p.Addf("in machine %d's '%s': %s", pe, line, prob)
 				}
 				break
 			}
 		}
 	}
-	return p.err()
+	return p.Err()
 }
 
 // checkGuest checks a command line of sub as a machine will run it.
-func checkGuest(sub *command, args []string) error {
-	_, _, _, err := prepare(sub, "papersctl "+sub.name, args)
-	if errors.Is(err, errHelp) {
-		err = usagef("-h: the machines would print the help and stop: drop -h")
+func checkGuest(sub *Command, args []string) error {
+	_, _, _, err := Prepare(sub, "papersctl "+sub.Name, args)
+	if errors.Is(err, ErrHelp) {
+		err = Usagef("-h: the machines would print the help and stop: drop -h")
 	}
 	return err
 }
 
-func (c *hilCmd) run(e *env, args []string) error {
+func (c *hilCmd) Run(e *Env, args []string) error {
 	if c.guest {
 		if err := hil.Guest(c.pe, c.pes); err != nil {
 			return err
 		}
-		return errFailed
+		return ErrFailed
 	}
 	if err := hil.Preflight(); err != nil {
 		return err
@@ -156,24 +156,24 @@ func (c *hilCmd) run(e *env, args []string) error {
 		defer os.Remove(dir)
 		board = dir
 	}
-	fmt.Fprintf(e.stderr, "papersctl hil: the board is served in %s: change its faults while the machines run with papersctl emu fault %s PE1=unplug (replug, repair, PE1.D3=stuck0)\n", board, board)
-	line := progress.New(e.stderr)
+	fmt.Fprintf(e.Stderr, "papersctl hil: the board is served in %s: change its faults while the machines run with papersctl emu fault %s PE1=unplug (replug, repair, PE1.D3=stuck0)\n", board, board)
+	line := progress.New(e.Stderr)
 	start := time.Now()
-	consoles := e.stdout
+	consoles := e.Stdout
 	if c.json {
-		consoles = e.stderr
+		consoles = e.Stderr
 	}
-	res, err := hil.Run(e.ctx, hil.Config{
-		N: c.n, Faults: c.faults.strings(), Args: args, Binary: bin, Program: c.exec, BoardDir: board,
+	res, err := hil.Run(e.Ctx, hil.Config{
+		N: c.n, Faults: c.faults.Strings(), Args: args, Binary: bin, Program: c.exec, BoardDir: board,
 		Timeout: c.timeout, Memory: c.memory, Output: line.Above(consoles),
 		Progress: func(s string) { line.Show("hil: %s (%v)", s, time.Since(start).Round(time.Second)) },
 	})
 	line.Clear()
 	if res != nil {
-		fmt.Fprint(e.stderr, res.Summary())
-		fmt.Fprintf(e.stderr, "total %v\n", res.Wall.Round(time.Millisecond))
+		fmt.Fprint(e.Stderr, res.Summary())
+		fmt.Fprintf(e.Stderr, "total %v\n", res.Wall.Round(time.Millisecond))
 		if c.json {
-			if jerr := writeJSON(e.stdout, hilJSON(res)); jerr != nil && err == nil {
+			if jerr := WriteJSON(e.Stdout, hilJSON(res)); jerr != nil && err == nil {
 				err = jerr
 			}
 		}
@@ -181,19 +181,19 @@ func (c *hilCmd) run(e *env, args []string) error {
 	switch {
 	case err != nil:
 		return err
-	case e.ctx.Err() != nil:
-		return e.ctx.Err()
+	case e.Ctx.Err() != nil:
+		return e.Ctx.Err()
 	case !res.OK():
-		return errFailed
+		return ErrFailed
 	}
 	return nil
 }
 
 // buildStatic builds the machines' papersctl from the module in the
 // current directory.
-func buildStatic(e *env, bin string) error {
-	fmt.Fprintln(e.stderr, "papersctl hil: building a static papersctl (CGO_ENABLED=0) from the module in the current directory")
-	if err := hil.BuildPapersctl(e.ctx, ".", bin); err != nil {
+func buildStatic(e *Env, bin string) error {
+	fmt.Fprintln(e.Stderr, "papersctl hil: building a static papersctl (CGO_ENABLED=0) from the module in the current directory")
+	if err := hil.BuildPapersctl(e.Ctx, ".", bin); err != nil {
 		return fmt.Errorf("%w\n(run from the ttlpapers source tree, or pass --binary)", err)
 	}
 	return nil

@@ -9,15 +9,15 @@ import (
 )
 
 func init() {
-	register(&command{name: "kicad", summary: "generate the board's KiCad files, BOM and wiring lists from the hw netlist",
-		synopsis: "[--out DIR] [--fab] [--json]",
-		about: "Writes, for the 4-, 8-, 16- and 32-PE boards and the Raspberry Pi adapter, a KiCad project,\n" +
+	Register(&Command{Name: "kicad", Summary: "generate the board's KiCad files, BOM and wiring lists from the hw netlist",
+		Synopsis: "[--out DIR] [--fab] [--json]",
+		About: "Writes, for the 4-, 8-, 16- and 32-PE boards and the Raspberry Pi adapter, a KiCad project,\n" +
 			"schematic, routed board, netlist, BOMs (ours and JLCPCB's) and wire list, all generated from\n" +
 			"the hw netlist, under --out (replacing files of the same names). --fab then has KiCad 9's\n" +
 			"kicad-cli make each board's fabrication outputs in its fab/ folder: Gerbers with their job\n" +
 			"file, drill and position files, JLCPCB's placement file, a fab note and a zip of them with the\n" +
 			"BOMs. scripts/board-pictures.sh plots the pictures in docs/ with kicad-cli.",
-		new: func() runner { return &kicadCmd{} }})
+		New: func() Runner { return &kicadCmd{} }})
 }
 
 type kicadCmd struct {
@@ -26,13 +26,13 @@ type kicadCmd struct {
 	json bool
 }
 
-func (c *kicadCmd) define(f *flagSet) {
+func (c *kicadCmd) Define(f *FlagSet) {
 	f.Path(&c.out, "out", "kicad", "dir", false, "directory to write the board files into (created if missing)")
 	f.Bool(&c.fab, "fab", "also make the routed boards' fabrication outputs with kicad-cli (KiCad 9)")
 	f.Bool(&c.json, "json", "print the files written as JSON")
 }
 
-func (c *kicadCmd) check(*flagSet, []string) error {
+func (c *kicadCmd) Check(*FlagSet, []string) error {
 	if c.fab {
 		if _, err := exec.LookPath("kicad-cli"); err != nil {
 			return fmt.Errorf("--fab needs KiCad 9's kicad-cli, not found on PATH: on Debian bookworm add bookworm-backports to apt's sources and apt-get install -t bookworm-backports kicad")
@@ -41,7 +41,7 @@ func (c *kicadCmd) check(*flagSet, []string) error {
 	return nil
 }
 
-func (c *kicadCmd) run(e *env, _ []string) error {
+func (c *kicadCmd) Run(e *Env, _ []string) error {
 	paths, err := kicad.Generate(c.out) // relative to c.out
 	if err != nil {
 		return err
@@ -58,11 +58,11 @@ func (c *kicadCmd) run(e *env, _ []string) error {
 		paths[i] = filepath.Join(c.out, p)
 	}
 	if c.json {
-		return writeJSON(e.stdout, struct {
+		return WriteJSON(e.Stdout, struct {
 			Dir   string   `json:"dir"`
 			Files []string `json:"files"`
 		}{c.out, paths})
 	}
-	_, err = fmt.Fprintf(e.stdout, "wrote %d files under %s\n", len(paths), c.out)
+	_, err = fmt.Fprintf(e.Stdout, "wrote %d files under %s\n", len(paths), c.out)
 	return err
 }

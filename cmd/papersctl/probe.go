@@ -4,32 +4,31 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/lpt/backend"
 )
 
 func init() {
-	register(&command{name: "probe", summary: "list the printer ports here and which access methods work",
-		synopsis: "[--json]", guest: true,
-		about: "Lists the parallel ports the kernel knows (/proc/ioports, /dev/parport*, /sys/class/ppdev)\n" +
+	Register(&Command{Name: "probe", Summary: "list the printer ports here and which access methods work",
+		Synopsis: "[--json]", Guest: true,
+		About: "Lists the parallel ports the kernel knows (/proc/ioports, /dev/parport*, /sys/class/ppdev)\n" +
 			"and tries every access method on each: ppdev, direct I/O (ioperm), /dev/port. Opening a\n" +
 			"port writes two test patterns to its data register (never to the strobes) and restores it.\n" +
 			"Exits 1 when no method works on any port.",
-		new: func() runner { return &probeCmd{} }})
+		New: func() Runner { return &probeCmd{} }})
 }
 
 type probeCmd struct{ json bool }
 
-func (c *probeCmd) define(f *flagSet)              { f.Bool(&c.json, "json", "print the report as JSON") }
-func (c *probeCmd) check(*flagSet, []string) error { return nil }
+func (c *probeCmd) Define(f *FlagSet)              { f.Bool(&c.json, "json", "print the report as JSON") }
+func (c *probeCmd) Check(*FlagSet, []string) error { return nil }
 
-func (c *probeCmd) run(e *env, _ []string) error {
+func (c *probeCmd) Run(e *Env, _ []string) error {
 	r := backend.Probe()
 	var err error
 	if c.json {
-		err = printProbeJSON(e.stdout, r)
+		err = printProbeJSON(e.Stdout, r)
 	} else {
-		printProbe(e.stdout, r)
+		printProbe(e.Stdout, r)
 	}
 	if err != nil {
 		return err
@@ -39,7 +38,7 @@ func (c *probeCmd) run(e *env, _ []string) error {
 			return nil
 		}
 	}
-	return errFailed
+	return ErrFailed
 }
 
 func printProbe(w io.Writer, r backend.Report) {
@@ -79,15 +78,5 @@ func printProbeJSON(w io.Writer, r backend.Report) error {
 		}
 		out.Attempts = append(out.Attempts, at)
 	}
-	return writeJSON(w, out)
-}
-
-// openPort opens the port --port names. When it cannot, papersctl probe
-// is where to look next.
-func openPort(spec string) (lpt.Port, error) {
-	p, err := backend.Open(spec)
-	if err != nil {
-		return nil, fmt.Errorf("%w (papersctl probe lists the ports this machine has and what works on each)", err)
-	}
-	return p, nil
+	return WriteJSON(w, out)
 }

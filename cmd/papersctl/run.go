@@ -14,16 +14,16 @@ import (
 )
 
 func init() {
-	register(&command{name: "run", summary: "run an SPMD program as N processes on a shared-memory emulated board",
-		synopsis: "-n N [flags] [--] PROGRAM [ARGS]",
-		about: "Starts N processes of PROGRAM as PEs 0..N-1 of an emulated board in shared memory\n" +
+	Register(&Command{Name: "run", Summary: "run an SPMD program as N processes on a shared-memory emulated board",
+		Synopsis: "-n N [flags] [--] PROGRAM [ARGS]",
+		About: "Starts N processes of PROGRAM as PEs 0..N-1 of an emulated board in shared memory\n" +
 			"(PAPERS_PE, PAPERS_PES and PAPERS_PORT are set for each; see docs/spmd.md), like mpirun\n" +
 			"(-np N is accepted for -n N). Each PE runs in a process group of its own: ^C, SIGTERM and\n" +
 			"SIGHUP are forwarded to every group, and a second one kills them at once. Exits with the\n" +
 			"status of the first PE that failed, or 128+n when stopped by signal n (130 for ^C).",
-		args: positional{synopsis: "PROGRAM [ARGS]", min: 1, max: -1, complete: "files",
-			missing: "no program: write papersctl run -n N -- PROGRAM [ARGS]"},
-		new: func() runner { return &runCmd{} }})
+		Args: Positional{Synopsis: "PROGRAM [ARGS]", Min: 1, Max: -1, Complete: "files",
+			Missing: "no program: write papersctl run -n N -- PROGRAM [ARGS]"},
+		New: func() Runner { return &runCmd{} }})
 }
 
 type runCmd struct {
@@ -31,7 +31,7 @@ type runCmd struct {
 	np  int // mpirun's spelling of -n
 }
 
-func (c *runCmd) define(f *flagSet) {
+func (c *runCmd) Define(f *FlagSet) {
 	f.Int(&c.cfg.N, "n", 0, 1, lpt.MaxPEs, "number of processes (PEs) to start")
 	f.Int(&c.np, "np", 0, 1, lpt.MaxPEs, "same as -n, as mpirun spells it")
 	f.String(&c.cfg.Board, "board", "", "NAME", checkBoardName, "name of the board to create or share (default: a fresh, unique board)")
@@ -47,29 +47,29 @@ func (c *runCmd) define(f *flagSet) {
 var runFlags = map[string]string{"N": "n", "PEs": "pes", "First": "first", "Board": "board", "Dir": "dir",
 	"OpenTimeout": "open-timeout", "Grace": "grace", "Timeout": "timeout"}
 
-func (c *runCmd) check(f *flagSet, args []string) error {
-	var p problems
+func (c *runCmd) Check(f *FlagSet, args []string) error {
+	var p Problems
 	cfg := &c.cfg
 	switch {
-	case f.isSet("n") && f.isSet("np") && cfg.N != c.np:
-		p.addf("-n %d and -np %d disagree: give one of them", cfg.N, c.np)
-		return p.err()
-	case f.isSet("np"):
+	case f.IsSet("n") && f.IsSet("np") && cfg.N != c.np:
+		p.Addf("-n %d and -np %d disagree: give one of them", cfg.N, c.np)
+		return p.Err()
+	case f.IsSet("np"):
 		cfg.N = c.np
-	case !f.isSet("n"):
-		p.addf("give the number of PEs with -n N (1 to %d)", lpt.MaxPEs)
-		return p.err()
+	case !f.IsSet("n"):
+		p.Addf("give the number of PEs with -n N (1 to %d)", lpt.MaxPEs)
+		return p.Err()
 	}
 	v := *cfg
 	v.Program = args[0]
-	p.addFields(v.Validate(), runFlags)
-	return p.err()
+	p.AddFields(v.Validate(), runFlags)
+	return p.Err()
 }
 
-func (c *runCmd) run(e *env, args []string) error {
+func (c *runCmd) Run(e *Env, args []string) error {
 	cfg := c.cfg
 	cfg.Program, cfg.Args = args[0], args[1:]
-	cfg.Stdout, cfg.Stderr = e.stdout, e.stderr
+	cfg.Stdout, cfg.Stderr = e.Stdout, e.Stderr
 	// Room for a second signal that comes before the launcher took the
 	// first: signal.Notify drops what does not fit, and the second one is
 	// the one that kills at once.
@@ -77,27 +77,21 @@ func (c *runCmd) run(e *env, args []string) error {
 	signal.Notify(sigs, stop.Signals...)
 	defer signal.Stop(sigs)
 	cfg.Signals = sigs
-	rep, err := launch.Run(e.ctx, cfg)
+	rep, err := launch.Run(e.Ctx, cfg)
 	if err != nil {
-		return renderFields(err, runFlags)
+		return RenderFields(err, runFlags)
 	}
 	if rep.Reason != "" {
-		fmt.Fprintf(e.stderr, "papersctl run: %s\n", rep.Reason)
+		fmt.Fprintf(e.Stderr, "papersctl run: %s\n", rep.Reason)
 	}
 	for _, n := range rep.Notes {
-		fmt.Fprintf(e.stderr, "papersctl run: %s\n", n)
+		fmt.Fprintf(e.Stderr, "papersctl run: %s\n", n)
 	}
 	if rep.Status != 0 {
-		return exitStatus(rep.Status)
+		return ExitStatus(rep.Status)
 	}
 	return nil
 }
-
-// exitStatus is an error that ends papersctl with that status, already
-// explained.
-type exitStatus int
-
-func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
 
 // checkBoardName checks a --board name before anything starts: the
 // launcher's rule (launch.CheckBoard), plus no leading '-', which would

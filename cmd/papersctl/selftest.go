@@ -13,13 +13,13 @@ import (
 )
 
 func init() {
-	register(&command{name: "selftest", summary: "test the board and driver line by line, and diagnose faults",
-		synopsis: "[flags]", catchSignals: true, guest: true,
-		about: "Runs on the embedded emulator unless a real port is given (--port).\n" +
+	Register(&Command{Name: "selftest", Summary: "test the board and driver line by line, and diagnose faults",
+		Synopsis: "[flags]", CatchSignals: true, Guest: true,
+		About: "Runs on the embedded emulator unless a real port is given (--port).\n" +
 			"Exits 1 when a check fails. Modes: cluster (the emulator's default: every PE in-process),\n" +
 			"single (one port alone on the board: the default on a real port), multi-pc (every PC runs\n" +
 			"selftest at once with --pe i --pes n). See docs/selftest.md.",
-		new: func() runner { return &selftestCmd{} }})
+		New: func() Runner { return &selftestCmd{} }})
 }
 
 type selftestCmd struct {
@@ -28,16 +28,16 @@ type selftestCmd struct {
 	port                  string
 	mode                  string
 	timeout, checkIn, ask time.Duration
-	faults                faultFlag
+	faults                FaultFlag
 	vcd                   string
 	chosen                selftest.Mode // the mode the flags select (check sets it)
 }
 
-func (c *selftestCmd) define(f *flagSet) {
+func (c *selftestCmd) Define(f *FlagSet) {
 	f.Int(&c.pes, "pes", 4, 1, lpt.MaxPEs, "number of PEs in the cluster")
 	f.Int(&c.pe, "pe", 0, 0, lpt.MaxPEs-1, "this PC's PE id (multi-PC mode), or the connector its cable is on (single-PC mode)")
 	f.Bool(&c.json, "json", "print the report as JSON")
-	f.String(&c.port, "port", "", "SPEC", backend.Check, portUsage("test a real port"))
+	f.String(&c.port, "port", "", "SPEC", backend.Check, PortUsage("test a real port"))
 	f.Bool(&c.single, "single", "single-PC mode: this port alone on the board (the default on real ports)")
 	f.Choice(&c.mode, "mode", "", []string{string(selftest.Cluster), string(selftest.Single), string(selftest.MultiPC)},
 		"cluster (emulator default), single, or multi-pc (real ports: run on every PC at once with --pe i --pes n)")
@@ -45,15 +45,8 @@ func (c *selftestCmd) define(f *flagSet) {
 	f.Duration(&c.ask, "prompt-timeout", selftest.DefaultPromptWait, false, "how long to wait for each answer about an LED before skipping the LED lines")
 	f.Duration(&c.timeout, "timeout", 0, true, "per-wait timeout (0: 200ms on the emulator, 2s on real ports)")
 	f.Duration(&c.checkIn, "checkin-timeout", 0, true, "how long each PC waits for the others to start selftest (0: 1m in multi-PC mode, else the per-wait timeout)")
-	c.faults.define(f, "inject a fault into the emulator")
+	c.faults.Define(f, "inject a fault into the emulator")
 	f.Path(&c.vcd, "vcd", "", "file", false, "record the emulated run in this VCD file (GTKWave), one time step per port operation")
-}
-
-// portUsage is the help of a --port flag: what the port is for, and the
-// forms of spec it takes.
-func portUsage(what string) string {
-	return what + ": port:0x378 (or 0x378), ppdev:/dev/parport0 (or /dev/parport0), devport:0x378,\n" +
-		"gpio:pi (a Raspberry Pi wired as docs/hardware.md shows) or gpio:D0=GPIO17,D1=GPIO18,…"
 }
 
 // spec is the real port --port names, written in full; "" for the
@@ -64,7 +57,7 @@ func (c *selftestCmd) spec() string {
 }
 
 // resolveMode is the mode the flags select.
-func (c *selftestCmd) resolveMode(f *flagSet) selftest.Mode {
+func (c *selftestCmd) resolveMode(f *FlagSet) selftest.Mode {
 	switch {
 	case c.mode != "":
 		return selftest.Mode(c.mode)
@@ -72,7 +65,7 @@ func (c *selftestCmd) resolveMode(f *flagSet) selftest.Mode {
 		return selftest.Single
 	case c.spec() == "":
 		return selftest.Cluster
-	case f.isSet("pe") && f.isSet("pes"):
+	case f.IsSet("pe") && f.IsSet("pes"):
 		return selftest.MultiPC // --pe i --pes n on a real port
 	}
 	return selftest.Single
@@ -85,7 +78,7 @@ var selftestFlags = map[string]string{"PEs": "pes", "PE": "pe", "Mode": "mode", 
 // config is the selftest the flags ask for; the port is named, not yet
 // opened, and the recording only marked.
 func (c *selftestCmd) config() selftest.Config {
-	cfg := selftest.Config{PEs: c.pes, PE: c.pe, Faults: c.faults.list, Timeout: c.timeout, CheckInTimeout: c.checkIn,
+	cfg := selftest.Config{PEs: c.pes, PE: c.pe, Faults: c.faults.List, Timeout: c.timeout, CheckInTimeout: c.checkIn,
 		Mode: c.chosen, Backend: c.spec()}
 	if c.vcd != "" {
 		cfg.Record = recordLater
@@ -97,39 +90,39 @@ func (c *selftestCmd) config() selftest.Config {
 // configuration is checked.
 func recordLater(*emu.Board) func(int, lpt.Port) lpt.Port { return nil }
 
-func (c *selftestCmd) check(f *flagSet, _ []string) error {
-	var p problems
+func (c *selftestCmd) Check(f *FlagSet, _ []string) error {
+	var p Problems
 	c.chosen = c.resolveMode(f)
 	if c.single && c.mode != "" && c.mode != string(selftest.Single) {
-		p.addf("--single and --mode %s disagree: give one of them", c.mode)
+		p.Addf("--single and --mode %s disagree: give one of them", c.mode)
 	}
-	p.addFields(c.config().Validate(), selftestFlags)
+	p.AddFields(c.config().Validate(), selftestFlags)
 	if c.vcd != "" {
-		checkVCDPath(&p, c.vcd)
+		CheckVCDPath(&p, c.vcd)
 	}
-	if c.spec() == "" && f.isSet("no-prompt") {
-		p.addf("--no-prompt: the emulator reads its own LEDs and asks nobody: drop --no-prompt")
+	if c.spec() == "" && f.IsSet("no-prompt") {
+		p.Addf("--no-prompt: the emulator reads its own LEDs and asks nobody: drop --no-prompt")
 	}
-	if c.chosen == selftest.Cluster && f.isSet("pe") {
-		p.addf("--pe %d: cluster mode tests every PE; --pe picks one PC with --single or a real port", c.pe)
+	if c.chosen == selftest.Cluster && f.IsSet("pe") {
+		p.Addf("--pe %d: cluster mode tests every PE; --pe picks one PC with --single or a real port", c.pe)
 	}
-	return p.err()
+	return p.Err()
 }
 
-func (c *selftestCmd) run(e *env, _ []string) (err error) {
+func (c *selftestCmd) Run(e *Env, _ []string) (err error) {
 	cfg := c.config()
 	cfg.Record = nil
 	if c.vcd != "" {
-		out, err := openVCD(c.vcd)
+		out, err := OpenVCD(c.vcd)
 		if err != nil {
 			return err
 		}
-		defer func() { err = cmp.Or(err, out.close(e.stderr)) }()
-		cfg.Record = out.attach
+		defer func() { err = cmp.Or(err, out.Close(e.Stderr)) }()
+		cfg.Record = out.Attach
 	}
 	var notes []string
 	if spec := c.spec(); spec != "" {
-		port, err := openPort(spec)
+		port, err := OpenPort(spec)
 		if err != nil {
 			return err
 		}
@@ -137,32 +130,32 @@ func (c *selftestCmd) run(e *env, _ []string) (err error) {
 		cfg.Port = port
 		switch {
 		case c.noAsk:
-		case term.IsTerminal(e.stdin):
-			cfg.AskLED = selftest.Prompt(e.stdin, e.stderr, c.ask)
+		case term.IsTerminal(e.Stdin):
+			cfg.AskLED = selftest.Prompt(e.Stdin, e.Stderr, c.ask)
 		default:
 			notes = append(notes, "stdin is not a terminal: not asking about LED colours (as with --no-prompt)")
 		}
 	}
 	if cfg.Mode == selftest.MultiPC {
-		fmt.Fprintf(e.stderr, "papersctl selftest: PE %d of %d: waiting up to %v for the other PCs to start selftest with --pes %d\n", cfg.PE, cfg.PEs, cmp.Or(cfg.CheckInTimeout, selftest.MultiPCCheckIn), cfg.PEs)
+		fmt.Fprintf(e.Stderr, "papersctl selftest: PE %d of %d: waiting up to %v for the other PCs to start selftest with --pes %d\n", cfg.PE, cfg.PEs, cmp.Or(cfg.CheckInTimeout, selftest.MultiPCCheckIn), cfg.PEs)
 	}
-	rep, err := selftest.Run(e.ctx, cfg)
+	rep, err := selftest.Run(e.Ctx, cfg)
 	if err != nil {
 		return err
 	}
 	rep.Notes = append(rep.Notes, notes...)
 	if c.json {
-		err = writeJSON(e.stdout, rep)
+		err = WriteJSON(e.Stdout, rep)
 	} else {
-		err = rep.WriteTable(e.stdout)
+		err = rep.WriteTable(e.Stdout)
 	}
 	switch {
 	case err != nil:
 		return err
-	case e.ctx.Err() != nil:
-		return e.ctx.Err() // stopped: the report shows how far it got
+	case e.Ctx.Err() != nil:
+		return e.Ctx.Err() // stopped: the report shows how far it got
 	case !rep.Pass:
-		return errFailed
+		return ErrFailed
 	}
 	return nil
 }

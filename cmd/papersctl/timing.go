@@ -18,12 +18,12 @@ import (
 )
 
 func init() {
-	register(&command{name: "timing", summary: "race the NAND protocol variants on a timed board: failures and margins",
-		synopsis: "[flags]", catchSignals: true,
-		about: "Runs randomized trials of each NAND protocol variant (and the driver's barrier and interrupt) on a\n" +
+	Register(&Command{Name: "timing", Summary: "race the NAND protocol variants on a timed board: failures and margins",
+		Synopsis: "[flags]", CatchSignals: true,
+		About: "Runs randomized trials of each NAND protocol variant (and the driver's barrier and interrupt) on a\n" +
 			"timed emulated board and counts the trials with a wrong result on any PE; then searches each\n" +
 			"variant's margins. Exits 1 when a variant the driver ships fails. See docs/timing.md.",
-		new: func() runner { return &timingCmd{margins: true} }})
+		New: func() Runner { return &timingCmd{margins: true} }})
 }
 
 // timingCmd is papersctl timing's flags and what check makes of them.
@@ -42,7 +42,7 @@ type timingCmd struct {
 	ports    []timed.PortTiming
 }
 
-func (c *timingCmd) define(f *flagSet) {
+func (c *timingCmd) Define(f *FlagSet) {
 	d := timing.DefaultParams()
 	f.Int(&c.pes, "pes", d.PEs, 2, lpt.MaxPEs, "PEs on the board")
 	f.Int(&c.trials, "trials", 1000, 1, 1000000, "randomized trials of each variant")
@@ -113,14 +113,14 @@ func portList(s string) ([]timed.PortTiming, error) {
 var timingFlags = map[string]string{"PEs": "pes", "NANDs": "nands", "Port": "bus", "Metres": "cable", "Skew": "skew",
 	"Wire": "control-lines", "Speed": "speed", "Delays": "delays", "Seed": "seed"}
 
-func (c *timingCmd) check(f *flagSet, _ []string) error {
-	var pr problems
+func (c *timingCmd) Check(f *FlagSet, _ []string) error {
+	var pr Problems
 	p := timing.DefaultParams()
 	p.Port, _ = timed.PortTimingByName(c.bus)
-	if f.isSet("op-time") {
+	if f.IsSet("op-time") {
 		p.Port.Op = c.opTime
 	}
-	if f.isSet("stall-prob") {
+	if f.IsSet("stall-prob") {
 		p.Port.StallProb = c.stallProb
 	}
 	p.Metres, _ = parseMetres(c.cable)
@@ -130,7 +130,7 @@ func (c *timingCmd) check(f *flagSet, _ []string) error {
 	}
 	p.Delays, _ = timed.ParseCorner(c.delays)
 	p.PEs, p.NANDs, p.Skew, p.Speed, p.Seed = c.pes, c.nands, c.skew, c.speed, c.seed
-	pr.addFields(p.Validate(), timingFlags)
+	pr.AddFields(p.Validate(), timingFlags)
 	c.params = p
 	c.variants = timing.Variants
 	if c.variantList != "" {
@@ -139,45 +139,45 @@ func (c *timingCmd) check(f *flagSet, _ []string) error {
 	c.ports, _ = portList(c.mports)
 	recording := c.vcdPath != "" || c.svgPath != ""
 	switch {
-	case (f.isSet("margin-trials") || f.isSet("margin-buses")) && !c.margins:
-		pr.addf("--margin-trials and --margin-buses set the margin search, which --margins=false turns off")
-	case f.isSet("trial") && !recording:
-		pr.addf("--trial %d: picks the trial --vcd or --svg records: give one of them", c.trial)
-	case recording && f.isSet("trials"):
-		pr.addf("--trials %d: --vcd and --svg record one trial (--trial), not --trials of them", c.trials)
+	case (f.IsSet("margin-trials") || f.IsSet("margin-buses")) && !c.margins:
+		pr.Addf("--margin-trials and --margin-buses set the margin search, which --margins=false turns off")
+	case f.IsSet("trial") && !recording:
+		pr.Addf("--trial %d: picks the trial --vcd or --svg records: give one of them", c.trial)
+	case recording && f.IsSet("trials"):
+		pr.Addf("--trials %d: --vcd and --svg record one trial (--trial), not --trials of them", c.trials)
 	case recording && len(c.variants) != 1:
-		pr.addf("--vcd and --svg record one variant: give exactly one with --variant (e.g. --variant nand/no-resample)")
+		pr.Addf("--vcd and --svg record one variant: give exactly one with --variant (e.g. --variant nand/no-resample)")
 	case recording && c.variants[0].Op != "nand" && c.svgPath != "":
-		pr.addf("--svg draws a NAND's race: give a NAND variant (--vcd records any)")
+		pr.Addf("--svg draws a NAND's race: give a NAND variant (--vcd records any)")
 	}
 	for _, path := range []string{c.vcdPath, c.svgPath} {
 		if path != "" {
-			checkVCDPath(&pr, path)
+			CheckVCDPath(&pr, path)
 		}
 	}
-	return pr.err()
+	return pr.Err()
 }
 
-func (c *timingCmd) run(e *env, _ []string) error {
+func (c *timingCmd) Run(e *Env, _ []string) error {
 	if c.vcdPath != "" || c.svgPath != "" {
 		outs, err := createOutputs(c.vcdPath, c.svgPath)
 		if err != nil {
 			return err
 		}
-		return recordTrial(e.stdout, c.params, c.variants[0], c.trial, outs)
+		return recordTrial(e.Stdout, c.params, c.variants[0], c.trial, outs)
 	}
-	results, err := timing.Run(e.ctx, c.params, c.variants, c.trials, false)
+	results, err := timing.Run(e.Ctx, c.params, c.variants, c.trials, false)
 	var margins []timing.Margin
 	if err == nil && c.margins {
-		margins, err = timing.Margins(e.ctx, c.params, c.variants, c.ports, c.marginTrials)
+		margins, err = timing.Margins(e.Ctx, c.params, c.variants, c.ports, c.marginTrials)
 	}
 	if err != nil {
 		return err
 	}
 	if c.asJSON {
-		err = writeTimingJSON(e.stdout, results, margins)
+		err = writeTimingJSON(e.Stdout, results, margins)
 	} else {
-		err = writeTimingTable(e.stdout, c, results, margins)
+		err = writeTimingTable(e.Stdout, c, results, margins)
 	}
 	if err != nil {
 		return err

@@ -15,7 +15,7 @@ import (
 // vcdOut records an untimed emulated run to a VCD file (--vcd FILE of
 // selftest and emu serve): attach it to the board, wrap each port the run
 // drives, close it at the end.
-type vcdOut struct {
+type VCDOut struct {
 	f   *os.File
 	mu  sync.Mutex
 	rec *vcd.Recorder
@@ -23,18 +23,18 @@ type vcdOut struct {
 }
 
 // openVCD creates the file before any work starts.
-func openVCD(path string) (*vcdOut, error) {
+func OpenVCD(path string) (*VCDOut, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("--vcd %s: %w", path, err)
 	}
-	return &vcdOut{f: f}, nil
+	return &VCDOut{f: f}, nil
 }
 
 // checkVCDPath is the check of a --vcd flag: the file's directory exists.
-func checkVCDPath(p *problems, path string) {
+func CheckVCDPath(p *Problems, path string) {
 	if dir := filepath.Dir(path); !isDir(dir) {
-		p.addf("--vcd %s: directory %s does not exist: create it or give another path", path, dir)
+		p.Addf("--vcd %s: directory %s does not exist: create it or give another path", path, dir)
 	}
 }
 
@@ -44,14 +44,14 @@ func isDir(path string) bool {
 }
 
 // attach starts recording board b and returns the port wrapper.
-func (o *vcdOut) attach(b *emu.Board) func(pe int, p lpt.Port) lpt.Port {
+func (o *VCDOut) Attach(b *emu.Board) func(pe int, p lpt.Port) lpt.Port {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.rec, o.err = vcd.NewRecorder(o.f, b)
 	return o.wrap
 }
 
-func (o *vcdOut) wrap(pe int, p lpt.Port) lpt.Port {
+func (o *VCDOut) wrap(pe int, p lpt.Port) lpt.Port {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.rec == nil {
@@ -66,7 +66,7 @@ func (o *vcdOut) wrap(pe int, p lpt.Port) lpt.Port {
 }
 
 // close finishes the file and says on w where it is, or what went wrong.
-func (o *vcdOut) close(w io.Writer) error {
+func (o *VCDOut) Close(w io.Writer) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	err := o.err

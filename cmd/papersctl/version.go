@@ -1,35 +1,33 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"runtime"
 	"runtime/debug"
 	"strings"
 )
 
 func init() {
-	register(&command{name: "version", summary: "print papersctl's version, source revision and Go version",
-		synopsis: "[--json]", guest: true,
-		about: "Prints the module version and, when built from a git checkout, the revision, its time and\n" +
+	Register(&Command{Name: "version", Summary: "print papersctl's version, source revision and Go version",
+		Synopsis: "[--json]", Guest: true,
+		About: "Prints the module version and, when built from a git checkout, the revision, its time and\n" +
 			"whether the tree had uncommitted changes (from the build info Go records). Same as --version.",
-		new: func() runner { return &versionCmd{} }})
+		New: func() Runner { return &versionCmd{} }})
 }
 
 type versionCmd struct{ json bool }
 
-func (c *versionCmd) define(f *flagSet) { f.Bool(&c.json, "json", "print the version as JSON") }
+func (c *versionCmd) Define(f *FlagSet) { f.Bool(&c.json, "json", "print the version as JSON") }
 
-func (c *versionCmd) check(*flagSet, []string) error { return nil }
+func (c *versionCmd) Check(*FlagSet, []string) error { return nil }
 
-func (c *versionCmd) run(e *env, _ []string) error {
+func (c *versionCmd) Run(e *Env, _ []string) error {
 	bi, _ := debug.ReadBuildInfo()
 	v := buildVersion(bi)
 	if c.json {
-		return writeJSON(e.stdout, v)
+		return WriteJSON(e.Stdout, v)
 	}
-	_, err := fmt.Fprintln(e.stdout, v)
+	_, err := fmt.Fprintln(e.Stdout, v)
 	return err
 }
 
@@ -79,11 +77,4 @@ func (v version) String() string {
 	}
 	fmt.Fprintf(&b, ", %s %s", v.Go, v.Platform)
 	return b.String()
-}
-
-// writeJSON writes v indented, as every command's --json does.
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
