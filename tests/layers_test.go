@@ -26,7 +26,13 @@ var layer = map[string]int{
 	"examples/spmd": 11, "examples/hello": 11, "examples/radixsort": 11, "examples/matmul": 11,
 	// papersctl's own packages, which nothing else may import.
 	"cmd/papersctl/internal/term": 0, "cmd/papersctl/internal/progress": 1, "cmd/papersctl/internal/measure": 6,
-	"cmd/papersctl/internal/databench": 8, "cmd/papersctl": 11,
+	"cmd/papersctl/internal/databench": 8, "cmd/papersctl/internal/base": 1, "cmd/papersctl/internal/base/basetest": 2,
+	"cmd/papersctl/internal/boardflag": 7,
+	// one package a command, as cmd/go's; package main only wires them.
+	"cmd/papersctl/internal/benchcmd": 11, "cmd/papersctl/internal/democmd": 11, "cmd/papersctl/internal/emucmd": 11,
+	"cmd/papersctl/internal/hilcmd": 11, "cmd/papersctl/internal/kicadcmd": 11, "cmd/papersctl/internal/probecmd": 11,
+	"cmd/papersctl/internal/runcmd": 11, "cmd/papersctl/internal/selftestcmd": 11, "cmd/papersctl/internal/timingcmd": 11,
+	"cmd/papersctl/internal/versioncmd": 11, "cmd/papersctl": 12,
 }
 
 // pendingLoops are imports running back up a floor that are known and

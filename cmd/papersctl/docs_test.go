@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/base"
 )
 
 // TestDocCommands: every papersctl command line the docs show names a
@@ -35,12 +37,12 @@ func TestDocCommands(t *testing.T) {
 // checkDocLine checks one command line (the command's name and the words
 // after it) against the command's flags; "" when it is right.
 func checkDocLine(name string, words []string) string {
-	c := Lookup(Commands, name)
+	c := base.Lookup(base.Commands, name)
 	if c == nil {
 		return "no command " + name
 	}
 	for c.Subs != nil && len(words) > 0 {
-		if c = Lookup(c.Subs, words[0]); c == nil {
+		if c = base.Lookup(c.Subs, words[0]); c == nil {
 			return "no subcommand " + words[0]
 		}
 		words = words[1:]
@@ -48,11 +50,11 @@ func checkDocLine(name string, words []string) string {
 	if c.New == nil {
 		return ""
 	}
-	f := NewFlagSet("papersctl " + c.Name)
+	f := base.NewFlagSet("papersctl " + c.Name)
 	c.New().Define(f)
 	for i, w := range words {
 		if w == "--" {
-			if i+1 < len(words) && Lookup(Commands, words[i+1]) != nil && c.Name == "hil" {
+			if i+1 < len(words) && base.Lookup(base.Commands, words[i+1]) != nil && c.Name == "hil" {
 				return checkDocLine(words[i+1], words[i+2:])
 			}
 			return ""
@@ -65,7 +67,7 @@ func checkDocLine(name string, words []string) string {
 		if strings.Trim(name, "0123456789.") == "" || strings.ContainsAny(name, "[]…") {
 			continue // a negative number, or a synopsis
 		}
-		if f.fs.Lookup(name) == nil {
+		if !f.Has(name) {
 			return "papersctl " + c.Name + " has no flag -" + name
 		}
 	}
