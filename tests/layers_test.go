@@ -28,7 +28,8 @@ var layer = map[string]int{
 	"cmd/papersctl/internal/term": 0, "cmd/papersctl/internal/progress": 1, "cmd/papersctl/internal/measure": 6,
 	"cmd/papersctl/internal/databench": 8, "cmd/papersctl/internal/base": 1, "cmd/papersctl/internal/base/basetest": 2,
 	"cmd/papersctl/internal/boardflag": 7,
-	// one package a command, as cmd/go's; package main only wires them.
+	// one package a command, as in the go command's source; package main
+	// only wires them.
 	"cmd/papersctl/internal/benchcmd": 11, "cmd/papersctl/internal/democmd": 11, "cmd/papersctl/internal/emucmd": 11,
 	"cmd/papersctl/internal/hilcmd": 11, "cmd/papersctl/internal/kicadcmd": 11, "cmd/papersctl/internal/probecmd": 11,
 	"cmd/papersctl/internal/runcmd": 11, "cmd/papersctl/internal/selftestcmd": 11, "cmd/papersctl/internal/timingcmd": 11,

@@ -1,10 +1,10 @@
 // Command papersctl runs, tests and inspects TTL_PAPERS clusters: on the
 // embedded emulator by default, or on real printer ports.
 //
-// As in cmd/go, package main only wires: the framework (the Command type,
-// flag sets, help, shell completion, exit statuses) is internal/base, and
-// each command's logic lives in its own internal package, which exports
-// its Command as Cmd. The command table below is what the parser, the help
+// As in the go command's source, package main only wires: the framework
+// (the Command type, flag sets, help, shell completion, exit statuses) is
+// cmd/papersctl/internal/base, and each command's logic lives in a package
+// of its own beside it, which exports its Command as Cmd. The command table below is what the parser, the help
 // and the shell completion all read. Every command checks all its flags
 // before doing anything and exits 0 when done, 1 when the work failed or
 // found a fault, 2 on a wrong command line and 128+n when stopped by

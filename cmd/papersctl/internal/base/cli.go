@@ -1,6 +1,6 @@
-// Package base is papersctl's framework, as cmd/go/internal/base is the go
-// command's: the Command type, flag sets that check each value as it is
-// read, usage errors, help, shell completion and exit statuses.
+// Package base is papersctl's framework, as the go command's source has
+// one: the Command type, flag sets that check each value as it is read,
+// usage errors, help, shell completion and exit statuses.
 package base
 
 // What every command shares: flags defined once (the parser, -h and the
