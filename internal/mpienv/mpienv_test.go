@@ -3,7 +3,7 @@ package mpienv_test
 import (
 	"testing"
 
-	"github.com/ttlpapers/ttlpapers/mpienv"
+	"github.com/ttlpapers/ttlpapers/internal/mpienv"
 )
 
 func TestLaunched(t *testing.T) {
