@@ -26,6 +26,7 @@ type Error struct {
 	// the arguments (a path "./run{N}.sh") stay as they are.
 	format string
 	args   []any
+	names  func(field string) string // set by Name; nil: the Go names
 }
 
 // Errorf returns an *Error about field name, its message formatted as by
@@ -34,7 +35,19 @@ func Errorf(name, format string, args ...any) *Error {
 	return &Error{Field: name, format: format, args: args}
 }
 
-func (e *Error) Error() string { return e.Render(nil) }
+func (e *Error) Error() string { return e.Render(e.names) }
+
+// Name makes every *Error in err's tree write its fields as name says, in
+// Error() too, so that nothing reads or rewrites an error's text: an
+// errors.Join of them (a Validate's result) then shows the new names. (A
+// fmt.Errorf around one wrote its message when it was made, and keeps the
+// Go names.) name returns "" for a field it does not know, which keeps
+// the Go name.
+func Name(err error, name func(field string) string) {
+	for _, e := range Errors(err) {
+		e.names = name
+	}
+}
 
 // Render writes the message with each "{Name}" of the format written as
 // name(Name); a nil name, or one that returns "", leaves the field's Go

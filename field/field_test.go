@@ -52,3 +52,17 @@ func TestRenderLeavesDataAlone(t *testing.T) {
 		t.Errorf("Render = %q, want %q", got, want)
 	}
 }
+
+// TestName: the names reach the field errors of a join (a Validate's
+// result), and the other errors stay as they are.
+func TestName(t *testing.T) {
+	err := errors.Join(field.Errorf("PEs", "{PEs} 0: need 1 to 32"), errors.New("plain {PEs}"), errors.Join(field.Errorf("N", "{N} 3")))
+	field.Name(err, func(f string) string { return map[string]string{"PEs": "--pes"}[f] })
+	if got, want := err.Error(), "--pes 0: need 1 to 32\nplain {PEs}\nN 3"; got != want {
+		t.Errorf("named: %q, want %q", got, want)
+	}
+	var fe *field.Error
+	if !errors.As(err, &fe) || fe.Field != "PEs" {
+		t.Errorf("errors.As lost the field error: %v", fe)
+	}
+}

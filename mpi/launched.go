@@ -3,7 +3,7 @@ package mpi
 import (
 	"os"
 
-	"github.com/ttlpapers/ttlpapers/mpienv"
+	"github.com/ttlpapers/ttlpapers/internal/mpienv"
 )
 
 // Launched reports whether an MPI launcher (mpirun, mpiexec, srun) started

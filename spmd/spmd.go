@@ -78,9 +78,9 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/am/tcpnet"
+	"github.com/ttlpapers/ttlpapers/internal/mpienv"
 	"github.com/ttlpapers/ttlpapers/internal/stop"
 	"github.com/ttlpapers/ttlpapers/lpt"
-	"github.com/ttlpapers/ttlpapers/mpienv"
 	"github.com/ttlpapers/ttlpapers/papers"
 	"github.com/ttlpapers/ttlpapers/substrate"
 )

@@ -15,7 +15,7 @@ var layer = map[string]int{
 	// internal/: what the layers share at the bottom, importing nothing of
 	// the module (runtime primitives, test kits, the VM harness).
 	"internal/word": 0, "internal/axis": 0, "internal/stop": 0, "internal/testenv": 0, "internal/leakcheck": 0, "internal/qemu": 0,
-	"field": 0, "baseline": 0, "mpienv": 0, "internal/hosts": 1,
+	"field": 0, "baseline": 0, "internal/mpienv": 0, "internal/hosts": 1,
 	"lpt": 1, "lpt/lpttest": 2, "lpt/linuxlpt": 2, "lpt/gpiomap": 2, "lpt/periphlpt": 3, "lpt/backend": 4,
 	"hw": 3, "hw/kicad/route": 4, "hw/kicad": 5,
 	"emu/netlist": 5, "emu/vcd": 5, "emu": 6, "emu/timed": 6, "emu/ppdevfs": 7,
@@ -26,7 +26,14 @@ var layer = map[string]int{
 	"examples/spmd": 11, "examples/hello": 11, "examples/radixsort": 11, "examples/matmul": 11,
 	// papersctl's own packages, which nothing else may import.
 	"cmd/papersctl/internal/term": 0, "cmd/papersctl/internal/progress": 1, "cmd/papersctl/internal/measure": 6,
-	"cmd/papersctl/internal/databench": 8, "cmd/papersctl": 11,
+	"cmd/papersctl/internal/databench": 8, "cmd/papersctl/internal/base": 1, "cmd/papersctl/internal/base/basetest": 2,
+	"cmd/papersctl/internal/boardflag": 7,
+	// one package a command, as in the go command's source; package main
+	// only wires them.
+	"cmd/papersctl/internal/benchcmd": 11, "cmd/papersctl/internal/democmd": 11, "cmd/papersctl/internal/emucmd": 11,
+	"cmd/papersctl/internal/hilcmd": 11, "cmd/papersctl/internal/kicadcmd": 11, "cmd/papersctl/internal/probecmd": 11,
+	"cmd/papersctl/internal/runcmd": 11, "cmd/papersctl/internal/selftestcmd": 11, "cmd/papersctl/internal/timingcmd": 11,
+	"cmd/papersctl/internal/versioncmd": 11, "cmd/papersctl": 12,
 }
 
 // pendingLoops are imports running back up a floor that are known and

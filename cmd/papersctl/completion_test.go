@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/base"
 	"github.com/ttlpapers/ttlpapers/internal/testenv"
 )
 
@@ -75,14 +76,14 @@ func TestBashCompletion(t *testing.T) {
 		}
 	}
 	// Every flag of every command is offered.
-	for _, cc := range completionModel() {
-		if cc.subs != nil {
+	for _, cc := range base.CompletionModel() {
+		if cc.Subs != nil {
 			continue
 		}
-		got := completeBash(t, script, append(strings.Fields(cc.path), "-")...)
-		for _, f := range cc.flags {
-			if !slices.Contains(got, dashed(f.name)) {
-				t.Errorf("papersctl %s -<TAB> lacks %s: %q", cc.path, dashed(f.name), got)
+		got := completeBash(t, script, append(strings.Fields(cc.Path), "-")...)
+		for _, f := range cc.Flags {
+			if !slices.Contains(got, base.Dashed(f.Name)) {
+				t.Errorf("papersctl %s -<TAB> lacks %s: %q", cc.Path, base.Dashed(f.Name), got)
 			}
 		}
 	}
@@ -96,10 +97,10 @@ func TestZshFishCompletion(t *testing.T) {
 		if status != 0 || !strings.Contains(stdout, "papersctl") {
 			t.Fatalf("completion %s: exit %d", shell, status)
 		}
-		for _, cc := range completionModel() {
-			for _, f := range cc.flags {
-				if !strings.Contains(stdout, f.name) {
-					t.Errorf("%s script lacks %s's --%s", shell, cc.path, f.name)
+		for _, cc := range base.CompletionModel() {
+			for _, f := range cc.Flags {
+				if !strings.Contains(stdout, f.Name) {
+					t.Errorf("%s script lacks %s's --%s", shell, cc.Path, f.Name)
 				}
 			}
 		}

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/base"
 )
 
 // TestDocCommands: every papersctl command line the docs show names a
@@ -35,24 +37,24 @@ func TestDocCommands(t *testing.T) {
 // checkDocLine checks one command line (the command's name and the words
 // after it) against the command's flags; "" when it is right.
 func checkDocLine(name string, words []string) string {
-	c := lookup(commands, name)
+	c := base.Lookup(base.Commands, name)
 	if c == nil {
 		return "no command " + name
 	}
-	for c.subs != nil && len(words) > 0 {
-		if c = lookup(c.subs, words[0]); c == nil {
+	for c.Subs != nil && len(words) > 0 {
+		if c = base.Lookup(c.Subs, words[0]); c == nil {
 			return "no subcommand " + words[0]
 		}
 		words = words[1:]
 	}
-	if c.new == nil {
+	if c.New == nil {
 		return ""
 	}
-	f := newFlagSet("papersctl " + c.name)
-	c.new().define(f)
+	f := base.NewFlagSet("papersctl " + c.Name)
+	c.New().Define(f)
 	for i, w := range words {
 		if w == "--" {
-			if i+1 < len(words) && lookup(commands, words[i+1]) != nil && c.name == "hil" {
+			if i+1 < len(words) && base.Lookup(base.Commands, words[i+1]) != nil && c.Name == "hil" {
 				return checkDocLine(words[i+1], words[i+2:])
 			}
 			return ""
@@ -65,8 +67,8 @@ func checkDocLine(name string, words []string) string {
 		if strings.Trim(name, "0123456789.") == "" || strings.ContainsAny(name, "[]…") {
 			continue // a negative number, or a synopsis
 		}
-		if f.fs.Lookup(name) == nil {
-			return "papersctl " + c.name + " has no flag -" + name
+		if !f.Has(name) {
+			return "papersctl " + c.Name + " has no flag -" + name
 		}
 	}
 	return ""

@@ -5,18 +5,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ttlpapers/ttlpapers/emu"
-	"github.com/ttlpapers/ttlpapers/launch"
+	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/base"
 )
 
 // leaves lists every runnable command with its path ("emu serve").
-func leaves() (cs []*command, paths []string) {
-	for _, c := range commands {
-		if c.subs == nil {
-			cs, paths = append(cs, c), append(paths, "papersctl "+c.name)
+func leaves() (cs []*base.Command, paths []string) {
+	for _, c := range base.Commands {
+		if c.Subs == nil {
+			cs, paths = append(cs, c), append(paths, "papersctl "+c.Name)
 		}
-		for _, s := range c.subs {
-			cs, paths = append(cs, s), append(paths, "papersctl "+c.name+" "+s.name)
+		for _, s := range c.Subs {
+			cs, paths = append(cs, s), append(paths, "papersctl "+c.Name+" "+s.Name)
 		}
 	}
 	return cs, paths
@@ -49,38 +48,19 @@ func FuzzCommandLine(f *testing.F) {
 		if line != "" {
 			args = strings.Split(line, "\x00")
 		}
-		_, _, _, err := prepare(cs[i], paths[i], args)
-		var u *usageError
+		_, _, _, err := base.Prepare(cs[i], paths[i], args)
+		var u *base.UsageError
+		var fe *base.FlagError
 		switch {
-		case err == nil, errors.Is(err, errHelp):
-		case errors.As(err, &u):
-			for _, p := range u.problems {
+		case err == nil, errors.Is(err, base.ErrHelp):
+		case errors.As(err, &u), errors.As(err, &fe):
+			for _, p := range base.UsageLines(err) {
 				if p == "" || strings.Contains(p, "\n") {
 					t.Fatalf("%s %q: problem %q is not one line", paths[i], args, p)
 				}
 			}
 		default:
 			t.Fatalf("%s %q: %T %v is not a usage error", paths[i], args, err, err)
-		}
-	})
-}
-
-// FuzzBoardName: a --board name the command line accepts never leads out
-// of the board directory, and makes a file name the board accepts (the
-// "papers-" prefix counts towards its length).
-func FuzzBoardName(f *testing.F) {
-	for _, s := range []string{"job1", "../../escape", "a/b", ".", "..", "", "-x", "x.y_z-1", strings.Repeat("a", 57), strings.Repeat("a", 58), strings.Repeat("a", 65)} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if checkBoardName(s) != nil {
-			return
-		}
-		if s == "" || s == "." || s == ".." || strings.ContainsAny(s, "/\\\x00") || strings.HasPrefix(s, "-") || len(launch.BoardPrefix+s) > emu.MaxNameLen {
-			t.Fatalf("board name %q accepted", s)
-		}
-		if err := emu.CheckName(launch.BoardPrefix + s); err != nil {
-			t.Fatalf("board name %q accepted, but its file name is not: %v", s, err)
 		}
 	})
 }

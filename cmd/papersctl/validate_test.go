@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/base"
 )
 
 // badInput is a wrong command line and what papersctl must say about it.
@@ -125,9 +127,9 @@ var badInputs = map[string][]badInput{
 // nothing (no file written, no program started, no board created, nothing
 // built, no wait announced).
 func TestBadInputRefusedBeforeWork(t *testing.T) {
-	for _, c := range commands {
-		if len(badInputs[c.name]) == 0 {
-			t.Errorf("command %s has no bad-input cases in badInputs: add its wrong command lines", c.name)
+	for _, c := range base.Commands {
+		if len(badInputs[c.Name]) == 0 {
+			t.Errorf("command %s has no bad-input cases in badInputs: add its wrong command lines", c.Name)
 		}
 	}
 	for name, cases := range badInputs {
@@ -149,7 +151,7 @@ func TestBadInputRefusedBeforeWork(t *testing.T) {
 				path += " " + bc.args[0]
 			}
 			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
-			if status != exitUsage || stdout != "" || len(lines) != len(bc.want)+1 {
+			if status != base.ExitUsage || stdout != "" || len(lines) != len(bc.want)+1 {
 				t.Errorf("%q: exit %d, stdout %q, stderr:\n%s\nwant exit 2, no stdout, %d problem lines and the hint", args, status, stdout, stderr, len(bc.want))
 				continue
 			}
@@ -185,23 +187,23 @@ func TestBadInputRefusedBeforeWork(t *testing.T) {
 // stdout and exit 0, for papersctl and every command.
 func TestHelpExitsZero(t *testing.T) {
 	lines := [][]string{{"-h"}, {"--help"}, {"help"}}
-	for _, c := range commands {
-		lines = append(lines, []string{c.name, "-h"}, []string{c.name, "--help"}, []string{"help", c.name})
-		for _, s := range c.subs {
-			lines = append(lines, []string{c.name, s.name, "-h"}, []string{"help", c.name, s.name})
+	for _, c := range base.Commands {
+		lines = append(lines, []string{c.Name, "-h"}, []string{c.Name, "--help"}, []string{"help", c.Name})
+		for _, s := range c.Subs {
+			lines = append(lines, []string{c.Name, s.Name, "-h"}, []string{"help", c.Name, s.Name})
 		}
 	}
 	for _, args := range lines {
 		stdout, stderr, status := runCLI(args...)
-		if status != exitOK || stderr != "" || !strings.HasPrefix(stdout, "usage: papersctl") {
+		if status != base.ExitOK || stderr != "" || !strings.HasPrefix(stdout, "usage: papersctl") {
 			t.Errorf("%q: exit %d, stderr %q, stdout %.60q; want 0 and the usage on stdout", args, status, stderr, stdout)
 		}
 	}
 	// No arguments at all is a usage error.
-	if _, stderr, status := runCLI(); status != exitUsage || !strings.HasPrefix(stderr, "usage: papersctl") {
+	if _, stderr, status := runCLI(); status != base.ExitUsage || !strings.HasPrefix(stderr, "usage: papersctl") {
 		t.Errorf("no arguments: exit %d, stderr %q; want 2 and the usage", status, stderr)
 	}
-	if _, stderr, status := runCLI("nosuch"); status != exitUsage || !strings.Contains(stderr, `unknown command "nosuch"`) {
+	if _, stderr, status := runCLI("nosuch"); status != base.ExitUsage || !strings.Contains(stderr, `unknown command "nosuch"`) {
 		t.Errorf("unknown command: exit %d, stderr %q", status, stderr)
 	}
 }
@@ -209,17 +211,17 @@ func TestHelpExitsZero(t *testing.T) {
 // TestHelpListsEveryFlag: a command's -h lists each flag the parser knows,
 // but not the internal ones.
 func TestHelpListsEveryFlag(t *testing.T) {
-	for _, cc := range completionModel() {
-		if cc.subs != nil {
+	for _, cc := range base.CompletionModel() {
+		if cc.Subs != nil {
 			continue
 		}
-		stdout, _, _ := runCLI(append(strings.Fields(cc.path), "-h")...)
-		for _, f := range cc.flags {
-			if !strings.Contains(stdout, dashed(f.name)+" ") && !strings.Contains(stdout, dashed(f.name)+"\n") {
-				t.Errorf("%s -h does not list %s:\n%s", cc.path, dashed(f.name), stdout)
+		stdout, _, _ := runCLI(append(strings.Fields(cc.Path), "-h")...)
+		for _, f := range cc.Flags {
+			if !strings.Contains(stdout, base.Dashed(f.Name)+" ") && !strings.Contains(stdout, base.Dashed(f.Name)+"\n") {
+				t.Errorf("%s -h does not list %s:\n%s", cc.Path, base.Dashed(f.Name), stdout)
 			}
 		}
-		if cc.path == "hil" && slices.ContainsFunc(cc.flags, func(f compFlag) bool { return f.name == "guest" }) {
+		if cc.Path == "hil" && slices.ContainsFunc(cc.Flags, func(f base.CompFlag) bool { return f.Name == "guest" }) {
 			t.Errorf("hil's internal --guest is offered to users")
 		}
 	}
