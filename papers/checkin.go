@@ -68,6 +68,12 @@ func (p *PE) checkIn(timeout time.Duration) error {
 			return p.checkInFailed(err, timeout, voted)
 		}
 		p.members, voted = mask, true
+		if err = p.agree(mask); errors.As(err, &ie) && time.Now().Before(deadline) {
+			continue // another PE arrived: vote again
+		}
+		if err != nil {
+			return p.checkInFailed(err, timeout, voted)
+		}
 		if mask == p.all() {
 			break
 		}
@@ -162,10 +168,7 @@ func (p *PE) checkInFailed(err error, timeout time.Duration, voted bool) error {
 }
 
 // dataLine names data line Di and its DB-25 pin.
-func dataLine(i int) string {
-	l, _ := lpt.LineFor(lpt.Data, 1<<i)
-	return l.String()
-}
+func dataLine(i int) string { return dataPin(i).String() }
 
 // LineError reports a data line that check-in found broken: one that
 // reads low at the board while every PE drives it high (stuck at 0 on

@@ -24,6 +24,8 @@
 //	PAPERS_LISTEN  on a real board, the address or network
 //	               interface of the TCP data network     (-papers.listen)
 //	               (default: the host's; none: no data network)
+//	PAPERS_TAG     compared at check-in beside the program
+//	               and the PE count (papers.Config.Tag)  (-papers.tag)
 //
 // papersctl run sets the first three for each process it starts. Started
 // by an MPI launcher (mpirun, mpiexec, srun) a program takes its PE id and
@@ -77,6 +79,7 @@ const (
 	EnvTimeout = "PAPERS_TIMEOUT"
 	EnvCheckIn = "PAPERS_CHECKIN"
 	EnvListen  = "PAPERS_LISTEN"
+	EnvTag     = "PAPERS_TAG"
 	// EnvBoard is the old name of EnvPort, still read when EnvPort is not
 	// set.
 	//
@@ -95,6 +98,7 @@ type Options struct {
 	Timeout time.Duration // 0: papers.DefaultTimeout
 	CheckIn time.Duration // 0: Timeout, at least papers.MinCheckIn
 	Listen  string        // a real board's data network: address or interface (PAPERS_LISTEN)
+	Tag     string        // compared at check-in (papers.Config.Tag; PAPERS_TAG)
 }
 
 // Env reads the options from the environment.
@@ -103,7 +107,7 @@ func Env() (Options, error) { return envFrom(os.Getenv) }
 // envFrom reads the options from an environment's getenv: each variable
 // that is set must parse; Check judges the values.
 func envFrom(getenv func(string) string) (Options, error) {
-	o := Options{PE: -1, Port: getenv(EnvPort), Listen: getenv(EnvListen)}
+	o := Options{PE: -1, Port: getenv(EnvPort), Listen: getenv(EnvListen), Tag: getenv(EnvTag)}
 	if old := getenv(EnvBoard); old != "" {
 		if o.Port != "" && o.Port != old {
 			return o, fmt.Errorf("spmd: %s=%q and %s=%q disagree: set only %s (%s is its old name)", EnvPort, o.Port, EnvBoard, old, EnvPort, EnvBoard)
@@ -176,7 +180,7 @@ func (o Options) Check() error {
 }
 
 // RegisterFlags adds -papers.pe, -papers.pes, -papers.port (and its old
-// name -papers.board), -papers.timeout, -papers.checkin and -papers.listen to fs, with the
+// name -papers.board), -papers.timeout, -papers.checkin, -papers.listen and -papers.tag to fs, with the
 // environment (Env) as their defaults; the returned options hold the values
 // once fs is parsed. An unreadable environment variable is reported by
 // Open.
@@ -193,6 +197,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.DurationVar(&opts.Timeout, "papers.timeout", o.Timeout, "bound on every wait, 0 for the default (env "+EnvTimeout+")")
 	fs.StringVar(&opts.Listen, "papers.listen", o.Listen, "a real board's TCP data network: this PC's address or interface on the LAN, or none (env "+EnvListen+")")
 	fs.DurationVar(&opts.CheckIn, "papers.checkin", o.CheckIn, "bound on the wait for the other PEs to start, 0 for the wait timeout (at least 2s) (env "+EnvCheckIn+")")
+	fs.StringVar(&opts.Tag, "papers.tag", o.Tag, "a tag every PE must have alike to check in together, such as its input's version (env "+EnvTag+")")
 	return opts
 }
 
@@ -271,7 +276,7 @@ func (o Options) Open() (*papers.PE, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := d.Open(o.Port, substrate.Options{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckIn: o.CheckIn, Listen: o.Listen})
+	s, err := d.Open(o.Port, substrate.Options{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckIn: o.CheckIn, Listen: o.Listen, Tag: o.Tag})
 	if err != nil {
 		return nil, err // the driver's or papers' own error, naming the PE
 	}
@@ -333,7 +338,11 @@ func Main(fn func(*papers.PE) error) {
 	var opened atomic.Pointer[papers.PE]
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, stop.Signals...)
-	go stopOnSignal(sigs, &opened)
+	who := "PE" // a PE stopped before it opened names itself too, if it knows its id
+	if r, err := opts.resolve(); err == nil && r.PE >= 0 {
+		who = fmt.Sprintf("PE %d", r.PE)
+	}
+	go stopOnSignal(sigs, who, &opened)
 	p, err := opts.Open()
 	if err != nil {
 		fatal(err, 1)
@@ -373,14 +382,12 @@ func fatal(err error, code int) {
 // PE, so no protocol here: the driver ends the PE's part (Session.Stop: on
 // a real port it takes the port from that goroutine and announces the
 // departure; a shared board is aborted by its launcher when we exit).
-func stopOnSignal(sigs <-chan os.Signal, opened *atomic.Pointer[papers.PE]) {
+func stopOnSignal(sigs <-chan os.Signal, who string, opened *atomic.Pointer[papers.PE]) {
 	sig := <-sigs
-	who := "PE"
 	if p := opened.Load(); p != nil {
 		if v, ok := sessions.Load(p); ok {
 			v.(substrate.Session).Stop()
 		}
-		who = fmt.Sprintf("PE %d", p.Self())
 	}
 	fmt.Fprintf(os.Stderr, "%s: %s: stopped by %v\n", os.Args[0], who, sig)
 	os.Exit(stop.Status(sig))
