@@ -1,12 +1,16 @@
 package papers_test
 
 import (
+	"context"
 	"errors"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
@@ -70,5 +74,71 @@ func TestProgram(t *testing.T) {
 	p := papers.Program()
 	if !strings.HasPrefix(p, "github.com/ttlpapers/ttlpapers/papers.test") || p != papers.Program() {
 		t.Errorf("Program() = %q, want this test binary's main package path first, the same every call", p)
+	}
+}
+
+// TestCheckInLeave: a PE whose check-in its context ends (a stop signal)
+// after the others counted it announces its departure, and they fail at
+// once naming it, not after their check-in's timeout; the next run checks
+// in.
+func TestCheckInLeave(t *testing.T) {
+	const n, leaver, late = 4, 1, 3
+	b, err := emu.New(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The late PE's port is transparent, as an earlier run's Leave left
+	// it: the others vote, count each other and wait for it.
+	if err := setPorts(b, n, func(k int) leftover { return leftovers[2] }, false); err != nil {
+		t.Fatal(err)
+	}
+	stop, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for k := range n - 1 {
+		port, err := b.Port(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			ctx := context.Background()
+			if k == leaver {
+				ctx = stop
+			}
+			p, err := papers.Open(port, papers.Config{PE: k, PEs: n, Timeout: time.Second, CheckInTimeout: time.Minute, Context: ctx, FreshBoard: true})
+			if err == nil {
+				p.Close()
+			}
+			errs[k] = err
+		})
+	}
+	// Every PE waits for the late one's arrival (its LED red throughout)
+	// only after a vote that counted every PE there: the first wait with
+	// a red LED, the arrival's grace, is left out (FreshBoard), and each
+	// arrival's acknowledge is a NAND of every PE there.
+	for red := 0; red < 1000; red++ {
+		for k := range n - 1 {
+			if b.LED(k) != lpt.Red {
+				red = 0
+			}
+		}
+		runtime.Gosched()
+	}
+	cancel()
+	wg.Wait()
+	for k, err := range errs[:n-1] {
+		var ie *papers.InterruptError
+		switch {
+		case k == leaver && !errors.Is(err, context.Canceled):
+			t.Errorf("PE %d (stopped): %v, want the context's end", k, err)
+		case k != leaver && (!errors.As(err, &ie) || ie.Left != 1<<leaver):
+			t.Errorf("PE %d: %v, want an InterruptError naming PE %d as left", k, err, leaver)
+		}
+	}
+	if err := errors.Join(openAll(b, n, func(k int) papers.Config {
+		return papers.Config{PE: k, PEs: n, Timeout: time.Second, CheckInTimeout: time.Minute}
+	})...); err != nil {
+		t.Errorf("the next run: %v", err)
 	}
 }

@@ -180,7 +180,12 @@ func Open(port lpt.Port, cfg Config) (*PE, error) {
 	}
 	_, checkIn, _ := cfg.Timeouts()
 	if err := p.checkIn(checkIn); err != nil {
-		p.abandon()
+		if p.ctx != nil && p.ctx.Err() != nil && p.leaveCheckIn() {
+			p.port.Close()
+			p.state = closed
+		} else {
+			p.abandon()
+		}
 		return nil, err
 	}
 	p.stats, p.calls = Stats{}, 0

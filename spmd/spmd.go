@@ -52,11 +52,13 @@ package spmd
 
 import (
 	"cmp"
+	"context"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -256,7 +258,10 @@ func (o Options) resolve() (Options, error) {
 // Open opens the port its spec names (through the driver registered for
 // it) and checks in with the other PEs (papers.Open). Close the PE with
 // Close.
-func (o Options) Open() (*papers.PE, error) {
+func (o Options) Open() (*papers.PE, error) { return o.open(context.Background()) }
+
+// open is Open with a context that ends the check-in (substrate.Options).
+func (o Options) open(ctx context.Context) (*papers.PE, error) {
 	o, err := o.resolve()
 	if err != nil {
 		return nil, err
@@ -276,7 +281,7 @@ func (o Options) Open() (*papers.PE, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := d.Open(o.Port, substrate.Options{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckIn: o.CheckIn, Listen: o.Listen, Tag: o.Tag})
+	s, err := d.Open(o.Port, substrate.Options{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckIn: o.CheckIn, Listen: o.Listen, Tag: o.Tag, Context: ctx})
 	if err != nil {
 		return nil, err // the driver's or papers' own error, naming the PE
 	}
@@ -342,12 +347,18 @@ func Main(fn func(*papers.PE) error) {
 	if r, err := opts.resolve(); err == nil && r.PE >= 0 {
 		who = fmt.Sprintf("PE %d", r.PE)
 	}
-	go stopOnSignal(sigs, who, &opened)
-	p, err := opts.Open()
+	checkIn, stopCheckIn := context.WithCancelCause(context.Background())
+	opening := make(chan struct{})
+	go stopOnSignal(sigs, who, stopCheckIn, opening, &opened)
+	p, err := opts.open(checkIn)
+	opened.Store(p)
+	close(opening)
 	if err != nil {
+		if checkIn.Err() != nil {
+			runtime.Goexit() // stopped while checking in: stopOnSignal says so and exits
+		}
 		fatal(err, 1)
 	}
-	opened.Store(p)
 	os.Exit(run(p, fn))
 }
 
@@ -382,8 +393,16 @@ func fatal(err error, code int) {
 // PE, so no protocol here: the driver ends the PE's part (Session.Stop: on
 // a real port it takes the port from that goroutine and announces the
 // departure; a shared board is aborted by its launcher when we exit).
-func stopOnSignal(sigs <-chan os.Signal, who string, opened *atomic.Pointer[papers.PE]) {
+//
+// A PE stopped while it checks in ends its check-in (stopCheckIn), which
+// announces its departure to the PEs that counted it (papers.Open), and
+// exits once Open has returned (opening closed).
+func stopOnSignal(sigs <-chan os.Signal, who string, stopCheckIn context.CancelCauseFunc, opening <-chan struct{}, opened *atomic.Pointer[papers.PE]) {
 	sig := <-sigs
+	if opened.Load() == nil {
+		stopCheckIn(fmt.Errorf("stopped by %v", sig))
+		<-opening
+	}
 	if p := opened.Load(); p != nil {
 		if v, ok := sessions.Load(p); ok {
 			v.(substrate.Session).Stop()
