@@ -82,7 +82,7 @@ func (p *PE) checkIn(timeout time.Duration) error {
 		if err != nil {
 			return p.checkInFailed(err, timeout, voted)
 		}
-		if mask == p.all() {
+		if mask&p.all() == p.all() { // more is another PE count, or a line stuck at 0: agree failed
 			break
 		}
 		if err = p.awaitArrival(deadline); err == nil {

@@ -116,7 +116,9 @@ func (id peIdentity) word() uint64 {
 // check-in does not depend on it either: vote):
 //
 //  1. one NAND, every PE driving 0xf: a line that reads low is stuck at 0,
-//     and would read as a PE in every vote and spoil every step below;
+//     would read as a PE in every vote and spoils every step below, which
+//     are left out: once the vote reads every PE of the program, it fails
+//     as the line test does;
 //  2. each counted PE in turn broadcasts a random 16-bit number and its
 //     complement (8 NANDs): two PEs with one id broadcast at once, and the
 //     two halves then overlap; a bit missing from both is the broadcaster's
@@ -134,7 +136,13 @@ func (p *PE) agree(mask uint64) error {
 		return err
 	}
 	if r != 0 {
-		return &LineError{PE: p.self, Line: dataPin(bits.TrailingZeros8(r)), Stuck: 0, Faulty: -1, Candidates: p.all()}
+		// The vote reads a PE on every line stuck at 0, so the PEs of the
+		// program read present: fail as the line test would (every PE
+		// there fails alike); until then, wait for more arrivals.
+		if mask&p.all() == p.all() {
+			return &LineError{PE: p.self, Line: dataPin(bits.TrailingZeros8(r)), Stuck: 0, Faulty: -1, Candidates: p.all()}
+		}
+		return nil
 	}
 	for s := mask; s != 0; s &= s - 1 {
 		k := bits.TrailingZeros64(s)
