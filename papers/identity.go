@@ -125,8 +125,10 @@ func (id peIdentity) word() uint64 {
 //     line stuck at 1;
 //  3. the AND and the OR of every PE's identity word (16 NANDs, whatever
 //     the PE count): equal when every PE has the same word;
-//  4. only when they differ, each counted PE broadcasts its PE count and
-//     its description, so that every PE can say who differs and how.
+//  4. only when they differ, each counted PE broadcasts its word, which
+//     holds its PE count, and where the PE counts agree the first PE of
+//     each group of equal words its description, so that every PE can
+//     say who differs and how.
 //
 // Every counted PE sees the same NANDs and fails alike.
 func (p *PE) agree(mask uint64) error {
@@ -172,14 +174,34 @@ func (p *PE) agree(mask uint64) error {
 	if ^and&maskOf(32) == or {
 		return nil
 	}
-	ids := make(map[int]peIdentity, bits.OnesCount64(mask))
+	// Every PE's word (8 NANDs each) gives the PE counts and the groups;
+	// only for PEs of one PE count does the first PE of each group send
+	// its description.
+	words := make(map[int]uint64, bits.OnesCount64(mask))
+	counts := uint64(0)
 	for s := mask; s != 0; s &= s - 1 {
 		k := bits.TrailingZeros64(s)
-		id, err := p.broadcastIdentity(k, own)
+		x, err := p.broadcastWord(k, w, 32)
 		if err != nil {
 			return err
 		}
-		ids[k] = id
+		words[k] = x
+		counts |= 1 << (x >> 24 & 63)
+	}
+	descs := map[uint64]string{}
+	for s := mask; s != 0 && counts&(counts-1) == 0; s &= s - 1 {
+		k := bits.TrailingZeros64(s)
+		if _, ok := descs[words[k]]; !ok {
+			d, err := p.broadcastDesc(k, own.desc)
+			if err != nil {
+				return err
+			}
+			descs[words[k]] = d
+		}
+	}
+	ids := make(map[int]peIdentity, len(words))
+	for k, x := range words {
+		ids[k] = peIdentity{n: int(x >> 24), desc: descs[x]}
 	}
 	return p.mismatch(ids)
 }
@@ -190,31 +212,26 @@ func dataPin(i int) lpt.Line {
 	return l
 }
 
-// broadcastIdentity sends root's identity to every counted PE: its PE
-// count, the length of its description and the description, a byte at a
-// time.
-func (p *PE) broadcastIdentity(root int, own peIdentity) (peIdentity, error) {
-	n, err := p.broadcastWord(root, uint64(own.n), 8)
+// broadcastDesc sends root's description to every counted PE: its length,
+// then the description, a byte at a time.
+func (p *PE) broadcastDesc(root int, own string) (string, error) {
+	l, err := p.broadcastWord(root, uint64(len(own)), 8)
 	if err != nil {
-		return peIdentity{}, err
-	}
-	l, err := p.broadcastWord(root, uint64(len(own.desc)), 8)
-	if err != nil {
-		return peIdentity{}, err
+		return "", err
 	}
 	b := make([]byte, l)
 	for i := range b {
 		var c byte
 		if p.self == root {
-			c = own.desc[i]
+			c = own[i]
 		}
 		x, err := p.broadcastWord(root, uint64(c), 8)
 		if err != nil {
-			return peIdentity{}, err
+			return "", err
 		}
 		b[i] = byte(x)
 	}
-	return peIdentity{n: int(n), desc: string(b)}, nil
+	return string(b), nil
 }
 
 // broadcastWord is broadcastBits for check-in, on the board's NANDs alone:
