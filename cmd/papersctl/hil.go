@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/progress"
 	"github.com/ttlpapers/ttlpapers/hil"
 	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/spmd"
 )
 
 func init() {
@@ -48,7 +48,7 @@ func (c *hilCmd) define(f *flagSet) {
 	f.Int(&c.n, "n", 1, 1, lpt.MaxPEs, "machines (PEs)")
 	c.faults.define(f, "board fault")
 	f.Path(&c.board, "board", "", "dir", false, "serve the board's ppdev files and faults file in this directory (created if missing), for papersctl emu fault DIR (default: a temporary directory, printed)")
-	f.Duration(&c.timeout, "timeout", 5*time.Minute, false, "per-machine limit from boot to power-off")
+	f.Duration(&c.timeout, "timeout", hil.DefaultTimeout, false, "per-machine limit from boot to power-off")
 	f.String(&c.memory, "memory", "192M", "SIZE", checkMemory, "RAM per machine, as QEMU's -m takes it (e.g. 192M, 1G)")
 	f.Path(&c.binary, "binary", "", "file", true, "static papersctl for the machines (default: this one if built with CGO_ENABLED=0, else build ./cmd/papersctl)")
 	f.Path(&c.exec, "exec", "", "file", true, "run this static SPMD program (CGO_ENABLED=0) in the machines instead of a papersctl command, with ARGS")
@@ -157,7 +157,6 @@ func (c *hilCmd) run(e *env, args []string) error {
 		board = dir
 	}
 	fmt.Fprintf(e.stderr, "papersctl hil: the board is served in %s: change its faults while the machines run with papersctl emu fault %s PE1=unplug (replug, repair, PE1.D3=stuck0)\n", board, board)
-	line := progress.New(e.stderr)
 	start := time.Now()
 	consoles := e.stdout
 	if c.json {
@@ -165,10 +164,13 @@ func (c *hilCmd) run(e *env, args []string) error {
 	}
 	res, err := hil.Run(e.ctx, hil.Config{
 		N: c.n, Faults: c.faults.strings(), Args: args, Binary: bin, Program: c.exec, BoardDir: board,
-		Timeout: c.timeout, Memory: c.memory, Output: line.Above(consoles),
-		Progress: func(s string) { line.Show("hil: %s (%v)", s, time.Since(start).Round(time.Second)) },
+		Timeout: c.timeout, Memory: c.memory, Output: consoles, Env: hilEnv(),
+		// Lines, not a progress line: a run of minutes is never silent,
+		// in a log too.
+		Progress: func(s string) {
+			fmt.Fprintf(e.stderr, "papersctl hil: %v: %s\n", time.Since(start).Round(time.Second), s)
+		},
 	})
-	line.Clear()
 	if res != nil {
 		fmt.Fprint(e.stderr, res.Summary())
 		fmt.Fprintf(e.stderr, "total %v\n", res.Wall.Round(time.Millisecond))
@@ -187,6 +189,18 @@ func (c *hilCmd) run(e *env, args []string) error {
 		return errFailed
 	}
 	return nil
+}
+
+// hilEnv is the --exec program's bounds on its waits, from this
+// environment: PAPERS_TIMEOUT and PAPERS_CHECKIN as for any SPMD program.
+func hilEnv() []string {
+	var env []string
+	for _, name := range []string{spmd.EnvTimeout, spmd.EnvCheckIn} {
+		if v, ok := os.LookupEnv(name); ok {
+			env = append(env, name+"="+v)
+		}
+	}
+	return env
 }
 
 // buildStatic builds the machines' papersctl from the module in the
