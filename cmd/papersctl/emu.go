@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/progress"
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emu/ppdevfs"
 	"github.com/ttlpapers/ttlpapers/lpt"
@@ -90,7 +91,7 @@ type serveCmd struct {
 }
 
 func (c *serveCmd) define(f *flagSet) {
-	f.Path(&c.dir, "fuse", "", "dir", false, "directory to mount the board's ppdev files on (created if missing)")
+	f.Path(&c.dir, "fuse", "", "dir", false, "new or empty directory to mount the board's ppdev files on (created if missing; one holding files or a mount point is refused)")
 	f.Int(&c.pes, "pes", 4, 1, lpt.MaxPEs, "PEs on the board")
 	c.faults.define(f, "fault to inject into the board")
 	f.Bool(&c.debug, "debug", "log every FUSE request")
@@ -138,7 +139,11 @@ func (c *serveCmd) run(e *env, _ []string) (err error) {
 		defer func() { err = cmp.Or(err, out.close(e.stderr)) }()
 		opt.Wrap = out.attach(board)
 	}
+	// fusermount takes seconds on a loaded machine: say what is happening.
+	line := progress.New(e.stderr)
+	line.Show("emu serve: mounting the board's ppdev files on %s (fusermount)", c.dir)
 	srv, err := ppdevfs.Mount(c.dir, board, opt)
+	line.Clear()
 	if err != nil {
 		return err
 	}

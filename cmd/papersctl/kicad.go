@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"time"
 
+	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/progress"
 	"github.com/ttlpapers/ttlpapers/hw/kicad"
 )
 
@@ -42,17 +44,19 @@ func (c *kicadCmd) check(*flagSet, []string) error {
 }
 
 func (c *kicadCmd) run(e *env, _ []string) error {
-	paths, err := kicad.Generate(c.out) // relative to c.out
+	line := progress.New(e.stderr)
+	start := time.Now()
+	show := func(what string) { line.Show("kicad: %s (%v)", what, time.Since(start).Round(time.Second)) }
+	paths, err := kicad.Generate(c.out, show) // relative to c.out
+	if err == nil && c.fab {
+		cli, _ := exec.LookPath("kicad-cli")
+		var fab []string
+		fab, err = kicad.Fab(cli, c.out, show)
+		paths = append(paths, fab...)
+	}
+	line.Clear()
 	if err != nil {
 		return err
-	}
-	if c.fab {
-		cli, _ := exec.LookPath("kicad-cli")
-		fab, err := kicad.Fab(cli, c.out)
-		if err != nil {
-			return err
-		}
-		paths = append(paths, fab...)
 	}
 	for i, p := range paths {
 		paths[i] = filepath.Join(c.out, p)
