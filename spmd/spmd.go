@@ -20,8 +20,8 @@
 //	                 mpi                       MPI (package mpi; built with -tags mpi)
 //	PAPERS_TIMEOUT bound on every wait, a Go duration    (-papers.timeout)
 //	PAPERS_CHECKIN bound on Open's wait for the other PEs
-//	               to start, and to connect to the data network
-//	               (default PAPERS_TIMEOUT, at least 1m) (-papers.checkin)
+//	               to start (default PAPERS_TIMEOUT, at least 1m)
+//	                                                     (-papers.checkin)
 //	PAPERS_LISTEN  on a real board, the address or network
 //	               interface of the TCP data network     (-papers.listen)
 //	               (default: the host's; none: no data network)

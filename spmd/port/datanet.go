@@ -38,8 +38,7 @@ func joinDataNet(s *session, l *tcpnet.Listener, o substrate.Options) (substrate
 		return s, nil
 	}
 	timeout := cmp.Or(o.Timeout, papers.DefaultTimeout)
-	// Connecting follows check-in, as slow on a loaded PC: the same bound.
-	t, err := l.Join(s.p, max(timeout, o.CheckIn))
+	t, err := l.Join(s.p, timeout)
 	if err != nil {
 		s.Fail(err)
 		s.p.Close() // not Finish: the PE failed, and said so
