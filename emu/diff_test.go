@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ttlpapers/ttlpapers/hw"
+	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
@@ -370,18 +371,26 @@ func powerUps(rng *rand.Rand) []PowerUp {
 	return append(ups, PowerUp{Seed: rng.Uint64() | 1}, PowerUp{})
 }
 
-// TestDifferential: every PE count from 4 to 32, every power-up state
-// (and random ones, with power cycles and resets on the way), faults on
-// random lines, and a miswired board, locked and lock-free: the board and
-// the reference agree on every status, net, flip-flop and contention count
-// at every step.
+// TestDifferential: every PE count from 4 to 32 (with testenv.EnvLong; by
+// default the board sizes and one count past each, as the trees grow), every
+// power-up state (and random ones, with power cycles and resets on the
+// way), faults on random lines, and a miswired board, locked and
+// lock-free: the board and the reference agree on every status, net,
+// flip-flop and contention count at every step.
 func TestDifferential(t *testing.T) {
 	rng := rand.New(rand.NewPCG(16, 4))
 	steps := 400
 	if testing.Short() || raceEnabled {
 		steps = 60
 	}
-	for pes := 4; pes <= lpt.MaxPEs; pes++ {
+	counts := []int{4, 5, 8, 9, 16, 17, 32}
+	if testenv.LongTests() {
+		counts = counts[:0]
+		for pes := 4; pes <= lpt.MaxPEs; pes++ {
+			counts = append(counts, pes)
+		}
+	}
+	for _, pes := range counts {
 		for ui, up := range powerUps(rng) {
 			for _, c := range []struct{ locked, miswire bool }{{true, false}, {false, false}, {true, true}, {false, true}} {
 				locked, miswire := c.locked, c.miswire

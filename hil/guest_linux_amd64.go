@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/ttlpapers/ttlpapers/internal/qemu"
 	"github.com/ttlpapers/ttlpapers/spmd"
@@ -58,7 +59,12 @@ func guestRun(pe, pes int) (int, error) {
 			return -1, err
 		}
 		cmd = exec.Command("/"+guestProgram, Substitute(args, pe, pes)...)
-		cmd.Env = append(os.Environ(), spmd.EnvPort+"=0x378", spmd.EnvPE+"="+strconv.Itoa(pe), spmd.EnvPEs+"="+strconv.Itoa(pes))
+		env, err := os.ReadFile("/" + guestEnv)
+		if err != nil {
+			return -1, err
+		}
+		cmd.Env = append(os.Environ(), strings.Fields(string(env))...)
+		cmd.Env = append(cmd.Env, spmd.EnvPort+"=0x378", spmd.EnvPE+"="+strconv.Itoa(pe), spmd.EnvPEs+"="+strconv.Itoa(pes))
 	}
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if _, err := os.Stat("/" + guestInput); err == nil {
@@ -67,7 +73,8 @@ func guestRun(pe, pes int) (int, error) {
 	err = cmd.Run()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
-		return exit.ExitCode(), fmt.Errorf("papersctl %v: %w", args, err)
+		name, _ := os.ReadFile("/" + guestName)
+		return exit.ExitCode(), fmt.Errorf("%s: %w", name, err)
 	}
 	if err != nil {
 		return -1, err

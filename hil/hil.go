@@ -24,6 +24,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,6 +35,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/field"
 	"github.com/ttlpapers/ttlpapers/internal/qemu"
 	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/spmd"
 )
 
 // Placeholders in Config.Args, replaced in each machine by its PE number
@@ -57,12 +59,20 @@ type Config struct {
 	// its port), as it would on a PC of a real board. The machines then also
 	// share one LAN (LANPrefix), for the program's data network.
 	Program string
+	// Env is more environment for Program, as NAME=value: the spmd
+	// variables (PAPERS_TIMEOUT, PAPERS_CHECKIN) bound its waits. Without
+	// PAPERS_TIMEOUT in it, the program gets ProgramTimeout: machines that
+	// QEMU emulates are many times slower than the host, more so on a
+	// loaded one, and a 10 s wait for the others to connect failed there.
+	// A -papers.timeout in Args overrides it.
+	Env []string
 	// Binary is a static linux/amd64 papersctl (CGO_ENABLED=0); see
 	// BuildPapersctl and StaticSelf.
 	Binary string
 	// Kernel is the guest kernel; nil means qemu.FindKernel.
 	Kernel *qemu.Kernel
-	// Timeout bounds each machine from boot to power-off. Zero means 5 minutes.
+	// Timeout bounds each machine from boot to power-off. Zero means
+	// DefaultTimeout.
 	Timeout time.Duration
 	// Memory is each machine's RAM; empty means 192M.
 	Memory string
@@ -89,9 +99,10 @@ type Config struct {
 	// gone), so the caller must end it, e.g. close the writer of an
 	// io.Pipe.
 	Input func(pe int) io.Reader
-	// Progress, when set, receives a one-line status whenever a machine
-	// boots or powers off ("4 machines: 3 booted, 1 finished"), for a
-	// progress line on a terminal.
+	// Progress, when set, receives one line whenever a machine boots, the
+	// command starts in the machines, or a machine powers off ("pe2:
+	// exit 0"), and every ProgressEvery each machine's state and port
+	// operations, so that a run of minutes is never silent.
 	Progress func(status string)
 }
 
@@ -140,6 +151,12 @@ func (r *Result) Summary() string {
 const (
 	guestBinary = "papersctl"
 	guestArgs   = "hil/args.json"
+	// guestName names the command or program in the guest's failure
+	// lines (Config.what).
+	guestName = "hil/name"
+	// guestEnv is the Program's environment (Config.programEnv), one
+	// NAME=value a line.
+	guestEnv = "hil/env"
 	// guestProgram is Config.Program in the machines; its presence
 	// tells the guest to run it, on the LAN.
 	guestProgram = "hil/program"
@@ -279,7 +296,7 @@ func prepare(cfg Config) (Config, *qemu.Kernel, error) {
 		}
 	}
 	if cfg.Timeout == 0 {
-		cfg.Timeout = 5 * time.Minute
+		cfg.Timeout = DefaultTimeout
 	}
 	if cfg.Memory == "" {
 		cfg.Memory = "192M"
@@ -295,6 +312,35 @@ func prepare(cfg Config) (Config, *qemu.Kernel, error) {
 	}
 	kernel, err := qemu.FindKernel()
 	return cfg, kernel, err
+}
+
+// what names what the machines run, for progress and failure lines.
+func (cfg Config) what() string {
+	if cfg.Program != "" {
+		return filepath.Base(cfg.Program)
+	}
+	return "papersctl " + strings.Join(cfg.Args, " ")
+}
+
+// DefaultTimeout bounds each machine from boot to power-off when
+// Config.Timeout is zero. Four machines that print hello took 3m38s at load
+// 30 on 2 cores (5 minutes is too tight there); a stuck machine is still
+// named, later, and Progress shows what each is doing meanwhile.
+const DefaultTimeout = 15 * time.Minute
+
+// ProgramTimeout is PAPERS_TIMEOUT for a Program whose Config.Env gives
+// none.
+const ProgramTimeout = time.Minute
+
+// programEnv is the Program's environment beyond its PE and port: Env,
+// with ProgramTimeout unless Env sets a timeout.
+func (cfg Config) programEnv() []string {
+	for _, v := range cfg.Env {
+		if strings.HasPrefix(v, spmd.EnvTimeout+"=") {
+			return cfg.Env
+		}
+	}
+	return append(slices.Clip(cfg.Env), spmd.EnvTimeout+"="+ProgramTimeout.String())
 }
 
 // faultyBoard is the emulated board for n PEs with the faults injected.
@@ -324,20 +370,30 @@ func runMachines(ctx context.Context, cfg Config, kernel *qemu.Kernel, initrd st
 	}
 	defer gate.close()
 	res := &Result{Machines: make([]Machine, cfg.N)}
-	st := &status{report: cfg.Progress, n: cfg.N}
-	st.show()
-	var wg sync.WaitGroup
+	st := &status{report: cfg.Progress, states: make([]string, cfg.N), ops: func(k int) uint64 { return srv.Stats(k).Ioctls }}
+	gate.started = func() { st.event(-1, "running", fmt.Sprintf("%s starts in the machines", cfg.what())) }
+	st.event(-1, "booting", fmt.Sprintf("booting %d machines", cfg.N))
+	done := make(chan struct{})
+	var wg, ticker sync.WaitGroup
+	ticker.Go(func() { st.every(done) })
 	for k := range cfg.N {
 		wg.Go(func() {
 			args := qemu.ParallelPassthrough(srv.Path(k))
 			if lan != nil {
 				args = append(args, lan.qemuArgs(k)...)
 			}
-			res.Machines[k] = runMachine(ctx, cfg, kernel, initrd, args, k, gate, st)
-			st.add(&st.finished)
+			m := runMachine(ctx, cfg, kernel, initrd, args, k, gate, st)
+			res.Machines[k] = m
+			end := fmt.Sprintf("exit %d", m.Exit)
+			if m.Err != nil {
+				end = m.Err.Error()
+			}
+			st.event(k, "powered off", fmt.Sprintf("pe%d: %s after %v", k, end, m.Wall.Round(time.Second)))
 		})
 	}
 	wg.Wait()
+	close(done)
+	ticker.Wait()
 	for k := range res.Machines {
 		st := srv.Stats(k)
 		m := &res.Machines[k]
@@ -357,7 +413,7 @@ func writeInitramfs(path string, cfg Config, kernel *qemu.Kernel) error {
 	if err != nil {
 		return err
 	}
-	files := []qemu.File{{Path: guestBinary, Mode: 0o755, Data: bin}, {Path: guestArgs, Data: js}}
+	files := []qemu.File{{Path: guestBinary, Mode: 0o755, Data: bin}, {Path: guestArgs, Data: js}, {Path: guestName, Data: []byte(cfg.what())}}
 	if cfg.Input != nil {
 		files = append(files, qemu.File{Path: guestInput})
 	}
@@ -370,7 +426,8 @@ func writeInitramfs(path string, cfg Config, kernel *qemu.Kernel) error {
 		if err != nil {
 			return err
 		}
-		files = append(files, qemu.File{Path: guestProgram, Mode: 0o755, Data: prog}, mod)
+		env := strings.Join(cfg.programEnv(), "\n")
+		files = append(files, qemu.File{Path: guestProgram, Mode: 0o755, Data: prog}, qemu.File{Path: guestEnv, Data: []byte(env)}, mod)
 	}
 	var buf bytes.Buffer
 	if err := qemu.WriteInitramfs(&buf, files...); err != nil {
@@ -387,7 +444,7 @@ func runMachine(ctx context.Context, cfg Config, kernel *qemu.Kernel, initrd str
 	var once sync.Once
 	arrived := func() {
 		once.Do(func() {
-			st.add(&st.booted)
+			st.event(pe, "booted", fmt.Sprintf("pe%d: booted in %v, waiting for the others", pe, time.Since(start).Round(time.Second)))
 			gate.arrive()
 		})
 	}
@@ -429,31 +486,64 @@ func runMachine(ctx context.Context, cfg Config, kernel *qemu.Kernel, initrd str
 	return m
 }
 
-// status counts machines booted and finished for Config.Progress.
+// ProgressEvery is how often Config.Progress hears every machine's state
+// when nothing else happened: a run on a loaded machine takes minutes.
+const ProgressEvery = 30 * time.Second
+
+// status tracks each machine for Config.Progress: its events as they
+// happen, and every machine's state every ProgressEvery.
 type status struct {
-	mu               sync.Mutex
-	report           func(string)
-	n                int
-	booted, finished int
+	mu     sync.Mutex
+	report func(string)
+	states []string         // each machine's state: "booting", "booted", …
+	ops    func(int) uint64 // port operations machine k has made so far
 }
 
-// add counts one more (booted or finished) and reports.
-func (s *status) add(counter *int) {
+// event sets machine k's state (k < 0: every machine's) and reports what
+// happened.
+func (s *status) event(k int, state, what string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	*counter++
-	s.showLocked()
-}
-
-func (s *status) show() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.showLocked()
-}
-
-func (s *status) showLocked() {
+	if k < 0 {
+		for i := range s.states {
+			s.states[i] = state
+		}
+	} else {
+		s.states[k] = state
+	}
 	if s.report != nil {
-		s.report(fmt.Sprintf("%d machines: %d booted, %d finished", s.n, s.booted, s.finished))
+		s.report(what)
+	}
+}
+
+// summary reports every machine's state and port operations so far.
+func (s *status) summary() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.report == nil {
+		return
+	}
+	parts := make([]string, len(s.states))
+	for k, st := range s.states {
+		parts[k] = fmt.Sprintf("pe%d %s", k, st)
+		if n := s.ops(k); n > 0 {
+			parts[k] += fmt.Sprintf(", %d port operations", n)
+		}
+	}
+	s.report(strings.Join(parts, "; "))
+}
+
+// every calls summary every ProgressEvery until done is closed.
+func (s *status) every(done <-chan struct{}) {
+	tick := time.NewTicker(ProgressEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+			s.summary()
+		}
 	}
 }
 
@@ -472,6 +562,7 @@ type startGate struct {
 	r, w     []*os.File
 	input    []io.Reader // Config.Input's readers; nil entries: none
 	released bool
+	started  func() // called when the last machine arrives
 }
 
 func newStartGate(n int, input func(pe int) io.Reader) (*startGate, error) {
@@ -495,6 +586,9 @@ func (g *startGate) arrive() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.waiting--; g.waiting == 0 && !g.released {
+		if g.started != nil {
+			g.started()
+		}
 		for k, w := range g.w {
 			w.WriteString("go\n") // fails harmlessly for a machine that has exited
 			if in := g.input[k]; in != nil {

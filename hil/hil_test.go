@@ -29,6 +29,7 @@ func requireHIL(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("boots QEMU machines; skipped with -short")
 	}
+	testenv.Long(t, "boots QEMU machines")
 	if _, err := qemu.FindQEMU(); err != nil {
 		testenv.Missing(t, "%v", err)
 	}

@@ -133,7 +133,7 @@ func open(cfg papers.Config) (*papers.PE, error) {
 	}
 	self, _, _ := Launched()
 	stop := watchdog(checkInTimeout, func() string {
-		return fmt.Sprintf("papers: PE %d: MPI_Init did not return within %v: it waits for every rank of the job to start it, and one has not (stopped, slow to start, or dead; MPI cannot say which). Start every rank within CheckInTimeout, or raise it; ending this process", self, checkInTimeout)
+		return fmt.Sprintf("papers: PE %d: MPI_Init did not return within %v: it waits for every rank of the job to start it, and one has not (stopped, slow to start, or dead; MPI cannot say which). Start every rank within it, or raise it (PAPERS_CHECKIN, -papers.checkin); ending this process", self, checkInTimeout)
 	})
 	err = initMPI()
 	stop()
@@ -258,7 +258,7 @@ func checkIn(w comm, timeout time.Duration) error {
 				}
 			}
 			return &papers.TimeoutError{PE: self, Op: "check-in", Waited: timeout,
-				Stall: lpt.PESet(missing).String() + " did not reach mpi.Open: not started, stopped or dead (ranks started by hand need a longer CheckInTimeout)"}
+				Stall: lpt.PESet(missing).String() + " did not reach mpi.Open: not started, stopped or dead (ranks started by hand need a longer PAPERS_CHECKIN or -papers.checkin)"}
 		}
 	}
 }

@@ -49,6 +49,7 @@ func stuckPairs(s *signatures) []stuckPair {
 // search for pairs is slow — and a report of two faults at once must name
 // the pair that is there.
 func TestTwoStuckLinesNeverOneFault(t *testing.T) {
+	testenv.Long(t, "diagnosing pairs of stuck lines")
 	pes := []int{0, 1, 2, 3}
 	h := hw.MustNew(len(pes))
 	s := predict(len(pes), pes, true)

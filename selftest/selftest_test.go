@@ -204,6 +204,7 @@ func runAll(t *testing.T, faults []emu.Fault, cfg Config) []jsonReport {
 // TestFaultCatalogue injects each fault of the catalogue into the 4-PE
 // board and checks that the cluster-mode selftest diagnoses it.
 func TestFaultCatalogue(t *testing.T) {
+	testenv.Long(t, "a selftest of every fault in the catalogue")
 	// The faults on nSelectIn, which the board does not connect, must
 	// pass every driver check within its timeout: they run apart from the
 	// others, whose diagnoses (simulations) would take the CPUs from them.

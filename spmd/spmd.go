@@ -20,7 +20,8 @@
 //	                 mpi                       MPI (package mpi; built with -tags mpi)
 //	PAPERS_TIMEOUT bound on every wait, a Go duration    (-papers.timeout)
 //	PAPERS_CHECKIN bound on Open's wait for the other PEs
-//	               to start (default PAPERS_TIMEOUT, at least 2s) (-papers.checkin)
+//	               to start (default PAPERS_TIMEOUT, at least 1m)
+//	                                                     (-papers.checkin)
 //	PAPERS_LISTEN  on a real board, the address or network
 //	               interface of the TCP data network     (-papers.listen)
 //	               (default: the host's; none: no data network)
@@ -106,6 +107,13 @@ const (
 	EnvBoard = "PAPERS_BOARD"
 )
 
+// DefaultCheckIn is the least check-in a program gets when PAPERS_CHECKIN
+// and -papers.checkin are not set: processes that a launcher or a person
+// starts together took more than 10 s to start at load 20–35 on 2 cores,
+// where a check-in of the operations' 10 s failed, reading like a fault of
+// the program. A PE that is not coming is still named, after it.
+const DefaultCheckIn = time.Minute
+
 // AbortCode is the interrupt code a failing PE raises (Fail).
 const AbortCode = substrate.AbortCode
 
@@ -115,7 +123,7 @@ type Options struct {
 	PEs     int           // 0 when unset
 	Port    string        // a port spec (PAPERS_PORT)
 	Timeout time.Duration // 0: papers.DefaultTimeout
-	CheckIn time.Duration // 0: Timeout, at least papers.MinCheckIn
+	CheckIn time.Duration // 0: Timeout, at least DefaultCheckIn
 	Listen  string        // a real board's data network: address or interface (PAPERS_LISTEN)
 	Verify  bool          // prove the board with every collective's result (PAPERS_VERIFY)
 	Tag     string        // compared at check-in (papers.Config.Tag; PAPERS_TAG)
@@ -223,7 +231,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.StringVar(&opts.Port, "papers.board", o.Port, "old name of -papers.port")
 	fs.DurationVar(&opts.Timeout, "papers.timeout", o.Timeout, "bound on every wait, 0 for the default (env "+EnvTimeout+")")
 	fs.StringVar(&opts.Listen, "papers.listen", o.Listen, "a real board's TCP data network: this PC's address or interface on the LAN, or none (env "+EnvListen+")")
-	fs.DurationVar(&opts.CheckIn, "papers.checkin", o.CheckIn, "bound on the wait for the other PEs to start, 0 for the wait timeout (at least 2s) (env "+EnvCheckIn+")")
+	fs.DurationVar(&opts.CheckIn, "papers.checkin", o.CheckIn, "bound on the wait for the other PEs to start, 0 for the wait timeout but at least "+DefaultCheckIn.String()+" (env "+EnvCheckIn+")")
 	fs.BoolVar(&opts.Verify, "papers.verify", o.Verify, "prove the board (a census and a test of every data line) before every collective returns, not only at the end of the run (env "+EnvVerify+")")
 	fs.StringVar(&opts.Tag, "papers.tag", o.Tag, "a tag every PE must have alike to check in together, such as its input's version (env "+EnvTag+")")
 	return opts
@@ -239,12 +247,31 @@ func Open() (*papers.PE, error) {
 }
 
 // Launched reports whether this process is one PE of a program whose PEs
-// are processes: started by papersctl run or mpirun, or given a port
-// (PAPERS_PORT). A program that can also run its PEs in-process
-// (examples/radixsort, examples/matmul) asks it to choose.
+// are processes: started by papersctl run or mpirun, or given a port, a PE
+// id or a PE count (PAPERS_PORT, PAPERS_PE, PAPERS_PES, or a -papers.*
+// flag on the command line). A program that can also run its PEs
+// in-process (examples/hello, examples/matmul) asks it to choose; Main then
+// says what is missing, where running in-process would ignore what the
+// user set.
 func Launched() bool {
 	_, _, launched := mpienv.Launched(os.Getenv)
-	return launched || os.Getenv(EnvPort) != "" || os.Getenv(EnvBoard) != ""
+	for _, env := range []string{EnvPort, EnvBoard, EnvPE, EnvPEs} {
+		launched = launched || os.Getenv(env) != ""
+	}
+	return launched || papersFlag(os.Args[1:])
+}
+
+// papersFlag reports whether args give a -papers.* flag.
+func papersFlag(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if name := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"); name != a && strings.HasPrefix(name, "papers.") {
+			return true
+		}
+	}
+	return false
 }
 
 var sessions sync.Map // *papers.PE → substrate.Session
@@ -306,6 +333,9 @@ func (o Options) open(ctx context.Context) (*papers.PE, error) {
 	d, err := substrate.Lookup(o.Port)
 	if err != nil {
 		return nil, err
+	}
+	if o.CheckIn == 0 {
+		o.CheckIn = max(cmp.Or(o.Timeout, papers.DefaultTimeout), DefaultCheckIn)
 	}
 	s, err := d.Open(o.Port, substrate.Options{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckIn: o.CheckIn, Listen: o.Listen, Tag: o.Tag, Context: ctx, Verify: o.Verify})
 	if err != nil {

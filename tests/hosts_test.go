@@ -85,6 +85,7 @@ func TestMPIAcrossHosts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs MPI jobs across emulated hosts; skipped with -short")
 	}
+	testenv.Long(t, "MPI jobs across emulated hosts")
 	acrossHostsSuite(t, hosts.New(t, 2, 2), onHosts{bin: mpiBin})
 }
 
@@ -96,6 +97,7 @@ func TestBoardAcrossHosts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs jobs across emulated hosts; skipped with -short")
 	}
+	testenv.Long(t, "jobs across emulated hosts")
 	dir := fuseBoard(t, 4) // before the hosts, whose mounts copy the machine's
 	acrossHostsSuite(t, hosts.New(t, 2, 2), onHosts{bin: bin, env: []string{"PAPERS_PORT=ppdev:" + dir + "/parport{pe}"}})
 }

@@ -69,3 +69,32 @@ func TestReadmeProgramRuns(t *testing.T) {
 		}
 	}
 }
+
+// The README's program lists its -papers.* flags with -h, and one given a
+// PE id but no PE count or port says what is missing instead of running
+// four PEs in-process.
+func TestReadmeProgramSaysWhatIsMissing(t *testing.T) {
+	hello := bin(t, "hello")
+	help := exec.Command(hello, "-h")
+	help.Env = unlaunched()
+	out, _ := help.CombinedOutput()
+	for _, flag := range []string{"-papers.pe", "-papers.pes", "-papers.port", "-papers.timeout", "-papers.checkin"} {
+		if !strings.Contains(string(out), flag) {
+			t.Errorf("hello -h does not list %s:\n%s", flag, out)
+		}
+	}
+	for _, tc := range []struct {
+		args, env []string
+		want      string
+	}{
+		{nil, []string{"PAPERS_PE=0"}, "PAPERS_PES"},
+		{[]string{"-papers.pe", "0", "-papers.pes", "4"}, nil, "PAPERS_PORT"},
+	} {
+		cmd := exec.Command(hello, tc.args...)
+		cmd.Env = append(unlaunched(), tc.env...)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), tc.want) || strings.Contains(string(out), "sum of the ids") {
+			t.Errorf("%v %v: %v; want a failure naming %s, and no PE run:\n%s", tc.env, cmd.Args, err, tc.want, out)
+		}
+	}
+}

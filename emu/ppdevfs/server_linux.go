@@ -34,7 +34,8 @@ type Server struct {
 }
 
 // Mount serves board's ports as ppdev files in dir, which must exist and be
-// empty. Call Unmount when done.
+// empty, and not be a mount point (ErrMountPoint). It first unmounts the
+// boards of servers that died (SweepStale). Call Unmount when done.
 func Mount(dir string, board *emu.Board, opt Options) (*Server, error) {
 	n := opt.PEs
 	if n == 0 {
@@ -52,6 +53,12 @@ func Mount(dir string, board *emu.Board, opt Options) (*Server, error) {
 	if err := checkFUSE(); err != nil {
 		return nil, err
 	}
+	if _, err := SweepStale(); err != nil {
+		opt.Log.Print(err) // another dead board's mount: not this one's problem
+	}
+	if err := checkMountPoint(dir); err != nil {
+		return nil, err
+	}
 	s := &Server{dir: dir}
 	for k := 0; k < n; k++ {
 		s.nodes = append(s.nodes, &portNode{board: board, pe: k, opt: &opt})
@@ -62,13 +69,13 @@ func Mount(dir string, board *emu.Board, opt Options) (*Server, error) {
 		EntryTimeout: &timeout,
 		AttrTimeout:  &timeout,
 		MountOptions: fuse.MountOptions{
-			FsName: "ttlpapers-board",
-			Name:   "ppdevfs",
+			FsName: fsName,
+			Name:   strings.TrimPrefix(fsType, "fuse."),
 			Debug:  opt.Debug,
 		},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("ppdevfs: mounting on %s: %w", dir, err)
+		return nil, fmt.Errorf("ppdevfs: mounting on %s: %w\n%s", dir, err, mountAdvice(dir))
 	}
 	s.fuse = srv
 	return s, nil
@@ -83,6 +90,18 @@ func checkFUSE() error {
 		return errors.New("ppdevfs: fusermount is not installed: apt-get install fuse3")
 	}
 	return nil
+}
+
+// mountAdvice says what to check when fusermount refused to mount: its
+// own message, printed above, says which.
+func mountAdvice(dir string) string {
+	bin := FusermountPath()
+	advice := "(fusermount's message above says why) FUSE mounts need: "
+	if os.Geteuid() != 0 {
+		advice += fmt.Sprintf("%s setuid root (ls -l %s; Debian's fuse3 package installs it so), "+
+			"your user allowed to use it (on some systems: the fuse group), write access to %s, ", bin, bin, dir)
+	}
+	return advice + "and in a container --device /dev/fuse --cap-add SYS_ADMIN (and an unconfined AppArmor profile where it has one)"
 }
 
 // FusermountPath returns the fusermount program go-fuse will use, or "".

@@ -32,11 +32,12 @@ func hello(p *papers.PE) error {
 }
 
 func main() {
+	spmd.RegisterFlags(flag.CommandLine) // the -papers.* flags, which -h lists
 	if spmd.Launched() {
 		spmd.Main(hello) // reads -papers.* flags and PAPERS_* variables; does not return
 	}
-	// No launcher: 4 PEs in this process, one goroutine each. The program
-	// has no flags of its own, so a -papers.* flag here is an error.
+	// No launcher, no -papers.* flag: 4 PEs in this process, one
+	// goroutine each.
 	flag.Parse()
 	if err := emulate.Run(4, papers.Config{}, hello); err != nil {
 		log.Fatal(err)

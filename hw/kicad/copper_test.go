@@ -150,6 +150,7 @@ func TestCopperReaderFindsMistakes(t *testing.T) {
 // kicadCLI returns the path of kicad-cli, or skips (fails in CI).
 func kicadCLI(t *testing.T) string {
 	t.Helper()
+	testenv.Long(t, "KiCad's rules checks and exports of every board")
 	p, err := exec.LookPath("kicad-cli")
 	if err != nil {
 		testenv.Missing(t, "kicad-cli not found: install KiCad 9 (apt-get install -t bookworm-backports kicad, after adding bookworm-backports to apt's sources) to check the routed boards with KiCad")

@@ -185,10 +185,13 @@ const FabDir = "fab"
 // Fab writes the fabrication outputs of every routed board under dir (the
 // kicad/ folder, already generated), replacing what its fab/ folders held,
 // and returns their paths relative to dir.
-func Fab(cli, dir string) ([]string, error) {
+func Fab(cli, dir string, progress func(what string)) ([]string, error) {
 	var paths []string
 	for _, b := range Routed() {
 		base := BaseOf(b)
+		if progress != nil {
+			progress("fabrication outputs of " + base + " (kicad-cli)")
+		}
 		files, err := FabFiles(cli, filepath.Join(dir, base, base+".kicad_pcb"))
 		if err != nil {
 			return nil, err

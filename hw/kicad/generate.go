@@ -58,7 +58,11 @@ func Files(b *hw.Board) (map[string][]byte, error) {
 
 // AllFiles generates the files of every board size, plus a README and
 // the board files' licence.
-func AllFiles() (map[string][]byte, error) {
+func AllFiles() (map[string][]byte, error) { return allFiles(nil) }
+
+// allFiles is AllFiles, telling progress (when not nil) each board as its
+// generation starts: routing one takes up to minutes.
+func allFiles(progress func(what string)) (map[string][]byte, error) {
 	all := map[string][]byte{"README.md": []byte(readme), "LICENSE": licenceText, CableFile: CableSVG()}
 	boards := []*hw.Board{}
 	for _, n := range hw.Sizes {
@@ -69,6 +73,9 @@ func AllFiles() (map[string][]byte, error) {
 		return nil, err
 	}
 	for _, b := range append(boards, pi) {
+		if progress != nil {
+			progress("generating and routing " + BaseOf(b))
+		}
 		files, err := Files(b)
 		if err != nil {
 			return nil, err
@@ -107,9 +114,9 @@ them is under the repository's BSD 3-Clause licence.
 `
 
 // Generate writes every board size's files under dir and returns their
-// paths, sorted.
-func Generate(dir string) ([]string, error) {
-	files, err := AllFiles()
+// paths, sorted. progress, when not nil, hears each board as it starts.
+func Generate(dir string, progress func(what string)) ([]string, error) {
+	files, err := allFiles(progress)
 	if err != nil {
 		return nil, err
 	}

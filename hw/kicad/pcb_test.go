@@ -248,6 +248,7 @@ type pcbnewBoard struct {
 // TestPcbnewLoadsTheBoards has KiCad itself load the committed board files
 // and checks its view of them against the hw netlist.
 func TestPcbnewLoadsTheBoards(t *testing.T) {
+	testenv.Long(t, "pcbnew loading every board")
 	var files []string
 	boards := allBoards(t)
 	for _, b := range boards {

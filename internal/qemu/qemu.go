@@ -200,6 +200,7 @@ func Start(ctx context.Context, o Options) (*Machine, error) {
 	m := &Machine{done: make(chan struct{})}
 	m.cmd = exec.CommandContext(ctx, bin, args...)
 	m.cmd.WaitDelay = 2 * time.Second
+	dieWithParent(m.cmd)
 	m.out.tee = o.Console
 	m.cmd.Stdin = o.Stdin
 	m.cmd.Stdout = &m.out

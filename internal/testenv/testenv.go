@@ -59,6 +59,25 @@ func LoadAverage() float64 {
 // the mechanism, and tests log it instead of failing.
 func Overloaded() bool { return LoadAverage() > float64(runtime.NumCPU()) }
 
+// EnvLong, set to 1, runs the long tests: QEMU machines, routing the
+// boards, the 32-PE netlist, the fault trials. Without it they skip, so
+// that the README's test command stays quick on a 2-core PC; .ci/run sets
+// it, so CI runs every one of them (docs/testing.md).
+const EnvLong = "TTLPAPERS_LONG_TESTS"
+
+// LongTests reports whether EnvLong is 1: the long tests run, and tests
+// that try a sample of cases by default try them all.
+func LongTests() bool { return os.Getenv(EnvLong) == "1" }
+
+// Long skips a test that takes more than about 30 s under the race
+// detector on 2 cores unless EnvLong is 1.
+func Long(t testing.TB, what string) {
+	t.Helper()
+	if !LongTests() {
+		t.Skipf("long test (%s): run it with %s=1, as .ci/run does", what, EnvLong)
+	}
+}
+
 // SlowUnderRace skips a test that takes minutes under the race detector
 // and runs one goroutine: .ci/run runs such tests again without -race
 // (the tests named in its slow-under-race step), so CI still runs them.

@@ -24,6 +24,7 @@ func TestRealKernel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("boots two virtual machines; skipped with -short")
 	}
+	testenv.Long(t, "boots two QEMU machines")
 	if _, err := qemu.FindQEMU(); err != nil {
 		testenv.Missing(t, "%v; then run scripts/fetch-kernel.sh", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/base"
 	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/boardflag"
+	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/progress"
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emu/ppdevfs"
 	"github.com/ttlpapers/ttlpapers/lpt"
@@ -92,7 +93,7 @@ type serveCmd struct {
 }
 
 func (c *serveCmd) Define(f *base.FlagSet) {
-	f.Path(&c.dir, "fuse", "", "dir", false, "directory to mount the board's ppdev files on (created if missing)")
+	f.Path(&c.dir, "fuse", "", "dir", false, "new or empty directory to mount the board's ppdev files on (created if missing; one holding files or a mount point is refused)")
 	f.Int(&c.pes, "pes", 4, 1, lpt.MaxPEs, "PEs on the board")
 	c.faults.Define(f, "fault to inject into the board")
 	f.Bool(&c.debug, "debug", "log every FUSE request")
@@ -140,7 +141,11 @@ func (c *serveCmd) Run(e *base.Env, _ []string) (err error) {
 		defer func() { err = cmp.Or(err, out.Close(e.Stderr)) }()
 		opt.Wrap = out.Attach(board)
 	}
+	// fusermount takes seconds on a loaded machine: say what is happening.
+	line := progress.New(e.Stderr)
+	line.Show("emu serve: mounting the board's ppdev files on %s (fusermount)", c.dir)
 	srv, err := ppdevfs.Mount(c.dir, board, opt)
+	line.Clear()
 	if err != nil {
 		return err
 	}

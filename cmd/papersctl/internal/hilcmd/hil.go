@@ -12,9 +12,9 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/base"
 	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/boardflag"
-	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/progress"
 	"github.com/ttlpapers/ttlpapers/hil"
 	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/spmd"
 )
 
 // Cmd is papersctl hil.
@@ -50,7 +50,7 @@ func (c *hilCmd) Define(f *base.FlagSet) {
 	f.Int(&c.n, "n", 1, 1, lpt.MaxPEs, "machines (PEs)")
 	c.faults.Define(f, "board fault")
 	f.Path(&c.board, "board", "", "dir", false, "serve the board's ppdev files and faults file in this directory (created if missing), for papersctl emu fault DIR (default: a temporary directory, printed)")
-	f.Duration(&c.timeout, "timeout", 5*time.Minute, false, "per-machine limit from boot to power-off")
+	f.Duration(&c.timeout, "timeout", hil.DefaultTimeout, false, "per-machine limit from boot to power-off")
 	f.String(&c.memory, "memory", "192M", "SIZE", checkMemory, "RAM per machine, as QEMU's -m takes it (e.g. 192M, 1G)")
 	f.Path(&c.binary, "binary", "", "file", true, "static papersctl for the machines (default: this one if built with CGO_ENABLED=0, else build ./cmd/papersctl)")
 	f.Path(&c.exec, "exec", "", "file", true, "run this static SPMD program (CGO_ENABLED=0) in the machines instead of a papersctl command, with ARGS")
@@ -159,7 +159,6 @@ func (c *hilCmd) Run(e *base.Env, args []string) error {
 		board = dir
 	}
 	fmt.Fprintf(e.Stderr, "papersctl hil: the board is served in %s: change its faults while the machines run with papersctl emu fault %s PE1=unplug (replug, repair, PE1.D3=stuck0)\n", board, board)
-	line := progress.New(e.Stderr)
 	start := time.Now()
 	consoles := e.Stdout
 	if c.json {
@@ -167,10 +166,13 @@ func (c *hilCmd) Run(e *base.Env, args []string) error {
 	}
 	res, err := hil.Run(e.Ctx, hil.Config{
 		N: c.n, Faults: c.faults.Strings(), Args: args, Binary: bin, Program: c.exec, BoardDir: board,
-		Timeout: c.timeout, Memory: c.memory, Output: line.Above(consoles),
-		Progress: func(s string) { line.Show("hil: %s (%v)", s, time.Since(start).Round(time.Second)) },
+		Timeout: c.timeout, Memory: c.memory, Output: consoles, Env: hilEnv(),
+		// Lines, not a progress line: a run of minutes is never silent,
+		// in a log too.
+		Progress: func(s string) {
+			fmt.Fprintf(e.Stderr, "papersctl hil: %v: %s\n", time.Since(start).Round(time.Second), s)
+		},
 	})
-	line.Clear()
 	if res != nil {
 		fmt.Fprint(e.Stderr, res.Summary())
 		fmt.Fprintf(e.Stderr, "total %v\n", res.Wall.Round(time.Millisecond))
@@ -189,6 +191,18 @@ func (c *hilCmd) Run(e *base.Env, args []string) error {
 		return base.ErrFailed
 	}
 	return nil
+}
+
+// hilEnv is the --exec program's bounds on its waits, from this
+// environment: PAPERS_TIMEOUT and PAPERS_CHECKIN as for any SPMD program.
+func hilEnv() []string {
+	var env []string
+	for _, name := range []string{spmd.EnvTimeout, spmd.EnvCheckIn} {
+		if v, ok := os.LookupEnv(name); ok {
+			env = append(env, name+"="+v)
+		}
+	}
+	return env
 }
 
 // buildStatic builds the machines' papersctl from the module in the

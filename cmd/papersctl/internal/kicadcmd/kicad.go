@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"time"
 
 	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/base"
+	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/progress"
 	"github.com/ttlpapers/ttlpapers/hw/kicad"
 )
 
@@ -48,17 +50,19 @@ func (c *kicadCmd) Check(*base.FlagSet, []string) error {
 }
 
 func (c *kicadCmd) Run(e *base.Env, _ []string) error {
-	paths, err := kicad.Generate(c.out) // relative to c.out
+	line := progress.New(e.Stderr)
+	start := time.Now()
+	show := func(what string) { line.Show("kicad: %s (%v)", what, time.Since(start).Round(time.Second)) }
+	paths, err := kicad.Generate(c.out, show) // relative to c.out
+	if err == nil && c.fab {
+		cli, _ := exec.LookPath("kicad-cli")
+		var fab []string
+		fab, err = kicad.Fab(cli, c.out, show)
+		paths = append(paths, fab...)
+	}
+	line.Clear()
 	if err != nil {
 		return err
-	}
-	if c.fab {
-		cli, _ := exec.LookPath("kicad-cli")
-		fab, err := kicad.Fab(cli, c.out)
-		if err != nil {
-			return err
-		}
-		paths = append(paths, fab...)
 	}
 	for i, p := range paths {
 		paths[i] = filepath.Join(c.out, p)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/base"
 	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/boardflag"
+	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/progress"
 	"github.com/ttlpapers/ttlpapers/emu/timed"
 	"github.com/ttlpapers/ttlpapers/emu/vcd"
 	"github.com/ttlpapers/ttlpapers/lpt"
@@ -166,14 +167,37 @@ func (c *timingCmd) Run(e *base.Env, _ []string) error {
 		}
 		return recordTrial(e.Stdout, c.params, c.variants[0], c.trial, outs)
 	}
-	results, err := timing.Run(e.Ctx, c.params, c.variants, c.trials, false)
+	// One variant at a time, in the order of the tables, to show
+	// progress on a terminal: a run takes a minute or more.
+	line := progress.New(e.Stderr)
+	start := time.Now()
+	show := func(what string, v timing.Variant) {
+		line.Show("timing: %s %s/%s (%v)", what, v.Op, v.Name, time.Since(start).Round(time.Second))
+	}
+	var results []timing.Result
+	for _, v := range c.variants {
+		show(fmt.Sprintf("%d trials of", c.trials), v)
+		r, err := timing.Run(e.Ctx, c.params, []timing.Variant{v}, c.trials, false)
+		if err != nil {
+			line.Clear()
+			return err
+		}
+		results = append(results, r...)
+	}
 	var margins []timing.Margin
-	if err == nil && c.margins {
-		margins, err = timing.Margins(e.Ctx, c.params, c.variants, c.ports, c.marginTrials)
+	for _, port := range c.marginPorts() {
+		for _, v := range c.variants {
+			show("margins on the "+port.Name+" port of", v)
+			m, err := timing.Margins(e.Ctx, c.params, []timing.Variant{v}, []timed.PortTiming{port}, c.marginTrials)
+			if err != nil {
+				line.Clear()
+				return err
+			}
+			margins = append(margins, m...)
+		}
 	}
-	if err != nil {
-		return err
-	}
+	line.Clear()
+	var err error
 	if c.asJSON {
 		err = writeTimingJSON(e.Stdout, results, margins)
 	} else {
@@ -188,6 +212,15 @@ func (c *timingCmd) Run(e *base.Env, _ []string) error {
 		}
 	}
 	return nil
+}
+
+// marginPorts are the ports whose margins are searched: none without
+// --margins.
+func (c *timingCmd) marginPorts() []timed.PortTiming {
+	if !c.margins {
+		return nil
+	}
+	return c.ports
 }
 
 // parseMetres parses "3.048" or "2-5" (metres, an optional "m").
