@@ -223,7 +223,6 @@ func (c *timingCmd) marginPorts() []timed.PortTiming {
 	return c.ports
 }
 
-// parseMetres parses "3.048" or "2-5" (metres, an optional "m").
 // metresText writes a cable length as --cable takes it.
 func metresText(m [2]float64) string {
 	s := strconv.FormatFloat(m[0], 'f', -1, 64)
@@ -233,6 +232,7 @@ func metresText(m [2]float64) string {
 	return s
 }
 
+// parseMetres parses "3.048" or "2-5" (metres, an optional "m").
 func parseMetres(s string) ([2]float64, error) {
 	lo, hi, isRange := strings.Cut(s, "-")
 	var m [2]float64
