@@ -254,13 +254,15 @@ func TestDeadPartnerAbortsBoard(t *testing.T) {
 }
 
 // A PE that is computing when the board is aborted fails at its next
-// operation, before touching the board.
+// operation, before touching the board; the run, which cannot be proven
+// at its end on an aborted board, fails blaming PE 1.
 func TestAbortFailsComputingPE(t *testing.T) {
 	b, err := emu.New(2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	passed, aborted := make(chan struct{}), make(chan struct{})
+	var checked error
 	err = emulate.RunOn(b, 2, papers.Config{}, func(p *papers.PE) error {
 		if err := p.Barrier(); err != nil {
 			return err
@@ -277,14 +279,17 @@ func TestAbortFailsComputingPE(t *testing.T) {
 		_, err := p.NAND(3)
 		var ae *emu.AbortError
 		if !errors.As(err, &ae) || ae.PE != 1 {
-			return fmt.Errorf("NAND after the abort: %v, want an AbortError blaming PE 1", err)
-		}
-		if n := p.Port().(*emu.Port).Ops() - ops; n != 0 {
-			return fmt.Errorf("NAND after the abort made %d port operations", n)
+			checked = fmt.Errorf("NAND after the abort: %v, want an AbortError blaming PE 1", err)
+		} else if n := p.Port().(*emu.Port).Ops() - ops; n != 0 {
+			checked = fmt.Errorf("NAND after the abort made %d port operations", n)
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
+	if checked != nil {
+		t.Fatal(checked)
+	}
+	var ae *emu.AbortError
+	if !errors.As(err, &ae) || ae.PE != 1 {
+		t.Fatalf("run on an aborted board: %v, want its end to fail with an AbortError blaming PE 1", err)
 	}
 }
