@@ -65,7 +65,7 @@ func dataNetVictim(p *papers.PE) error {
 // job non-zero.
 func TestDataNetStoppedRank(t *testing.T) {
 	const timeout = 2 * time.Second
-	out, err := mpirun(t, 3, "datanet-stop", time.Minute, false, "MPI_TEST_TIMEOUT="+timeout.String())
+	out, err := mpirun(t, 3, "datanet-stop", time.Minute, false, "MPI_TEST_TIMEOUT="+timeout.String(), "MPI_TEST_CHECKIN=30s")
 	if err == nil {
 		t.Fatalf("mpirun exited 0 with a stopped rank:\n%s", out)
 	}

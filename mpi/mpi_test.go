@@ -45,7 +45,7 @@ func rank(mode string) int {
 	if mode == "stop-init" || mode == "stop-open" {
 		stopEarly(mode)
 	}
-	p, err := mpi.Open(papers.Config{Timeout: timeoutOf()})
+	p, err := mpi.Open(papers.Config{Timeout: timeoutOf(), CheckInTimeout: checkInOf()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -77,6 +77,14 @@ func rank(mode string) int {
 		return 1
 	}
 	return 0
+}
+
+// checkInOf is MPI_TEST_CHECKIN: a long check-in for the tests of a rank
+// stopped after it, whose MPI_Init can take seconds beside other test
+// packages; 0 (the timeout's, at least papers.MinCheckIn) when unset.
+func checkInOf() time.Duration {
+	d, _ := time.ParseDuration(os.Getenv("MPI_TEST_CHECKIN"))
+	return d
 }
 
 func timeoutOf() time.Duration {
@@ -216,7 +224,7 @@ func TestConformance(t *testing.T) {
 func TestStoppedRank(t *testing.T) {
 	const timeout = 2 * time.Second
 	start := time.Now()
-	out, err := mpirun(t, 3, "stop", time.Minute, false, "MPI_TEST_TIMEOUT="+timeout.String())
+	out, err := mpirun(t, 3, "stop", time.Minute, false, "MPI_TEST_TIMEOUT="+timeout.String(), "MPI_TEST_CHECKIN=30s")
 	if err == nil {
 		t.Fatalf("mpirun exited 0 with a stopped rank:\n%s", out)
 	}
