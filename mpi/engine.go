@@ -332,8 +332,9 @@ func (e *engine) PollBarrier(op string, block bool) (bool, uint8, error) {
 			return false, 0, e.fail(op, err)
 		}
 		if done {
-			e.pendOp = ""
-			e.done++
+			if err := e.completed(op); err != nil {
+				return false, 0, err
+			}
 		} else if err := e.noticeInterrupt(op); err != nil || e.pendOp != "" {
 			return false, 0, err
 		}
@@ -428,9 +429,7 @@ func (e *engine) wait(op string) error {
 			return e.fail(op, err)
 		}
 		if done {
-			e.pendOp = ""
-			e.done++
-			return nil
+			return e.completed(op)
 		}
 		if start.IsZero() {
 			start = time.Now()
@@ -448,6 +447,20 @@ func (e *engine) wait(op string) error {
 			return e.timedOut(op, waited)
 		}
 	}
+}
+
+// completed ends the collective in flight, which completed. While a PE
+// is away, it also looks for an interrupt: a PE rejoins by message and
+// holds no collective back (a raising participant does, by not joining),
+// so when the members' collectives complete without waiting, as they do
+// with a core per PE, no wait would last long enough to see the rejoin.
+func (e *engine) completed(op string) error {
+	e.pendOp = ""
+	e.done++
+	if e.members == 1<<e.n-1 {
+		return nil
+	}
+	return e.noticeInterrupt(op)
 }
 
 // noticeInterrupt answers pings and, when an interrupt is pending,

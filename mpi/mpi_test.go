@@ -189,8 +189,9 @@ func mpirunWith(t testing.TB, np int, mode string, limit time.Duration, network 
 }
 
 // TestConformance runs the suite package emulate's tests run on the
-// emulated board, on 3, 4 and 8 MPI ranks (8 found control messages and
-// communicator creation sharing a tag) meeting in shared memory, and on
+// emulated board, on 2, 3, 4 and 8 MPI ranks (8 found control messages and
+// communicator creation sharing a tag; 2, where the one PE left alone never
+// waits, found rejoins unseen by members whose collectives never wait) meeting in shared memory, and on
 // ranks split into nodes (mpi.EnvNode): 3 nodes of 3, 3 and 2 ranks, whose
 // leaders meet over the network, and 4 ranks each a node of its own with
 // MPI's messages over the network (overNetwork), the path of a cluster.
@@ -199,7 +200,7 @@ func TestConformance(t *testing.T) {
 		np   int
 		node string
 		net  bool
-	}{{3, "", false}, {4, "", false}, {8, "", false}, {8, "3", false}, {4, "1", true}} {
+	}{{2, "", false}, {3, "", false}, {4, "", false}, {8, "", false}, {8, "3", false}, {4, "1", true}} {
 		name := fmt.Sprintf("%d ranks, %s=%q, network=%v", c.np, mpi.EnvNode, c.node, c.net)
 		out, err := mpirun(t, c.np, "conformance", 3*time.Minute, c.net, "MPI_TEST_DIR="+t.TempDir(), mpi.EnvNode+"="+c.node)
 		if err != nil {
