@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/emu"
-	"github.com/ttlpapers/ttlpapers/emu/ppdevfs"
 	"github.com/ttlpapers/ttlpapers/hil"
 	"github.com/ttlpapers/ttlpapers/internal/leakcheck"
 	"github.com/ttlpapers/ttlpapers/internal/qemu"
@@ -33,12 +32,7 @@ func requireHIL(t *testing.T) string {
 	if _, err := qemu.FindQEMU(); err != nil {
 		testenv.Missing(t, "%v", err)
 	}
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		testenv.Missing(t, "no /dev/fuse: FUSE is unavailable here (load the fuse module / pass --device /dev/fuse)")
-	}
-	if ppdevfs.FusermountPath() == "" {
-		testenv.Missing(t, "fusermount not found: apt-get install fuse3")
-	}
+	testenv.FUSE(t)
 	if _, err := qemu.FindKernel(); err != nil {
 		testenv.Missing(t, "%v", err)
 	}

@@ -98,12 +98,7 @@ func startPEs(ctx context.Context, t *testing.T, srv *ppdevfs.Server, n int) ([]
 // test ends, skipping when FUSE is unavailable.
 func serveBoard(t *testing.T, n int) (*emu.Board, *ppdevfs.Server) {
 	t.Helper()
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		testenv.Missing(t, "no /dev/fuse: FUSE is unavailable here")
-	}
-	if ppdevfs.FusermountPath() == "" {
-		testenv.Missing(t, "fusermount not found: apt-get install fuse3")
-	}
+	testenv.FUSE(t)
 	board, err := emu.New(n)
 	if err != nil {
 		t.Fatal(err)

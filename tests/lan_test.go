@@ -26,25 +26,18 @@ import (
 // the test ends.
 func fuseBoard(t *testing.T, n int) string {
 	t.Helper()
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		testenv.Missing(t, "no /dev/fuse: %v", err)
-	}
-	if _, err := exec.LookPath("fusermount3"); err != nil {
-		if _, err := exec.LookPath("fusermount"); err != nil {
-			testenv.Missing(t, "fusermount not found (apt-get install fuse3): %v", err)
-		}
-	}
+	testenv.FUSE(t)
 	dir := t.TempDir()
-	var log bytes.Buffer
+	var log testenv.Buffer // written by the server while the test reads it
 	cmd := exec.Command(bin(t, "papersctl"), "emu", "serve", "--fuse", dir, "--pes", fmt.Sprint(n))
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
 	t.Cleanup(func() {
 		cmd.Process.Signal(os.Interrupt)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
@@ -55,6 +48,12 @@ func fuseBoard(t *testing.T, n int) string {
 	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
 		if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("parport%d", n-1))); err == nil {
 			return dir
+		}
+		select {
+		case err := <-done:
+			done <- err // for the cleanup
+			t.Fatalf("the board server ended (%v) before its ppdev files appeared:\n%s", err, log.String())
+		default:
 		}
 		if time.Since(start) > 10*time.Second {
 			t.Fatalf("the board's ppdev files did not appear:\n%s", log.String())

@@ -30,12 +30,7 @@ import (
 // mount serves a fresh board of pes PEs, skipping when FUSE is unavailable.
 func mount(t testing.TB, pes int, logw io.Writer) (*ppdevfs.Server, *emu.Board) {
 	t.Helper()
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		testenv.Missing(t, "no /dev/fuse: FUSE is unavailable here (load the fuse module / pass --device /dev/fuse)")
-	}
-	if ppdevfs.FusermountPath() == "" {
-		testenv.Missing(t, "fusermount not found: apt-get install fuse3")
-	}
+	testenv.FUSE(t)
 	b, err := emu.New(pes)
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"io"
 	"log"
-	"os"
 	"testing"
 	"time"
 
@@ -22,9 +21,7 @@ import (
 // waveform recorder (papersctl emu serve --vcd): what a program writes
 // through the file is in the recording.
 func TestWrapRecords(t *testing.T) {
-	if _, err := os.Stat("/dev/fuse"); err != nil || ppdevfs.FusermountPath() == "" {
-		testenv.Missing(t, "FUSE is unavailable here (/dev/fuse and fusermount)")
-	}
+	testenv.FUSE(t)
 	b, err := emu.New(2)
 	if err != nil {
 		t.Fatal(err)

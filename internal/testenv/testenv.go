@@ -4,8 +4,11 @@
 package testenv
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 	"runtime"
 	"strconv"
 	"testing"
@@ -21,6 +24,29 @@ func Missing(t testing.TB, format string, args ...any) {
 		t.Fatalf("required in CI: "+format, args...)
 	}
 	t.Skipf(format, args...)
+}
+
+// FUSE skips the test (or fails it in CI) unless this user can mount a
+// FUSE file system: /dev/fuse opens for reading and writing, and
+// fusermount is installed. A normal user whose /dev/fuse is root's alone
+// gets a skip naming the fix, not the mount's failure.
+func FUSE(t testing.TB) {
+	t.Helper()
+	f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		Missing(t, "no /dev/fuse: FUSE is unavailable here (load the fuse module; in a container pass --device /dev/fuse)")
+	case errors.Is(err, fs.ErrPermission):
+		Missing(t, "FUSE is not open to this user (%v): add the user to the group that owns /dev/fuse, or run the tests as root", err)
+	case err != nil:
+		Missing(t, "FUSE is unavailable here: %v", err)
+	}
+	f.Close()
+	if _, err := exec.LookPath("fusermount3"); err != nil {
+		if _, err := exec.LookPath("fusermount"); err != nil {
+			Missing(t, "fusermount not found: apt-get install fuse3")
+		}
+	}
 }
 
 // EnvTrials, when set, is how many times the stress tests of the launcher
