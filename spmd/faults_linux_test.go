@@ -27,11 +27,13 @@ import (
 // the next run on the same board — its PEs started together or one by one —
 // and checks that it works. It counts, per fault, the survivors that named
 // the victim, any exit 0 with a wrong sum, and the worst time from the
-// fault to the last survivor's exit. CI runs one trial of each; the full
+// fault to the last survivor's exit. CI runs one trial of each (a long
+// test: TTLPAPERS_LONG_TESTS=1); the full
 // run (docs/spmd.md, "Faults on a real board"):
 //
-//	PAPERS_FAULT_TRIALS=20 go test ./spmd -run TestFaultTrials -v -timeout 60m
+//	TTLPAPERS_LONG_TESTS=1 PAPERS_FAULT_TRIALS=20 go test ./spmd -run TestFaultTrials -v -timeout 60m
 func TestFaultTrials(t *testing.T) {
+	testenv.Long(t, "a trial of every fault on processes over FUSE")
 	trials, kinds, err := faulttrial.FromEnv()
 	if err != nil {
 		t.Fatal(err)
@@ -44,6 +46,7 @@ func TestFaultTrials(t *testing.T) {
 // is PE 5's too), so the board cannot name the victim: the data network
 // (TCP, as on a real board) must, on every survivor.
 func TestFaultTrialsEightPEs(t *testing.T) {
+	testenv.Long(t, "fault trials on 8 processes over FUSE")
 	trials, _, err := faulttrial.FromEnv()
 	if err != nil {
 		t.Fatal(err)
