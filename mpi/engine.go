@@ -16,6 +16,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/am"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/peset"
 	"github.com/ttlpapers/ttlpapers/substrate"
 )
 
@@ -258,7 +259,7 @@ func checkIn(w comm, timeout time.Duration) error {
 				}
 			}
 			return &papers.TimeoutError{PE: self, Op: "check-in", Waited: timeout,
-				Stall: lpt.PESet(missing).String() + " did not reach mpi.Open: not started, stopped or dead (ranks started by hand need a longer PAPERS_CHECKIN or -papers.checkin)"}
+				Stall: peset.Set(missing).String() + " did not reach mpi.Open: not started, stopped or dead (ranks started by hand need a longer PAPERS_CHECKIN or -papers.checkin)"}
 		}
 	}
 }
@@ -569,7 +570,7 @@ func (e *engine) answerPings() error {
 func (e *engine) timedOut(op string, waited time.Duration) error {
 	token := uint64(time.Now().UnixNano())
 	want := e.members &^ (1 << e.self)
-	for _, k := range lpt.PESet(want).Members() {
+	for _, k := range peset.Set(want).Members() {
 		if err := e.send(k, tagPing, ctl{done: token}); err != nil {
 			return e.fail(op, err)
 		}
@@ -593,7 +594,7 @@ func (e *engine) timedOut(op string, waited time.Duration) error {
 	}
 	stall := "every other PE answers a ping: they are waiting in another operation (did every PE call the same one?)"
 	if silent := want &^ answered; silent != 0 {
-		stall = fmt.Sprintf("%s did not answer a ping: stopped, dead, or computing for longer than the timeout", lpt.PESet(silent))
+		stall = fmt.Sprintf("%s did not answer a ping: stopped, dead, or computing for longer than the timeout", peset.Set(silent))
 	}
 	e.broken = &papers.TimeoutError{PE: e.self, Op: op, Waited: e.timeout, Stall: stall}
 	e.pendOp = ""
@@ -660,7 +661,7 @@ func (e *engine) Close() error {
 	case e.broken != nil:
 		return err
 	case e.failed != 0 && err == nil:
-		return e.errorf("%s failed and ended without MPI_Finalize, so this PE ends without it too (MPI_Finalize would wait for it): the job has failed", lpt.PESet(e.failed))
+		return e.errorf("%s failed and ended without MPI_Finalize, so this PE ends without it too (MPI_Finalize would wait for it): the job has failed", peset.Set(e.failed))
 	case e.failed != 0:
 		return err
 	}
@@ -714,7 +715,7 @@ func (e *engine) acknowledge(op string, mine ctl, raisers uint64, code uint8) (u
 	start := time.Now()
 	for {
 		if known {
-			for _, k := range lpt.PESet(targets &^ sent).Members() {
+			for _, k := range peset.Set(targets &^ sent).Members() {
 				if err := e.send(k, tagAck, mine); err != nil {
 					return 0, e.fail(op, err)
 				}
@@ -737,7 +738,7 @@ func (e *engine) acknowledge(op string, mine ctl, raisers uint64, code uint8) (u
 				if !known {
 					return 0, e.failErr(&papers.TimeoutError{PE: e.self, Op: "interrupt acknowledge", Waited: e.timeout, Stall: "no participant acknowledged this PE's interrupt (are they all computing without a collective, stopped or dead?)"})
 				}
-				return 0, e.failErr(&papers.TimeoutError{PE: e.self, Op: "interrupt acknowledge", Waited: e.timeout, Stall: lpt.PESet(missing).String() + " did not acknowledge the interrupt: stopped, dead, or computing for longer than the timeout"})
+				return 0, e.failErr(&papers.TimeoutError{PE: e.self, Op: "interrupt acknowledge", Waited: e.timeout, Stall: peset.Set(missing).String() + " did not acknowledge the interrupt: stopped, dead, or computing for longer than the timeout"})
 			}
 			continue
 		}
@@ -775,7 +776,7 @@ func (e *engine) acknowledge(op string, mine ctl, raisers uint64, code uint8) (u
 	if stays&self == 0 {
 		return code, nil
 	}
-	e.ranks = lpt.PESet(stays).Members()
+	e.ranks = peset.Set(stays).Members()
 	data, err := e.subset(op)
 	if err != nil {
 		return 0, e.fail(op, err)
@@ -791,7 +792,7 @@ func (e *engine) acknowledge(op string, mine ctl, raisers uint64, code uint8) (u
 // then, as the call cannot be abandoned, a watchdog ends the process with an
 // error after the timeout, and mpirun ends the job.
 func (e *engine) subset(op string) (comm, error) {
-	self, timeout, members := e.self, e.timeout, lpt.PESet(e.members).String()
+	self, timeout, members := e.self, e.timeout, peset.Set(e.members).String()
 	defer watchdog(timeout, func() string {
 		return fmt.Sprintf("papers: PE %d: %s: the communicator of %s was not created within %v after the interrupt acknowledge: one of them stopped or died; ending this process", self, op, members, timeout)
 	})()

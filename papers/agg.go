@@ -30,6 +30,7 @@ import (
 	"unsafe"
 
 	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // Unsigned is the set of unsigned integer types the bitwise collectives take.
@@ -306,7 +307,7 @@ func Gather[T Number](p *PE, v T, out []T) (err error) {
 		return p.argError("Gather", "out has %d elements, want one per PE (%d)", len(out), p.n)
 	}
 	if missing := p.all() &^ p.members; missing != 0 {
-		for _, k := range lpt.PESet(missing).Members() {
+		for _, k := range peset.Set(missing).Members() {
 			out[k] = 0
 		}
 		return p.absent("Gather", missing, "value")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // checkIn waits, until timeout, for every other PE, whatever state earlier
@@ -144,7 +145,7 @@ func (p *PE) checkInFailed(err error, timeout time.Duration, voted bool) error {
 			k := bits.TrailingZeros64(missing)
 			e.Stall = fmt.Sprintf("PE %d did not answer: its program was not started (a port that an earlier run's departure left transparent reads so too), or its cable is unplugged, or its data line %s is stuck high", k, dataLine(k%4))
 		} else {
-			e.Stall = fmt.Sprintf("%s did not answer: their programs were not started (a port that an earlier run's departure left transparent reads so too), or their cables are unplugged", lpt.PESet(missing))
+			e.Stall = fmt.Sprintf("%s did not answer: their programs were not started (a port that an earlier run's departure left transparent reads so too), or their cables are unplugged", peset.Set(missing))
 		}
 		if missing == others && missing != 0 {
 			e.Stall += ", or this PE's own cable is unplugged"
@@ -153,7 +154,7 @@ func (p *PE) checkInFailed(err error, timeout time.Duration, voted bool) error {
 		if !voted || missing == 0 { // every PE voted, yet the check-in did not end: any of them
 			missing = others
 		}
-		e.Stall = fmt.Sprintf("a port holds the board: a PE whose program was not started (its port at power-on, or parked by an earlier run's Close) or was killed mid-operation; the board cannot say which PE: candidates %s", lpt.PESet(missing))
+		e.Stall = fmt.Sprintf("a port holds the board: a PE whose program was not started (its port at power-on, or parked by an earlier run's Close) or was killed mid-operation; the board cannot say which PE: candidates %s", peset.Set(missing))
 		if te.Stall != "" {
 			e.Stall += " (" + te.Stall + ")"
 		}
@@ -192,7 +193,7 @@ func (e *LineError) Error() string {
 	if e.Faulty >= 0 {
 		s = fmt.Sprintf("papers: PE %d: %s: PE %d's data line %s is stuck at %d (or open): it stays high while PE %d drives it low; run papersctl selftest on the board", e.PE, e.Op, e.Faulty, e.Line, e.Stuck, e.Faulty)
 	} else {
-		s = fmt.Sprintf("papers: PE %d: %s: data line %s is stuck at %d at the board: it reads low while every PE drives it high; the board's NAND cannot say whose cable (candidates %s) or whether the board's own input is at fault; run papersctl selftest on the board", e.PE, e.Op, e.Line, e.Stuck, lpt.PESet(e.Candidates))
+		s = fmt.Sprintf("papers: PE %d: %s: data line %s is stuck at %d at the board: it reads low while every PE drives it high; the board's NAND cannot say whose cable (candidates %s) or whether the board's own input is at fault; run papersctl selftest on the board", e.PE, e.Op, e.Line, e.Stuck, peset.Set(e.Candidates))
 	}
 	if e.Calls > e.Since {
 		s += fmt.Sprintf("; the results of calls %d to %d of the collectives (since the lines last passed) may be wrong", e.Since+1, e.Calls)

@@ -12,6 +12,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // leftover is a board state an earlier run can leave on a PE's port.
@@ -271,5 +272,5 @@ func missingOf(te *papers.TimeoutError) string {
 	if te == nil {
 		return "no timeout"
 	}
-	return fmt.Sprintf("%v, roll call %v", lpt.PESet(te.Missing).Members(), te.RollCall)
+	return fmt.Sprintf("%v, roll call %v", peset.Set(te.Missing).Members(), te.RollCall)
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 
-	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // Count says how many PEs contributed to a result: SPIDER's delivered/total
@@ -30,7 +30,7 @@ func (c Count) String() string {
 	if c.Missing == 0 {
 		return fmt.Sprintf("%d/%d", c.Delivered, c.Total)
 	}
-	return fmt.Sprintf("%d/%d (%s missing)", c.Delivered, c.Total, lpt.PESet(c.Missing))
+	return fmt.Sprintf("%d/%d (%s missing)", c.Delivered, c.Total, peset.Set(c.Missing))
 }
 
 // counted runs f, a collective, over the PEs that take part and that the

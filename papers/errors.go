@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // Sentinel errors. They carry no prefix of their own: papers returns them
@@ -96,9 +96,9 @@ func (e *TimeoutError) Error() string {
 			s += "; the data network says: " + describeAbsent(e.DataNet)
 		}
 	case e.RollCall && len(e.DataNet) > 0:
-		s += fmt.Sprintf(": the roll call that followed could not name one PE on the board, and the data network names %s: %s", lpt.PESet(e.Missing), describeAbsent(e.DataNet))
+		s += fmt.Sprintf(": the roll call that followed could not name one PE on the board, and the data network names %s: %s", peset.Set(e.Missing), describeAbsent(e.DataNet))
 	case e.RollCall && e.Missing != 0:
-		s += fmt.Sprintf(": %s did not answer the roll call that followed (its data line stayed high): it is stopped, killed, unplugged, or returned from its program", lpt.PESet(e.Missing))
+		s += fmt.Sprintf(": %s did not answer the roll call that followed (its data line stayed high): it is stopped, killed, unplugged, or returned from its program", peset.Set(e.Missing))
 	case e.RollCall:
 		s += ": another PE has not arrived, and every data line answered the roll call that followed, so the board cannot say which PE (a dead PE's last data can hold its line low; beyond 4 PEs, PEs share lines): not started, crashed, stopped, unplugged, or computing longer than the timeout"
 	case e.Op == "interrupt acknowledge":
@@ -139,13 +139,13 @@ type InterruptError struct {
 func (e *InterruptError) Error() string {
 	s := fmt.Sprintf("papers: PE %d: %s interrupted by a parallel interrupt with code %#x", e.PE, e.Op, e.Code)
 	if e.Returned != 0 {
-		s += fmt.Sprintf("; %s returned from the program while the others went on (left the group)", lpt.PESet(e.Returned))
+		s += fmt.Sprintf("; %s returned from the program while the others went on (left the group)", peset.Set(e.Returned))
 	}
 	if left := e.Left &^ e.Returned; left != 0 {
-		s += fmt.Sprintf("; %s left the group", lpt.PESet(left))
+		s += fmt.Sprintf("; %s left the group", peset.Set(left))
 	}
 	if e.Joined != 0 {
-		s += fmt.Sprintf("; %s joined the group", lpt.PESet(e.Joined))
+		s += fmt.Sprintf("; %s joined the group", peset.Set(e.Joined))
 	}
 	return s
 }
@@ -185,7 +185,7 @@ type AbsentError struct {
 func (e *AbsentError) Error() string {
 	switch e.Why {
 	case "participant":
-		s := fmt.Sprintf("papers: PE %d: %s: %s did not answer the census of the participants: its port reads transparent (cable unplugged, PC off, port released without leaving", e.PE, e.Op, lpt.PESet(e.Missing))
+		s := fmt.Sprintf("papers: PE %d: %s: %s did not answer the census of the participants: its port reads transparent (cable unplugged, PC off, port released without leaving", e.PE, e.Op, peset.Set(e.Missing))
 		if e.Op == endOp {
 			s += ", or its program returned and stopped waiting for the others after the timeout"
 		}
@@ -198,9 +198,9 @@ func (e *AbsentError) Error() string {
 		}
 		return s + fmt.Sprintf("the results of calls %d to %d of the collectives (since the census after call %d) may lack its values", e.Proven+1, e.Calls, e.Proven)
 	case "value":
-		return fmt.Sprintf("papers: PE %d: %s: %s took no part (left the group): their slots hold zero, the participants' are filled", e.PE, e.Op, lpt.PESet(e.Missing))
+		return fmt.Sprintf("papers: PE %d: %s: %s took no part (left the group): their slots hold zero, the participants' are filled", e.PE, e.Op, peset.Set(e.Missing))
 	}
-	return fmt.Sprintf("papers: PE %d: %s: %s %s does not take part (it left the group, or its program failed): name a participant (Participants)", e.PE, e.Op, e.Why, lpt.PESet(e.Missing))
+	return fmt.Sprintf("papers: PE %d: %s: %s %s does not take part (it left the group, or its program failed): name a participant (Participants)", e.PE, e.Op, e.Why, peset.Set(e.Missing))
 }
 
 func (e *AbsentError) Unwrap() error { return ErrAbsent }

@@ -14,8 +14,8 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emulate"
-	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // agent is a tree-combine agent's body (§5.2.1, Figure 5.2): a counter of
@@ -188,9 +188,9 @@ func combines(p *papers.PE, rounds int, missing uint64, what string) error {
 			product *= uint8(k + 2)
 		}
 	}
-	want := fmt.Sprintf("%d/%d", n-len(lpt.PESet(missing).Members()), n)
+	want := fmt.Sprintf("%d/%d", n-len(peset.Set(missing).Members()), n)
 	if missing != 0 {
-		want += fmt.Sprintf(" (PEs %d, %d missing)", lpt.PESet(missing).Members()[0], lpt.PESet(missing).Members()[1])
+		want += fmt.Sprintf(" (PEs %d, %d missing)", peset.Set(missing).Members()[0], peset.Set(missing).Members()[1])
 	}
 	for i := range rounds {
 		got, c, err := papers.ReduceCount(p, papers.BitOr, uint8(1<<p.Self()))

@@ -18,6 +18,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/lpt/lpttest"
 	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // env is what a cluster check sees on one PE.
@@ -734,7 +735,7 @@ func leaveChecks(e *env) error {
 		if err != nil {
 			return err
 		}
-		e.check(e.step, ie.Left == 1<<leaver, "nAutoFd,nStrobe", "the interrupt named %s as left, expected PE %d", lpt.PESet(ie.Left), leaver)
+		e.check(e.step, ie.Left == 1<<leaver, "nAutoFd,nStrobe", "the interrupt named %s as left, expected PE %d", peset.Set(ie.Left), leaver)
 		if err := e.shared.waitFor(left, 20*e.timeout, fmt.Sprintf("PE %d to leave", leaver)); err != nil {
 			return err
 		}

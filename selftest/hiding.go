@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ttlpapers/ttlpapers/hw"
-	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // A fault can hide another: with D6 stuck at 0 on one PE the barrier's
@@ -165,7 +165,7 @@ func linesOf(hs []hypothesis) string {
 	for i, l := range order {
 		ks := pes[l]
 		slices.Sort(ks)
-		parts[i] = fmt.Sprintf("%s (%s)", l, lpt.PESetOf(ks...))
+		parts[i] = fmt.Sprintf("%s (%s)", l, peset.Of(ks...))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/emulate"
-	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 type collective[T Number] struct {
@@ -51,7 +51,7 @@ func bitwise[T Integer]() []collective[T] {
 // compares each PE's result with a left fold, in PE order, over the PEs
 // that take part; all_bcast from a departed PE 0 must name it.
 func check[T Number](p *papers.PE, cs []collective[T], vals []T) error {
-	me, members := p.Self(), lpt.PESet(p.Participants()).Members()
+	me, members := p.Self(), peset.Set(p.Participants()).Members()
 	for _, c := range cs {
 		got, err := c.f(p, vals[me])
 		if err != nil {

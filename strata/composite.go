@@ -6,8 +6,8 @@ import (
 	"math/bits"
 	"slices"
 
-	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // CompositeOp is a composite reduction (Strata's CompositeOp). Like every
@@ -108,7 +108,7 @@ func gatherParticipants[T int32 | uint32 | float32](pe *papers.PE, v T) ([]T, er
 		return nil, err
 	}
 	vals := all[:0]
-	for _, k := range lpt.PESet(pe.Participants()).Members() {
+	for _, k := range peset.Set(pe.Participants()).Members() {
 		vals = append(vals, all[k])
 	}
 	return vals, nil

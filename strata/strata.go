@@ -29,8 +29,8 @@ import (
 	"runtime"
 
 	"github.com/ttlpapers/ttlpapers/am"
-	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // Word is Strata's generic 32-bit quantity; DoubleWord its 64-bit one.
@@ -229,7 +229,7 @@ type AbortError struct {
 func (e *AbortError) Error() string {
 	who := "another PE"
 	if e.Err != nil && e.Err.Left != 0 {
-		who = lpt.PESet(e.Err.Left).String()
+		who = peset.Set(e.Err.Left).String()
 	}
 	return fmt.Sprintf("strata: PE %d: %s: %s exited with code %#x", e.PE, e.Op, who, e.Code)
 }
