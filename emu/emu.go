@@ -56,7 +56,7 @@ import (
 // Board is an emulated board. All methods are safe for concurrent use, and a
 // shared board (CreateShared, OpenShared) also across processes.
 type Board struct {
-	hw  *hw.Board
+	hw  *hw.Netlist
 	pes int // PEs whose cables are plugged in at creation
 
 	// The compiled netlist (circuit.go).
@@ -125,7 +125,7 @@ func New(pes int, opts ...Option) (*Board, error) {
 // every PE can have a CPU: then two writers need not queue on one lock and
 // the lines it guards. 2 PEs on 2 CPUs, BenchmarkBarrier: 1.17-1.22 µs a
 // barrier lock-free, 1.46-1.72 locked; 4 or more PEs there: the lock wins.
-func NewFromNetlist(h *hw.Board, pes int, opts ...Option) (*Board, error) {
+func NewFromNetlist(h *hw.Netlist, pes int, opts ...Option) (*Board, error) {
 	if pes < 1 || pes > h.PEs {
 		return nil, fmt.Errorf("emu: %d PEs do not fit the %d-PE board: use 1 to %d", pes, h.PEs, h.PEs)
 	}
@@ -134,7 +134,7 @@ func NewFromNetlist(h *hw.Board, pes int, opts ...Option) (*Board, error) {
 
 // newInProcess makes a board in this process's memory; the tests of the
 // lock-free protocol make one unlocked, as a shared board is.
-func newInProcess(h *hw.Board, pes int, locked bool, opts []Option) *Board {
+func newInProcess(h *hw.Netlist, pes int, locked bool, opts []Option) *Board {
 	b := compile(h, pes)
 	b.m = alignedMemory(b.lay.words)
 	if b.locked = locked; locked {
@@ -175,7 +175,7 @@ func randomJob() uint64 {
 }
 
 // Netlist returns the board's hw netlist.
-func (b *Board) Netlist() *hw.Board { return b.hw }
+func (b *Board) Netlist() *hw.Netlist { return b.hw }
 
 // PEs returns the number of connectors on the board.
 func (b *Board) PEs() int { return b.hw.PEs }

@@ -146,7 +146,7 @@ var sessions = []session{
 
 // runCluster runs the driver's primitives on every PE (emulator) or on this
 // PC's PE (multi-PC), one session at a time.
-func runCluster(ctx context.Context, rep *Report, h *hw.Board, board *emu.Board, cfg Config, findings []Check) {
+func runCluster(ctx context.Context, rep *Report, h *hw.Netlist, board *emu.Board, cfg Config, findings []Check) {
 	var mu sync.Mutex
 	checkedIn := false
 	for _, s := range sessions {
@@ -197,7 +197,7 @@ func runCluster(ctx context.Context, rep *Report, h *hw.Board, board *emu.Board,
 
 // failure completes a failed driver check: with the wiring diagnosis when
 // there is one, else with the lines the check depends on.
-func failure(h *hw.Board, cfg Config, findings []Check, c Check, lines string) Check {
+func failure(h *hw.Netlist, cfg Config, findings []Check, c Check, lines string) Check {
 	if len(findings) > 0 {
 		return withFinding(findings[0], c.Name, c.Detail)
 	}
