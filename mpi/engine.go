@@ -116,7 +116,7 @@ type engine struct {
 	ep *am.Endpoint // the PE's data network (datanet.go)
 }
 
-// open is Open (api.go). Every wait of it is bounded. MPI_Init waits for
+// open is Open (doc.go). Every wait of it is bounded. MPI_Init waits for
 // every rank to start it and cannot be abandoned: a watchdog ends the
 // process after cfg.CheckInTimeout. Then a check-in of point-to-point
 // messages only (checkIn) names the ranks that have not reached Open
