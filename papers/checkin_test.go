@@ -12,7 +12,6 @@ import (
 	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
-	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // leftover is a board state an earlier run can leave on a PE's port.
@@ -272,5 +271,5 @@ func missingOf(te *papers.TimeoutError) string {
 	if te == nil {
 		return "no timeout"
 	}
-	return fmt.Sprintf("%v, roll call %v", peset.Set(te.Missing).Members(), te.RollCall)
+	return fmt.Sprintf("%v, roll call %v", te.Missing.Members(), te.RollCall)
 }

@@ -23,9 +23,15 @@ func Of(pes ...int) Set {
 	return s
 }
 
+// Has reports whether PE k is in the set.
+func (s Set) Has(k int) bool { return k >= 0 && k < 64 && s&(1<<k) != 0 }
+
+// Len is the number of PEs in the set.
+func (s Set) Len() int { return bits.OnesCount64(uint64(s)) }
+
 // Members returns the set's PEs, lowest first.
 func (s Set) Members() []int {
-	pes := make([]int, 0, bits.OnesCount64(uint64(s)))
+	pes := make([]int, 0, s.Len())
 	for k := 0; s != 0; k, s = k+1, s>>1 {
 		if s&1 != 0 {
 			pes = append(pes, k)

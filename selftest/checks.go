@@ -151,7 +151,7 @@ func addWrongBits(lines []string, got, want uint8) []string {
 func aggregateChecks(e *env) error {
 	p, n, self := e.p, e.p.PEs(), e.p.Self()
 	var orAll, andAll uint8 = 0, lpt.DataMask
-	var odd uint64
+	var odd peset.Set
 	for k := range n {
 		orAll |= 1 << (k % 4)
 		andAll &= lpt.DataMask &^ (1 << (k % 4))
@@ -165,7 +165,7 @@ func aggregateChecks(e *env) error {
 	}
 	b := func(v bool, err error) (string, error) { return fmt.Sprint(v), err }
 	x := func(v uint8, err error) (string, error) { return fmt.Sprintf("%04b", v), err }
-	m := func(v uint64, err error) (string, error) { return fmt.Sprintf("%#x", v), err }
+	m := func(v peset.Set, err error) (string, error) { return fmt.Sprintf("%#x", uint64(v)), err }
 	wrap := func(got string, err error, want string) (string, string, error) { return got, want, err }
 	checks := []agg{
 		{"ANY: only the last PE true", func() (string, string, error) { g, err := b(p.Any(self == n-1)); return wrap(g, err, "true") }},
@@ -182,7 +182,7 @@ func aggregateChecks(e *env) error {
 		}},
 		{"vote: odd PEs true", func() (string, string, error) {
 			g, err := m(p.Vote(self%2 == 1))
-			return wrap(g, err, fmt.Sprintf("%#x", odd))
+			return wrap(g, err, fmt.Sprintf("%#x", uint64(odd)))
 		}},
 		{"vote: every PE true", func() (string, string, error) {
 			g, err := m(p.Vote(true))
@@ -370,7 +370,7 @@ func leaveChecks(e *env) error {
 	if err != nil {
 		return err
 	}
-	e.check(e.step, mask == uint64(1)<<n-1, "D6,D7", "vote mask %#x, expected %#x", mask, uint64(1)<<n-1)
+	e.check(e.step, mask == 1<<n-1, "D6,D7", "the vote named %s, expected every PE", mask)
 	return nil
 }
 
@@ -405,7 +405,7 @@ func watchLeaver(e *env, leaver int, rejoinCode uint8, left, othersDone chan str
 	if err != nil {
 		return err
 	}
-	e.check(e.step, ie.Left == 1<<leaver, "nAutoFd,nStrobe", "the interrupt named %s as left, expected PE %d", peset.Set(ie.Left), leaver)
+	e.check(e.step, ie.Left == peset.Of(leaver), "nAutoFd,nStrobe", "the interrupt named %s as left, expected PE %d", ie.Left, leaver)
 	if err := e.shared.waitFor(left, 20*e.timeout, fmt.Sprintf("PE %d to leave", leaver)); err != nil {
 		return err
 	}
@@ -419,8 +419,8 @@ func watchLeaver(e *env, leaver int, rejoinCode uint8, left, othersDone chan str
 	if err != nil {
 		return err
 	}
-	want := (uint64(1)<<n - 1) &^ (1 << leaver)
-	e.check(e.step, mask == want, "D6,D7", "vote mask %#x, expected %#x (PE %d ignored)", mask, want, leaver)
+	want := (peset.Set(1)<<n - 1) &^ peset.Of(leaver)
+	e.check(e.step, mask == want, "D6,D7", "the vote named %s, expected %s (PE %d ignored)", mask, want, leaver)
 	if self == 0 {
 		close(othersDone)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/internal/faulttrial"
 	"github.com/ttlpapers/ttlpapers/internal/leakcheck"
 	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/peset"
 	"github.com/ttlpapers/ttlpapers/spmd"
 	"github.com/ttlpapers/ttlpapers/spmd/shm"
 )
@@ -305,7 +306,7 @@ func Example() {
 		return
 	}
 	defer board.Close()
-	masks := make([]uint64, 2)
+	masks := make([]peset.Set, 2)
 	var wg sync.WaitGroup
 	for k := 0; k < 2; k++ {
 		wg.Add(1)

@@ -30,7 +30,6 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/am"
 	"github.com/ttlpapers/ttlpapers/papers"
-	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // Word is Strata's generic 32-bit quantity; DoubleWord its 64-bit one.
@@ -229,7 +228,7 @@ type AbortError struct {
 func (e *AbortError) Error() string {
 	who := "another PE"
 	if e.Err != nil && e.Err.Left != 0 {
-		who = peset.Set(e.Err.Left).String()
+		who = e.Err.Left.String()
 	}
 	return fmt.Sprintf("strata: PE %d: %s: %s exited with code %#x", e.PE, e.Op, who, e.Code)
 }
