@@ -1,6 +1,9 @@
 package am
 
-import "github.com/ttlpapers/ttlpapers/papers"
+import (
+	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/peset"
+)
 
 // The board's roll call asks the data network too (papers.DataNet): after
 // a timed-out barrier every PE waiting at it pings the others here and
@@ -14,11 +17,11 @@ var rollID = Reserve(2)
 
 // rollCall is an endpoint's roll call in progress.
 type rollCall struct {
-	seq      uint64  // this roll call's number, carried by its pings
-	asked    uint64  // the PEs asked
-	toPing   uint64  // those whose ping has not gone yet (their inbox was full)
-	answered uint64  // those that answered this roll call's ping
-	known    []error // what the transport said of each PE when asked (a *GoneError), by PE
+	seq      uint64    // this roll call's number, carried by its pings
+	asked    peset.Set // the PEs asked
+	toPing   peset.Set // those whose ping has not gone yet (their inbox was full)
+	answered peset.Set // those that answered this roll call's ping
+	known    []error   // what the transport said of each PE when asked (a *GoneError), by PE
 	ping     Packet
 }
 
@@ -40,7 +43,7 @@ func (e *Endpoint) installRollCall() {
 // Ask begins the data network's part of a roll call of the PEs in who
 // (papers.DataNet): it notes those the transport knows are gone and pings
 // the others.
-func (e *Endpoint) Ask(who uint64) {
+func (e *Endpoint) Ask(who peset.Set) {
 	r := &e.roll
 	r.seq++
 	r.asked, r.toPing, r.answered = who, 0, 0
@@ -49,7 +52,7 @@ func (e *Endpoint) Ask(who uint64) {
 	}
 	for k := range e.n {
 		r.known[k] = nil
-		if who&(1<<k) == 0 {
+		if !who.Has(k) {
 			continue
 		}
 		if err := e.t.Gone(k); err != nil {
@@ -70,7 +73,7 @@ func (e *Endpoint) Listen() {
 	}
 	r := &e.roll
 	for k := range e.n {
-		if r.toPing&(1<<k) == 0 {
+		if !r.toPing.Has(k) {
 			continue
 		}
 		r.ping.Handler, r.ping.Net, r.ping.Len, r.ping.Staged = rollID, Left, 0, 0
@@ -99,7 +102,7 @@ func (e *Endpoint) Absent() []papers.Absence {
 	r := &e.roll
 	var out []papers.Absence
 	for k := range e.n {
-		if r.asked&(1<<k) == 0 || r.answered&(1<<k) != 0 {
+		if !r.asked.Has(k) || r.answered.Has(k) {
 			continue
 		}
 		err := r.known[k]

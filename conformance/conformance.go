@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // Case is one behaviour: Run runs on every PE of the program.
@@ -149,7 +150,7 @@ func nands(p *papers.PE, _ Side) error {
 		return fmt.Errorf("All(all but PE 0) = %v, %v", all, err)
 	}
 	vote, err := p.Vote(k%2 == 1)
-	var odd uint64
+	var odd peset.Set
 	for i := 1; i < n; i += 2 {
 		odd |= 1 << i
 	}
@@ -556,7 +557,7 @@ func interrupts(p *papers.PE, _ Side) error {
 // with a code and every PE takes part again.
 func leaveRejoin(p *papers.PE, s Side) error {
 	n, k, last := p.PEs(), p.Self(), p.PEs()-1
-	all := uint64(1)<<n - 1
+	all := peset.Set(1)<<n - 1
 	if k == last {
 		if err := p.Leave(); err != nil {
 			return err

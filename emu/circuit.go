@@ -21,7 +21,7 @@ type (
 
 // compile builds the board's simulation structures from a netlist: the
 // compiled circuit, and each connector's port.
-func compile(h *hw.Board, pes int) *Board {
+func compile(h *hw.Netlist, pes int) *Board {
 	c := netlist.Compile(h)
 	b := &Board{hw: h, pes: pes, nets: c.Nets, drivers: c.Drivers, gates: c.Gates, vcc: c.VCC, gnd: c.GND}
 	for k, conn := range c.Connectors {

@@ -13,6 +13,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/hw"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // startStates are the ways a run can find the board: each power-up state
@@ -105,7 +106,7 @@ func inStep(p *papers.PE) error {
 		if err != nil {
 			return err
 		}
-		var want uint64
+		var want peset.Set
 		for k := 0; k < n; k++ {
 			if (r+k)%2 == 0 {
 				want |= 1 << k

@@ -15,6 +15,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // The test binary doubles as the second process of the cross-process
@@ -80,9 +81,9 @@ func votePE(path string, pe, rounds int) error {
 		if err != nil {
 			return err
 		}
-		var want uint64
+		var want peset.Set
 		for k := 0; k < 3; k++ {
-			want |= uint64((r>>k)&1) << k
+			want |= peset.Set((r>>k)&1) << k
 		}
 		if got != want {
 			return fmt.Errorf("PE %d round %d: vote mask %03b, want %03b", pe, r, got, want)

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // memory is a board's shared state: 64-bit words, every one read and
@@ -290,7 +291,7 @@ func (b *Board) PortInfo(pe int) (info PortInfo) {
 		info.Noticed = time.Unix(0, int64(ns))
 	}
 	if late := b.m.load(b.lay.per(pe, pStalled)); late != 0 {
-		info.Late = lpt.PESet(late - 1).Members()
+		info.Late = peset.Set(late - 1).Members()
 		info.TimedOut = time.Unix(0, int64(b.m.load(b.lay.per(pe, pStalledAt))))
 	}
 	return info
@@ -368,8 +369,8 @@ func (b *Board) deadPartner(turn int) (int, string) {
 	// A PE that gave up waiting for others and exited is not the cause:
 	// the PEs it found late are.
 	if late := b.m.load(b.lay.per(k, pStalled)); late != 0 {
-		pes := lpt.PESet(late - 1).Members()
-		return pes[0], fmt.Sprintf("%s did not arrive at a barrier: PE %d waited until its timeout and exited", lpt.PESetOf(pes...), k)
+		pes := peset.Set(late - 1).Members()
+		return pes[0], fmt.Sprintf("%s did not arrive at a barrier: PE %d waited until its timeout and exited", peset.Of(pes...), k)
 	}
 	return k, fmt.Sprintf("PE %d's process (pid %d) died without closing its PE", k, wordPID(holder))
 }

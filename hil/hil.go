@@ -38,12 +38,9 @@ import (
 	"github.com/ttlpapers/ttlpapers/spmd"
 )
 
-// Placeholders in Config.Args, replaced in each machine by its PE number
-// and the machine count.
-const (
-	PEPlaceholder  = "{pe}"
-	PEsPlaceholder = "{pes}"
-)
+// PEsPlaceholder in Config.Args is replaced in each machine by the machine
+// count, as spmd.PESpec ("{pe}") is by its PE number.
+const PEsPlaceholder = "{pes}"
 
 // Config describes a run.
 type Config struct {
@@ -662,7 +659,7 @@ func parseExit(detail string) int {
 
 // Substitute returns args with the placeholders replaced for one PE.
 func Substitute(args []string, pe, pes int) []string {
-	r := strings.NewReplacer(PEPlaceholder, strconv.Itoa(pe), PEsPlaceholder, strconv.Itoa(pes))
+	r := strings.NewReplacer(spmd.PESpec, strconv.Itoa(pe), PEsPlaceholder, strconv.Itoa(pes))
 	out := make([]string, len(args))
 	for i, a := range args {
 		out[i] = r.Replace(a)

@@ -19,6 +19,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/internal/qemu"
 	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/spmd"
 )
 
 // requireHIL skips the test, naming what to install, when QEMU, FUSE or the
@@ -156,7 +157,7 @@ func TestDemoCluster(t *testing.T) {
 	bin := requireHIL(t)
 	const n = 4
 	res := run(t, hil.Config{N: n, Binary: bin, Timeout: 4 * time.Minute,
-		Args: []string{"demo", "--port", "0x378", "--pe", hil.PEPlaceholder, "--pes", hil.PEsPlaceholder, "--bench", "200"}})
+		Args: []string{"demo", "--port", "0x378", "--pe", spmd.PESpec, "--pes", hil.PEsPlaceholder, "--bench", "200"}})
 	for _, m := range res.Machines {
 		if m.Exit != 0 || m.Err != nil {
 			t.Errorf("pe%d: exit %d, %v\n%s", m.PE, m.Exit, m.Err, m.Console)
@@ -329,7 +330,7 @@ func TestSelftestSingle(t *testing.T) {
 }
 
 // clusterSelftest is the multi-PC selftest every machine runs.
-var clusterSelftest = []string{"selftest", "--port", "0x378", "--pe", hil.PEPlaceholder, "--pes", hil.PEsPlaceholder, "--json", "--no-prompt"}
+var clusterSelftest = []string{"selftest", "--port", "0x378", "--pe", spmd.PESpec, "--pes", hil.PEsPlaceholder, "--json", "--no-prompt"}
 
 // TestSelftestCluster runs the multi-PC selftest on four machines at once
 // against one healthy board: every machine passes, and the driver's

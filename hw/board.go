@@ -50,8 +50,9 @@ const (
 	GND = "GND"
 )
 
-// Board is a complete netlist.
-type Board struct {
+// Netlist is a board as designed: its components and the nets that wire
+// them, the TTL_PAPERS board's (New) or the Pi adapter's (PiAdapter).
+type Netlist struct {
 	PEs        int
 	Name       string
 	Revision   string
@@ -82,11 +83,11 @@ func SizeFor(pes int) (int, error) {
 const Revision = "1"
 
 // New builds the board for exactly pes PEs (4, 8, 16 or 32).
-func New(pes int) (*Board, error) {
+func New(pes int) (*Netlist, error) {
 	if s, err := SizeFor(pes); err != nil || s != pes {
 		return nil, fmt.Errorf("hw: a board is built for %v PEs, not %d (use hw.SizeFor to pick one and leave the extra cables unplugged)", Sizes, pes)
 	}
-	b := &Board{
+	b := &Netlist{
 		PEs: pes, Name: fmt.Sprintf("TTL_PAPERS %d-PE", pes), Revision: Revision,
 		byRef: map[string]*Component{}, byNode: map[Node]*Net{}, netName: map[string]*Net{}, pools: map[string]*pool{},
 	}
@@ -95,7 +96,7 @@ func New(pes int) (*Board, error) {
 }
 
 // MustNew is New for sizes known to be valid.
-func MustNew(pes int) *Board {
+func MustNew(pes int) *Netlist {
 	b, err := New(pes)
 	if err != nil {
 		panic(err)
@@ -126,7 +127,7 @@ func CableNet(pe int, line string) string { return fmt.Sprintf("PE%d.%s", pe, li
 
 // InputNet is the name of the net carrying NAND bit b; for boards above 4
 // PEs each group of 4 PEs has its own driven copy.
-func (b *Board) InputNet(bit, pe int) string {
+func (b *Netlist) InputNet(bit, pe int) string {
 	if b.PEs <= 4 {
 		return fmt.Sprintf("I%d", bit)
 	}
@@ -152,7 +153,7 @@ func CableConnector(pes int) *Part {
 
 // PortNode is the board pin that PE k's cable joins to pin n of the PC's
 // DB-25 port.
-func (b *Board) PortNode(pe, n int) Node {
+func (b *Netlist) PortNode(pe, n int) Node {
 	ref := ConnectorRef(pe)
 	if c := b.byRef[ref]; c != nil && c.Part.CablePin != nil {
 		n = c.Part.CablePin(n)
@@ -197,7 +198,7 @@ func inputBit(l lpt.Line) int {
 
 // build wires the board. The order of the steps is the order of the
 // reference designators (U1, U2, …).
-func (b *Board) build() {
+func (b *Netlist) build() {
 	b.trees()
 	b.flipFlops()
 	b.muxes()
@@ -210,7 +211,7 @@ func (b *Board) build() {
 }
 
 // perPE is the cable net of line on every PE.
-func (b *Board) perPE(line string) []string {
+func (b *Netlist) perPE(line string) []string {
 	nets := make([]string, b.PEs)
 	for k := range nets {
 		nets[k] = CableNet(k, line)
@@ -220,7 +221,7 @@ func (b *Board) perPE(line string) []string {
 
 // trees builds the barrier's two NAND trees, which preset and clear one
 // flip-flop half, and the interrupt request and acknowledge trees.
-func (b *Board) trees() {
+func (b *Netlist) trees() {
 	b.tree("barrier", "S0 tree", b.perPE(lineS0), NetAllS0)
 	b.tree("barrier", "S1 tree", b.perPE(lineS1), NetAllS1)
 	b.tree("interrupt", "IRQ tree", b.perPE(lineIRQ), NetIRQAny)
@@ -230,7 +231,7 @@ func (b *Board) trees() {
 // flipFlops places the 74LS74: the ready flip-flop, preset by nALL_S0 and
 // cleared by nALL_S1, and the interrupt flip-flop, clocked by IRQ_ANY and
 // cleared by every PE's acknowledge.
-func (b *Board) flipFlops() {
+func (b *Netlist) flipFlops() {
 	ff := b.chip(LS74, "barrier", "ready and interrupt flip-flops")
 	b.connect(NetAllS0, Node{ff.Ref, 1})
 	b.connect(VCC, Node{ff.Ref, 2}, Node{ff.Ref, 3})
@@ -244,7 +245,7 @@ func (b *Board) flipFlops() {
 
 // muxes puts each PE's multiplexer onto Busy: P_SEL=0 shows RDYQ, P_SEL=1
 // shows nINTQ.
-func (b *Board) muxes() {
+func (b *Netlist) muxes() {
 	rdy, intq := func(int) string { return NetRDYQ }, func(int) string { return NetINTQ }
 	if b.PEs > 8 {
 		// The flip-flop outputs would drive too many mux inputs: buffer them,
@@ -268,7 +269,7 @@ func (b *Board) muxes() {
 
 // dataNANDs builds one NAND per data bit, driving every PE's input line:
 // a 74LS40 buffer gate up to 4 PEs, a tree and line drivers beyond.
-func (b *Board) dataNANDs() {
+func (b *Netlist) dataNANDs() {
 	for bit := 0; bit < 4; bit++ {
 		ins := b.perPE(dataLine(bit))
 		if b.PEs <= 4 {
@@ -286,7 +287,7 @@ func (b *Board) dataNANDs() {
 }
 
 // ledDrivers drives each PE's green and red LED through a line driver.
-func (b *Board) ledDrivers() {
+func (b *Netlist) ledDrivers() {
 	for k := 0; k < b.PEs; k++ {
 		for _, led := range []struct{ line, net string }{{lineLG, LEDGreen}, {lineLR, LEDRed}} {
 			c, u := b.unit("led", LS244, "led", "LED drivers")
@@ -298,7 +299,7 @@ func (b *Board) ledDrivers() {
 
 // connectors places each PE's cable connector and puts its pins on their
 // nets, from lpt's line table.
-func (b *Board) connectors() {
+func (b *Netlist) connectors() {
 	for k := 0; k < b.PEs; k++ {
 		b.add(ConnectorRef(k), CableConnector(b.PEs), "cable", fmt.Sprintf("PE %d printer cable", k))
 		for _, l := range lpt.Lines {
@@ -328,7 +329,7 @@ func LEDAnodeNet(pe int, colour string) string { return CableNet(pe, colour+"_A"
 // passives adds what a real board needs beyond the logic: a decoupling
 // capacitor per chip, the LEDs and their resistors, the power input with its
 // bulk capacitor and the blue power light.
-func (b *Board) passives() {
+func (b *Netlist) passives() {
 	var chips []*Component
 	for _, c := range b.Components {
 		if c.Part.Logic() {
@@ -368,7 +369,7 @@ func (b *Board) passives() {
 // tree builds NAND(ins) onto net out: one 74LS20 gate for 4 inputs, one
 // 74LS30 for 8, and 74LS30s ORed by 74LS32s beyond (NAND(all) = OR of the
 // NANDs of the parts).
-func (b *Board) tree(group, role string, ins []string, out string) {
+func (b *Netlist) tree(group, role string, ins []string, out string) {
 	if len(ins) <= 4 {
 		c, u := b.unit("nand4", LS20, group, "4-input NAND trees")
 		for i, net := range ins {
@@ -409,7 +410,7 @@ func (b *Board) tree(group, role string, ins []string, out string) {
 }
 
 // fanout drives copies of net src through count 74LS244 buffers.
-func (b *Board) fanout(group, role, src string, count int, name func(g int) string) func(int) string {
+func (b *Netlist) fanout(group, role, src string, count int, name func(g int) string) func(int) string {
 	for g := 0; g < count; g++ {
 		c, u := b.unit(group+"drv", LS244, group, role)
 		b.connect(src, Node{c.Ref, u.In[0]})
@@ -426,12 +427,12 @@ type pool struct {
 	used  int
 }
 
-func (b *Board) chip(p *Part, group, role string) *Component {
+func (b *Netlist) chip(p *Part, group, role string) *Component {
 	b.uCount++
 	return b.add(fmt.Sprintf("U%d", b.uCount), p, group, role)
 }
 
-func (b *Board) unit(key string, p *Part, group, role string) (*Component, Unit) {
+func (b *Netlist) unit(key string, p *Part, group, role string) (*Component, Unit) {
 	pl := b.pools[key]
 	if pl == nil {
 		pl = &pool{part: p}
@@ -447,7 +448,7 @@ func (b *Board) unit(key string, p *Part, group, role string) (*Component, Unit)
 
 // finishPools ties the inputs of unused units to a defined level (and
 // enables of unused buffers to their disabled level), as TTL practice asks.
-func (b *Board) finishPools() {
+func (b *Netlist) finishPools() {
 	keys := make([]string, 0, len(b.pools))
 	for k := range b.pools {
 		keys = append(keys, k)
@@ -473,7 +474,7 @@ func (b *Board) finishPools() {
 }
 
 // power wires every chip's supply pins and ties line-driver enables low.
-func (b *Board) power() {
+func (b *Netlist) power() {
 	for _, c := range b.Components {
 		for _, p := range c.Part.Pins {
 			switch p.Type {
@@ -489,7 +490,7 @@ func (b *Board) power() {
 	}
 }
 
-func (b *Board) add(ref string, p *Part, group, role string) *Component {
+func (b *Netlist) add(ref string, p *Part, group, role string) *Component {
 	c := &Component{Ref: ref, Part: p, Role: role, Group: group}
 	b.Components = append(b.Components, c)
 	b.byRef[ref] = c
@@ -497,7 +498,7 @@ func (b *Board) add(ref string, p *Part, group, role string) *Component {
 }
 
 // connect puts nodes on the named net. A pin belongs to at most one net.
-func (b *Board) connect(name string, nodes ...Node) {
+func (b *Netlist) connect(name string, nodes ...Node) {
 	net := b.netName[name]
 	if net == nil {
 		net = &Net{Name: name}
@@ -517,18 +518,18 @@ func (b *Board) connect(name string, nodes ...Node) {
 }
 
 // Component returns the component with the given reference, or nil.
-func (b *Board) Component(ref string) *Component { return b.byRef[ref] }
+func (b *Netlist) Component(ref string) *Component { return b.byRef[ref] }
 
 // NetOf returns the net a pin is on, or nil when it is not connected.
-func (b *Board) NetOf(n Node) *Net { return b.byNode[n] }
+func (b *Netlist) NetOf(n Node) *Net { return b.byNode[n] }
 
 // Net returns the named net, or nil.
-func (b *Board) Net(name string) *Net { return b.netName[name] }
+func (b *Netlist) Net(name string) *Net { return b.netName[name] }
 
 // Trace describes where PE k's port line lands on the board: the cable
 // connector pin and the chip pins on the same net, e.g. "J1 pin 8 → U1 pin 1
 // (74LS20 S0 tree)". Selftest uses it to name what to check.
-func (b *Board) Trace(pe int, line lpt.Line) string {
+func (b *Netlist) Trace(pe int, line lpt.Line) string {
 	j := b.PortNode(pe, line.Pin)
 	net := b.byNode[j]
 	s := fmt.Sprintf("%s pin %d", j.Ref, j.Pin)

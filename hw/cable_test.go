@@ -86,7 +86,7 @@ func TestCableTable(t *testing.T) {
 	if len(rows) != 26 {
 		t.Fatalf("the cable table has %d rows, want one per wire, 26", len(rows))
 	}
-	boards := []*Board{MustNew(16), MustNew(32)}
+	boards := []*Netlist{MustNew(16), MustNew(32)}
 	for i, row := range rows {
 		f := strings.Split(strings.Trim(row, "| "), " | ")
 		if len(f) != 4 {

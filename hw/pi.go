@@ -26,12 +26,12 @@ func PiNet(line string) string { return line + "_3V3" }
 // 74LVC245 on the Pi's 3.3 V, whose 5 V-tolerant inputs take the 74LS
 // outputs and whose outputs never exceed 3.3 V (docs/hardware.md). The
 // adapter takes no power from the board; it serves PEs = 1.
-func PiAdapter() (*Board, error) {
+func PiAdapter() (*Netlist, error) {
 	header, err := gpiomap.RaspberryPi.HeaderPins()
 	if err != nil {
 		return nil, err
 	}
-	b := &Board{
+	b := &Netlist{
 		PEs: 1, Name: PiAdapterName, Revision: Revision,
 		byRef: map[string]*Component{}, byNode: map[Node]*Net{}, netName: map[string]*Net{}, pools: map[string]*pool{},
 	}

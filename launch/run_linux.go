@@ -25,7 +25,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/field"
 	"github.com/ttlpapers/ttlpapers/internal/stop"
-	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/peset"
 	"github.com/ttlpapers/ttlpapers/spmd"
 	"github.com/ttlpapers/ttlpapers/spmd/shm"
 )
@@ -329,7 +329,7 @@ func (r *run) finish() {
 			}
 		case <-deadline.C:
 			if r.rep.Lingered = r.lingering(); len(r.rep.Lingered) > 0 {
-				r.rep.Notes = append(r.rep.Notes, fmt.Sprintf("what %s started was still running at the end of the grace period after the PEs ended: killed its process group", lpt.PESetOf(r.rep.Lingered...)))
+				r.rep.Notes = append(r.rep.Notes, fmt.Sprintf("what %s started was still running at the end of the grace period after the PEs ended: killed its process group", peset.Of(r.rep.Lingered...)))
 			}
 			r.signalAll(unix.SIGKILL)
 			r.expire(time.Now())
@@ -485,7 +485,7 @@ func (r *run) ended(e exitEvent) {
 // failed because of the PEs that did not arrive, which the report names.
 func (r *run) failedWaiting(k, status int, info emu.PortInfo) {
 	pe := r.cfg.First + k
-	reason := fmt.Sprintf("%s did not arrive at a barrier: PE %d waited until its timeout and exited with status %d", lpt.PESetOf(info.Late...), pe, status)
+	reason := fmt.Sprintf("%s did not arrive at a barrier: PE %d waited until its timeout and exited with status %d", peset.Of(info.Late...), pe, status)
 	// Of several late PEs, a stopped one is the likelier cause (the others
 	// may just be slow to be scheduled): blame it.
 	blamed := info.Late[0]

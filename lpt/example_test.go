@@ -54,17 +54,3 @@ func ExampleStickyError() {
 	fmt.Println(sticky.Err())
 	// Output: ioctl PPWDATA: input/output error
 }
-
-// Errors name the PEs they are about in one way everywhere: a set from a
-// vote or a stall report, or from a list.
-func ExamplePESet() {
-	fmt.Println(lpt.PESet(1 << 3))
-	fmt.Println(lpt.PESet(1<<1 | 1<<3))
-	fmt.Println(lpt.PESet(1<<1 | 1<<3).Members())
-	fmt.Println(lpt.PESetOf(4, 2))
-	// Output:
-	// PE 3
-	// PEs 1, 3
-	// [1 3]
-	// PEs 2, 4
-}

@@ -16,6 +16,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/am"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/peset"
 	"github.com/ttlpapers/ttlpapers/substrate"
 )
 
@@ -40,8 +41,8 @@ type ctl struct {
 	code    uint8
 	stay    bool
 	pending bool
-	raisers uint64
-	members uint64
+	raisers peset.Set
+	members peset.Set
 	done    uint64
 	ticket  uint64
 }
@@ -56,15 +57,15 @@ func (c ctl) put(b []byte) {
 	if c.pending {
 		b[6] = 1
 	}
-	binary.LittleEndian.PutUint64(b[8:], c.raisers)
-	binary.LittleEndian.PutUint64(b[16:], c.members)
+	binary.LittleEndian.PutUint64(b[8:], uint64(c.raisers))
+	binary.LittleEndian.PutUint64(b[16:], uint64(c.members))
 	binary.LittleEndian.PutUint64(b[24:], c.done)
 	binary.LittleEndian.PutUint64(b[32:], c.ticket)
 }
 
 func getCtl(b []byte) ctl {
 	return ctl{epoch: int32(binary.LittleEndian.Uint32(b)), code: b[4], stay: b[5] != 0, pending: b[6] != 0,
-		raisers: binary.LittleEndian.Uint64(b[8:]), members: binary.LittleEndian.Uint64(b[16:]), done: binary.LittleEndian.Uint64(b[24:]),
+		raisers: peset.Set(binary.LittleEndian.Uint64(b[8:])), members: peset.Set(binary.LittleEndian.Uint64(b[16:])), done: binary.LittleEndian.Uint64(b[24:]),
 		ticket: binary.LittleEndian.Uint64(b[32:])}
 }
 
@@ -83,7 +84,7 @@ type engine struct {
 	// tag it is given, which must not meet the control messages.
 	groups  comm
 	ranks   []int
-	members uint64
+	members peset.Set
 	epoch   int32
 	left    bool
 	done    uint64 // collectives completed in this epoch
@@ -107,15 +108,15 @@ type engine struct {
 	ctlBuf []byte // C: control messages out and in
 	broken error  // set when the collectives can no longer be kept in step
 
-	lastLeft, lastJoined uint64 // what the last acknowledge changed
+	lastLeft, lastJoined peset.Set // what the last acknowledge changed
 	// failed are the PEs that left with substrate.AbortCode: their
 	// processes exit without MPI_Finalize (session.Fail).
-	failed uint64
+	failed peset.Set
 
 	ep *am.Endpoint // the PE's data network (datanet.go)
 }
 
-// open is Open (api.go). Every wait of it is bounded. MPI_Init waits for
+// open is Open (doc.go). Every wait of it is bounded. MPI_Init waits for
 // every rank to start it and cannot be abandoned: a watchdog ends the
 // process after cfg.CheckInTimeout. Then a check-in of point-to-point
 // messages only (checkIn) names the ranks that have not reached Open
@@ -233,7 +234,7 @@ func checkIn(w comm, timeout time.Duration) error {
 	done := make([]bool, len(reqs))
 	deadline := time.Now().Add(timeout)
 	for {
-		var missing uint64
+		var missing peset.Set
 		for i := range reqs {
 			if done[i] {
 				continue
@@ -258,7 +259,7 @@ func checkIn(w comm, timeout time.Duration) error {
 				}
 			}
 			return &papers.TimeoutError{PE: self, Op: "check-in", Waited: timeout,
-				Stall: lpt.PESet(missing).String() + " did not reach mpi.Open: not started, stopped or dead (ranks started by hand need a longer PAPERS_CHECKIN or -papers.checkin)"}
+				Stall: missing.String() + " did not reach mpi.Open: not started, stopped or dead (ranks started by hand need a longer PAPERS_CHECKIN or -papers.checkin)"}
 		}
 	}
 }
@@ -569,12 +570,12 @@ func (e *engine) answerPings() error {
 func (e *engine) timedOut(op string, waited time.Duration) error {
 	token := uint64(time.Now().UnixNano())
 	want := e.members &^ (1 << e.self)
-	for _, k := range lpt.PESet(want).Members() {
+	for _, k := range want.Members() {
 		if err := e.send(k, tagPing, ctl{done: token}); err != nil {
 			return e.fail(op, err)
 		}
 	}
-	answered := uint64(0)
+	var answered peset.Set
 	deadline := time.Now().Add(min(e.timeout/4+10*time.Millisecond, time.Second))
 	for answered != want && time.Now().Before(deadline) {
 		if err := e.answerPings(); err != nil {
@@ -593,7 +594,7 @@ func (e *engine) timedOut(op string, waited time.Duration) error {
 	}
 	stall := "every other PE answers a ping: they are waiting in another operation (did every PE call the same one?)"
 	if silent := want &^ answered; silent != 0 {
-		stall = fmt.Sprintf("%s did not answer a ping: stopped, dead, or computing for longer than the timeout", lpt.PESet(silent))
+		stall = fmt.Sprintf("%s did not answer a ping: stopped, dead, or computing for longer than the timeout", silent)
 	}
 	e.broken = &papers.TimeoutError{PE: e.self, Op: op, Waited: e.timeout, Stall: stall}
 	e.pendOp = ""
@@ -611,7 +612,7 @@ func (e *engine) CheckInterrupt(op string) error {
 	return e.noticeInterrupt(op)
 }
 
-func (e *engine) Raise(op string, code uint8, depart bool) (uint8, uint64, error) {
+func (e *engine) Raise(op string, code uint8, depart bool) (uint8, peset.Set, error) {
 	if err := e.start(op); err != nil {
 		return 0, 0, err
 	}
@@ -660,7 +661,7 @@ func (e *engine) Close() error {
 	case e.broken != nil:
 		return err
 	case e.failed != 0 && err == nil:
-		return e.errorf("%s failed and ended without MPI_Finalize, so this PE ends without it too (MPI_Finalize would wait for it): the job has failed", lpt.PESet(e.failed))
+		return e.errorf("%s failed and ended without MPI_Finalize, so this PE ends without it too (MPI_Finalize would wait for it): the job has failed", e.failed)
 	case e.failed != 0:
 		return err
 	}
@@ -685,14 +686,14 @@ func (e *engine) Close() error {
 // completes everywhere and the interrupt is returned by the next
 // operation. Then every PE that stays creates the next epoch's
 // communicator of the participants.
-func (e *engine) acknowledge(op string, mine ctl, raisers uint64, code uint8) (uint8, error) {
-	self := uint64(1) << e.self
+func (e *engine) acknowledge(op string, mine ctl, raisers peset.Set, code uint8) (uint8, error) {
+	self := peset.Of(e.self)
 	rejoining := e.left
 	mine.epoch, mine.raisers, mine.members, mine.done, mine.ticket = e.epoch, raisers, e.members, e.done, e.ticket
 	base := e.ticket // the next epoch's: the highest ticket any of them joined
 	mine.pending = e.pendOp != ""
 	known := !rejoining
-	var sent, got, stays uint64
+	var sent, got, stays peset.Set
 	targets := (e.members | raisers) &^ self
 	if mine.stay {
 		stays = self
@@ -714,7 +715,7 @@ func (e *engine) acknowledge(op string, mine ctl, raisers uint64, code uint8) (u
 	start := time.Now()
 	for {
 		if known {
-			for _, k := range lpt.PESet(targets &^ sent).Members() {
+			for _, k := range (targets &^ sent).Members() {
 				if err := e.send(k, tagAck, mine); err != nil {
 					return 0, e.fail(op, err)
 				}
@@ -737,7 +738,7 @@ func (e *engine) acknowledge(op string, mine ctl, raisers uint64, code uint8) (u
 				if !known {
 					return 0, e.failErr(&papers.TimeoutError{PE: e.self, Op: "interrupt acknowledge", Waited: e.timeout, Stall: "no participant acknowledged this PE's interrupt (are they all computing without a collective, stopped or dead?)"})
 				}
-				return 0, e.failErr(&papers.TimeoutError{PE: e.self, Op: "interrupt acknowledge", Waited: e.timeout, Stall: lpt.PESet(missing).String() + " did not acknowledge the interrupt: stopped, dead, or computing for longer than the timeout"})
+				return 0, e.failErr(&papers.TimeoutError{PE: e.self, Op: "interrupt acknowledge", Waited: e.timeout, Stall: missing.String() + " did not acknowledge the interrupt: stopped, dead, or computing for longer than the timeout"})
 			}
 			continue
 		}
@@ -775,7 +776,7 @@ func (e *engine) acknowledge(op string, mine ctl, raisers uint64, code uint8) (u
 	if stays&self == 0 {
 		return code, nil
 	}
-	e.ranks = lpt.PESet(stays).Members()
+	e.ranks = stays.Members()
 	data, err := e.subset(op)
 	if err != nil {
 		return 0, e.fail(op, err)
@@ -791,7 +792,7 @@ func (e *engine) acknowledge(op string, mine ctl, raisers uint64, code uint8) (u
 // then, as the call cannot be abandoned, a watchdog ends the process with an
 // error after the timeout, and mpirun ends the job.
 func (e *engine) subset(op string) (comm, error) {
-	self, timeout, members := e.self, e.timeout, lpt.PESet(e.members).String()
+	self, timeout, members := e.self, e.timeout, e.members.String()
 	defer watchdog(timeout, func() string {
 		return fmt.Sprintf("papers: PE %d: %s: the communicator of %s was not created within %v after the interrupt acknowledge: one of them stopped or died; ending this process", self, op, members, timeout)
 	})()

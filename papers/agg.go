@@ -30,6 +30,7 @@ import (
 	"unsafe"
 
 	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // Unsigned is the set of unsigned integer types the bitwise collectives take.
@@ -53,7 +54,7 @@ func (p *PE) argError(op, format string, a ...any) error {
 }
 
 // absent reports PEs that do not take part whose values op needed as why.
-func (p *PE) absent(op string, missing uint64, why string) error {
+func (p *PE) absent(op string, missing peset.Set, why string) error {
 	return &AbsentError{PE: p.self, Op: op, Missing: missing, Why: why}
 }
 
@@ -306,7 +307,7 @@ func Gather[T Number](p *PE, v T, out []T) (err error) {
 		return p.argError("Gather", "out has %d elements, want one per PE (%d)", len(out), p.n)
 	}
 	if missing := p.all() &^ p.members; missing != 0 {
-		for _, k := range lpt.PESet(missing).Members() {
+		for _, k := range missing.Members() {
 			out[k] = 0
 		}
 		return p.absent("Gather", missing, "value")
@@ -348,7 +349,7 @@ func Multicast[T Number](p *PE, from int, v T) (_ T, err error) {
 		}
 		return 0, p.argError(op, "another PE named a source out of range")
 	}
-	if gone := srcs &^ p.members; gone != 0 {
+	if gone := peset.Set(srcs) &^ p.members; gone != 0 {
 		return 0, p.absent(op, gone, "source")
 	}
 	got := v

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/ttlpapers/ttlpapers/emulate"
-	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // testPEs are the PE counts every collective is checked with.
@@ -141,7 +141,7 @@ func (w world[T]) memberOf(r *rand.Rand) int { return w.members[r.IntN(len(w.mem
 // NAND counts against the documented formulas (n counting participants).
 func checkNumber[T papers.Number](p *papers.PE, seed uint64, iters int) error {
 	r := rand.New(rand.NewPCG(seed, uint64(p.PEs())))
-	w := world[T]{name: fmt.Sprintf("%T", T(0)), vals: make([]T, p.PEs()), members: lpt.PESet(p.Participants()).Members(), q: papers.WidthOf[T]() / 4}
+	w := world[T]{name: fmt.Sprintf("%T", T(0)), vals: make([]T, p.PEs()), members: p.Participants().Members(), q: papers.WidthOf[T]() / 4}
 	for it := 0; it < iters; it++ {
 		for i := range w.vals {
 			w.vals[i] = gen[T](r)
@@ -192,10 +192,10 @@ func checkGather[T papers.Number](p *papers.PE, w world[T], r *rand.Rand, it int
 	out := make([]T, n)
 	before := p.Stats().NANDs
 	err := papers.Gather(p, w.vals[self], out)
-	if absent := (uint64(1)<<n - 1) &^ p.Participants(); absent != 0 {
+	if absent := (peset.Set(1)<<n - 1) &^ p.Participants(); absent != 0 {
 		var ae *papers.AbsentError
 		if !errors.As(err, &ae) || ae.Missing != absent {
-			return fmt.Errorf("%s Gather with PEs %v absent: %v, want an AbsentError naming them", w.name, lpt.PESet(absent).Members(), err)
+			return fmt.Errorf("%s Gather with PEs %v absent: %v, want an AbsentError naming them", w.name, absent.Members(), err)
 		}
 	} else if err != nil {
 		return fmt.Errorf("%s Gather: %w", w.name, err)
@@ -330,7 +330,7 @@ func checkUnsigned[T papers.Unsigned](p *papers.PE, seed uint64, iters int) erro
 	r := rand.New(rand.NewPCG(seed, uint64(n)))
 	name := fmt.Sprintf("%T", T(0))
 	vals := make([]T, n)
-	members := lpt.PESet(p.Participants()).Members()
+	members := p.Participants().Members()
 	for it := 0; it < iters; it++ {
 		for i := range vals {
 			// Sparse bits so that OR and AND both have something to say.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // checkIn waits, until timeout, for every other PE, whatever state earlier
@@ -59,7 +60,7 @@ func (p *PE) checkIn(timeout time.Duration) error {
 		// and a PE still finishing an earlier program acknowledges too:
 		// a vote of its own counts the PEs checking in.
 		p.timeout = time.Until(deadline)
-		var mask uint64
+		var mask peset.Set
 		mask, err = p.vote("check-in", true)
 		if errors.As(err, &ie) && time.Now().Before(deadline) {
 			continue // another PE arrived during the vote: vote again
@@ -140,11 +141,11 @@ func (p *PE) checkInFailed(err error, timeout time.Duration, voted bool) error {
 	case voted && p.members&(1<<p.self) == 0:
 		e.Stall = fmt.Sprintf("this PE's own vote did not reach the board: its cable is unplugged or its data line %s is stuck high or open (papersctl selftest tests them)", dataLine(p.self%4))
 	case te.Op == "check-in" && voted && missing != 0: // waited for an arrival that did not come
-		if missing&(missing-1) == 0 {
-			k := bits.TrailingZeros64(missing)
+		if missing.Len() == 1 {
+			k := missing.Members()[0]
 			e.Stall = fmt.Sprintf("PE %d did not answer: its program was not started (a port that an earlier run's departure left transparent reads so too), or its cable is unplugged, or its data line %s is stuck high", k, dataLine(k%4))
 		} else {
-			e.Stall = fmt.Sprintf("%s did not answer: their programs were not started (a port that an earlier run's departure left transparent reads so too), or their cables are unplugged", lpt.PESet(missing))
+			e.Stall = fmt.Sprintf("%s did not answer: their programs were not started (a port that an earlier run's departure left transparent reads so too), or their cables are unplugged", missing)
 		}
 		if missing == others && missing != 0 {
 			e.Stall += ", or this PE's own cable is unplugged"
@@ -153,7 +154,7 @@ func (p *PE) checkInFailed(err error, timeout time.Duration, voted bool) error {
 		if !voted || missing == 0 { // every PE voted, yet the check-in did not end: any of them
 			missing = others
 		}
-		e.Stall = fmt.Sprintf("a port holds the board: a PE whose program was not started (its port at power-on, or parked by an earlier run's Close) or was killed mid-operation; the board cannot say which PE: candidates %s", lpt.PESet(missing))
+		e.Stall = fmt.Sprintf("a port holds the board: a PE whose program was not started (its port at power-on, or parked by an earlier run's Close) or was killed mid-operation; the board cannot say which PE: candidates %s", missing)
 		if te.Stall != "" {
 			e.Stall += " (" + te.Stall + ")"
 		}
@@ -176,9 +177,9 @@ type LineError struct {
 	Line  lpt.Line // the data line
 	Stuck uint8    // the level it is stuck at, 0 or 1
 	// Faulty is the PE whose line it is, or -1 when the board cannot
-	// tell; Candidates then lists the PEs it may be (bit k: PE k).
+	// tell; Candidates then lists the PEs it may be.
 	Faulty     int
-	Candidates uint64
+	Candidates peset.Set
 	// Op is the test's: "check-in", or the proof's (proof.go); after
 	// check-in the results of calls Since+1 to Calls of the collectives
 	// may be wrong (the lines passed when Since calls had returned, and
@@ -192,7 +193,7 @@ func (e *LineError) Error() string {
 	if e.Faulty >= 0 {
 		s = fmt.Sprintf("papers: PE %d: %s: PE %d's data line %s is stuck at %d (or open): it stays high while PE %d drives it low; run papersctl selftest on the board", e.PE, e.Op, e.Faulty, e.Line, e.Stuck, e.Faulty)
 	} else {
-		s = fmt.Sprintf("papers: PE %d: %s: data line %s is stuck at %d at the board: it reads low while every PE drives it high; the board's NAND cannot say whose cable (candidates %s) or whether the board's own input is at fault; run papersctl selftest on the board", e.PE, e.Op, e.Line, e.Stuck, lpt.PESet(e.Candidates))
+		s = fmt.Sprintf("papers: PE %d: %s: data line %s is stuck at %d at the board: it reads low while every PE drives it high; the board's NAND cannot say whose cable (candidates %s) or whether the board's own input is at fault; run papersctl selftest on the board", e.PE, e.Op, e.Line, e.Stuck, e.Candidates)
 	}
 	if e.Calls > e.Since {
 		s += fmt.Sprintf("; the results of calls %d to %d of the collectives (since the lines last passed) may be wrong", e.Since+1, e.Calls)
@@ -252,7 +253,7 @@ func (p *PE) testLines(op string, calls uint64) error {
 // network, if the PE has one, which PEs do not answer there, and returns
 // what it knows of them (dn): every PE waiting with the others listens
 // to it during its own roll call.
-func (p *PE) rollCall() (missing uint64, dn []Absence) {
+func (p *PE) rollCall() (missing peset.Set, dn []Absence) {
 	p.port.WriteData(p.waitingLED()&^lpt.DataMask | lpt.DataMask&^(1<<(p.self%4)))
 	net := p.datanet
 	if net != nil {

@@ -271,5 +271,5 @@ func missingOf(te *papers.TimeoutError) string {
 	if te == nil {
 		return "no timeout"
 	}
-	return fmt.Sprintf("%v, roll call %v", lpt.PESet(te.Missing).Members(), te.RollCall)
+	return fmt.Sprintf("%v, roll call %v", te.Missing.Members(), te.RollCall)
 }

@@ -3,9 +3,8 @@ package papers
 import (
 	"cmp"
 	"fmt"
-	"math/bits"
 
-	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // Count says how many PEs contributed to a result: SPIDER's delivered/total
@@ -18,7 +17,7 @@ import (
 type Count struct {
 	Delivered int
 	Total     int
-	Missing   uint64 // bit k: PE k did not contribute
+	Missing   peset.Set // the PEs that did not contribute
 }
 
 // Complete reports whether every PE contributed.
@@ -30,7 +29,7 @@ func (c Count) String() string {
 	if c.Missing == 0 {
 		return fmt.Sprintf("%d/%d", c.Delivered, c.Total)
 	}
-	return fmt.Sprintf("%d/%d (%s missing)", c.Delivered, c.Total, lpt.PESet(c.Missing))
+	return fmt.Sprintf("%d/%d (%s missing)", c.Delivered, c.Total, c.Missing)
 }
 
 // counted runs f, a collective, over the PEs that take part and that the
@@ -48,7 +47,7 @@ func (p *PE) counted(bad error, f func() error) (Count, error) {
 	}
 	saved, ints := p.members, p.stats.Interrupts
 	p.members &= here
-	c := Count{Delivered: bits.OnesCount64(p.members), Total: p.n, Missing: p.all() &^ p.members}
+	c := Count{Delivered: p.members.Len(), Total: p.n, Missing: p.all() &^ p.members}
 	err = f()
 	if p.stats.Interrupts == ints { // an interrupt set the participants anew
 		p.members = saved

@@ -2,6 +2,7 @@ package papers
 
 import (
 	"fmt"
+	"github.com/ttlpapers/ttlpapers/peset"
 	"strings"
 )
 
@@ -27,7 +28,7 @@ type DataNet interface {
 	// pings, which it answers, and their answers; Absent ends it and
 	// returns the PEs asked that did not answer, each with what the
 	// network knows of it.
-	Ask(who uint64)
+	Ask(who peset.Set)
 	Listen()
 	Absent() []Absence
 }
@@ -100,8 +101,8 @@ func (a Absence) String() string {
 }
 
 // absentSet is the set of PEs a data network named.
-func absentSet(dn []Absence) uint64 {
-	var m uint64
+func absentSet(dn []Absence) peset.Set {
+	var m peset.Set
 	for _, a := range dn {
 		m |= 1 << a.PE
 	}
@@ -126,7 +127,7 @@ func describeAbsent(dn []Absence) string {
 // that gave up waiting before this one's roll call (a host that starves
 // this PE of the CPU makes its roll call late). dn is kept only when it
 // is the answer.
-func named(board uint64, dn []Absence) (uint64, []Absence) {
+func named(board peset.Set, dn []Absence) (peset.Set, []Absence) {
 	d := absentSet(dn)
 	if board&(board-1) == 0 && board != 0 || d == 0 {
 		return board, nil
@@ -134,7 +135,7 @@ func named(board uint64, dn []Absence) (uint64, []Absence) {
 	if both := board & d; both != 0 {
 		d = both
 	}
-	var quiet uint64 // named, and not left failing
+	var quiet peset.Set // named, and not left failing
 	for _, a := range dn {
 		if d&(1<<a.PE) != 0 && a.How != Failed {
 			quiet |= 1 << a.PE

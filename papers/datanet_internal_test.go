@@ -1,6 +1,7 @@
 package papers
 
 import (
+	"github.com/ttlpapers/ttlpapers/peset"
 	"slices"
 	"testing"
 )
@@ -13,9 +14,9 @@ func TestNamed(t *testing.T) {
 	died := func(k int) Absence { return Absence{PE: k, How: Died} }
 	for _, c := range []struct {
 		name   string
-		board  uint64
+		board  peset.Set
 		dn     []Absence
-		want   uint64
+		want   peset.Set
 		wantDN []int
 	}{
 		{"the board names one PE", 1 << 1, []Absence{silent(1), silent(2)}, 1 << 1, nil},
@@ -35,7 +36,7 @@ func TestNamed(t *testing.T) {
 			pes = append(pes, a.PE)
 		}
 		if got != c.want || !slices.Equal(pes, c.wantDN) {
-			t.Errorf("%s: named(%#x, %v) = %#x, %v; want %#x, %v", c.name, c.board, c.dn, got, pes, c.want, c.wantDN)
+			t.Errorf("%s: named(%v, %v) = %v, %v; want %v, %v", c.name, c.board, c.dn, got, pes, c.want, c.wantDN)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package papers
 
 import (
 	"errors"
+	"github.com/ttlpapers/ttlpapers/peset"
 	"unsafe"
 )
 
@@ -48,7 +49,7 @@ type Engine interface {
 	// acknowledge; with depart this PE leaves the group in it, and a PE
 	// that has left rejoins with it. It returns the delivered code (the
 	// OR of concurrent raisers') and the participants afterwards.
-	Raise(op string, code uint8, depart bool) (delivered uint8, members uint64, err error)
+	Raise(op string, code uint8, depart bool) (delivered uint8, members peset.Set, err error)
 	// CheckInterrupt acknowledges a pending interrupt and returns its
 	// *InterruptError, or nil when none is pending.
 	CheckInterrupt(op string) error
@@ -91,7 +92,7 @@ func (p *PE) fromEngine(err error) error {
 }
 
 // adopt records an acknowledged interrupt's new participants.
-func (p *PE) adopt(members uint64) {
+func (p *PE) adopt(members peset.Set) {
 	p.stats.Interrupts++
 	p.change = change{left: p.members &^ members, joined: members &^ p.members}
 	p.members = members
@@ -99,7 +100,7 @@ func (p *PE) adopt(members uint64) {
 
 // engineGather is eachMember on an engine: one Allgather of v's memory
 // image, then got for each member in order.
-func engineGather[T any](p *PE, members uint64, v *T, backward bool, got func(pe int, val T)) error {
+func engineGather[T any](p *PE, members peset.Set, v *T, backward bool, got func(pe int, val T)) error {
 	if err := p.usable("gather"); err != nil {
 		return err
 	}

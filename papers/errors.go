@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // Sentinel errors. They carry no prefix of their own: papers returns them
@@ -75,7 +75,7 @@ type TimeoutError struct {
 	// Missing are the PEs the wait was held up by, when the waiter knows
 	// them (bit k: PE k): the PE a data-network wait was on, or after a
 	// roll call the PEs whose data line no PE pulled low; 0 when unknown.
-	Missing uint64
+	Missing peset.Set
 	// Stall says who held the operation up, when the backend knows (the
 	// emulator and the data network do; real hardware does not).
 	Stall string
@@ -96,9 +96,9 @@ func (e *TimeoutError) Error() string {
 			s += "; the data network says: " + describeAbsent(e.DataNet)
 		}
 	case e.RollCall && len(e.DataNet) > 0:
-		s += fmt.Sprintf(": the roll call that followed could not name one PE on the board, and the data network names %s: %s", lpt.PESet(e.Missing), describeAbsent(e.DataNet))
+		s += fmt.Sprintf(": the roll call that followed could not name one PE on the board, and the data network names %s: %s", e.Missing, describeAbsent(e.DataNet))
 	case e.RollCall && e.Missing != 0:
-		s += fmt.Sprintf(": %s did not answer the roll call that followed (its data line stayed high): it is stopped, killed, unplugged, or returned from its program", lpt.PESet(e.Missing))
+		s += fmt.Sprintf(": %s did not answer the roll call that followed (its data line stayed high): it is stopped, killed, unplugged, or returned from its program", e.Missing)
 	case e.RollCall:
 		s += ": another PE has not arrived, and every data line answered the roll call that followed, so the board cannot say which PE (a dead PE's last data can hold its line low; beyond 4 PEs, PEs share lines): not started, crashed, stopped, unplugged, or computing longer than the timeout"
 	case e.Op == "interrupt acknowledge":
@@ -126,33 +126,33 @@ func (e *TimeoutError) Is(target error) bool { return target == os.ErrDeadlineEx
 type InterruptError struct {
 	PE      int
 	Op      string
-	Code    uint8  // the 4-bit code (the OR of the codes, if several PEs raised)
-	Left    uint64 // PEs that left the group with this interrupt (bit k: PE k)
-	Joined  uint64 // PEs that joined it
-	Members uint64 // the participants afterwards
+	Code    uint8     // the 4-bit code (the OR of the codes, if several PEs raised)
+	Left    peset.Set // PEs that left the group with this interrupt
+	Joined  peset.Set // PEs that joined it
+	Members peset.Set // the participants afterwards
 	// Returned are the PEs of Left whose program returned (Finish): the
 	// code was ReturnCode. A PE that returns while the others compute is
 	// a fault of the program, not of the PC: it names the PE as such.
-	Returned uint64
+	Returned peset.Set
 }
 
 func (e *InterruptError) Error() string {
 	s := fmt.Sprintf("papers: PE %d: %s interrupted by a parallel interrupt with code %#x", e.PE, e.Op, e.Code)
 	if e.Returned != 0 {
-		s += fmt.Sprintf("; %s returned from the program while the others went on (left the group)", lpt.PESet(e.Returned))
+		s += fmt.Sprintf("; %s returned from the program while the others went on (left the group)", e.Returned)
 	}
 	if left := e.Left &^ e.Returned; left != 0 {
-		s += fmt.Sprintf("; %s left the group", lpt.PESet(left))
+		s += fmt.Sprintf("; %s left the group", left)
 	}
 	if e.Joined != 0 {
-		s += fmt.Sprintf("; %s joined the group", lpt.PESet(e.Joined))
+		s += fmt.Sprintf("; %s joined the group", e.Joined)
 	}
 	return s
 }
 
 // change is what the last interrupt acknowledge did to the group.
 type change struct {
-	left, joined uint64
+	left, joined peset.Set
 }
 
 // interruptError describes the interrupt just acknowledged with code.
@@ -173,8 +173,8 @@ func (p *PE) interruptError(op string, code uint8) *InterruptError {
 type AbsentError struct {
 	PE      int
 	Op      string
-	Missing uint64 // the PEs whose values were needed (bit k: PE k)
-	Why     string // what they were needed as: "root", "source", "value", "participant"
+	Missing peset.Set // the PEs whose values were needed
+	Why     string    // what they were needed as: "root", "source", "value", "participant"
 	// For a census (Why "participant"): the results of calls Proven+1 to
 	// Calls of the collectives, counted from 1 at Open, may lack the
 	// missing PEs' values; the last census found them present when
@@ -185,7 +185,7 @@ type AbsentError struct {
 func (e *AbsentError) Error() string {
 	switch e.Why {
 	case "participant":
-		s := fmt.Sprintf("papers: PE %d: %s: %s did not answer the census of the participants: its port reads transparent (cable unplugged, PC off, port released without leaving", e.PE, e.Op, lpt.PESet(e.Missing))
+		s := fmt.Sprintf("papers: PE %d: %s: %s did not answer the census of the participants: its port reads transparent (cable unplugged, PC off, port released without leaving", e.PE, e.Op, e.Missing)
 		if e.Op == endOp {
 			s += ", or its program returned and stopped waiting for the others after the timeout"
 		}
@@ -198,9 +198,9 @@ func (e *AbsentError) Error() string {
 		}
 		return s + fmt.Sprintf("the results of calls %d to %d of the collectives (since the census after call %d) may lack its values", e.Proven+1, e.Calls, e.Proven)
 	case "value":
-		return fmt.Sprintf("papers: PE %d: %s: %s took no part (left the group): their slots hold zero, the participants' are filled", e.PE, e.Op, lpt.PESet(e.Missing))
+		return fmt.Sprintf("papers: PE %d: %s: %s took no part (left the group): their slots hold zero, the participants' are filled", e.PE, e.Op, e.Missing)
 	}
-	return fmt.Sprintf("papers: PE %d: %s: %s %s does not take part (it left the group, or its program failed): name a participant (Participants)", e.PE, e.Op, e.Why, lpt.PESet(e.Missing))
+	return fmt.Sprintf("papers: PE %d: %s: %s %s does not take part (it left the group, or its program failed): name a participant (Participants)", e.PE, e.Op, e.Why, e.Missing)
 }
 
 func (e *AbsentError) Unwrap() error { return ErrAbsent }

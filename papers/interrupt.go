@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // Interrupt raises a parallel interrupt carrying a 4-bit code and takes part
@@ -142,7 +143,7 @@ func (p *PE) acknowledge(raise bool, code uint8) (uint8, error) {
 		// PE that went on: a PE counts as staying only if its second
 		// vote says so too. Finish then proves the run, which names the
 		// line.
-		var gone uint64
+		var gone peset.Set
 		gone, err = p.vote(op, p.depart)
 		mask &^= gone
 	}

@@ -57,6 +57,7 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // DefaultTimeout bounds each blocking wait when Config.Timeout is zero.
@@ -130,11 +131,11 @@ type PE struct {
 	st         uint8 // the status byte that ended the last wait
 	state      peState
 	stats      Stats
-	members    uint64 // the participants, as every PE agreed at check-in and at the last interrupt
-	change     change // what the last interrupt acknowledge changed
-	depart     bool   // the interrupt being acknowledged is this PE's own departure
-	eng        Engine // nil on a board; see OpenEngine
-	sensed     bool   // on an engine: nand holds the NAND of the last split-phase barrier
+	members    peset.Set // the participants, as every PE agreed at check-in and at the last interrupt
+	change     change    // what the last interrupt acknowledge changed
+	depart     bool      // the interrupt being acknowledged is this PE's own departure
+	eng        Engine    // nil on a board; see OpenEngine
+	sensed     bool      // on an engine: nand holds the NAND of the last split-phase barrier
 	sensedNAND uint8
 
 	datanet DataNet // the data network's endpoint, attached by the runner (datanet.go)
@@ -148,13 +149,13 @@ type PE struct {
 	depth       int    // how many collectives the PE is inside (begin, end)
 	outer       string // the name of the outermost one, for the census's errors
 
-	verify    bool   // Config.Verify
-	ops       uint64 // calls of the collectives since Open; never restarts, unlike calls
-	proven    uint64 // the calls whose results the last census found every participant for (proof.go)
-	linesOK   uint64 // the calls made when the data lines last passed their test (0: at check-in)
-	serving   bool   // Finish waits for the others: keep answering the data network
-	finishing bool   // the acknowledge is Finish's
-	stayed    uint64 // the participants that went on computing when Finish's acknowledge voted
+	verify    bool      // Config.Verify
+	ops       uint64    // calls of the collectives since Open; never restarts, unlike calls
+	proven    uint64    // the calls whose results the last census found every participant for (proof.go)
+	linesOK   uint64    // the calls made when the data lines last passed their test (0: at check-in)
+	serving   bool      // Finish waits for the others: keep answering the data network
+	finishing bool      // the acknowledge is Finish's
+	stayed    peset.Set // the participants that went on computing when Finish's acknowledge voted
 }
 
 type peState uint8
@@ -239,7 +240,7 @@ func NamePE(k int, err error) error {
 }
 
 // all is the mask of every PE of the program.
-func (p *PE) all() uint64 { return 1<<p.n - 1 }
+func (p *PE) all() peset.Set { return 1<<p.n - 1 }
 
 // errorf formats an error of this PE: "papers: PE k: " and the message.
 func (p *PE) errorf(format string, a ...any) error {
@@ -280,7 +281,7 @@ func (p *PE) PEs() int { return p.n }
 // pulled mid-run is not announced: the census (Config.CensusEvery) finds
 // it and drops it, with an error, and the Count forms of the reductions
 // (ReduceCount …) count it out.
-func (p *PE) Participants() uint64 { return p.members }
+func (p *PE) Participants() peset.Set { return p.members }
 
 // Stats returns the operation counts since Open.
 func (p *PE) Stats() Stats { return p.stats }
@@ -718,7 +719,7 @@ func (p *PE) All(b bool) (_ bool, err error) {
 // Vote is the 1-bit multi-broadcast: every PE gets a mask with bit i set
 // when PE i voted true. PE i drives line i%4 in NAND number i/4, so n PEs
 // take ceil(n/4) NANDs. A PE that does not take part reads as false.
-func (p *PE) Vote(b bool) (_ uint64, err error) {
+func (p *PE) Vote(b bool) (_ peset.Set, err error) {
 	defer p.end(&err)
 	if err := p.begin("vote"); err != nil {
 		return 0, err
@@ -726,7 +727,7 @@ func (p *PE) Vote(b bool) (_ uint64, err error) {
 	return p.vote("vote", b)
 }
 
-func (p *PE) vote(op string, b bool) (uint64, error) {
+func (p *PE) vote(op string, b bool) (peset.Set, error) {
 	if p.eng != nil {
 		var x uint64
 		if b {
@@ -736,9 +737,9 @@ func (p *PE) vote(op string, b bool) (uint64, error) {
 			return 0, err
 		}
 		r, err := p.eng.Allreduce(op, BitOr, 64, x)
-		return r & p.all(), p.fromEngine(err)
+		return peset.Set(r) & p.all(), p.fromEngine(err)
 	}
-	var mask uint64
+	var mask peset.Set
 	for round := 0; round*4 < p.n; round++ {
 		x := uint8(lpt.DataMask)
 		if b && p.self/4 == round {
@@ -748,7 +749,7 @@ func (p *PE) vote(op string, b bool) (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
-		mask |= uint64(r) << (4 * round)
+		mask |= peset.Set(r) << (4 * round)
 	}
 	return mask & p.all(), nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // sizes are the PE counts the suites run on: every board size, plus odd
@@ -88,7 +89,7 @@ func TestNANDAndFriends(t *testing.T) {
 				for r := 0; r < iters; r++ {
 					v := contributions(r, n)
 					and, or := uint8(0xf), uint8(0)
-					var vote uint64
+					var vote peset.Set
 					for i, x := range v {
 						and &= x
 						or |= x

@@ -10,6 +10,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // untilInterrupt runs barriers until one returns a parallel interrupt, and
@@ -40,7 +41,7 @@ func withDeparted(n, leaver int, fn func(p *papers.PE) error) error {
 		if err != nil {
 			return err
 		}
-		want := (uint64(1)<<n - 1) &^ (1 << leaver)
+		want := (peset.Set(1)<<n - 1) &^ peset.Of(leaver)
 		if ie.Left != 1<<leaver || ie.Joined != 0 || ie.Code != 0 || p.Participants() != want || ie.Members != want {
 			return fmt.Errorf("departure of PE %d seen as %+v, participants %b; want Left %b, participants %b", leaver, ie, p.Participants(), 1<<leaver, want)
 		}

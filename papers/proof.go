@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // Proving the run (docs/protocol.md, "Proving the run"): a PE unplugged
@@ -54,7 +55,7 @@ func (p *PE) prove(op string, proven uint64) error {
 // ended is what Finish does once its acknowledge is over with code: every
 // participant ended in it (p.state is still running) and the run is
 // proved, or the run did not end together and Finish says why.
-func (p *PE) ended(code uint8, stayed uint64, err error) error {
+func (p *PE) ended(code uint8, stayed peset.Set, err error) error {
 	switch {
 	case err != nil:
 		return p.errorf("%s: %w; the run is not proven: every PE must return within the timeout (PAPERS_TIMEOUT, -papers.timeout) of the others", endOp, err)

@@ -14,8 +14,8 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emulate"
-	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // agent is a tree-combine agent's body (§5.2.1, Figure 5.2): a counter of
@@ -178,19 +178,19 @@ func TestSpiderFaultInjection(t *testing.T) {
 
 // combines runs rounds counted combines and checks each: delivered/total
 // as missing says, the OR and the product of the delivered PEs' values.
-func combines(p *papers.PE, rounds int, missing uint64, what string) error {
+func combines(p *papers.PE, rounds int, missing peset.Set, what string) error {
 	n := p.PEs()
 	var or, product uint8
 	product = 1
 	for k := range n {
-		if missing&(1<<k) == 0 {
+		if !missing.Has(k) {
 			or |= uint8(1 << k)
 			product *= uint8(k + 2)
 		}
 	}
-	want := fmt.Sprintf("%d/%d", n-len(lpt.PESet(missing).Members()), n)
+	want := fmt.Sprintf("%d/%d", n-missing.Len(), n)
 	if missing != 0 {
-		want += fmt.Sprintf(" (PEs %d, %d missing)", lpt.PESet(missing).Members()[0], lpt.PESet(missing).Members()[1])
+		want += fmt.Sprintf(" (PEs %d, %d missing)", missing.Members()[0], missing.Members()[1])
 	}
 	for i := range rounds {
 		got, c, err := papers.ReduceCount(p, papers.BitOr, uint8(1<<p.Self()))

@@ -5,6 +5,7 @@ package papers
 
 import (
 	"fmt"
+	"github.com/ttlpapers/ttlpapers/peset"
 	"reflect"
 	"sync"
 	"unsafe"
@@ -87,7 +88,7 @@ func broadcastValue[T any](p *PE, root int, v, out *T) error {
 // or from PE n-1 down when backward — and calls got with each PE's value as
 // it arrives: |members|*ceil(8*size/4) NANDs. It is the gather that every
 // gather-based collective runs.
-func eachMember[T any](p *PE, members uint64, v *T, backward bool, got func(pe int, val T)) error {
+func eachMember[T any](p *PE, members peset.Set, v *T, backward bool, got func(pe int, val T)) error {
 	if p.eng != nil {
 		return engineGather(p, members, v, backward, got)
 	}

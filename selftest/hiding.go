@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ttlpapers/ttlpapers/hw"
-	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // A fault can hide another: with D6 stuck at 0 on one PE the barrier's
@@ -31,7 +31,7 @@ const maskBudget = 20_000_000
 // healthy board on their own are left out (the report lists them as not
 // checkable), and so are faults on the matched line itself or contained
 // in the match (a port whose data lines are undriven has them stuck at 1).
-func (s *signatures) masked(h *hw.Board, pes []int, leds bool, ms []int) (hidden []hypothesis, complete bool) {
+func (s *signatures) masked(h *hw.Netlist, pes []int, leds bool, ms []int) (hidden []hypothesis, complete bool) {
 	complete = true
 	budget := maskBudget
 	seen := map[int]bool{}
@@ -84,7 +84,7 @@ func (s *signatures) hideEntry(m int) *hideEntry {
 
 // hiddenBy simulates every candidate fault together with hypothesis m (in
 // parallel) and returns those that leave its readings unchanged.
-func (s *signatures) hiddenBy(h *hw.Board, pes []int, leds bool, m int) []int {
+func (s *signatures) hiddenBy(h *hw.Netlist, pes []int, leds bool, m int) []int {
 	var todo []int
 	for j, x := range s.hyps {
 		if j != m && !sameLine(s.hyps[m], x) && distance(s.sigs[j], s.healthy) != 0 && !contains(s.hyps[m], x) {
@@ -165,7 +165,7 @@ func linesOf(hs []hypothesis) string {
 	for i, l := range order {
 		ks := pes[l]
 		slices.Sort(ks)
-		parts[i] = fmt.Sprintf("%s (%s)", l, lpt.PESetOf(ks...))
+		parts[i] = fmt.Sprintf("%s (%s)", l, peset.Of(ks...))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -21,7 +21,7 @@ const pairCandidates = 10
 // taken instead from the single faults that explain the most readings
 // (their own differences from a healthy board appear in obs), and paired
 // with every other.
-func (s *signatures) diagnosePairs(h *hw.Board, pes []int, leds bool, obs []uint8) [][2]hypothesis {
+func (s *signatures) diagnosePairs(h *hw.Netlist, pes []int, leds bool, obs []uint8) [][2]hypothesis {
 	var todo [][2]int
 	seen := map[[2]int]bool{}
 	for _, i := range s.explaining(obs) {
@@ -91,7 +91,7 @@ func (s *signatures) explaining(obs []uint8) []int {
 func sameLine(a, b hypothesis) bool { return a.pe == b.pe && a.line == b.line }
 
 // pairFinding is the failed check for two faults at once.
-func pairFinding(h *hw.Board, pairs [][2]hypothesis) Check {
+func pairFinding(h *hw.Netlist, pairs [][2]hypothesis) Check {
 	c := Check{Status: StatusFail}
 	var names, lines, chips, causes []string
 	for _, p := range pairs {

@@ -324,7 +324,7 @@ func (cfg Config) Validate() error {
 // emulatedBoard builds the emulated board of netlist h for cfg: in
 // single-PC mode every other cable unplugged, cfg's faults injected (and
 // listed in rep), and its recording hooked up.
-func (cfg *Config) emulatedBoard(rep *Report, h *hw.Board) (*emu.Board, error) {
+func (cfg *Config) emulatedBoard(rep *Report, h *hw.Netlist) (*emu.Board, error) {
 	board, err := emu.NewFromNetlist(h, cfg.PEs)
 	if err != nil {
 		return nil, fmt.Errorf("selftest: %w", err)
@@ -350,7 +350,7 @@ func (cfg *Config) emulatedBoard(rep *Report, h *hw.Board) (*emu.Board, error) {
 
 // wiring runs the wiring probe on the rig of this mode, compares it with
 // the healthy prediction, and diagnoses the differences.
-func wiring(rep *Report, h *hw.Board, board *emu.Board, cfg Config) ([]Check, error) {
+func wiring(rep *Report, h *hw.Netlist, board *emu.Board, cfg Config) ([]Check, error) {
 	pes := []int{cfg.PE}
 	if cfg.Mode == Cluster {
 		pes = nil
@@ -452,7 +452,7 @@ func withFinding(f Check, name, detail string) Check {
 }
 
 // notCheckable reports, line by line, the faults this mode cannot see.
-func notCheckable(rep *Report, h *hw.Board, hs []hypothesis, leds bool) {
+func notCheckable(rep *Report, h *hw.Netlist, hs []hypothesis, leds bool) {
 	type key struct{ line string }
 	var order []key
 	byLine := map[key][]hypothesis{}

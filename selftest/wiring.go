@@ -404,7 +404,7 @@ func computeSignatures(size int, pes []int, leds bool) *signatures {
 // simulate runs the probe on an emulated board with only the rig's cables
 // plugged in and the given faults injected, and returns the values read —
 // with want set, only up to the first that differs from want's (probe).
-func simulate(h *hw.Board, pes []int, leds bool, faults []emu.Fault, want []uint8) ([]uint8, error) {
+func simulate(h *hw.Netlist, pes []int, leds bool, faults []emu.Fault, want []uint8) ([]uint8, error) {
 	b, r, err := emulatedRig(h, pes, leds)
 	if err != nil {
 		return nil, err
@@ -429,7 +429,7 @@ type openRig struct {
 
 // emulatedRig builds an emulated board with exactly the rig's PEs plugged
 // in and claims their ports.
-func emulatedRig(h *hw.Board, pes []int, leds bool) (*emu.Board, openRig, error) {
+func emulatedRig(h *hw.Netlist, pes []int, leds bool) (*emu.Board, openRig, error) {
 	b, err := emu.NewFromNetlist(h, h.PEs)
 	if err != nil {
 		return nil, openRig{}, err
@@ -480,7 +480,7 @@ func values(rs []reading) []uint8 {
 // that differ from a healthy board's: the single faults that give them,
 // with the faults each could be hiding; else the pairs of faults that
 // give them; else the closest single faults.
-func (s *signatures) diagnosis(h *hw.Board, pes []int, leds bool, obs []uint8) Check {
+func (s *signatures) diagnosis(h *hw.Netlist, pes []int, leds bool, obs []uint8) Check {
 	ms, exact := s.diagnose(obs)
 	hs := make([]hypothesis, len(ms))
 	for i, m := range ms {
@@ -540,7 +540,7 @@ func distance(a, b []uint8) int {
 // finding turns a set of matching hypotheses into the fields of a failed
 // check: the line, its DB-25 pin, where it lands on the board, and the
 // likely cause.
-func finding(h *hw.Board, hs []hypothesis, exact bool) Check {
+func finding(h *hw.Netlist, hs []hypothesis, exact bool) Check {
 	c := Check{Status: StatusFail}
 	var names []string
 	pes := map[int]bool{}
@@ -604,7 +604,7 @@ func finding(h *hw.Board, hs []hypothesis, exact bool) Check {
 // suspectChips names where each hypothesis's fault would be: the chips and
 // traces of its line (every data line for one not driven, the connector for
 // an unplugged cable), each place once.
-func suspectChips(h *hw.Board, hs []hypothesis) []string {
+func suspectChips(h *hw.Netlist, hs []hypothesis) []string {
 	var chips []string
 	for _, x := range hs {
 		var where string

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/emulate"
-	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
@@ -51,7 +50,7 @@ func bitwise[T Integer]() []collective[T] {
 // compares each PE's result with a left fold, in PE order, over the PEs
 // that take part; all_bcast from a departed PE 0 must name it.
 func check[T Number](p *papers.PE, cs []collective[T], vals []T) error {
-	me, members := p.Self(), lpt.PESet(p.Participants()).Members()
+	me, members := p.Self(), p.Participants().Members()
 	for _, c := range cs {
 		got, err := c.f(p, vals[me])
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // storeWait bounds AllStoreSync's rounds. The board keeps every PE in
@@ -42,7 +43,7 @@ func (w *storeWait) check(m *Memory, sum int64) error {
 // 500 ms) is long for an answer, and a PE is named within 1.25 times the
 // timeout of the last store that arrived (1.05 at the default 10 s).
 func storesLost(m *Memory, sum int64, waited time.Duration) error {
-	others := (uint64(1)<<m.n - 1) &^ (1 << m.self)
+	others := (peset.Set(1)<<m.n - 1) &^ peset.Of(m.self)
 	m.ep.Ask(others)
 	for end := time.Now().Add(min(m.ep.Timeout()/4, 500*time.Millisecond)); time.Now().Before(end); {
 		m.ep.Listen()

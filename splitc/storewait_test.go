@@ -11,6 +11,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/peset"
 	"github.com/ttlpapers/ttlpapers/splitc"
 )
 
@@ -125,7 +126,7 @@ func TestAllStoreSyncNamesCutLink(t *testing.T) {
 	const timeout = 300 * time.Millisecond
 	errs, took := storeAcrossCut(t, timeout, -1)
 	for k, err := range errs {
-		want := uint64(1 << 2)
+		want := peset.Of(2)
 		if k == 2 {
 			want = 0b1011
 		}

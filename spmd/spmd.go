@@ -86,14 +86,15 @@ import (
 	"github.com/ttlpapers/ttlpapers/substrate"
 )
 
-// Environment variables read by Env and the flag defaults.
+// Environment variables read by Env and the flag defaults. The data
+// network's, PAPERS_LISTEN, is tcpnet.EnvListen: the package that reads
+// its value names it.
 const (
 	EnvPE      = "PAPERS_PE"
 	EnvPEs     = "PAPERS_PES"
 	EnvPort    = "PAPERS_PORT"
 	EnvTimeout = "PAPERS_TIMEOUT"
 	EnvCheckIn = "PAPERS_CHECKIN"
-	EnvListen  = "PAPERS_LISTEN"
 	EnvVerify  = "PAPERS_VERIFY"
 	// EnvBoard is the old name of EnvPort, still read when EnvPort is not
 	// set.
@@ -129,7 +130,7 @@ func Env() (Options, error) { return envFrom(os.Getenv) }
 // envFrom reads the options from an environment's getenv: each variable
 // that is set must parse; Check judges the values.
 func envFrom(getenv func(string) string) (Options, error) {
-	o := Options{PE: -1, Port: getenv(EnvPort), Listen: getenv(EnvListen)}
+	o := Options{PE: -1, Port: getenv(EnvPort), Listen: getenv(tcpnet.EnvListen)}
 	if old := getenv(EnvBoard); old != "" {
 		if o.Port != "" && o.Port != old {
 			return o, fmt.Errorf("spmd: %s=%q and %s=%q disagree: set only %s (%s is its old name)", EnvPort, o.Port, EnvBoard, old, EnvPort, EnvBoard)
@@ -224,7 +225,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.StringVar(&opts.Port, "papers.port", o.Port, "port spec: shm:PATH, port:0x378, ppdev:/dev/parport0, devport:0x378, gpio:MAPPING or mpi (env "+EnvPort+")")
 	fs.StringVar(&opts.Port, "papers.board", o.Port, "old name of -papers.port")
 	fs.DurationVar(&opts.Timeout, "papers.timeout", o.Timeout, "bound on every wait, 0 for the default (env "+EnvTimeout+")")
-	fs.StringVar(&opts.Listen, "papers.listen", o.Listen, "a real board's TCP data network: this PC's address or interface on the LAN, or none (env "+EnvListen+")")
+	fs.StringVar(&opts.Listen, "papers.listen", o.Listen, "a real board's TCP data network: this PC's address or interface on the LAN, or none (env "+tcpnet.EnvListen+")")
 	fs.DurationVar(&opts.CheckIn, "papers.checkin", o.CheckIn, "bound on the wait for the other PEs to start, 0 for the wait timeout but at least "+DefaultCheckIn.String()+" (env "+EnvCheckIn+")")
 	fs.BoolVar(&opts.Verify, "papers.verify", o.Verify, "prove the board (a census and a test of every data line) before every collective returns, not only at the end of the run (env "+EnvVerify+")")
 	return opts

@@ -13,12 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ttlpapers/ttlpapers/am/tcpnet"
 	"github.com/ttlpapers/ttlpapers/baseline"
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/internal/faulttrial"
 	"github.com/ttlpapers/ttlpapers/internal/leakcheck"
 	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/peset"
 	"github.com/ttlpapers/ttlpapers/spmd"
 	"github.com/ttlpapers/ttlpapers/spmd/shm"
 )
@@ -77,7 +79,7 @@ func TestOpenErrors(t *testing.T) {
 		{spmd.Options{PE: 0, PEs: 2}, spmd.EnvPort},
 		{spmd.Options{PE: 0, PEs: 2, Port: "shm:/nonexistent/board"}, "/nonexistent/board"},
 		{spmd.Options{PE: 0, PEs: 2, Port: "bogus:1"}, "bogus"},
-		{spmd.Options{PE: 0, PEs: 2, Port: "ppdev:/dev/parport0", Listen: "no-such-interface9"}, spmd.EnvListen},
+		{spmd.Options{PE: 0, PEs: 2, Port: "ppdev:/dev/parport0", Listen: "no-such-interface9"}, tcpnet.EnvListen},
 	} {
 		if _, err := tc.o.Open(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Open(%+v) = %v, want an error mentioning %q", tc.o, err, tc.want)
@@ -304,7 +306,7 @@ func Example() {
 		return
 	}
 	defer board.Close()
-	masks := make([]uint64, 2)
+	masks := make([]peset.Set, 2)
 	var wg sync.WaitGroup
 	for k := 0; k < 2; k++ {
 		wg.Add(1)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // A broadcast is a NAND sequence that every PE runs: first a vote (one NAND
@@ -45,7 +46,7 @@ func (s *S) broadcaster(op string) (int, error) {
 	case 0:
 		return -1, papers.Errorf("strata", s.self, "%s: no PE broadcast (every PE called a Receive function): exactly one PE must call the Broadcast function", op)
 	}
-	return -1, papers.Errorf("strata", s.self, "%s: %s broadcast at once: exactly one PE may call the Broadcast function, the others the Receive function", op, lpt.PESet(mask))
+	return -1, papers.Errorf("strata", s.self, "%s: %s broadcast at once: exactly one PE may call the Broadcast function, the others the Receive function", op, peset.Set(mask))
 }
 
 // receive runs a whole broadcast of count nybbles as a receiver.

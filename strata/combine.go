@@ -2,9 +2,9 @@ package strata
 
 import (
 	"fmt"
-	"math/bits"
 
 	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
 // CombineOp is one of Strata's fifteen combine operations: five functions
@@ -135,10 +135,10 @@ func (s *S) CurrentSegment() Segment { return s.seg }
 // vector length, the participants, and where the result goes.
 type combineState struct {
 	op      CombineOp
-	m       int    // words per PE
-	width   int    // nybbles per PE: 8 per word, plus one for the segment in scans
-	members uint64 // the PEs that take part (papers.PE.Participants)
-	count   int    // how many
+	m       int       // words per PE
+	width   int       // nybbles per PE: 8 per word, plus one for the segment in scans
+	members peset.Set // the PEs that take part (papers.PE.Participants)
+	count   int       // how many
 	to      []int32
 	one     [1]int32 // CombineInt's value, so it needs no slice of its own
 }
@@ -163,7 +163,7 @@ func (s *S) startCombine(to, from []int32, op CombineOp, pend pending, name stri
 	c := &s.cv
 	c.op, c.m, c.to = op, len(from), to
 	c.members = s.pe.Participants()
-	c.count = bits.OnesCount64(c.members)
+	c.count = c.members.Len()
 	c.width = 8 * c.m
 	if op.IsScan() {
 		c.width++
@@ -184,7 +184,7 @@ func (s *S) startCombine(to, from []int32, op CombineOp, pend pending, name stri
 }
 
 // rank is PE pe's turn among the participants.
-func (c *combineState) rank(pe int) int { return bits.OnesCount64(c.members & (1<<pe - 1)) }
+func (c *combineState) rank(pe int) int { return (c.members & (1<<pe - 1)).Len() }
 
 // finishCombine computes this PE's results from the gathered words: turn r
 // is the r-th participant's.

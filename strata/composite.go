@@ -3,10 +3,8 @@ package strata
 import (
 	"errors"
 	"fmt"
-	"math/bits"
 	"slices"
 
-	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
@@ -79,7 +77,7 @@ func composite[T int32 | uint32 | float32](s *S, v T, op CompositeOp, name strin
 		r, err = papers.Reduce(s.pe, papers.Max, v)
 	case Average:
 		r, err = papers.Reduce(s.pe, papers.Sum, v)
-		r /= T(bits.OnesCount64(s.pe.Participants()))
+		r /= T(s.pe.Participants().Len())
 	default:
 		var all []T
 		if all, err = gatherParticipants(s.pe, v); err != nil {
@@ -108,7 +106,7 @@ func gatherParticipants[T int32 | uint32 | float32](pe *papers.PE, v T) ([]T, er
 		return nil, err
 	}
 	vals := all[:0]
-	for _, k := range lpt.PESet(pe.Participants()).Members() {
+	for _, k := range pe.Participants().Members() {
 		vals = append(vals, all[k])
 	}
 	return vals, nil

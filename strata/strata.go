@@ -29,7 +29,6 @@ import (
 	"runtime"
 
 	"github.com/ttlpapers/ttlpapers/am"
-	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
@@ -229,7 +228,7 @@ type AbortError struct {
 func (e *AbortError) Error() string {
 	who := "another PE"
 	if e.Err != nil && e.Err.Left != 0 {
-		who = lpt.PESet(e.Err.Left).String()
+		who = e.Err.Left.String()
 	}
 	return fmt.Sprintf("strata: PE %d: %s: %s exited with code %#x", e.PE, e.Op, who, e.Code)
 }

@@ -47,7 +47,7 @@ type Options struct {
 	PE, PEs int
 	Timeout time.Duration // bound on every wait; 0: papers.DefaultTimeout
 	CheckIn time.Duration // bound on Open's wait for the others; 0: Timeout, at least papers.MinCheckIn
-	Listen  string        // the data network's address or interface, for the drivers that make one (spmd.EnvListen)
+	Listen  string        // the data network's address or interface, for the drivers that make one (PAPERS_LISTEN)
 	Verify  bool          // papers.Config.Verify (spmd.EnvVerify)
 }
 

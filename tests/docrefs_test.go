@@ -66,7 +66,7 @@ func TestDocReferencesCatchDrift(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	src := `// Package planted names [Cluster], [hw.Board.Trace], [hw.Board.Gone], lpt.LineByName and lpt.NoSuchLine.
+	src := `// Package planted names [Cluster], [hw.Netlist.Trace], [hw.Netlist.Gone], lpt.LineByName and lpt.NoSuchLine.
 package planted
 
 import "github.com/ttlpapers/ttlpapers/hw"
@@ -74,14 +74,14 @@ import "github.com/ttlpapers/ttlpapers/hw"
 // Board is a board; see [Board.Size] and [context.Context], and
 //
 //	x := m[Index] // code: not a link
-type Board struct{ b *hw.Board }
+type Board struct{ b *hw.Netlist }
 `
 	if err := os.WriteFile(filepath.Join(dir, "planted.go"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	syms.pkgs[dir] = types.NewPackage("example.com/planted", "planted")
 	got = syms.checkComments(t, dir)
-	for _, want := range []string{"[Cluster]", "[hw.Board.Gone]", "lpt.NoSuchLine", "[Board.Size]"} {
+	for _, want := range []string{"[Cluster]", "[hw.Netlist.Gone]", "lpt.NoSuchLine", "[Board.Size]"} {
 		if !slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, want) }) {
 			t.Errorf("planted %s not reported; got %q", want, got)
 		}

@@ -15,7 +15,7 @@ var layer = map[string]int{
 	// internal/: what the layers share at the bottom, importing nothing of
 	// the module (runtime primitives, test kits, the VM harness).
 	"internal/word": 0, "internal/axis": 0, "internal/stop": 0, "internal/testenv": 0, "internal/leakcheck": 0, "internal/qemu": 0,
-	"field": 0, "baseline": 0, "internal/mpienv": 0, "internal/hosts": 1,
+	"field": 0, "peset": 0, "baseline": 0, "internal/mpienv": 0, "internal/hosts": 1,
 	"lpt": 1, "lpt/lpttest": 2, "lpt/linuxlpt": 2, "lpt/gpiomap": 2, "lpt/periphlpt": 3, "lpt/backend": 4,
 	"hw": 3, "hw/kicad/route": 4, "hw/kicad": 5,
 	"emu/netlist": 5, "emu/vcd": 5, "emu": 6, "emu/timed": 6, "emu/ppdevfs": 7,

@@ -404,38 +404,3 @@ func takeFD(c net.Conn) (int, error) {
 	}
 	return fd, nil
 }
-
-// Loopback makes the data network of n PEs of this process over
-// loopback, with no board (tests and benchmarks): PE k's side is the k-th.
-func Loopback(n int, timeout time.Duration) ([]*Net, error) {
-	secret := make([]byte, SecretLen)
-	rand.Read(secret)
-	ls := make([]*Listener, n)
-	addrs := make([]netip.AddrPort, n)
-	for k := range n {
-		l, err := Listen("127.0.0.1")
-		if err != nil {
-			for _, l := range ls[:k] {
-				l.Close()
-			}
-			return nil, err
-		}
-		ls[k], addrs[k] = l, l.Addr()
-	}
-	nets := make([]*Net, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for k := range n {
-		wg.Go(func() { nets[k], errs[k] = ls[k].Connect(k, addrs, secret, timeout, true) })
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		for _, t := range nets {
-			if t != nil {
-				t.Close()
-			}
-		}
-		return nil, err
-	}
-	return nets, nil
-}

@@ -4,11 +4,11 @@
 // As in the go command's source, package main only wires: the framework
 // (the Command type, flag sets, help, shell completion, exit statuses) is
 // cmd/papersctl/internal/base, and each command's logic lives in a package
-// of its own beside it, which exports its Command as Cmd. The command table below is what the parser, the help
-// and the shell completion all read. Every command checks all its flags
-// before doing anything and exits 0 when done, 1 when the work failed or
-// found a fault, 2 on a wrong command line and 128+n when stopped by
-// signal n (130 for ^C).
+// of its own beside it, which exports its Command as Cmd. The command
+// table below is what the parser, the help and the shell completion all
+// read. Every command checks all its flags before doing anything and exits
+// 0 when done, 1 when the work failed or found a fault, 2 on a wrong
+// command line and 128+n when stopped by signal n (130 for ^C).
 package main
 
 import (

@@ -106,7 +106,7 @@ var badInputs = map[string][]badInput{
 		{[]string{"-n", "1", "--memory", "12Q", "--", "version"}, []string{"--memory 12Q: want a size such as 192M"}},
 		{[]string{"-n", "1", "--binary", "{dir}/nope", "--", "version"}, []string{"--binary {dir}/nope: no such file"}},
 		{[]string{"-n", "1", "--timeout", "0", "--", "version"}, []string{"--timeout 0: need a positive duration"}},
-		{[]string{"-n", "1", "--board", "/dev/null", "--", "version"}, []string{"--board /dev/null is not a directory: name a new or an empty directory"}},
+		{[]string{"-n", "1", "--fuse", "/dev/null", "--", "version"}, []string{"--fuse /dev/null is not a directory: name a new or an empty directory"}},
 	},
 	"demo": {
 		{[]string{"extra", "--pes", "2"}, []string{`unexpected argument "extra"`}},

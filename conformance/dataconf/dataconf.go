@@ -133,22 +133,49 @@ func globalMemory(p *papers.PE) error {
 	if err != nil {
 		return err
 	}
-	me, n := p.Self(), p.PEs()
-	const per = 1024 // words per PE: a bulk transfer of 8 KiB
-	s, err := splitc.AllSpreadMalloc[int64](m, n*per)
-	if err != nil {
+	g := &spreadCheck{p: p, m: m, me: p.Self(), n: p.PEs()}
+	if g.s, err = splitc.AllSpreadMalloc[int64](m, g.n*wordsPerPE); err != nil {
 		return err
 	}
-	next := (me + 1) % n
-	// Word k of PE pe's part: global-pointer arithmetic stays on the PE.
-	at := func(pe, k int) splitc.Global[int64] { return s.At(pe).Add(k) }
-	if err := splitc.Write(m, at(next, 0), int64(1000+me)); err != nil {
+	g.next, g.prev = (g.me+1)%g.n, (g.me+g.n-1)%g.n
+	g.local = splitc.Local(m, g.s)
+	for _, step := range []func() error{g.scalars, g.bulk, g.fetchAndAdd} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return splitc.AllSpreadFree(m, g.s)
+}
+
+// wordsPerPE is each PE's part of globalMemory's spread array: a bulk
+// transfer of 8 KiB.
+const wordsPerPE = 1024
+
+// spreadCheck is globalMemory on one PE: each step writes the next PE's
+// part and checks what the previous PE wrote into this one's.
+type spreadCheck struct {
+	p          *papers.PE
+	m          *splitc.Memory
+	s          splitc.Spread[int64]
+	local      []int64 // this PE's part
+	me, n      int
+	next, prev int
+}
+
+// at is word k of PE pe's part: global-pointer arithmetic stays on the PE.
+func (g *spreadCheck) at(pe, k int) splitc.Global[int64] { return g.s.At(pe).Add(k) }
+
+// scalars: a blocking write, a split-phase put and a store into the next
+// PE's part, then a get and a read back.
+func (g *spreadCheck) scalars() error {
+	m, me, next, prev := g.m, g.me, g.next, g.prev
+	if err := splitc.Write(m, g.at(next, 0), int64(1000+me)); err != nil {
 		return err
 	}
-	if err := splitc.Put(m, at(next, 1), int64(2000+me)); err != nil {
+	if err := splitc.Put(m, g.at(next, 1), int64(2000+me)); err != nil {
 		return err
 	}
-	if err := splitc.Store(m, at(next, 2), int64(3000+me)); err != nil {
+	if err := splitc.Store(m, g.at(next, 2), int64(3000+me)); err != nil {
 		return err
 	}
 	if err := splitc.Sync(m); err != nil {
@@ -157,36 +184,36 @@ func globalMemory(p *papers.PE) error {
 	if err := splitc.AllStoreSync(m); err != nil {
 		return err
 	}
-	prev := (me + n - 1) % n
-	local := splitc.Local(m, s)
 	for k, want := range []int64{int64(1000 + prev), int64(2000 + prev), int64(3000 + prev)} {
-		if local[k] != want {
-			return fmt.Errorf("word %d of this PE's part is %d, want %d from PE %d", k, local[k], want, prev)
+		if g.local[k] != want {
+			return fmt.Errorf("word %d of this PE's part is %d, want %d from PE %d", k, g.local[k], want, prev)
 		}
 	}
 	var v int64
-	if err := splitc.Get(m, &v, at(next, 2)); err != nil {
+	if err := splitc.Get(m, &v, g.at(next, 2)); err != nil {
 		return err
 	}
 	if err := splitc.Sync(m); err != nil {
 		return err
 	}
-	if r, err := splitc.Read(m, at(next, 0)); err != nil || r != int64(1000+me) || v != int64(3000+me) {
+	if r, err := splitc.Read(m, g.at(next, 0)); err != nil || r != int64(1000+me) || v != int64(3000+me) {
 		return fmt.Errorf("read %d (%v) and get %d of PE %d, want %d and %d", r, err, v, next, 1000+me, 3000+me)
 	}
-	if err := splitc.Barrier(p); err != nil {
+	return splitc.Barrier(g.p)
+}
+
+// bulk: the next PE's part in one read (many packets), then this PE's
+// numbers written into it in one write.
+func (g *spreadCheck) bulk() error {
+	m, me, next, prev, per := g.m, g.me, g.next, g.prev, wordsPerPE
+	for k := range g.local {
+		g.local[k] = int64(me*per + k)
+	}
+	if err := splitc.Barrier(g.p); err != nil {
 		return err
 	}
-	for k := range local {
-		local[k] = int64(me*per + k)
-	}
-	if err := splitc.Barrier(p); err != nil {
-		return err
-	}
-	// Bulk: the next PE's part in one read (many packets), then this
-	// PE's numbers written into it in one write.
 	blk := make([]int64, per)
-	if err := splitc.BulkRead(m, blk, at(next, 0)); err != nil {
+	if err := splitc.BulkRead(m, blk, g.at(next, 0)); err != nil {
 		return err
 	}
 	for k, w := range blk {
@@ -197,40 +224,46 @@ func globalMemory(p *papers.PE) error {
 	for k := range blk {
 		blk[k] = int64(-me*per - k)
 	}
-	if err := splitc.Barrier(p); err != nil {
+	if err := splitc.Barrier(g.p); err != nil {
 		return err
 	}
-	if err := splitc.BulkWrite(m, at(next, 0), blk[:per-1]); err != nil {
+	if err := splitc.BulkWrite(m, g.at(next, 0), blk[:per-1]); err != nil {
 		return err
 	}
-	if err := splitc.Barrier(p); err != nil {
+	if err := splitc.Barrier(g.p); err != nil {
 		return err
 	}
-	for k, w := range local[:per-1] {
+	for k, w := range g.local[:per-1] {
 		if w != int64(-prev*per-k) {
 			return fmt.Errorf("after PE %d's bulk write word %d is %d, want %d", prev, k, w, -prev*per-k)
 		}
 	}
-	local[per-1] = 0
-	if err := splitc.Barrier(p); err != nil {
+	return nil
+}
+
+// fetchAndAdd: every PE adds its id+1 to the last word of PE 0's part.
+func (g *spreadCheck) fetchAndAdd() error {
+	me, n, per := g.me, g.n, wordsPerPE
+	g.local[per-1] = 0
+	if err := splitc.Barrier(g.p); err != nil {
 		return err
 	}
-	old, err := splitc.FetchAndAdd(m, at(0, per-1), int64(me+1))
+	old, err := splitc.FetchAndAdd(g.m, g.at(0, per-1), int64(me+1))
 	if err != nil {
 		return err
 	}
 	if old < 0 || old > int64(n*(n+1)/2-me-1) {
 		return fmt.Errorf("fetch_and_add returned %d, not a partial sum of the others' additions", old)
 	}
-	if err := splitc.Barrier(p); err != nil {
+	if err := splitc.Barrier(g.p); err != nil {
 		return err
 	}
 	if me == 0 {
-		if want := int64(n * (n + 1) / 2); local[per-1] != want {
-			return fmt.Errorf("after fetch_and_add by every PE the word is %d, want %d", local[per-1], want)
+		if want := int64(n * (n + 1) / 2); g.local[per-1] != want {
+			return fmt.Errorf("after fetch_and_add by every PE the word is %d, want %d", g.local[per-1], want)
 		}
 	}
-	return splitc.AllSpreadFree(m, s)
+	return nil
 }
 
 // strataNet: §6's active messages and §7's block transfer into a port,

@@ -66,7 +66,7 @@ type Connector struct {
 }
 
 // Compile compiles a netlist.
-func Compile(h *hw.Board) *Circuit {
+func Compile(h *hw.Netlist) *Circuit {
 	c := &Circuit{index: map[string]int32{}}
 	netIdx := map[*hw.Net]int32{}
 	for _, n := range h.Nets {

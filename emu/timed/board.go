@@ -90,7 +90,7 @@ type Config struct {
 // the ports Ports returns; its methods are safe for concurrent use.
 type Board struct {
 	mu      sync.Mutex // guards everything below while a run is on
-	h       *hw.Board
+	h       *hw.Netlist
 	pes     int
 	nets    []tnet
 	gates   []tgate
@@ -182,7 +182,7 @@ func New(cfg Config) (*Board, error) {
 // NewFromNetlist builds a timed board for the given netlist with the
 // first cfg.PEs cables plugged in, and powers it up: every PC's registers
 // read 0, and the board settles from the flip-flop states of cfg.PowerUp.
-func NewFromNetlist(h *hw.Board, cfg Config) (*Board, error) {
+func NewFromNetlist(h *hw.Netlist, cfg Config) (*Board, error) {
 	if cfg.PEs < 1 || cfg.PEs > h.PEs {
 		return nil, fmt.Errorf("timed: %d PEs do not fit the %d-PE board: use 1 to %d", cfg.PEs, h.PEs, h.PEs)
 	}

@@ -250,7 +250,7 @@ func (b *Board) Now() time.Duration {
 }
 
 // Netlist returns the board's hw netlist.
-func (b *Board) Netlist() *hw.Board { return b.h }
+func (b *Board) Netlist() *hw.Netlist { return b.h }
 
 // NetNames returns the names of the nets, in the order Levels reports them
 // (the same as the untimed Board's).

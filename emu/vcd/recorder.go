@@ -20,7 +20,7 @@ type Source interface {
 	Levels(dst []bool) []bool
 	// Netlist is the board's netlist, which says which net each port
 	// line is on.
-	Netlist() *hw.Board
+	Netlist() *hw.Netlist
 }
 
 // Recorder records an untimed emulated run through port wrappers: each
@@ -211,7 +211,7 @@ func (q *recorded) ExplainStall() string {
 
 // portNets names the net each port line of each connector is on, "" for
 // the lines the board does not connect.
-func portNets(h *hw.Board) [][]string {
+func portNets(h *hw.Netlist) [][]string {
 	nets := make([][]string, h.PEs)
 	for k := range nets {
 		for _, l := range lpt.Lines {

@@ -23,7 +23,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"math/bits"
 	"os"
 	"time"
 
@@ -94,7 +93,7 @@ func Sum(p *papers.PE, x int) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		sum += bits.OnesCount64(mask) << b
+		sum += mask.Len() << b
 	}
 	return sum, nil
 }

@@ -39,7 +39,7 @@ func partition(groups [][]kicad.Node, keep func([]kicad.Node) bool) []string {
 }
 
 // hwPartition is the hw netlist's nets as a partition.
-func hwPartition(b *hw.Board) []string {
+func hwPartition(b *hw.Netlist) []string {
 	var groups [][]kicad.Node
 	for _, nodes := range hwNets(b) {
 		groups = append(groups, nodes)
@@ -49,7 +49,7 @@ func hwPartition(b *hw.Board) []string {
 
 // onHwNet keeps the groups but a lone pad on no hw net (a pin left
 // unconnected, which copper rightly joins to nothing).
-func onHwNet(b *hw.Board) func([]kicad.Node) bool {
+func onHwNet(b *hw.Netlist) func([]kicad.Node) bool {
 	return func(g []kicad.Node) bool {
 		if len(g) > 1 {
 			return true

@@ -53,7 +53,7 @@ func netlistName(n string) string {
 
 // Netlist renders the board as a KiCad netlist export (the .net file
 // Pcbnew and other tools import), nets sorted by name.
-func Netlist(b *hw.Board, schematicFile string) []byte {
+func Netlist(b *hw.Netlist, schematicFile string) []byte {
 	w := &writer{}
 	w.open("(export (version \"E\")")
 	w.open("(design")
@@ -133,7 +133,7 @@ type bomRow struct {
 }
 
 // bomRows groups a board's components by part, in reference order.
-func bomRows(b *hw.Board) []*bomRow {
+func bomRows(b *hw.Netlist) []*bomRow {
 	rows := map[*hw.Part]*bomRow{}
 	var list []*bomRow
 	for _, c := range b.Components {
@@ -155,7 +155,7 @@ func bomRows(b *hw.Board) []*bomRow {
 // BOM is the bill of materials as CSV: one row per part, with its
 // references, quantity, what to buy and, for a standard part, a maker's
 // part number.
-func BOM(b *hw.Board) []byte {
+func BOM(b *hw.Netlist) []byte {
 	var buf bytes.Buffer
 	cw := csv.NewWriter(&buf)
 	cw.Write([]string{"Reference", "Value", "Footprint", "Quantity", "Description", "Manufacturer", "MPN"})
@@ -175,7 +175,7 @@ const jlcpcbBOMSuffix = "-bom-jlcpcb.csv"
 // separated), Footprint (without its library) and JLCPCB Part #, the
 // house's own catalogue number, left for the buyer to choose: the
 // catalogue changes, and a through-hole part may be fitted by hand.
-func JLCPCBBOM(b *hw.Board) []byte {
+func JLCPCBBOM(b *hw.Netlist) []byte {
 	var buf bytes.Buffer
 	cw := csv.NewWriter(&buf)
 	cw.Write([]string{"Comment", "Designator", "Footprint", "JLCPCB Part #"})
@@ -191,7 +191,7 @@ func JLCPCBBOM(b *hw.Board) []byte {
 // through its pins in board order (so no pin carries more than two wires,
 // as wire-wrap posts require), the wires sorted by the pin they start at,
 // so a builder works round the board chip by chip, pin by pin.
-func Wires(b *hw.Board) []byte {
+func Wires(b *hw.Netlist) []byte {
 	type wire struct {
 		from, to hw.Node
 		net      string
@@ -235,7 +235,7 @@ func Wires(b *hw.Board) []byte {
 // the tests), and a builder's KiCad may have other library versions. The
 // rules check's exclusions are the schematic's findings that are right
 // (exclude, in schematic.go), each with its reason.
-func Project(b *hw.Board, base string) ([]byte, error) {
+func Project(b *hw.Netlist, base string) ([]byte, error) {
 	sc, err := draw(b)
 	if err != nil {
 		return nil, err

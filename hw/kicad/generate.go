@@ -30,7 +30,7 @@ func Base(pes int) string { return fmt.Sprintf("ttl_papers_%dpe", pes) }
 
 // Files generates one board's files, keyed by path relative to the kicad/
 // folder ("ttl_papers_4pe/ttl_papers_4pe.kicad_sch", ...).
-func Files(b *hw.Board) (map[string][]byte, error) {
+func Files(b *hw.Netlist) (map[string][]byte, error) {
 	base := BaseOf(b)
 	p := func(ext string) string { return filepath.Join(base, base+ext) }
 	pcb, err := PCB(b, base+".kicad_sch")
@@ -64,7 +64,7 @@ func AllFiles() (map[string][]byte, error) { return allFiles(nil) }
 // generation starts: routing one takes up to minutes.
 func allFiles(progress func(what string)) (map[string][]byte, error) {
 	all := map[string][]byte{"README.md": []byte(readme), "LICENSE": licenceText, CableFile: CableSVG()}
-	boards := []*hw.Board{}
+	boards := []*hw.Netlist{}
 	for _, n := range hw.Sizes {
 		boards = append(boards, hw.MustNew(n))
 	}

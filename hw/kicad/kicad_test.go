@@ -61,7 +61,7 @@ func TestCommittedFilesAreFresh(t *testing.T) {
 }
 
 // hwNets is the board's netlist in the reader's terms.
-func hwNets(b *hw.Board) map[string][]kicad.Node {
+func hwNets(b *hw.Netlist) map[string][]kicad.Node {
 	nets := map[string][]kicad.Node{}
 	for _, n := range b.Nets {
 		for _, nd := range n.Nodes {
@@ -297,7 +297,7 @@ func TestSupplyIsFlagged(t *testing.T) {
 }
 
 // schematic generates a board's schematic.
-func schematic(t *testing.T, b *hw.Board) []byte {
+func schematic(t *testing.T, b *hw.Netlist) []byte {
 	t.Helper()
 	needLibraries(t)
 	src, err := kicad.Schematic(b)

@@ -188,7 +188,7 @@ type fpBlock struct {
 // it; the other parts (LEDs, resistors) in rows of their own, beside the
 // chips when there is room (a row of chips is as tall as three of theirs),
 // else below.
-func layoutGroup(b *hw.Board, in func(*hw.Component) bool, title string, width, channel um, caps map[*hw.Component]*hw.Component) *fpBlock {
+func layoutGroup(b *hw.Netlist, in func(*hw.Component) bool, title string, width, channel um, caps map[*hw.Component]*hw.Component) *fpBlock {
 	blk := &fpBlock{titles: []groupTitle{{title, 0, titleH / 2}}}
 	var chips, others []*hw.Component
 	for _, c := range b.Components {
@@ -286,7 +286,7 @@ type pcbLayout struct {
 // of a DIP pitch. (The 16-PE board with DB-25s, 461 mm wide, needed half
 // a pitch per PE: with none it kept 62 grid points shared after 60 passes
 // of rip-up and reroute; its IDC headers now keep the tracks short.)
-func channelFor(b *hw.Board) um { return um(max(b.PEs-8, 0)) * fpGap / 8 }
+func channelFor(b *hw.Netlist) um { return um(max(b.PEs-8, 0)) * fpGap / 8 }
 
 // connectorRow is how the cable connectors sit along the bottom and top
 // edges.
@@ -303,7 +303,7 @@ type connectorRow struct {
 // right in rows, like the schematic's areas). A DB-25 sits on the edge,
 // mating side out; an IDC header, which takes its ribbon from above,
 // just inside it.
-func placeFootprints(b *hw.Board) *pcbLayout {
+func placeFootprints(b *hw.Netlist) *pcbLayout {
 	conns, caps := edgeAndCaps(b)
 	var row connectorRow
 	span := um(0) // the connectors' row, end to end
@@ -349,7 +349,7 @@ func (l *pcbLayout) snap() {
 
 // edgeAndCaps returns the cable connectors (PE k's is conns[k]) and each
 // chip's decoupling capacitor.
-func edgeAndCaps(b *hw.Board) (conns []*hw.Component, caps map[*hw.Component]*hw.Component) {
+func edgeAndCaps(b *hw.Netlist) (conns []*hw.Component, caps map[*hw.Component]*hw.Component) {
 	caps = map[*hw.Component]*hw.Component{}
 	for _, c := range b.Components {
 		if c.Decouples != nil {
@@ -388,7 +388,7 @@ func (l *pcbLayout) topConnectors(conns []*hw.Component, row connectorRow) (grid
 
 // nameBlock is the board's name, PE count and revision, a group without
 // parts on two lines ("TTL_PAPERS", "4-PE rev 1").
-func nameBlock(b *hw.Board) *fpBlock {
+func nameBlock(b *hw.Netlist) *fpBlock {
 	lines := boardTitle(b)
 	return &fpBlock{titles: []groupTitle{{lines[0], 0, titleH / 2}, {lines[1], 0, titleH/2 + titleLine}},
 		w: um(max(len(lines[0]), len(lines[1]))) * 1800, h: titleH + titleLine}
@@ -396,7 +396,7 @@ func nameBlock(b *hw.Board) *fpBlock {
 
 // groups lays the board's title and its functional groups out in rows of
 // the given width from gridTop, and returns the bottom of the last row.
-func (l *pcbLayout) groups(b *hw.Board, caps map[*hw.Component]*hw.Component, width, gridTop um) (gridBottom um) {
+func (l *pcbLayout) groups(b *hw.Netlist, caps map[*hw.Component]*hw.Component, width, gridTop um) (gridBottom um) {
 	blks := []*fpBlock{nameBlock(b)}
 	for _, ar := range areas {
 		if ar.group == edgeGroup {
@@ -458,7 +458,7 @@ func (l *pcbLayout) rows(rows [][]*fpBlock, gridTop um) (gridBottom um) {
 // their drivers, the OR of the trees' parts, the data line drivers,
 // power) in rows between. The tracks from a PE's header then run to parts
 // beside it, not across the board.
-func (l *pcbLayout) slices(b *hw.Board, caps map[*hw.Component]*hw.Component, width, gridTop um, perEdge int) (gridBottom um) {
+func (l *pcbLayout) slices(b *hw.Netlist, caps map[*hw.Component]*hw.Component, width, gridTop um, perEdge int) (gridBottom um) {
 	slice := slicesOf(b)
 	n := um(perEdge / 8) // eights along an edge
 	blockW := (width - (n-1)*2*fpGap) / n
@@ -488,7 +488,7 @@ func (l *pcbLayout) slices(b *hw.Board, caps map[*hw.Component]*hw.Component, wi
 // signals alone it serves, by the nets on its pins — those of the PEs'
 // cables, and those named for a PE — or -1 for a part that serves PEs of
 // different eights, or none. A decoupling capacitor goes with its chip.
-func slicesOf(b *hw.Board) map[*hw.Component]int {
+func slicesOf(b *hw.Netlist) map[*hw.Component]int {
 	pe := map[string]int{} // net name → the PE whose cable or LED it is
 	for k := range b.PEs {
 		for _, l := range lpt.Lines {
@@ -570,7 +570,7 @@ const titleLine um = 3175
 
 // boardTitle is the board's name, PE count and revision on the
 // silkscreen, in two lines.
-func boardTitle(b *hw.Board) [2]string {
+func boardTitle(b *hw.Netlist) [2]string {
 	first, rest, _ := strings.Cut(strings.Replace(b.Name, "Raspberry Pi", "Pi", 1), " ")
 	return [2]string{first, rest + " rev " + b.Revision}
 }
@@ -595,7 +595,7 @@ var pcbLayers = []string{
 // every pad on its hw net and, for the sizes in RoutedSizes, every net
 // routed by package route. Footprints link to their schematic symbols, so
 // Pcbnew's Update PCB from Schematic keeps working.
-func PCB(b *hw.Board, schematicFile string) ([]byte, error) {
+func PCB(b *hw.Netlist, schematicFile string) ([]byte, error) {
 	// A pin on no net takes the name its library symbol gives it.
 	if _, err := installed(); err != nil {
 		return nil, err
@@ -654,7 +654,7 @@ func PCB(b *hw.Board, schematicFile string) ([]byte, error) {
 // writeNets declares the nets, numbered in the netlist export's order
 // (then the unconnected pins' nets, in footprint order), and returns each
 // one's number by KiCad name.
-func writeNets(w *writer, b *hw.Board, l *pcbLayout) map[string]int {
+func writeNets(w *writer, b *hw.Netlist, l *pcbLayout) map[string]int {
 	nets := append([]*hw.Net(nil), b.Nets...)
 	sort.Slice(nets, func(i, j int) bool { return netlistName(nets[i].Name) < netlistName(nets[j].Name) })
 	code := map[string]int{}
@@ -679,7 +679,7 @@ func writeNets(w *writer, b *hw.Board, l *pcbLayout) map[string]int {
 }
 
 // writeFootprint writes one placed footprint, each pad on its net.
-func writeFootprint(w *writer, b *hw.Board, key, schematicFile string, f fpPlaced, code map[string]int) {
+func writeFootprint(w *writer, b *hw.Netlist, key, schematicFile string, f fpPlaced, code map[string]int) {
 	c := f.c
 	u := key + c.Ref + "/fp"
 	w.open("(footprint %s (layer \"F.Cu\")", quote(c.Part.Footprint))

@@ -19,7 +19,7 @@ import (
 )
 
 // footprintRefs is every component's footprint by reference, from hw.
-func footprintRefs(b *hw.Board) map[string]string {
+func footprintRefs(b *hw.Netlist) map[string]string {
 	out := map[string]string{}
 	for _, c := range b.Components {
 		out[c.Ref] = c.Part.Footprint
@@ -289,7 +289,7 @@ func loadWithPcbnew(t *testing.T, files []string) map[string]pcbnewBoard {
 
 // checkPcbnewNetlist compares KiCad's footprints and nets with the board's,
 // and returns the footprints' library names by reference.
-func checkPcbnewNetlist(t *testing.T, what string, b *hw.Board, g pcbnewBoard) map[string]string {
+func checkPcbnewNetlist(t *testing.T, what string, b *hw.Netlist, g pcbnewBoard) map[string]string {
 	t.Helper()
 	fps := map[string]string{}
 	for _, f := range g.Footprints {
@@ -327,7 +327,7 @@ func checkPcbnewNetlist(t *testing.T, what string, b *hw.Board, g pcbnewBoard) m
 // the board, courtyards inside it but for the edge connectors, which hang
 // over the top or bottom edge, decoupling capacitors beside their chips,
 // and no courtyards overlapping.
-func checkPcbnewPlacement(t *testing.T, what string, b *hw.Board, g pcbnewBoard, fps map[string]string) {
+func checkPcbnewPlacement(t *testing.T, what string, b *hw.Netlist, g pcbnewBoard, fps map[string]string) {
 	t.Helper()
 	// The outline's box includes half of its 0.1 mm line.
 	edge := box{g.Edge[0] + 50000, g.Edge[1] + 50000, g.Edge[2] - 50000, g.Edge[3] - 50000}
@@ -396,9 +396,9 @@ func (b box) gap(c box) int {
 }
 
 // allBoards are the boards of every size and the Pi adapter.
-func allBoards(t *testing.T) []*hw.Board {
+func allBoards(t *testing.T) []*hw.Netlist {
 	t.Helper()
-	var out []*hw.Board
+	var out []*hw.Netlist
 	for _, n := range hw.Sizes {
 		out = append(out, hw.MustNew(n))
 	}

@@ -20,7 +20,7 @@ var Rules = route.Hobby
 // too.
 var RoutedSizes = []int{4, 8, 16, 32}
 
-func routed(b *hw.Board) bool {
+func routed(b *hw.Netlist) bool {
 	return b.Name == hw.PiAdapterName || slices.Contains(RoutedSizes, b.PEs)
 }
 
@@ -28,7 +28,7 @@ func routed(b *hw.Board) bool {
 const PiBase = "ttl_papers_pi"
 
 // BaseOf is the file name stem of a board's files: Base(b.PEs), or PiBase.
-func BaseOf(b *hw.Board) string {
+func BaseOf(b *hw.Netlist) string {
 	if b.Name == hw.PiAdapterName {
 		return PiBase
 	}
@@ -37,8 +37,8 @@ func BaseOf(b *hw.Board) string {
 
 // Routed returns the boards the generator routes: RoutedSizes and the Pi
 // adapter.
-func Routed() []*hw.Board {
-	var out []*hw.Board
+func Routed() []*hw.Netlist {
+	var out []*hw.Netlist
 	for _, n := range RoutedSizes {
 		out = append(out, hw.MustNew(n))
 	}
@@ -60,7 +60,7 @@ func absPad(f fpPlaced, p fpPad) (x, y um) {
 // padNet is the KiCad net of a footprint's pad: its hw net, or for a pin
 // on no hw net the "unconnected-(…)" net KiCad's schematic gives it;
 // mounting holes and the pins the symbol does not draw are on no net.
-func padNet(b *hw.Board, c *hw.Component, p fpPad) (name string, pin hw.Pin, ok bool) {
+func padNet(b *hw.Netlist, c *hw.Component, p fpPad) (name string, pin hw.Pin, ok bool) {
 	num, err := strconv.Atoi(p.Num)
 	if err != nil || num == 0 {
 		return "", hw.Pin{}, false
@@ -74,8 +74,8 @@ func padNet(b *hw.Board, c *hw.Component, p fpPad) (name string, pin hw.Pin, ok 
 }
 
 // routeLayout routes the placed board.
-func routeLayout(b *hw.Board, l *pcbLayout) (*route.Result, error) {
-	rb := route.Board{X0: int(l.left), Y0: int(l.top), X1: int(l.right), Y1: int(l.bottom)}
+func routeLayout(b *hw.Netlist, l *pcbLayout) (*route.Result, error) {
+	rb := route.Placement{X0: int(l.left), Y0: int(l.top), X1: int(l.right), Y1: int(l.bottom)}
 	for _, f := range l.fps {
 		for _, p := range f.fp.Pads {
 			net, _, _ := padNet(b, f.c, p)

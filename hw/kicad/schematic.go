@@ -87,7 +87,7 @@ const (
 
 // room is how far beyond a unit's pins on side sd their stubs reach with
 // their labels or power symbols (0: no pin there is on a net).
-func room(b *hw.Board, c *hw.Component, s *symbolDef, sd side) coord {
+func room(b *hw.Netlist, c *hw.Component, s *symbolDef, sd side) coord {
 	n, used := 0, false
 	for _, p := range s.Pins {
 		if p.Side != sd {
@@ -123,7 +123,7 @@ func textsRight(s *symbolDef) bool {
 // cellSize is the room one unit needs with its labels; (ox, oy) is the
 // symbol origin inside the cell, on the pin grid so that every pin is on
 // KiCad's connection grid.
-func cellSize(b *hw.Board, c *hw.Component, s *symbolDef) (w, h, ox, oy coord) {
+func cellSize(b *hw.Netlist, c *hw.Component, s *symbolDef) (w, h, ox, oy coord) {
 	l, r := room(b, c, s, left), room(b, c, s, right)
 	if textsRight(s) {
 		r = max(r, grid+coord(max(len(c.Ref)+1, len(c.Part.Name)))*labelChar)
@@ -138,7 +138,7 @@ func cellSize(b *hw.Board, c *hw.Component, s *symbolDef) (w, h, ox, oy coord) {
 // layout places every component on the smallest standard sheet that holds
 // them: each area fills columns top to bottom, areas flow left to right in
 // rows.
-func layout(b *hw.Board, syms map[string][]*symbolDef) (paper string, pw, ph coord, out []*area) {
+func layout(b *hw.Netlist, syms map[string][]*symbolDef) (paper string, pw, ph coord, out []*area) {
 	for _, p := range papers {
 		inner, maxW := p.h-2*margin-titleBlock, p.w-2*margin
 		for _, colH := range []coord{inner / 3, inner / 2, inner} {
@@ -164,7 +164,7 @@ func extent(as []*area) (w, h coord) {
 }
 
 // flow lays the areas out in rows no wider than maxW.
-func flow(b *hw.Board, syms map[string][]*symbolDef, colH, maxW coord) []*area {
+func flow(b *hw.Netlist, syms map[string][]*symbolDef, colH, maxW coord) []*area {
 	var out []*area
 	x, y, rowH := margin+pin, margin+pin, coord(0)
 	for _, ar := range areas {
@@ -199,7 +199,7 @@ type cell struct {
 // cellsOf lists the units a group's area places: its components' units, in
 // board order; the power area also takes every multi-unit chip's supply
 // unit.
-func cellsOf(b *hw.Board, syms map[string][]*symbolDef, group string) []cell {
+func cellsOf(b *hw.Netlist, syms map[string][]*symbolDef, group string) []cell {
 	var out []cell
 	for _, supply := range []bool{true, false} {
 		if supply && group != "power" {
@@ -220,7 +220,7 @@ func cellsOf(b *hw.Board, syms map[string][]*symbolDef, group string) []cell {
 
 // layoutArea places one group's units in columns at most colH high,
 // relative to the area's top left corner.
-func layoutArea(b *hw.Board, syms map[string][]*symbolDef, group, title string, colH coord) *area {
+func layoutArea(b *hw.Netlist, syms map[string][]*symbolDef, group, title string, colH coord) *area {
 	a := &area{title: title}
 	top := 3 * pin
 	colX, colW, y := pin, coord(0), top
@@ -246,7 +246,7 @@ func layoutArea(b *hw.Board, syms map[string][]*symbolDef, group, title string, 
 // Schematic renders the board as a KiCad 6 schematic. Every pin of every
 // part gets a short wire ending in a net label (named as the hw net) or a
 // power symbol; unused inputs and outputs get a no-connect flag.
-func Schematic(b *hw.Board) ([]byte, error) {
+func Schematic(b *hw.Netlist) ([]byte, error) {
 	sc, err := draw(b)
 	if err != nil {
 		return nil, err
@@ -255,7 +255,7 @@ func Schematic(b *hw.Board) ([]byte, error) {
 }
 
 // draw writes the schematic.
-func draw(b *hw.Board) (*schematic, error) {
+func draw(b *hw.Netlist) (*schematic, error) {
 	syms, err := symbols(b)
 	if err != nil {
 		return nil, err
@@ -281,7 +281,7 @@ func draw(b *hw.Board) (*schematic, error) {
 // schematic is a schematic being written.
 type schematic struct {
 	w          writer
-	b          *hw.Board
+	b          *hw.Netlist
 	key        string      // prefix of every uuid's name
 	project    string      // the project's name, which symbol instances give
 	pwr, flags int         // power symbols and PWR_FLAGs placed
@@ -295,7 +295,7 @@ type schematic struct {
 // passive. It is the power input; the Pi adapter, powered through the
 // Pi's header, has none, and its flags go on its decoupling capacitor, a
 // two-pin part on both supply nets with room around its pins.
-func supply(b *hw.Board) *hw.Component {
+func supply(b *hw.Netlist) *hw.Component {
 	var c *hw.Component
 	for _, x := range b.Components {
 		if x.Part == hw.PowerIn {

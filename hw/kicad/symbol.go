@@ -173,7 +173,7 @@ func graphicExtent(item *Expr, e *bounds) {
 }
 
 // symbols reads the units of every library part the board uses.
-func symbols(b *hw.Board) (map[string][]*symbolDef, error) {
+func symbols(b *hw.Netlist) (map[string][]*symbolDef, error) {
 	syms := map[string][]*symbolDef{}
 	for _, c := range b.Components {
 		if syms[c.Part.Symbol] != nil {

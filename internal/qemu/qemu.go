@@ -8,7 +8,7 @@
 // Kernel.Module), boots Debian's kernel with it (Start or Run; TCG only,
 // KVM is not used), and reads the guest's verdicts from the serial console
 // (ParseResults). The guest side — mounting /dev, /proc and /sys, loading
-// modules, printing results, powering off — is in guest_linux.go.
+// modules, printing results, powering off — is in guest_linux_amd64.go.
 //
 // The kernel comes from scripts/fetch-kernel.sh, which extracts Debian's
 // current linux-image-*-amd64 package into $TTLPAPERS_KERNEL_DIR (default

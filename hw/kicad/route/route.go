@@ -65,8 +65,8 @@ type Pad struct {
 	Drill int
 }
 
-// Board is what to route: the outline and every pad.
-type Board struct {
+// Placement is what to route: the outline and every pad, placed.
+type Placement struct {
 	X0, Y0, X1, Y1 int // outline
 	Pads           []Pad
 }
@@ -131,7 +131,7 @@ type net struct {
 	name   string
 	id     int32 // index+1 into nets; block values use it
 	class  int   // 0 signal, 1 power
-	pads   []int // indexes into Board.Pads
+	pads   []int // indexes into Placement.Pads
 	claims []int32
 	paths  [][]int32
 	// access[k] are the grid cells of pad pads[k] a track may end on.
@@ -148,7 +148,7 @@ const (
 )
 
 // Route routes every net of b with rules r.
-func Route(b Board, r Rules) (*Result, error) {
+func Route(b Placement, r Rules) (*Result, error) {
 	if r.Grid <= 0 || r.Track <= 0 || r.Layers < 1 || r.Layers > 2 || b.X1 <= b.X0 || b.Y1 <= b.Y0 {
 		return nil, fmt.Errorf("%w: rules %+v, outline (%d,%d)-(%d,%d): give a positive grid and track width, 1 or 2 layers, and a non-empty outline", ErrRules, r, b.X0, b.Y0, b.X1, b.Y1)
 	}
@@ -211,7 +211,7 @@ func Route(b Board, r Rules) (*Result, error) {
 }
 
 // collectNets lists the nets with two or more pads, in name order.
-func collectNets(b Board, r Rules) []*net {
+func collectNets(b Placement, r Rules) []*net {
 	byName := map[string]*net{}
 	var names []string
 	for i, p := range b.Pads {
@@ -283,7 +283,7 @@ func mark(m []int32, cell int, id int32) {
 // clearance: for a point obstacle at distance ≥ d from both ends of a
 // segment of length grid, the segment's nearest point is ≥ √(d²−grid²/4)
 // away (true of axis-aligned rectangles too, for axis-aligned segments).
-func (g *grid) obstacles(b Board, nets []*net) {
+func (g *grid) obstacles(b Placement, nets []*net) {
 	ids := map[string]int32{}
 	for _, n := range nets {
 		ids[n.name] = n.id
@@ -355,7 +355,7 @@ func (g *grid) edge(m []int32, d float64) {
 
 // access finds, for each pad of n, the cells a track may end on: inside the
 // pad's copper with its whole width, and open to the net.
-func (g *grid) access(b Board, n *net) error {
+func (g *grid) access(b Placement, n *net) error {
 	w := g.width(n.class)
 	for _, pi := range n.pads {
 		p := b.Pads[pi]
@@ -452,7 +452,7 @@ func (g *grid) congestion(nd int, pres int32) int32 {
 
 // routeNet connects n's pads as a tree: from the first pad, repeatedly
 // the cheapest path from the tree to the unconnected pad nearest to it.
-func (g *grid) routeNet(b Board, n *net, pres int32) error {
+func (g *grid) routeNet(b Placement, n *net, pres int32) error {
 	inTree := make([]bool, len(n.pads))
 	var tree []int32
 	addPad := func(k int) {
@@ -480,7 +480,7 @@ func (g *grid) routeNet(b Board, n *net, pres int32) error {
 
 // nearest is the pad not in the tree nearest (Manhattan) to a pad in it,
 // the first such in pad order.
-func nearest(b Board, n *net, inTree []bool) int {
+func nearest(b Placement, n *net, inTree []bool) int {
 	best, bestD := -1, math.MaxInt
 	for k, in := range inTree {
 		if in {
@@ -599,7 +599,7 @@ func (g *grid) search(n *net, tree []int32, k int, pres int32) []int32 {
 // emit turns n's paths into segments and vias: straight runs merged, split
 // where another path joins (so every joint is at segment ends), and a stub
 // from each pad's centre to the grid point the track ends on.
-func (g *grid) emit(b Board, n *net, res *Result) {
+func (g *grid) emit(b Placement, n *net, res *Result) {
 	joint := map[int32]bool{}
 	for _, p := range n.paths {
 		joint[p[0]], joint[p[len(p)-1]] = true, true

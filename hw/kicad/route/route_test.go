@@ -13,8 +13,8 @@ import (
 // dips is a small board: two rows of three 14-pin DIPs (2.54 mm pitch, on
 // the grid), every pin on a net that joins the same pin number of chips
 // in crossing patterns, so nets must cross each other and need vias.
-func dips() route.Board {
-	b := route.Board{X0: 0, Y0: 0, X1: 70000, Y1: 60000}
+func dips() route.Placement {
+	b := route.Placement{X0: 0, Y0: 0, X1: 70000, Y1: 60000}
 	for c := 0; c < 6; c++ {
 		x0, y0 := 8890+(c%3)*20320, 8890+(c/3)*25400
 		for i := 0; i < 14; i++ {
@@ -135,7 +135,7 @@ func TestRouteKeepsClearances(t *testing.T) {
 
 // TestRouteReportsUnroutable walls a pad in with other nets' pads.
 func TestRouteReportsUnroutable(t *testing.T) {
-	b := route.Board{X0: 0, Y0: 0, X1: 20000, Y1: 20000}
+	b := route.Placement{X0: 0, Y0: 0, X1: 20000, Y1: 20000}
 	b.Pads = append(b.Pads, route.Pad{Net: "A", X: 10160, Y: 10160, W: 1600, H: 1600, Round: true, Drill: 800},
 		route.Pad{Net: "A", X: 2540, Y: 2540, W: 1600, H: 1600, Round: true, Drill: 800})
 	for dx := -1; dx <= 1; dx++ {
@@ -155,12 +155,12 @@ func TestRouteReportsUnroutable(t *testing.T) {
 // TestRouteRejectsBadRules gives rules no board can be routed with, and
 // an empty outline: each is refused as such, before any routing.
 func TestRouteRejectsBadRules(t *testing.T) {
-	for name, bad := range map[string]func(*route.Rules, *route.Board){
-		"grid 0":        func(r *route.Rules, _ *route.Board) { r.Grid = 0 },
-		"track 0":       func(r *route.Rules, _ *route.Board) { r.Track = 0 },
-		"no layer":      func(r *route.Rules, _ *route.Board) { r.Layers = 0 },
-		"three layers":  func(r *route.Rules, _ *route.Board) { r.Layers = 3 },
-		"empty outline": func(_ *route.Rules, b *route.Board) { b.X1 = b.X0 },
+	for name, bad := range map[string]func(*route.Rules, *route.Placement){
+		"grid 0":        func(r *route.Rules, _ *route.Placement) { r.Grid = 0 },
+		"track 0":       func(r *route.Rules, _ *route.Placement) { r.Track = 0 },
+		"no layer":      func(r *route.Rules, _ *route.Placement) { r.Layers = 0 },
+		"three layers":  func(r *route.Rules, _ *route.Placement) { r.Layers = 3 },
+		"empty outline": func(_ *route.Rules, b *route.Placement) { b.X1 = b.X0 },
 	} {
 		r, b := route.Hobby, dips()
 		bad(&r, &b)

@@ -51,29 +51,29 @@ const (
 	ExitUsage   = 2 // the command line is wrong; nothing was done
 )
 
-// A command is one papersctl subcommand.
+// Command is one papersctl subcommand.
 type Command struct {
 	Name     string
 	Summary  string // one line, for the command list
 	Synopsis string // the usage line after "papersctl <name> "
 	About    string // what it does, for -h
-	// args says what may follow the flags; the zero value takes nothing.
+	// Args says what may follow the flags; the zero value takes nothing.
 	Args Positional
 	Subs []*Command // subcommands (emu serve); a command with subs has no runner
 	New  func() Runner
-	// catchSignals: the command stops cleanly on ^C, SIGTERM or SIGHUP
+	// CatchSignals: the command stops cleanly on ^C, SIGTERM or SIGHUP
 	// (its env's context is cancelled) and the exit status is 128+n.
 	// Without it the signal ends the process at once, with the same
 	// status as a shell reports it.
 	CatchSignals bool
-	// stopsOnSignal: a stop signal is this command's normal end (a
+	// StopsOnSignal: a stop signal is this command's normal end (a
 	// server), so it exits 0 after one.
 	StopsOnSignal bool
-	// guest: the command makes sense inside a hil machine (its check
+	// Guest: the command makes sense inside a hil machine (its check
 	// needs nothing of the host), so hil accepts it and checks its
 	// flags before booting anything.
 	Guest bool
-	// hidden: started by papersctl itself (bench-pe), so left out of the
+	// Hidden: started by papersctl itself (bench-pe), so left out of the
 	// command list, the suggestions and the completion.
 	Hidden bool
 }
@@ -85,12 +85,12 @@ type Positional struct {
 	Missing  string   // the message when there are fewer (default: "missing " + synopsis)
 	Max      int      // at most this many; -1: any number
 	Choices  []string // the words allowed, when fixed (completion bash|zsh|fish)
-	// complete says how the shell completes them: "files", "commands"
+	// Complete says how the shell completes them: "files", "commands"
 	// (papersctl's), "guest" (the commands hil runs in its machines) or "".
 	Complete string
 }
 
-// A runner is one run of a command: its flags' values and what it does.
+// Runner is one run of a command: its flags' values and what it does.
 type Runner interface {
 	Define(f *FlagSet)
 	Check(f *FlagSet, args []string) error

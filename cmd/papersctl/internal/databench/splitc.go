@@ -23,63 +23,12 @@ const gmOps = 1024
 // (§5.2). The seed's figures are Table 4's CMAM column.
 func splitcRows(ctx context.Context, o Options, step func(string, func() error) error) ([]Row, error) {
 	var rows []Row
-	for _, b := range []struct {
-		name string
-		seed float64
-		op   func(m *splitc.Memory, g splitc.Global[float64], x *float64) error
-		end  func(m *splitc.Memory) error
-	}{
-		{"splitc-read", 14.0, func(m *splitc.Memory, g splitc.Global[float64], x *float64) (err error) {
-			*x, err = splitc.Read(m, g)
-			return err
-		}, nil},
-		{"splitc-write", 13.4, func(m *splitc.Memory, g splitc.Global[float64], x *float64) error {
-			return splitc.Write(m, g, 1)
-		}, nil},
-		{"splitc-get", 4.4, func(m *splitc.Memory, g splitc.Global[float64], x *float64) error {
-			return splitc.Get(m, x, g)
-		}, splitc.Sync},
-		{"splitc-put", 4.1, func(m *splitc.Memory, g splitc.Global[float64], x *float64) error {
-			return splitc.Put(m, g, 2)
-		}, splitc.Sync},
-		{"splitc-store", 2.1, func(m *splitc.Memory, g splitc.Global[float64], x *float64) error {
-			return splitc.Store(m, g, 3)
-		}, nil},
-	} {
+	for _, b := range gmBenches {
 		err := step(b.name, func() error {
-			r, err := run(ctx, o, 2, gmOps, func(p *papers.PE, ep *am.Endpoint) (rep, error) {
-				m, err := splitc.Attach(p)
-				if err != nil {
-					return nil, err
-				}
-				s, err := splitc.AllSpreadMalloc[float64](m, 2)
-				if err != nil {
-					return nil, err
-				}
-				g := s.At(1)
-				var x float64
-				return func() (time.Duration, error) {
-					if p.Self() != 0 {
-						return 0, nil
-					}
-					start := time.Now()
-					for range gmOps {
-						if err := b.op(m, g, &x); err != nil {
-							return 0, err
-						}
-					}
-					if b.end != nil {
-						if err := b.end(m); err != nil {
-							return 0, err
-						}
-					}
-					return time.Since(start), nil
-				}, nil
-			})
+			row, err := gmRow(ctx, o, b)
 			if err != nil {
 				return fmt.Errorf("%s: %w", b.name, err)
 			}
-			row := Row{Op: b.name, PEs: 2, Bytes: 8, MeasuredUs: r.Mean / 1e3, CI90Us: r.CI90 / 1e3, SeedUs: b.seed, Seed: "Luna Table 4 (CMAM)"}
 			rows = append(rows, row)
 			return nil
 		})
@@ -109,6 +58,71 @@ func splitcRows(ctx context.Context, o Options, step func(string, func() error) 
 		}
 	}
 	return rows, nil
+}
+
+// gmBench is one of Luna's global-memory microbenchmarks: op from PE 0 to
+// a word of PE 1, then end (the sync of the split-phase forms), if any.
+type gmBench struct {
+	name string
+	seed float64 // Table 4's CMAM figure, µs
+	op   func(m *splitc.Memory, g splitc.Global[float64], x *float64) error
+	end  func(m *splitc.Memory) error
+}
+
+var gmBenches = []gmBench{
+	{"splitc-read", 14.0, func(m *splitc.Memory, g splitc.Global[float64], x *float64) (err error) {
+		*x, err = splitc.Read(m, g)
+		return err
+	}, nil},
+	{"splitc-write", 13.4, func(m *splitc.Memory, g splitc.Global[float64], x *float64) error {
+		return splitc.Write(m, g, 1)
+	}, nil},
+	{"splitc-get", 4.4, func(m *splitc.Memory, g splitc.Global[float64], x *float64) error {
+		return splitc.Get(m, x, g)
+	}, splitc.Sync},
+	{"splitc-put", 4.1, func(m *splitc.Memory, g splitc.Global[float64], x *float64) error {
+		return splitc.Put(m, g, 2)
+	}, splitc.Sync},
+	{"splitc-store", 2.1, func(m *splitc.Memory, g splitc.Global[float64], x *float64) error {
+		return splitc.Store(m, g, 3)
+	}, nil},
+}
+
+// gmRow measures one microbenchmark: gmOps operations a repetition.
+func gmRow(ctx context.Context, o Options, b gmBench) (Row, error) {
+	r, err := run(ctx, o, 2, gmOps, func(p *papers.PE, ep *am.Endpoint) (rep, error) {
+		m, err := splitc.Attach(p)
+		if err != nil {
+			return nil, err
+		}
+		s, err := splitc.AllSpreadMalloc[float64](m, 2)
+		if err != nil {
+			return nil, err
+		}
+		g := s.At(1)
+		var x float64
+		return func() (time.Duration, error) {
+			if p.Self() != 0 {
+				return 0, nil
+			}
+			start := time.Now()
+			for range gmOps {
+				if err := b.op(m, g, &x); err != nil {
+					return 0, err
+				}
+			}
+			if b.end != nil {
+				if err := b.end(m); err != nil {
+					return 0, err
+				}
+			}
+			return time.Since(start), nil
+		}, nil
+	})
+	if err != nil {
+		return Row{}, err
+	}
+	return Row{Op: b.name, PEs: 2, Bytes: 8, MeasuredUs: r.Mean / 1e3, CI90Us: r.CI90 / 1e3, SeedUs: b.seed, Seed: "Luna Table 4 (CMAM)"}, nil
 }
 
 // bulkBytes is about how many bytes a repetition of a bulk benchmark

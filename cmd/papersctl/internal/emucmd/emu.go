@@ -30,7 +30,7 @@ var Cmd = &base.Command{Name: "emu", Summary: "serve an emulated board to other 
 		{Name: "fault", Summary: "change the faults of a board that emu serve is serving, while it runs",
 			Synopsis: "DIR CHANGE ...",
 			About: "Changes the faults of the board served in DIR (papersctl emu serve --fuse DIR, or\n" +
-				"papersctl hil --board DIR) at once, while programs use it. Each CHANGE is one of\n" +
+				"papersctl hil --fuse DIR) at once, while programs use it. Each CHANGE is one of\n" +
 				"  PE<k>.<LINE>=stuck0|stuck1   hold a line low or high (e.g. PE1.D3=stuck0)\n" +
 				"  PE<k>=unplug                 pull PE k's cable out\n" +
 				"  PE<k>=replug                 plug it back in\n" +
@@ -76,7 +76,7 @@ func (faultCmd) Run(e *base.Env, args []string) error {
 	case errors.Is(err, ppdevfs.ErrRefused):
 		return fmt.Errorf("%w (the server's log says why; its PEs: ls %s)", err, dir)
 	case err != nil:
-		return fmt.Errorf("%w (is papersctl emu serve --fuse %s, or papersctl hil --board %s, running?)", err, dir, dir)
+		return fmt.Errorf("%w (is papersctl emu serve --fuse %s, or papersctl hil --fuse %s, running?)", err, dir, dir)
 	case len(faults) == 0:
 		faults = []string{"none"}
 	}

@@ -19,14 +19,14 @@ import (
 
 // Cmd is papersctl hil.
 var Cmd = &base.Command{Name: "hil", Summary: "run papersctl in N QEMU machines wired to one emulated board",
-	Synopsis: "[-n N] [--inject FAULT ...] [--board DIR] [--timeout D] {-- COMMAND [ARGS ...] | --exec FILE [-- ARGS ...]}", CatchSignals: true,
+	Synopsis: "[-n N] [--inject FAULT ...] [--fuse DIR] [--timeout D] {-- COMMAND [ARGS ...] | --exec FILE [-- ARGS ...]}", CatchSignals: true,
 	About: "Boots N QEMU machines (Debian kernel, TCG) whose parallel ports at 0x378 are PEs 0..N-1 of one\n" +
 		"emulated board, runs 'papersctl COMMAND ARGS' in each ({pe} and {pes} in ARGS become the\n" +
 		"machine's PE and N), prints each console prefixed with pe<k>| and exits 0 when all commands do.\n" +
 		"COMMAND's flags are checked here before anything boots. With --exec, each machine runs the\n" +
 		"static SPMD program FILE instead, unchanged, as PE k with PAPERS_PORT=0x378 (direct I/O), and\n" +
 		"the machines share one LAN (machine k is 10.31.0.<k+1>) for its data network. The board is\n" +
-		"served in a directory (--board, or a temporary one) whose path hil prints: 'papersctl emu fault\n" +
+		"served in a directory (--fuse, or a temporary one) whose path hil prints: 'papersctl emu fault\n" +
 		"DIR PE1=unplug' changes its faults while the machines run. Examples:\n" +
 		"  papersctl hil -n 4 -- selftest --port 0x378 --pe {pe} --pes {pes}\n" +
 		"  CGO_ENABLED=0 go build ./examples/matmul && papersctl hil -n 4 --exec matmul -- -block 32",
@@ -49,7 +49,7 @@ type hilCmd struct {
 func (c *hilCmd) Define(f *base.FlagSet) {
 	f.Int(&c.n, "n", 1, 1, lpt.MaxPEs, "machines (PEs)")
 	c.faults.Define(f, "board fault")
-	f.Path(&c.board, "board", "", "dir", false, "serve the board's ppdev files and faults file in this directory (created if missing), for papersctl emu fault DIR (default: a temporary directory, printed)")
+	f.Path(&c.board, "fuse", "", "dir", false, "serve the board's ppdev files and faults file in this directory (created if missing), for papersctl emu fault DIR (default: a temporary directory, printed)")
 	f.Duration(&c.timeout, "timeout", hil.DefaultTimeout, false, "per-machine limit from boot to power-off")
 	f.String(&c.memory, "memory", "192M", "SIZE", checkMemory, "RAM per machine, as QEMU's -m takes it (e.g. 192M, 1G)")
 	f.Path(&c.binary, "binary", "", "file", true, "static papersctl for the machines (default: this one if built with CGO_ENABLED=0, else build ./cmd/papersctl)")
@@ -73,7 +73,7 @@ func checkMemory(s string) error {
 }
 
 // hilFlags names the flag of each hil.Config field.
-var hilFlags = map[string]string{"N": "n", "Faults": "inject", "BoardDir": "board", "Timeout": "timeout", "Memory": "memory", "Binary": "binary", "Program": "exec"}
+var hilFlags = map[string]string{"N": "n", "Faults": "inject", "BoardDir": "fuse", "Timeout": "timeout", "Memory": "memory", "Binary": "binary", "Program": "exec"}
 
 // Check checks hil's flags and, with the placeholders replaced for PE 0,
 // the command the machines will run.
