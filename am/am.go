@@ -129,6 +129,23 @@ func (e *GoneError) Error() string {
 
 func (e *GoneError) Unwrap() error { return e.Cause }
 
+// Absence is the error as the data network's account of the PE: how it
+// went, and its cause's text. A roll call (Endpoint.Absent) and a failing
+// PE's report give it so.
+func (e *GoneError) Absence() papers.Absence {
+	a := papers.Absence{PE: e.PE, How: papers.Returned}
+	switch {
+	case e.Died:
+		a.How = papers.Died
+	case e.Cause != nil:
+		a.How = papers.Failed
+	}
+	if e.Cause != nil {
+		a.Cause = e.Cause.Error()
+	}
+	return a
+}
+
 // Options configure an endpoint.
 type Options struct {
 	// Timeout bounds every wait; zero means papers.DefaultTimeout.

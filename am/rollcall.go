@@ -111,17 +111,7 @@ func (e *Endpoint) Absent() []papers.Absence {
 		}
 		a := papers.Absence{PE: k, How: papers.Silent}
 		if g, ok := err.(*GoneError); ok {
-			switch {
-			case g.Died:
-				a.How = papers.Died
-			case g.Cause != nil:
-				a.How = papers.Failed
-			default:
-				a.How = papers.Returned
-			}
-			if g.Cause != nil {
-				a.Cause = g.Cause.Error()
-			}
+			a = g.Absence()
 		} else if err != nil {
 			a.How, a.Cause = papers.Failed, err.Error()
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/emu/ppdevfs"
 	"github.com/ttlpapers/ttlpapers/hil"
 	"github.com/ttlpapers/ttlpapers/internal/faulttrial"
+	"github.com/ttlpapers/ttlpapers/internal/pereport"
 	"github.com/ttlpapers/ttlpapers/internal/qemu"
 	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"github.com/ttlpapers/ttlpapers/spmd"
@@ -45,10 +46,14 @@ const (
 
 // peEnd is how a PE in a machine ended, as its driver reports it.
 type peEnd struct {
-	Exit   int    `json:"exit"` // -1: killed by a signal
-	Stdout string `json:"stdout"`
-	Stderr string `json:"stderr"` // its end, when long (a panic's stacks)
+	Exit   int              `json:"exit"` // -1: killed by a signal
+	Stdout string           `json:"stdout"`
+	Stderr string           `json:"stderr"` // its end, when long (a panic's stacks)
+	Report *pereport.Report `json:"report"` // its failure's (pereport.Env)
 }
+
+// peReport is where the driver's PE writes its report.
+const peReport = "/pe-report.json"
 
 // guestRole runs this binary's role in a machine and exits, when it has
 // one (TestMain calls it first).
@@ -108,8 +113,9 @@ func (d *driver) run(kind, timeout, checkin string) {
 	if kind == "none" {
 		kind = ""
 	}
+	os.Remove(peReport) // the last run's
 	cmd := exec.Command("/proc/self/exe", peRole)
-	cmd.Env = append(os.Environ(), faulttrial.EnvFault+"="+kind, spmd.EnvTimeout+"="+timeout, spmd.EnvCheckIn+"="+checkin)
+	cmd.Env = append(os.Environ(), faulttrial.EnvFault+"="+kind, spmd.EnvTimeout+"="+timeout, spmd.EnvCheckIn+"="+checkin, pereport.Env+"="+peReport)
 	stdout := &readyWatcher{ready: func() { d.report(peReady, "") }}
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = stdout, &stderr
@@ -122,7 +128,12 @@ func (d *driver) run(kind, timeout, checkin string) {
 	d.mu.Unlock()
 	go func() {
 		cmd.Wait()
-		d.report(peExit, endDetail(peEnd{Exit: cmd.ProcessState.ExitCode(), Stdout: stdout.buf.String(), Stderr: tail(stderr.String(), 2000)}))
+		e := peEnd{Exit: cmd.ProcessState.ExitCode(), Stdout: stdout.buf.String(), Stderr: tail(stderr.String(), 2000)}
+		var err error
+		if e.Report, err = pereport.Read(peReport); err != nil {
+			e.Stderr += "\nthe driver: " + err.Error()
+		}
+		d.report(peExit, endDetail(e))
 	}()
 }
 
@@ -265,8 +276,8 @@ func (c *cluster) start(kind string, timeout, stagger time.Duration) {
 
 // end waits for machine k's PE to end; one still running at the deadline
 // is killed (hung). A machine whose PE does not end even then fails the
-// test: its driver is lost.
-func (c *cluster) end(k int, deadline time.Time) (o faulttrial.Outcome, hung bool) {
+// test: its driver is lost. stderr is the end of what the PE printed there.
+func (c *cluster) end(k int, deadline time.Time) (o faulttrial.Outcome, stderr string, hung bool) {
 	r, ok := c.await(k, peExit, deadline)
 	if !ok {
 		hung = true
@@ -279,7 +290,7 @@ func (c *cluster) end(k int, deadline time.Time) (o faulttrial.Outcome, hung boo
 	if err := json.Unmarshal([]byte(r.detail), &e); err != nil {
 		c.t.Fatalf("machine %d: bad report %q: %v", k, r.detail, err)
 	}
-	return faulttrial.Outcome{Stdout: e.Stdout, Stderr: e.Stderr, Exit: e.Exit, Ended: r.at}, hung
+	return faulttrial.Outcome{Stdout: e.Stdout, Report: e.Report, Exit: e.Exit, Ended: r.at}, e.Stderr, hung
 }
 
 // trial runs one trial of a fault, as package spmd's TestFaultTrials does
@@ -310,13 +321,14 @@ func (c *cluster) trial(kind string, tl *faulttrial.Tally) {
 		deadline = t0.Add(4*c.timeout + 2*time.Second)
 	}
 	var outs []faulttrial.Outcome
+	var said []string // the survivors' stderr, for the log
 	hung := 0
 	for k := range n {
 		if k == faulttrial.Victim {
 			continue
 		}
-		o, h := c.end(k, deadline)
-		outs = append(outs, o)
+		o, stderr, h := c.end(k, deadline)
+		outs, said = append(outs, o), append(said, stderr)
 		if h {
 			hung++
 		}
@@ -326,7 +338,7 @@ func (c *cluster) trial(kind string, tl *faulttrial.Tally) {
 		// failed, as a person would.
 		c.send(faulttrial.Victim, "signal SIGKILL")
 	}
-	v, h := c.end(faulttrial.Victim, deadline.Add(time.Minute))
+	v, _, h := c.end(faulttrial.Victim, deadline.Add(time.Minute))
 	if h {
 		hung++
 	}
@@ -334,7 +346,7 @@ func (c *cluster) trial(kind string, tl *faulttrial.Tally) {
 		t0 = v.Ended
 	}
 	if testing.Verbose() {
-		c.t.Logf("%s: PE 0 exit %d: %s", kind, outs[0].Exit, strings.TrimSpace(tail(outs[0].Stderr, 300)))
+		c.t.Logf("%s: PE 0 exit %d: %s", kind, outs[0].Exit, strings.TrimSpace(tail(said[0], 300)))
 	}
 	c.change(faulttrial.Replug, faulttrial.Repair)
 	tl.Add(kind, n, t0, outs, hung)
@@ -352,10 +364,10 @@ func (c *cluster) clean(timeout time.Duration, staggered bool) (bool, string) {
 	deadline := time.Now().Add(3*stagger + 30*time.Second + 3*timeout)
 	ok, why := true, ""
 	for k := range c.machines {
-		o, hung := c.end(k, deadline)
+		o, stderr, hung := c.end(k, deadline)
 		if o.Exit != 0 || hung || !strings.Contains(o.Stdout, faulttrial.RightSum(len(c.machines))) {
 			ok = false
-			why += fmt.Sprintf("PE %d: exit %d, stdout %q, stderr %q; ", k, o.Exit, o.Stdout, o.Stderr)
+			why += fmt.Sprintf("PE %d: exit %d, stdout %q, stderr %q; ", k, o.Exit, o.Stdout, stderr)
 		}
 	}
 	return ok, why

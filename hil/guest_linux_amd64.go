@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ttlpapers/ttlpapers/internal/pereport"
 	"github.com/ttlpapers/ttlpapers/internal/qemu"
 	"github.com/ttlpapers/ttlpapers/spmd"
 )
@@ -25,46 +26,50 @@ func Guest(pe, pes int) error {
 	if os.Getpid() != 1 {
 		return errors.New("hil: --guest is papersctl's role as init inside a hil machine, not a command to run by hand (use papersctl hil)")
 	}
-	code, err := guestRun(pe, pes)
+	x, err := guestRun(pe, pes)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "hil guest:", err)
 	}
-	qemu.Report(exitResult, err, exitDetail(code))
+	js, _ := json.Marshal(x) // ints and strings: it cannot fail
+	fmt.Println(qemu.FormatData(exitResult, err == nil && x.Status == 0, string(js)))
 	qemu.PowerOff()
 	return nil
 }
 
-func guestRun(pe, pes int) (int, error) {
+func guestRun(pe, pes int) (guestExit, error) {
+	failed := guestExit{Status: -1}
 	if err := qemu.Setup(); err != nil {
-		return -1, err
+		return failed, err
 	}
 	js, err := os.ReadFile("/" + guestArgs)
 	if err != nil {
-		return -1, err
+		return failed, err
 	}
 	var args []string
 	if err := json.Unmarshal(js, &args); err != nil {
-		return -1, fmt.Errorf("hil: bad %s: %w", guestArgs, err)
+		return failed, fmt.Errorf("hil: bad %s: %w", guestArgs, err)
 	}
 	// Wait until the host has seen every machine this far: past its BIOS,
 	// which writes test patterns to the port that would look like a PE
 	// taking part in barriers (see Run).
 	qemu.Report(readyResult, nil, "")
 	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
-		return -1, fmt.Errorf("hil: waiting for the start signal on the console: %w", err)
+		return failed, fmt.Errorf("hil: waiting for the start signal on the console: %w", err)
 	}
 	cmd := exec.Command("/"+guestBinary, Substitute(args, pe, pes)...)
-	if _, err := os.Stat("/" + guestProgram); err == nil {
+	_, statErr := os.Stat("/" + guestProgram)
+	program := statErr == nil
+	if program {
 		if err := joinLAN(pe); err != nil {
-			return -1, err
+			return failed, err
 		}
 		cmd = exec.Command("/"+guestProgram, Substitute(args, pe, pes)...)
 		env, err := os.ReadFile("/" + guestEnv)
 		if err != nil {
-			return -1, err
+			return failed, err
 		}
 		cmd.Env = append(os.Environ(), strings.Fields(string(env))...)
-		cmd.Env = append(cmd.Env, spmd.EnvPort+"=0x378", spmd.EnvPE+"="+strconv.Itoa(pe), spmd.EnvPEs+"="+strconv.Itoa(pes))
+		cmd.Env = append(cmd.Env, spmd.EnvPort+"=0x378", spmd.EnvPE+"="+strconv.Itoa(pe), spmd.EnvPEs+"="+strconv.Itoa(pes), pereport.Env+"=/"+guestReport)
 	}
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if _, err := os.Stat("/" + guestInput); err == nil {
@@ -73,18 +78,21 @@ func guestRun(pe, pes int) (int, error) {
 	err = cmd.Run()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
+		x := guestExit{Status: exit.ExitCode()}
+		if program {
+			var rerr error
+			if x.Report, rerr = pereport.Read("/" + guestReport); rerr != nil {
+				fmt.Fprintln(os.Stderr, "hil guest:", rerr)
+			}
+		}
 		name, _ := os.ReadFile("/" + guestName)
-		return exit.ExitCode(), fmt.Errorf("%s: %w", name, err)
+		return x, fmt.Errorf("%s: %w", name, err)
 	}
 	if err != nil {
-		return -1, err
+		return failed, err
 	}
-	return 0, nil
+	return guestExit{}, nil
 }
-
-// exitDetail is the result detail that carries the exit status (parseExit
-// reads it on the host).
-func exitDetail(code int) string { return "status=" + strconv.Itoa(code) }
 
 // joinLAN loads the network card's driver and gives this machine its
 // address on the LAN (LANAddr), and loopback its own.

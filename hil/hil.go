@@ -33,6 +33,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emu/ppdevfs"
 	"github.com/ttlpapers/ttlpapers/field"
+	"github.com/ttlpapers/ttlpapers/internal/pereport"
 	"github.com/ttlpapers/ttlpapers/internal/qemu"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/spmd"
@@ -113,6 +114,10 @@ type Machine struct {
 	Ioctls   uint64        // port operations the board server answered for it
 	PerOp    time.Duration // mean time between them (see ppdevfs.Stats.PerOp)
 	BusyTime time.Duration // first to last port operation
+	// Report is a failing Program's account of its error (spmd.Main
+	// writes it: package pereport); nil when it did not fail, was killed,
+	// or the machine ran a papersctl command.
+	Report *pereport.Report
 }
 
 // Result is a whole run.
@@ -159,10 +164,20 @@ const (
 	guestProgram = "hil/program"
 	// guestInput's presence tells the guest to give the command its
 	// console as standard input (Config.Input).
-	guestInput  = "hil/input"
+	guestInput = "hil/input"
+	// guestReport is where a failing Program writes its report
+	// (pereport.Env), which the exit result carries to the host.
+	guestReport = "hil/report.json"
 	exitResult  = "hil-exit"
 	readyResult = "hil-ready"
 )
+
+// guestExit is the exit result's detail, as JSON: the command's exit
+// status and, for a Program that failed, its report.
+type guestExit struct {
+	Status int              `json:"status"`
+	Report *pereport.Report `json:"report,omitempty"`
+}
 
 // Preflight checks that this host can run machines — QEMU, the guest
 // kernel, FUSE for the board — without doing anything, so that a command
@@ -472,11 +487,7 @@ func runMachine(ctx context.Context, cfg Config, kernel *qemu.Kernel, initrd str
 	if ctx.Err() == context.DeadlineExceeded {
 		m.Err = fmt.Errorf("hil: machine %d did not power off within %v (killed)", pe, cfg.Timeout)
 	}
-	for _, r := range qemu.ParseResults(m.Console) {
-		if r.Name == exitResult {
-			m.Exit = parseExit(r.Detail)
-		}
-	}
+	m.Exit, m.Report = exitOf(m.Console)
 	if m.Exit < 0 && m.Err == nil {
 		m.Err = fmt.Errorf("hil: machine %d powered off without reporting the command's exit status (see its console)", pe)
 	}
@@ -646,15 +657,16 @@ func (l *lineWatcher) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-func parseExit(detail string) int {
-	for _, f := range strings.Fields(detail) {
-		if v, ok := strings.CutPrefix(f, "status="); ok {
-			if n, err := strconv.Atoi(v); err == nil {
-				return n
-			}
+// exitOf finds a machine's exit result in its console: the command's exit
+// status (-1 when it reported none) and a failing Program's report.
+func exitOf(console []byte) (int, *pereport.Report) {
+	for _, r := range slices.Backward(qemu.ParseResults(console)) {
+		var x guestExit
+		if r.Name == exitResult && json.Unmarshal([]byte(r.Detail), &x) == nil {
+			return x.Status, x.Report
 		}
 	}
-	return -1
+	return -1, nil
 }
 
 // Substitute returns args with the placeholders replaced for one PE.

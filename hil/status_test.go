@@ -1,8 +1,13 @@
 package hil
 
 import (
+	"encoding/json"
+	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/ttlpapers/ttlpapers/internal/pereport"
+	"github.com/ttlpapers/ttlpapers/internal/qemu"
 )
 
 // TestStatus: each event is reported as it happens, and the summary names
@@ -49,5 +54,28 @@ func TestProgramEnv(t *testing.T) {
 	env := []string{"PAPERS_CHECKIN=3m", "PAPERS_TIMEOUT=20s"}
 	if got := (Config{Env: env}).programEnv(); !slices.Equal(got, env) {
 		t.Errorf("Env %q: %q, want it unchanged", env, got)
+	}
+}
+
+// TestExitOf: the host reads a machine's exit status, and a failing
+// program's report, as the guest wrote them, out of the boot noise; a
+// console without them says so.
+func TestExitOf(t *testing.T) {
+	want := &pereport.Report{Stage: pereport.Run, Kind: pereport.Timeout, Status: 1, PE: 2, Op: "barrier", Named: []int{1},
+		Cause: "papers: PE 2: barrier did not complete within 2s: PE 1 did not answer the roll call that followed\n(and a second line)"}
+	js, err := json.Marshal(guestExit{Status: 1, Report: want})
+	if err != nil {
+		t.Fatal(err)
+	}
+	console := "[    1.2] random: crng init done\r\n" + qemu.FormatResult(readyResult, nil, "") + "\n" +
+		"noise " + qemu.FormatData(exitResult, false, string(js)) + "\r\n[    9.9] reboot: Power down\n"
+	if status, got := exitOf([]byte(console)); status != 1 || !reflect.DeepEqual(got, want) {
+		t.Errorf("exitOf = %d, %+v; want 1, %+v", status, got, want)
+	}
+	if status, got := exitOf([]byte(qemu.FormatData(exitResult, true, `{"status":0}`))); status != 0 || got != nil {
+		t.Errorf("a clean exit: %d, %+v", status, got)
+	}
+	if status, _ := exitOf([]byte("kernel panic\n")); status != -1 {
+		t.Errorf("no exit result: status %d, want -1", status)
 	}
 }

@@ -12,7 +12,9 @@
 // PE, or never opening the board within the open deadline — it aborts the
 // board, so every other PE's current or next operation fails at once, and
 // kills whatever is left after a grace period. A PE that gave up waiting is
-// not blamed: the report names the PEs it waited for. The report is decided
+// not blamed: the report names the PEs it waited for, as the board saw them
+// late or as the PE's own report of its error names them (each PE writes
+// its error as data where PAPERS_REPORT says: package spmd). The report is decided
 // once, by the first cause: what the grace period's kills or the PEs'
 // reactions do afterwards never changes it. When the PEs have ended, what
 // they left running in their groups gets the grace period to finish its
@@ -26,6 +28,7 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/internal/pereport"
 )
 
 // Defaults.
@@ -81,6 +84,8 @@ type Exit struct {
 	// Noticed is when the PE got the error of a failed run from its port
 	// (zero if it never did).
 	Noticed time.Time
+	// Report is the PE's account of its failure, when it wrote one.
+	Report *pereport.Report
 }
 
 // Report is the outcome of a run.

@@ -24,6 +24,7 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/field"
+	"github.com/ttlpapers/ttlpapers/internal/pereport"
 	"github.com/ttlpapers/ttlpapers/internal/stop"
 	"github.com/ttlpapers/ttlpapers/peset"
 	"github.com/ttlpapers/ttlpapers/spmd"
@@ -57,7 +58,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("launch: the data network beside the board: %w", err)
 	}
-	r := &run{cfg: cfg, board: board, path: path, procs: make([]*os.Process, cfg.N), groups: make([]int, cfg.N),
+	reports, err := os.MkdirTemp("", "papers-reports-")
+	if err != nil {
+		return nil, fmt.Errorf("launch: a directory for the PEs' reports: %w", err)
+	}
+	defer os.RemoveAll(reports)
+	r := &run{cfg: cfg, board: board, path: path, reports: reports, procs: make([]*os.Process, cfg.N), groups: make([]int, cfg.N),
 		exits: make(chan exitEvent, cfg.N), pending: -1, rep: &Report{Failed: -1, Board: path, Exits: make([]Exit, cfg.N)}}
 	if err := r.startAll(prog); err != nil {
 		return nil, err
@@ -153,11 +159,12 @@ func sweep(dir string) {
 }
 
 type run struct {
-	cfg   Config
-	board *emu.Board
-	path  string
-	rep   *Report
-	procs []*os.Process // by PE - First; nil once reaped
+	cfg     Config
+	board   *emu.Board
+	path    string
+	reports string // where the PEs write their reports (pereport.Env)
+	rep     *Report
+	procs   []*os.Process // by PE - First; nil once reaped
 	// groups are the PEs' process groups (each PE leads one), by PE -
 	// First; 0 once the group is known to be empty. A group outlives its
 	// PE while the PE's children live, and its id cannot be reused
@@ -212,7 +219,7 @@ func (r *run) startPE(prog string, k int) error {
 	cmd := exec.Command(prog, cfg.Args...)
 	cmd.Env = append(os.Environ(), cfg.Env...)
 	cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", spmd.EnvPE, pe), fmt.Sprintf("%s=%d", spmd.EnvPEs, cfg.PEs),
-		spmd.EnvPort+"="+shm.Prefix+r.path, fmt.Sprintf("%s=%016x", shm.EnvJob, r.board.Job()))
+		spmd.EnvPort+"="+shm.Prefix+r.path, fmt.Sprintf("%s=%016x", shm.EnvJob, r.board.Job()), pereport.Env+"="+r.reportPath(k))
 	if cfg.Timeout > 0 {
 		cmd.Env = append(cmd.Env, spmd.EnvTimeout+"="+cfg.Timeout.String())
 	}
@@ -254,6 +261,11 @@ func (r *run) startPE(prog string, k int) error {
 		r.exits <- exitEvent{k: k, state: cmd.ProcessState, at: time.Now()}
 	}()
 	return nil
+}
+
+// reportPath is where process k writes its report.
+func (r *run) reportPath(k int) string {
+	return filepath.Join(r.reports, fmt.Sprintf("pe%d.json", r.cfg.First+k))
 }
 
 // stopGrace is how long PEs get to exit after the launcher is asked to
@@ -459,12 +471,24 @@ func (r *run) ended(e exitEvent) {
 	}
 	info := r.board.PortInfo(pe)
 	x.Noticed = info.Noticed
+	var err error
+	if x.Report, err = pereport.Read(r.reportPath(e.k)); err != nil {
+		r.rep.Notes = append(r.rep.Notes, fmt.Sprintf("PE %d: %v", pe, err))
+	}
 	r.rep.Exits[e.k] = x
+	// The PEs its error names, unless the ports found a PE dead first
+	// (failed: the cause is that one, and its exit says how it died).
+	var named []int
+	if _, _, aborted := r.board.Aborted(); !aborted {
+		named = r.namedOthers(pe, x.Report)
+	}
 	switch {
 	case x.Signal != nil:
 		r.failed(e.k, x.Status, fmt.Sprintf("PE %d was killed by signal %v", pe, x.Signal))
 	case x.Status != 0 && len(info.Late) > 0:
-		r.failedWaiting(e.k, x.Status, info)
+		r.failedWaiting(x.Status, fmt.Sprintf("%s did not arrive at a barrier: PE %d waited until its timeout and exited with status %d", peset.Of(info.Late...), pe, x.Status), info.Late)
+	case x.Status != 0 && len(named) > 0:
+		r.failedWaiting(x.Status, fmt.Sprintf("%s named by the error of PE %d (%s), which exited with status %d", peset.Of(named...), pe, x.Report.What(), x.Status), named)
 	case x.Status != 0:
 		reason := fmt.Sprintf("PE %d exited with status %d", pe, x.Status)
 		if s := r.stoppedOther(pe); s >= 0 {
@@ -481,15 +505,29 @@ func (r *run) ended(e exitEvent) {
 	}
 }
 
-// failedWaiting handles a PE that gave up waiting at a barrier: the run
-// failed because of the PEs that did not arrive, which the report names.
-func (r *run) failedWaiting(k, status int, info emu.PortInfo) {
-	pe := r.cfg.First + k
-	reason := fmt.Sprintf("%s did not arrive at a barrier: PE %d waited until its timeout and exited with status %d", peset.Of(info.Late...), pe, status)
-	// Of several late PEs, a stopped one is the likelier cause (the others
-	// may just be slow to be scheduled): blame it.
-	blamed := info.Late[0]
-	for _, l := range info.Late {
+// namedOthers are the PEs of this run, other than pe, that pe's report
+// names as the cause of its failure; none when it names itself.
+func (r *run) namedOthers(pe int, rep *pereport.Report) []int {
+	if rep == nil || rep.Names(pe) {
+		return nil
+	}
+	var named []int
+	for _, k := range rep.Named {
+		if k >= r.cfg.First && k < r.cfg.First+r.cfg.N {
+			named = append(named, k)
+		}
+	}
+	return named
+}
+
+// failedWaiting handles a PE that gave up waiting for others (the board
+// saw them late at a barrier, or the PE's error named them): the run
+// failed because of them, which reason names.
+func (r *run) failedWaiting(status int, reason string, others []int) {
+	// Of several, a stopped one is the likelier cause (the others may
+	// just be slow to be scheduled): blame it.
+	blamed := others[0]
+	for _, l := range others {
 		if r.stopped(l) {
 			blamed = l
 			break

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/ttlpapers/ttlpapers/internal/pereport"
 	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"github.com/ttlpapers/ttlpapers/launch"
 )
@@ -50,6 +51,24 @@ func TestRunLongLine(t *testing.T) {
 		if trial == 0 {
 			t.Logf("a %d-byte line came through whole in %d prefixed pieces", n, pieces)
 		}
+	}
+}
+
+// TestRunBlamesNamedPE: a PE whose error names another (a wait on it that
+// timed out) is not blamed: the run's report names the PE its report of
+// the error named, and keeps that report.
+func TestRunBlamesNamedPE(t *testing.T) {
+	var out bytes.Buffer
+	rep, err := launch.Run(context.Background(), launch.Config{N: 3, Program: os.Args[0], Dir: t.TempDir(), Grace: 200 * time.Millisecond,
+		Env: []string{namingPE + "=1"}, Stdout: &out, Stderr: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Failed != 2 || !strings.HasPrefix(rep.Reason, "PE 2 named by the error of PE 0 (timeout in get)") || rep.Status != 1 {
+		t.Errorf("report %+v, want PE 2 blamed by PE 0's report\n%s", rep, out.String())
+	}
+	if r := rep.Exits[0].Report; r == nil || r.Kind != pereport.Timeout || !slices.Equal(r.Named, []int{2}) || r.PE != 0 {
+		t.Errorf("PE 0's report in the run's: %+v", r)
 	}
 }
 

@@ -141,6 +141,7 @@ func (p *PE) checkInFailed(err error, timeout time.Duration, voted bool) error {
 	case voted && p.members&(1<<p.self) == 0:
 		e.Stall = fmt.Sprintf("this PE's own vote did not reach the board: its cable is unplugged or its data line %s is stuck high or open (papersctl selftest tests them)", dataLine(p.self%4))
 	case te.Op == "check-in" && voted && missing != 0: // waited for an arrival that did not come
+		e.Missing = missing
 		if missing.Len() == 1 {
 			k := missing.Members()[0]
 			e.Stall = fmt.Sprintf("PE %d did not answer: its program was not started (a port that an earlier run's departure left transparent reads so too), or its cable is unplugged, or its data line %s is stuck high", k, dataLine(k%4))

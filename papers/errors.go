@@ -73,8 +73,9 @@ type TimeoutError struct {
 	Op     string
 	Waited time.Duration
 	// Missing are the PEs the wait was held up by, when the waiter knows
-	// them (bit k: PE k): the PE a data-network wait was on, or after a
-	// roll call the PEs whose data line no PE pulled low; 0 when unknown.
+	// them (bit k: PE k): the PE a data-network wait was on, after a
+	// roll call the PEs whose data line no PE pulled low, or the PEs a
+	// check-in waited for that did not answer; 0 when unknown.
 	Missing peset.Set
 	// Stall says who held the operation up, when the backend knows (the
 	// emulator and the data network do; real hardware does not).

@@ -674,6 +674,9 @@ func TestCheckInFindsMissingPE(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "PE 2 did not answer: its program was not started") || !strings.Contains(err.Error(), "its cable is unplugged") {
 		t.Fatalf("check-in with PE 2 unplugged: %v", err)
 	}
+	if te, ok := errors.AsType[*papers.TimeoutError](err); !ok || te.Missing != 1<<2 {
+		t.Errorf("check-in with PE 2 unplugged: %v: its TimeoutError's Missing is not PE 2", err)
+	}
 }
 
 // TestCheckInTimeout: CheckInTimeout, not Timeout, bounds Open's wait for a

@@ -473,9 +473,11 @@ func stallChecks(e *env) error {
 	if werr := e.shared.waitFor(over, 20*e.timeout, "PE "+strconv.Itoa(staller)+" to end the stall"); werr != nil {
 		return werr
 	}
-	var te *papers.TimeoutError
-	// The emulator names who holds the barrier: the staller, and nobody else.
-	named := errors.As(err, &te) && strings.HasPrefix(te.Stall, fmt.Sprintf("PE %d ", staller)) && strings.Count(te.Stall, "PE ") == 1
+	// The emulator names who holds the barrier, and records it for the
+	// board's PortInfo as the timeout's error is made: the staller, and
+	// nobody else.
+	_, timedOut := errors.AsType[*papers.TimeoutError](err)
+	named := timedOut && slices.Equal(e.board.PortInfo(self).Late, []int{staller})
 	e.check(e.step, named, "D6,D7", "barrier returned %q", errString(err))
 	return nil
 }

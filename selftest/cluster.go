@@ -292,38 +292,21 @@ func checkInDetail(err error, diagnosed bool) string {
 	return errText(err, diagnosed)
 }
 
-// errText is err's message on one line; with hideStall, without the
-// accounts of who stalled its waits.
+// errText is err's message on one line, the errors a join holds (the
+// PEs') one after the other; with hideStall (a wiring diagnosis says why),
+// a timeout says only how long the PE waited, from its value.
 func errText(err error, hideStall bool) string {
-	msg := err.Error()
-	if hideStall {
-		for _, te := range timeouts(err) {
-			if te.Stall != "" {
-				msg = strings.ReplaceAll(msg, ": "+te.Stall, "")
-			}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		parts := make([]string, 0, len(j.Unwrap()))
+		for _, e := range j.Unwrap() {
+			parts = append(parts, errText(e, hideStall))
 		}
+		return strings.Join(parts, "; ")
 	}
-	return strings.ReplaceAll(msg, "\n", "; ")
-}
-
-// timeouts returns the timeout errors in err's tree.
-func timeouts(err error) []*papers.TimeoutError {
-	if te, ok := err.(*papers.TimeoutError); ok {
-		return []*papers.TimeoutError{te}
+	if te, ok := err.(*papers.TimeoutError); ok && hideStall {
+		return fmt.Sprintf("PE %d: %s did not complete within %v", te.PE, te.Op, te.Waited)
 	}
-	switch u := err.(type) {
-	case interface{ Unwrap() error }:
-		if e := u.Unwrap(); e != nil {
-			return timeouts(e)
-		}
-	case interface{ Unwrap() []error }:
-		var tes []*papers.TimeoutError
-		for _, e := range u.Unwrap() {
-			tes = append(tes, timeouts(e)...)
-		}
-		return tes
-	}
-	return nil
+	return err.Error()
 }
 
 // notStarted puts every PE's port back in its power-on state (data and

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emu/ppdevfs"
 	"github.com/ttlpapers/ttlpapers/internal/faulttrial"
+	"github.com/ttlpapers/ttlpapers/internal/pereport"
 	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"github.com/ttlpapers/ttlpapers/spmd"
 )
@@ -87,6 +89,7 @@ type peRun struct {
 	cmd    *exec.Cmd
 	stdout testenv.Buffer // read while the process writes it (waitReady)
 	stderr strings.Builder
+	report string // where it writes its failure's report (pereport.Env)
 	exit   int
 	ended  time.Time
 }
@@ -100,10 +103,10 @@ func startRun(ctx context.Context, t *testing.T, srv *ppdevfs.Server, n int, kin
 		if k > 0 {
 			time.Sleep(stagger)
 		}
-		r := &peRun{exit: -1}
+		r := &peRun{exit: -1, report: filepath.Join(t.TempDir(), "report.json")}
 		r.cmd = exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
 		r.cmd.Env = append(os.Environ(), "SPMD_TEST_ROLE=faults", faulttrial.EnvFault+"="+kind, spmd.EnvPE+"="+strconv.Itoa(k), spmd.EnvPEs+"="+strconv.Itoa(n),
-			spmd.EnvPort+"=ppdev:"+srv.Path(k), spmd.EnvTimeout+"="+timeout.String(), spmd.EnvCheckIn+"=20s")
+			spmd.EnvPort+"=ppdev:"+srv.Path(k), spmd.EnvTimeout+"="+timeout.String(), spmd.EnvCheckIn+"=20s", pereport.Env+"="+r.report)
 		r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
 		if err := r.cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -194,7 +197,11 @@ func faultTrial(t *testing.T, board *emu.Board, srv *ppdevfs.Server, kind string
 	board.Change(faulttrial.Repair)
 	var outs []faulttrial.Outcome
 	for _, r := range survivors {
-		outs = append(outs, faulttrial.Outcome{Stdout: r.stdout.String(), Stderr: r.stderr.String(), Exit: r.exit, Ended: r.ended})
+		rep, err := pereport.Read(r.report)
+		if err != nil {
+			t.Errorf("%s: %v", kind, err)
+		}
+		outs = append(outs, faulttrial.Outcome{Stdout: r.stdout.String(), Report: rep, Exit: r.exit, Ended: r.ended})
 		if strings.Contains(r.stderr.String(), "DATA RACE") {
 			t.Errorf("%s: a survivor's race detector reported:\n%s", kind, r.stderr.String())
 		}

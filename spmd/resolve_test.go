@@ -1,6 +1,7 @@
 package spmd
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -23,7 +24,7 @@ func TestResolveLauncher(t *testing.T) {
 		{Options{PE: 1, Port: "0x378"}, Options{}, true},
 		{Options{PE: -1, PEs: 3, Port: "0x378"}, Options{}, true},
 	} {
-		got, err := c.in.resolve()
+		got, err := c.in.resolve(launchedBy(os.Getenv))
 		switch {
 		case c.refused && (err == nil || !strings.Contains(err.Error(), "disagree with the MPI launcher")):
 			t.Errorf("%+v: %+v, %v; want it refused", c.in, got, err)
@@ -35,7 +36,7 @@ func TestResolveLauncher(t *testing.T) {
 
 // TestResolveByHand: with no launcher, {pe} takes the PE id given.
 func TestResolveByHand(t *testing.T) {
-	got, err := Options{PE: 3, PEs: 4, Port: "ppdev:/b/parport{pe}"}.resolve()
+	got, err := Options{PE: 3, PEs: 4, Port: "ppdev:/b/parport{pe}"}.resolve(launcher{})
 	if err != nil || got.Port != "ppdev:/b/parport3" {
 		t.Errorf("resolve: %+v, %v; want port ppdev:/b/parport3", got, err)
 	}

@@ -62,11 +62,16 @@
 // without knowing). On a shared-memory board the launcher also aborts the
 // board when any PE process dies — even by SIGKILL, which no process can
 // catch — and every other PE's next or current operation fails at once;
-// under mpirun, mpirun ends the job.
+// under mpirun, mpirun ends the job. A PE that fails also writes its error
+// as data — the stage, its kind, the PE, the operation, the PEs and the
+// line it names — to the file its launcher names in PAPERS_REPORT
+// (package internal/pereport), which papersctl run and hil read instead
+// of the PE's output.
 package spmd
 
 import (
 	"cmp"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -80,6 +85,7 @@ import (
 
 	"github.com/ttlpapers/ttlpapers/am/tcpnet"
 	"github.com/ttlpapers/ttlpapers/internal/mpienv"
+	"github.com/ttlpapers/ttlpapers/internal/pereport"
 	"github.com/ttlpapers/ttlpapers/internal/stop"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
@@ -180,6 +186,15 @@ func envFrom(getenv func(string) string) (Options, error) {
 // negative timeout — naming the variable and its flag. Values not given
 // are left to Open, which says how to give them.
 func (o Options) Check() error {
+	if err := o.checkValues(); err != nil {
+		return err
+	}
+	_, err := o.driver()
+	return err
+}
+
+// checkValues judges the values that need no driver.
+func (o Options) checkValues() error {
 	bad := func(env, flag string, v any, want string) error {
 		return fmt.Errorf("spmd: %s (-%s) %v: %s", env, flag, v, want)
 	}
@@ -196,17 +211,23 @@ func (o Options) Check() error {
 	if err := tcpnet.CheckListen(o.Listen); err != nil {
 		return fmt.Errorf("spmd: -papers.listen: %w", err)
 	}
+	return nil
+}
+
+// driver finds the driver of the port spec and has it check the spec
+// (nil, nil when no port is given).
+func (o Options) driver() (substrate.Driver, error) {
 	if o.Port == "" {
-		return nil
+		return nil, nil
 	}
 	d, err := substrate.Lookup(o.Port)
 	if err == nil {
 		err = d.Check(o.Port)
 	}
 	if err != nil {
-		return fmt.Errorf("spmd: %s (-papers.port): %w", EnvPort, err)
+		return nil, fmt.Errorf("spmd: %s (-papers.port): %w", EnvPort, err)
 	}
-	return nil
+	return d, nil
 }
 
 // RegisterFlags adds -papers.pe, -papers.pes, -papers.port (and its old
@@ -215,11 +236,18 @@ func (o Options) Check() error {
 // once fs is parsed. An unreadable environment variable is reported by
 // Open.
 func RegisterFlags(fs *flag.FlagSet) *Options {
-	o, _ := Env()
-	opts := &o
+	env, err := Env()
+	opts := registerFlags(fs, env)
 	if fs == flag.CommandLine {
-		commandLine = opts
+		commandLine = &registered{env: env, envErr: err, opts: opts}
 	}
+	return opts
+}
+
+// registerFlags adds the flags to fs with the environment's options o as
+// their defaults.
+func registerFlags(fs *flag.FlagSet, o Options) *Options {
+	opts := &o
 	fs.IntVar(&opts.PE, "papers.pe", o.PE, "this PE's id, 0 to PEs-1 (env "+EnvPE+")")
 	fs.IntVar(&opts.PEs, "papers.pes", o.PEs, "number of PEs (env "+EnvPEs+")")
 	fs.StringVar(&opts.Port, "papers.port", o.Port, "port spec: shm:PATH, port:0x378, ppdev:/dev/parport0, devport:0x378, gpio:MAPPING or mpi (env "+EnvPort+")")
@@ -248,7 +276,7 @@ func Open() (*papers.PE, error) {
 // says what is missing, where running in-process would ignore what the
 // user set.
 func Launched() bool {
-	_, _, launched := mpienv.Launched(os.Getenv)
+	launched := launchedBy(os.Getenv).mpi
 	for _, env := range []string{EnvPort, EnvBoard, EnvPE, EnvPEs} {
 		launched = launched || os.Getenv(env) != ""
 	}
@@ -270,8 +298,30 @@ func papersFlag(args []string) bool {
 
 var sessions sync.Map // *papers.PE → substrate.Session
 
-// commandLine holds the options registered on flag.CommandLine, if any.
-var commandLine *Options
+// commandLine is what RegisterFlags registered on flag.CommandLine, if
+// it did.
+var commandLine *registered
+
+// registered are a program's options: the environment's, read once, and
+// those its flags give.
+type registered struct {
+	env    Options
+	envErr error
+	opts   *Options
+}
+
+// launcher is what started this process, as its environment says: an MPI
+// launcher (mpirun, mpiexec, srun: package mpienv) gives the PE id and
+// count. Main asks once.
+type launcher struct {
+	mpi     bool
+	pe, pes int
+}
+
+func launchedBy(getenv func(string) string) launcher {
+	pe, pes, ok := mpienv.Launched(getenv)
+	return launcher{mpi: ok, pe: pe, pes: pes}
+}
 
 // PESpec is what a port spec may say for the PE id, to give each PE of one
 // machine a port of its own: ppdev:DIR/parport{pe} is ppdev:DIR/parport2
@@ -284,12 +334,12 @@ const PESpec = "{pe}"
 // together — and they must agree with any given; with no port given, the
 // driver that recognises the launcher (mpi) is the port. Then PESpec in
 // the port spec becomes the PE id.
-func (o Options) resolve() (Options, error) {
-	if pe, pes, ok := mpienv.Launched(os.Getenv); ok {
-		if o.PE >= 0 && o.PE != pe || o.PEs > 0 && pes > 0 && o.PEs != pes {
-			return o, fmt.Errorf("spmd: %s=%d %s=%d disagree with the MPI launcher, which started this process as PE %d of %d: unset them", EnvPE, o.PE, EnvPEs, o.PEs, pe, pes)
+func (o Options) resolve(l launcher) (Options, error) {
+	if l.mpi {
+		if o.PE >= 0 && o.PE != l.pe || o.PEs > 0 && l.pes > 0 && o.PEs != l.pes {
+			return o, fmt.Errorf("spmd: %s=%d %s=%d disagree with the MPI launcher, which started this process as PE %d of %d: unset them", EnvPE, o.PE, EnvPEs, o.PEs, l.pe, l.pes)
 		}
-		o.PE, o.PEs = pe, cmp.Or(pes, o.PEs)
+		o.PE, o.PEs = l.pe, cmp.Or(l.pes, o.PEs)
 		if o.Port == "" {
 			if name, _, _, ok := substrate.Launched(); ok {
 				o.Port = name
@@ -306,29 +356,66 @@ func (o Options) resolve() (Options, error) {
 // it) and checks in with the other PEs (papers.Open). Close the PE with
 // Close.
 func (o Options) Open() (*papers.PE, error) {
-	o, err := o.resolve()
+	c, err := o.settle(launchedBy(os.Getenv))
 	if err != nil {
 		return nil, err
+	}
+	return c.open()
+}
+
+// config is a PE's configuration once settle checked it: complete, every
+// value in range, and the port's driver found. The drivers trust it.
+type config struct {
+	Options
+	driver substrate.Driver
+}
+
+// usageError is a configuration the command line or the environment got
+// wrong (Main exits 2, as package flag does).
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// settle is the one check of a PE's configuration: it completes o from
+// the launcher l (resolve), judges every value (Check), requires the PE id,
+// count and port, and finds the port's driver.
+func (o Options) settle(l launcher) (config, error) {
+	given := o.Port != ""
+	o, err := o.resolve(l)
+	if err != nil {
+		return config{}, err
+	}
+	if err := o.checkValues(); err != nil {
+		return config{}, &usageError{err}
+	}
+	d, err := o.driver()
+	switch {
+	case err != nil && !given:
+		// The launcher's driver refuses to run (mpirun, a program built
+		// without MPI): not the command line's fault.
+		return config{}, err
+	case err != nil:
+		return config{}, &usageError{err}
 	}
 	switch {
 	case o.PEs < 1:
-		return nil, fmt.Errorf("spmd: no PE count: set %s or -papers.pes (papersctl run and mpirun set it)", EnvPEs)
+		return config{}, fmt.Errorf("spmd: no PE count: set %s or -papers.pes (papersctl run and mpirun set it)", EnvPEs)
 	case o.PE < 0:
-		return nil, fmt.Errorf("spmd: no PE id: set %s or -papers.pe to 0..%d (papersctl run and mpirun set it)", EnvPE, o.PEs-1)
+		return config{}, fmt.Errorf("spmd: no PE id: set %s or -papers.pe to 0..%d (papersctl run and mpirun set it)", EnvPE, o.PEs-1)
 	case o.Port == "":
-		return nil, fmt.Errorf("spmd: no port: set %s or -papers.port to shm:PATH, port:0x378, ppdev:/dev/parport0, gpio:... or mpi, or start the program with papersctl run or mpirun", EnvPort)
-	}
-	if err := o.Check(); err != nil {
-		return nil, err
-	}
-	d, err := substrate.Lookup(o.Port)
-	if err != nil {
-		return nil, err
+		return config{}, fmt.Errorf("spmd: no port: set %s or -papers.port to shm:PATH, port:0x378, ppdev:/dev/parport0, gpio:... or mpi, or start the program with papersctl run or mpirun", EnvPort)
 	}
 	if o.CheckIn == 0 {
 		o.CheckIn = max(cmp.Or(o.Timeout, papers.DefaultTimeout), DefaultCheckIn)
 	}
-	s, err := d.Open(o.Port, substrate.Options{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckIn: o.CheckIn, Listen: o.Listen, Verify: o.Verify})
+	return config{o, d}, nil
+}
+
+// open opens the PE c describes.
+func (c config) open() (*papers.PE, error) {
+	o := c.Options
+	s, err := c.driver.Open(o.Port, substrate.Options{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckIn: o.CheckIn, Listen: o.Listen, Verify: o.Verify})
 	if err != nil {
 		return nil, err // the driver's or papers' own error, naming the PE
 	}
@@ -358,42 +445,61 @@ func Close(p *papers.PE) error {
 // Under papersctl run and mpirun every PE gets the same command line, so
 // only PE 0 prints the usage or a flag's error; the others exit 2 quietly.
 func Main(fn func(*papers.PE) error) {
-	env, envErr := Env()
-	opts := commandLine
-	if opts == nil {
-		if flag.Parsed() {
-			// Too late for flags: the environment alone.
-			opts = &env
-		} else {
-			opts = RegisterFlags(flag.CommandLine)
-		}
+	l := launchedBy(os.Getenv)
+	reg := commandLine
+	if reg == nil {
+		env, err := Env()
+		reg = &registered{env: env, envErr: err, opts: &env}
+		if !flag.Parsed() {
+			reg.opts = registerFlags(flag.CommandLine, env)
+		} // else too late for flags: the environment alone
 	}
-	quiet := quietUsage(env)
+	quiet := l.quietUsage(reg.env)
 	if !flag.Parsed() {
 		if quiet {
 			flag.CommandLine.SetOutput(io.Discard)
 		}
-		flag.Parse() // exits 2 on a bad flag, 0 on -h
+		// As flag.Parse, which exits 2 on a bad flag and 0 on -h, but
+		// reporting the bad flag first. Package flag prints it and the
+		// usage.
+		flag.CommandLine.Init(flag.CommandLine.Name(), flag.ContinueOnError)
+		switch err := flag.CommandLine.Parse(os.Args[1:]); {
+		case errors.Is(err, flag.ErrHelp):
+			os.Exit(0)
+		case err != nil:
+			report(pereport.Setup, reg.opts.PE, "", err, 2)
+			os.Exit(2)
+		}
 	}
-	err := envErr
+	err := reg.envErr
 	if err == nil {
-		err = opts.Check()
+		var c config
+		if c, err = reg.opts.settle(l); err == nil {
+			openAndRun(c, fn) // does not return
+		}
 	}
-	switch {
-	case err != nil && quiet:
-		os.Exit(2)
-	case err != nil:
-		fatal(err, 2)
+	code := 1
+	if _, usage := errors.AsType[*usageError](err); usage || reg.envErr != nil {
+		code = 2
 	}
+	if code == 2 && quiet {
+		report(pereport.Setup, reg.opts.PE, "", err, code)
+		os.Exit(code)
+	}
+	fatal(pereport.Setup, reg.opts.PE, err, code)
+}
+
+// openAndRun opens the PE c describes, runs fn and exits.
+func openAndRun(c config, fn func(*papers.PE) error) {
 	// Stop signals are caught from before the check-in on: a PE told to
 	// stop while it waits for the others exits at once, as it would later.
 	var opened atomic.Pointer[papers.PE]
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, stop.Signals...)
-	go stopOnSignal(sigs, &opened)
-	p, err := opts.Open()
+	go stopOnSignal(sigs, c.PE, &opened)
+	p, err := c.open()
 	if err != nil {
-		fatal(err, 1)
+		fatal(pereport.Open, c.PE, err, 1)
 	}
 	opened.Store(p)
 	os.Exit(run(p, fn))
@@ -402,12 +508,12 @@ func Main(fn func(*papers.PE) error) {
 // quietUsage reports whether this process is one of several PEs whose
 // launcher merges their output (papersctl run, mpirun) and not PE 0, which
 // speaks for them.
-func quietUsage(env Options) bool {
-	env, err := env.resolve()
+func (l launcher) quietUsage(env Options) bool {
+	env, err := env.resolve(l)
 	if err != nil || env.PE <= 0 {
 		return false
 	}
-	if _, _, mpirun := mpienv.Launched(os.Getenv); mpirun {
+	if l.mpi {
 		return true // an MPI launcher merges every rank's output, whatever the port
 	}
 	if env.Port == "" {
@@ -421,25 +527,49 @@ func quietUsage(env Options) bool {
 	return ok && t.SharedTerminal()
 }
 
-func fatal(err error, code int) {
+// fatal reports err, of PE pe at stage, and exits with code.
+func fatal(stage pereport.Stage, pe int, err error, code int) {
+	report(stage, pe, "", err, code)
 	fmt.Fprintf(os.Stderr, "%s: %v\n", os.Args[0], err)
 	os.Exit(code)
+}
+
+// reported makes the report once: a stop signal may come while the
+// program's own failure is being written.
+var reported sync.Once
+
+// report writes this PE's failure as data for its launcher
+// (pereport.Env): its error's value, the stage, the exit status, and kind
+// when it is not the error's (a panic, a signal).
+func report(stage pereport.Stage, pe int, kind pereport.Kind, err error, status int) {
+	reported.Do(func() {
+		r := pereport.From(err)
+		r.Stage, r.PE, r.Status = stage, pe, status
+		if kind != "" {
+			r.Kind = kind
+		}
+		if werr := pereport.Write(r); werr != nil {
+			fmt.Fprintf(os.Stderr, "%s: PE %d: the report of its failure: %v\n", os.Args[0], pe, werr)
+		}
+	})
 }
 
 // stopOnSignal exits on the first stop signal. Another goroutine owns the
 // PE, so no protocol here: the driver ends the PE's part (Session.Stop: on
 // a real port it takes the port from that goroutine and announces the
 // departure; a shared board is aborted by its launcher when we exit).
-func stopOnSignal(sigs <-chan os.Signal, opened *atomic.Pointer[papers.PE]) {
+func stopOnSignal(sigs <-chan os.Signal, pe int, opened *atomic.Pointer[papers.PE]) {
 	sig := <-sigs
-	who := "PE"
+	stage := pereport.Open
 	if p := opened.Load(); p != nil {
 		if v, ok := sessions.Load(p); ok {
 			v.(substrate.Session).Stop()
 		}
-		who = fmt.Sprintf("PE %d", p.Self())
+		stage = pereport.Run
 	}
-	fmt.Fprintf(os.Stderr, "%s: %s: stopped by %v\n", os.Args[0], who, sig)
+	err := fmt.Errorf("PE %d: stopped by %v", pe, sig)
+	report(stage, pe, pereport.Signal, err, stop.Status(sig))
+	fmt.Fprintf(os.Stderr, "%s: %v\n", os.Args[0], err)
 	os.Exit(stop.Status(sig))
 }
 
@@ -447,17 +577,21 @@ func stopOnSignal(sigs <-chan os.Signal, opened *atomic.Pointer[papers.PE]) {
 func run(p *papers.PE, fn func(*papers.PE) error) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
-			Fail(p, fmt.Errorf("panic: %v", r))
-			fmt.Fprintf(os.Stderr, "%s: PE %d: panic: %v\n", os.Args[0], p.Self(), r)
+			err := fmt.Errorf("panic: %v", r)
+			Fail(p, err)
+			report(pereport.Run, p.Self(), pereport.Panic, err, 2)
+			fmt.Fprintf(os.Stderr, "%s: PE %d: %v\n", os.Args[0], p.Self(), err)
 			code = 2
 		}
 	}()
 	if err := fn(p); err != nil {
 		Fail(p, err)
+		report(pereport.Run, p.Self(), "", err, 1)
 		fmt.Fprintf(os.Stderr, "%s: %v\n", os.Args[0], papers.NamePE(p.Self(), err))
 		return 1
 	}
 	if err := Close(p); err != nil { // the end of the run: it did not end together, or is not proven
+		report(pereport.End, p.Self(), "", err, 1)
 		fmt.Fprintf(os.Stderr, "%s: %v\n", os.Args[0], papers.NamePE(p.Self(), err))
 		return 1
 	}

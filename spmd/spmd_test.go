@@ -91,8 +91,11 @@ func TestOpenErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if _, err := (spmd.Options{PE: 5, PEs: 6, Port: "shm:" + path}).Open(); err == nil || !strings.Contains(err.Error(), "does not fit") {
-		t.Errorf("PE 5 on a 4-PE board: %v", err)
+	// A PE count that is not the board's: the error says the board's.
+	for _, o := range []spmd.Options{{PE: 5, PEs: 6, Port: "shm:" + path}, {PE: 0, PEs: 1, Port: "shm:" + path}} {
+		if _, err := o.Open(); err == nil || !strings.Contains(err.Error(), "give it 2, the board's count") {
+			t.Errorf("PE %d of %d on a 2-PE board: %v", o.PE, o.PEs, err)
+		}
 	}
 }
 
@@ -142,6 +145,10 @@ func TestMain(m *testing.M) {
 		spmd.Main(barriersForever)
 	case "faults":
 		spmd.Main(faulttrial.Program)
+	case "absent":
+		spmd.Main(failAbsent)
+	case "panic":
+		spmd.Main(func(*papers.PE) error { panic("on purpose") })
 	}
 	if op := os.Getenv("SPMD_BENCH_OP"); op != "" {
 		n, _ := strconv.Atoi(os.Getenv("SPMD_BENCH_N"))

@@ -24,8 +24,15 @@ func init() {
 // exit status and stderr.
 func mainProcess(t *testing.T, env []string, args ...string) (int, string) {
 	t.Helper()
+	return testProcess(t, append(env, "SPMD_USAGE_HELPER=1"), args...)
+}
+
+// testProcess runs the test binary in the role env gives it, with args,
+// and returns its exit status and stderr.
+func testProcess(t *testing.T, env []string, args ...string) (int, string) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), append(env, "SPMD_USAGE_HELPER=1")...)
+	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()

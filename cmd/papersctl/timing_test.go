@@ -31,7 +31,7 @@ func init() {
 		{[]string{"--stall-prob", "2"}, []string{"--stall-prob 2: need a number from 0 to 1"}},
 		{[]string{"--op-time", "0s"}, []string{"--op-time 0s: need a positive duration"}},
 		{[]string{"--control-lines", "tri-state"}, []string{"--control-lines tri-state: want one of open-collector, push-pull"}},
-		{[]string{"--margin-buses", "isa,usb"}, []string{"--margin-buses isa,usb:"}},
+		{[]string{"--margin-buses", "isa,usb"}, []string{`--margin-buses: timed: no port timing "usb"`}},
 		{[]string{"--margin-trials", "0"}, []string{"--margin-trials 0: need 1 to 100000"}},
 		{[]string{"--margins=false", "--margin-trials", "5"}, []string{"--margins=false turns off"}},
 		{[]string{"--trial", "3"}, []string{"--trial 3: picks the trial --vcd or --svg records"}},

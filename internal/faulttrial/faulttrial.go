@@ -3,24 +3,29 @@
 // same board: the PE program, the faults it is put through, and how the
 // survivors of a trial are counted (docs/spmd.md, "Faults on a real
 // board"). The counting is the part that must not differ between the two,
-// so that their tables compare.
+// so that their tables compare. It reads what each survivor's error named
+// from the report its spmd.Main wrote (package pereport), never from its
+// text.
 package faulttrial
 
 import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/ttlpapers/ttlpapers/internal/pereport"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
 // Victim is the PE that makes the fault; the others are the survivors.
 const Victim = 1
+
+// stuckLine is the data line the stuck fault sticks (StuckLine).
+const stuckLine = "D3"
 
 // EnvFault names the fault for Program (one of Kinds; empty for none).
 const EnvFault = "SPMD_FAULT"
@@ -33,7 +38,7 @@ var Kinds = []string{"error", "panic", "SIGINT", "SIGTERM", "SIGKILL", "SIGSTOP"
 // StuckLine is the stuck fault's change to the board (ppdevfs.ChangeFaults,
 // emu.Board.Change), and Unplug, Replug and Repair the others a trial makes.
 var (
-	StuckLine = fmt.Sprintf("PE%d.D3=stuck0", Victim)
+	StuckLine = fmt.Sprintf("PE%d.%s=stuck0", Victim, stuckLine)
 	Unplug    = fmt.Sprintf("PE%d=unplug", Victim)
 	Replug    = fmt.Sprintf("PE%d=replug", Victim)
 	Repair    = fmt.Sprintf("PE%d=repair", Victim)
@@ -120,9 +125,12 @@ func FromEnv() (trials int, kinds []string, err error) {
 
 // Outcome is how one PE of a trial ended.
 type Outcome struct {
-	Stdout, Stderr string
-	Exit           int       // exit status; 0 also when it was not known
-	Ended          time.Time // when the trial saw it end
+	Stdout string
+	// Report is what its failure's error said (pereport.Env); nil when it
+	// wrote none: it did not fail, or was killed.
+	Report *pereport.Report
+	Exit   int       // exit status; 0 also when it was not known
+	Ended  time.Time // when the trial saw it end
 }
 
 // Tally is what the trials of one fault found.
@@ -137,13 +145,9 @@ type Tally struct {
 	// on a busy host, seconds).
 	WorstInPE time.Duration
 	// Missed is what the survivors that did not name the victim said
-	// (their error's last line, or how they ended), for the report.
+	// (their error, or how they ended), for the log.
 	Missed []string
 }
-
-// rollCallNames finds the PEs a roll call, a census or the data network
-// named.
-var rollCallNames = regexp.MustCompile(`PEs? ([0-9, ]+) did not answer the (?:roll call|census)|the data network names PEs? ([0-9, ]+):`)
 
 // Add counts one trial of fault kind on n PEs: its survivors' outcomes, the
 // fault's time t0, and how many PEs had to be killed because they hung.
@@ -157,20 +161,16 @@ func (tl *Tally) Add(kind string, n int, t0 time.Time, survivors []Outcome, hung
 			}
 			tl.ComputedWrong++
 		}
-		if r.Exit != 0 && Names(kind, r.Stderr) {
+		if r.Exit != 0 && Names(kind, r.Report) {
 			tl.Named++
 		} else {
-			said := strings.TrimSpace(r.Stderr)
-			said = said[strings.LastIndexByte(said, '\n')+1:]
+			said := "no report"
+			if r.Report != nil {
+				said = r.Report.Cause
+			}
 			tl.Missed = append(tl.Missed, fmt.Sprintf("exit %d: %q", r.Exit, said))
 		}
-		for _, m := range rollCallNames.FindAllStringSubmatch(r.Stderr, -1) {
-			for _, f := range peList(m[1] + m[2]) {
-				if f != strconv.Itoa(Victim) {
-					tl.Blamed++
-				}
-			}
-		}
+		tl.Blamed += blamed(r.Report)
 		if d := r.Ended.Sub(t0); d > tl.Worst {
 			tl.Worst = d
 		}
@@ -183,43 +183,40 @@ func (tl *Tally) Add(kind string, n int, t0 time.Time, survivors []Outcome, hung
 	}
 }
 
-// leftTogether finds the PEs an interrupt's acknowledge saw leave: the
-// victim alone, or beside a survivor that found it gone first and left
-// failing (a cable pulled while a census's vote was read: the PEs that
-// read it before the cable came out saw the victim, the others not).
-var leftTogether = regexp.MustCompile(`PEs? ([0-9, ]+) left the group`)
+// Names reports whether a survivor's report names the victim as the
+// cause of fault kind: an early return as such (the interrupt that
+// announced it); otherwise its departure (beside a survivor that found it
+// gone first and left failing, when a cable is pulled while a census's
+// vote is read), its silence at a roll call or a census, the data
+// network's verdict, or its data line — for a stuck line, the stuck line
+// D3 even when the board cannot say whose it is.
+func Names(kind string, r *pereport.Report) bool {
+	switch {
+	case r == nil:
+		return false
+	case kind == "return":
+		return slices.Contains(r.Returned, Victim)
+	case kind == "stuck" && r.Line != nil && r.Line.Name == stuckLine:
+		return true
+	}
+	return r.Names(Victim)
+}
 
-// victimIn reports whether a list of PEs that re finds in msg holds the
-// victim.
-func victimIn(re *regexp.Regexp, msg string) bool {
-	for _, m := range re.FindAllStringSubmatch(msg, -1) {
-		for _, f := range peList(m[1]) {
-			if f == strconv.Itoa(Victim) {
-				return true
-			}
+// blamed counts the healthy PEs a survivor's report names as silent at a
+// roll call or a census, or as absent from the data network. (PEs that
+// left with an interrupt are not counted: a survivor may leave failing
+// beside the victim.)
+func blamed(r *pereport.Report) int {
+	if r == nil || r.Kind != pereport.Timeout && r.Kind != pereport.Absent {
+		return 0
+	}
+	n := 0
+	for _, k := range r.Named {
+		if k != Victim {
+			n++
 		}
 	}
-	return false
-}
-
-// peList splits a message's list of PEs ("1, 2") into their numbers.
-func peList(s string) []string {
-	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' })
-}
-
-// Names reports whether a survivor's error message names the victim as
-// the cause of fault kind: an early return as such; otherwise its
-// departure, its silence at a roll call or a census, the data network's
-// verdict, or its stuck line.
-func Names(kind, msg string) bool {
-	if kind == "return" {
-		return strings.Contains(msg, fmt.Sprintf("PE %d returned from the program", Victim))
-	}
-	return victimIn(leftTogether, msg) ||
-		strings.Contains(msg, fmt.Sprintf("PE %d's data line", Victim)) ||
-		kind == "stuck" && strings.Contains(msg, "D3 (DB-25 pin 5)") ||
-		strings.Contains(msg, fmt.Sprintf("PE %d did not", Victim)) ||
-		strings.Contains(msg, fmt.Sprintf("the data network names PE %d:", Victim))
+	return n
 }
 
 // Problems are the broken promises in the trials of fault kind on n PEs:

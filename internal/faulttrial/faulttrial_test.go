@@ -1,62 +1,96 @@
 package faulttrial
 
 import (
+	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ttlpapers/ttlpapers/am"
+	"github.com/ttlpapers/ttlpapers/internal/pereport"
+	"github.com/ttlpapers/ttlpapers/lpt"
+	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/peset"
 )
 
-// TestTally: a survivor naming the victim is counted as such, one naming a
-// healthy PE (alone or beside the victim) as blamed, an exit 0 with a wrong sum as wrong, and the worst
-// time is the last survivor's end after the fault, and the worst in a PE
-// its longest failing sum.
+// reportOf is the report a survivor's spmd.Main writes for err: the tally
+// is fed what real error values say, so that rewording a message in papers
+// cannot change a count.
+func reportOf(err error) *pereport.Report {
+	r := pereport.From(err)
+	r.Stage, r.Status = pereport.Run, 1
+	return &r
+}
+
+// rollCall is the error of PE pe's barrier whose roll call found missing
+// silent.
+func rollCall(pe int, missing peset.Set) error {
+	return &papers.TimeoutError{PE: pe, Op: "NAND", Waited: time.Second, RollCall: true, Missing: missing}
+}
+
+// TestTally: a survivor naming the victim is counted as such, a healthy PE
+// it names (alone or beside the victim) as blamed, an exit 0 with a wrong
+// sum as wrong; the worst time is the last survivor's end after the fault,
+// and the worst in a PE its longest failing sum.
 func TestTally(t *testing.T) {
 	t0 := time.Now()
 	var tl Tally
 	tl.Add("SIGKILL", 4, t0, []Outcome{
-		{Stdout: "ready\nfailed after 1.52s\n", Stderr: "papers: PE 0: NAND did not complete within 1s: PE 1 did not answer the roll call that followed", Exit: 1, Ended: t0.Add(time.Second)},
-		{Stdout: "ready\nfailed after 870ms\n", Stderr: "papers: PE 2: barrier interrupted by a parallel interrupt with code 0xf; PE 1 left the group", Exit: 1, Ended: t0.Add(3 * time.Second)},
-		{Stderr: "papers: PE 3: NAND did not complete within 1s: PEs 1, 2 did not answer the roll call that followed", Exit: 1, Ended: t0.Add(2 * time.Second)},
+		{Stdout: "ready\nfailed after 1.52s\n", Report: reportOf(rollCall(0, 1<<Victim)), Exit: 1, Ended: t0.Add(time.Second)},
+		{Stdout: "ready\nfailed after 870ms\n", Report: reportOf(&papers.InterruptError{PE: 2, Op: "barrier", Code: 0xf, Left: 1 << Victim}), Exit: 1, Ended: t0.Add(3 * time.Second)},
+		{Report: reportOf(rollCall(3, 1<<Victim|1<<2)), Exit: 1, Ended: t0.Add(2 * time.Second)},
 	}, 0)
+	census := &papers.AbsentError{PE: 3, Op: "reduce", Missing: 1 << Victim, Why: "participant", Proven: 4, Calls: 9}
 	tl.Add("unplug", 4, t0, []Outcome{
 		{Stdout: "ready\nsum=9\n", Exit: 0, Ended: t0},
 		{Stdout: "ready\nsum=10\n", Exit: 0, Ended: t0},
-		{Stdout: "ready\n", Stderr: "PE 1 did not answer the census of the participants", Exit: 1, Ended: t0},
+		{Stdout: "ready\n", Report: reportOf(census), Exit: 1, Ended: t0},
 	}, 1)
-	want := Tally{Trials: 2, Named: 3, Wrong: 1, Hung: 1, Blamed: 1, ComputedWrong: 1, Worst: 3 * time.Second, WorstInPE: 1520 * time.Millisecond,
-		Missed: []string{`exit 1: "papers: PE 3: NAND did not complete within 1s: PEs 1, 2 did not answer the roll call that followed"`, `exit 0: ""`, `exit 0: ""`}}
+	want := Tally{Trials: 2, Named: 4, Wrong: 1, Hung: 1, Blamed: 1, ComputedWrong: 1, Worst: 3 * time.Second, WorstInPE: 1520 * time.Millisecond,
+		Missed: []string{`exit 0: "no report"`, `exit 0: "no report"`}}
 	if !reflect.DeepEqual(tl, want) {
 		t.Errorf("tally %+v, want %+v", tl, want)
 	}
-	if p := tl.Problems("unplug", 4); len(p) != 4 || !strings.Contains(p[3], `did not name PE 1 said: exit 1: "papers: PE 3: NAND`) {
+	if p := tl.Problems("unplug", 4); len(p) != 4 || !strings.Contains(p[3], `did not name PE 1 said: exit 0: "no report"`) {
 		t.Errorf("problems %q, want the wrong sum, the healthy PE named, the unplugged PE not named by all, and what those survivors said", p)
 	}
 }
 
-// TestNamesReturn: an early return is named only as such, now that the PE
-// announces it.
-func TestNamesReturn(t *testing.T) {
-	if !Names("return", "papers: PE 0: barrier: PE 1 returned from the program while the others went on") {
-		t.Error("the announced return is not counted")
-	}
-	if Names("return", "papers: PE 0: NAND did not complete within 1s: PE 1 did not answer the roll call that followed") {
-		t.Error("a roll call's silence is counted as naming a return")
-	}
-}
-
-// TestNamesLeftTogether: an acknowledge that saw the victim leave beside
-// another PE names it; one that saw others leave does not.
-func TestNamesLeftTogether(t *testing.T) {
-	for msg, want := range map[string]bool{
-		"papers: PE 2: NAND interrupted by a parallel interrupt with code 0xf; PE 1 left the group":          true,
-		"papers: PE 2: NAND interrupted by a parallel interrupt with code 0xf; PEs 0, 1 left the group":      true,
-		"papers: PE 2: NAND interrupted by a parallel interrupt with code 0xf; PEs 0, 3 left the group":      false,
-		"papers: PE 2: NAND interrupted by a parallel interrupt with code 0xf; PEs 0, 11, 12 left the group": false,
+// TestNames: which errors name the victim as the cause of which fault,
+// each made as papers makes it and wrapped as a program's error would be.
+func TestNames(t *testing.T) {
+	d3, _ := lpt.LineFor(lpt.Data, lpt.D3)
+	d2, _ := lpt.LineFor(lpt.Data, lpt.D2)
+	returned := &papers.InterruptError{PE: 0, Op: "barrier", Code: papers.ReturnCode, Left: 1 << Victim, Returned: 1 << Victim}
+	for _, c := range []struct {
+		kind string
+		err  error
+		want bool
+	}{
+		{"return", returned, true},
+		{"return", rollCall(0, 1<<Victim), false}, // a return is announced: silence is not its account
+		{"SIGKILL", fmt.Errorf("step 3: %w", rollCall(0, 1<<Victim)), true},
+		{"SIGKILL", rollCall(0, 1<<2), false},
+		{"SIGKILL", &papers.TimeoutError{PE: 0, Op: "barrier", Waited: time.Second, RollCall: true, Missing: 1 << Victim,
+			DataNet: []papers.Absence{{PE: Victim, How: papers.Died}}}, true},
+		{"unplug", &papers.InterruptError{PE: 2, Op: "NAND", Code: 0xf, Left: 1 << Victim}, true},
+		{"unplug", &papers.InterruptError{PE: 2, Op: "NAND", Code: 0xf, Left: 1<<0 | 1<<Victim}, true},
+		{"unplug", &papers.InterruptError{PE: 2, Op: "NAND", Code: 0xf, Left: 1<<0 | 1<<3}, false},
+		{"unplug", &papers.AbsentError{PE: 0, Op: "census", Missing: 1 << Victim, Why: "participant"}, true},
+		{"stuck", &papers.LineError{PE: 0, Line: d3, Stuck: 0, Faulty: -1, Candidates: 0xf, Op: "check-in"}, true},
+		{"stuck", &papers.LineError{PE: 0, Line: d2, Stuck: 0, Faulty: -1, Candidates: 0xf, Op: "check-in"}, false},
+		{"SIGTERM", &papers.LineError{PE: 0, Line: d2, Stuck: 1, Faulty: Victim, Op: "proof"}, true},
+		{"SIGTERM", papers.Errorf("splitc", 0, "get: %w", &am.GoneError{PE: Victim, Died: true}), true},
+		{"SIGTERM", errors.New("injected error"), false},
 	} {
-		if got := Names("unplug", msg); got != want {
-			t.Errorf("Names(%q) = %v, want %v", msg, got, want)
+		if got := Names(c.kind, reportOf(c.err)); got != c.want {
+			t.Errorf("%s: Names(%v) = %v, want %v", c.kind, c.err, got, c.want)
 		}
+	}
+	if Names("SIGKILL", nil) {
+		t.Error("a survivor without a report is counted as naming the victim")
 	}
 }
 

@@ -32,12 +32,20 @@ func (r Result) String() string {
 // FormatResult is the console line reporting a check: OK when err is nil,
 // else failed with err's text. detail is appended either way.
 func FormatResult(name string, err error, detail string) string {
-	v := "ok"
 	if err != nil {
-		v = "FAIL"
 		detail = strings.TrimSpace(err.Error() + " " + detail)
 	}
-	detail = strings.ReplaceAll(detail, "\n", " | ")
+	return FormatData(name, err == nil, strings.ReplaceAll(detail, "\n", " | "))
+}
+
+// FormatData is the console line reporting a check whose detail is data
+// for the host to parse (one line of JSON): OK or failed as ok says, and
+// detail as it is.
+func FormatData(name string, ok bool, detail string) string {
+	v := "ok"
+	if !ok {
+		v = "FAIL"
+	}
 	return strings.TrimSpace(fmt.Sprintf("%s %s %s %s", resultTag, name, v, detail))
 }
 

@@ -57,18 +57,22 @@ func (shmDriver) Check(spec string) error {
 	return nil
 }
 
-func (d shmDriver) Open(spec string, o substrate.Options) (substrate.Session, error) {
-	if err := d.Check(spec); err != nil {
-		return nil, err
-	}
+// Open trusts spec and o, which spmd checked (Check, the PE id below the
+// PE count), and compares the PE count with the one the board was made
+// for.
+func (shmDriver) Open(spec string, o substrate.Options) (substrate.Session, error) {
 	path := strings.TrimPrefix(spec, Prefix)
 	b, err := emu.OpenShared(path)
 	if err != nil {
 		return nil, fmt.Errorf("spmd: shm: PE %d: %w", o.PE, err)
 	}
-	if o.PE >= b.PEs() {
+	info, err := emu.InspectShared(path)
+	if err == nil && info.PEs != o.PEs {
+		err = fmt.Errorf("the program was given %d PEs, and the board %s was made for %d: give it %d, the board's count, or start it with papersctl run, which does", o.PEs, path, info.PEs, info.PEs)
+	}
+	if err != nil {
 		b.Close()
-		return nil, fmt.Errorf("spmd: shm: PE id %d does not fit the %d-PE board %s", o.PE, b.PEs(), path)
+		return nil, fmt.Errorf("spmd: shm: PE %d: %w", o.PE, err)
 	}
 	if job := os.Getenv(EnvJob); job != "" && job != fmt.Sprintf("%016x", b.Job()) {
 		b.Close()

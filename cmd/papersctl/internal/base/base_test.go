@@ -32,6 +32,8 @@ func (c *toyCmd) Define(f *FlagSet) {
 	f.Choice(&c.mode, "mode", "fast", []string{"fast", "slow"}, "speed")
 	f.Bool(&c.json, "json", "print JSON")
 	f.Func("weird", "W", func(s string) error { return errToy }, "always refused")
+	f.Func("name", "NAME", func(s string) error { return fmt.Errorf("name %q is taken", s) }, "a name, always taken")
+	f.NamesValue("name")
 	f.Bool(&c.inner, "inner", "internal")
 	f.Hide("inner")
 }
@@ -87,6 +89,8 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"--mode", "slwo"}, BadValue, "mode", "--mode slwo: want one of fast, slow (did you mean slow?)"},
 		{[]string{"---pes"}, BadSyntax, "---pes", "---pes: bad flag syntax: write --name or --name=value"},
 		{[]string{"--inner=maybe"}, BadValue, "inner", "--inner maybe: want true or false (or give the flag alone)"},
+		{[]string{"--weird", "x y"}, BadValue, "weird", `--weird "x y": toy: out of range`},
+		{[]string{"--name", "bob"}, BadValue, "name", `--name: name "bob" is taken`}, // its check quotes the value: once
 	} {
 		ran := toy(t, nil)
 		_, _, _, err := Prepare(Lookup(Commands, "toy"), "papersctl toy", c.args)
@@ -185,7 +189,7 @@ func TestCompletionModel(t *testing.T) {
 			}
 		}
 	}
-	if want := []string{"json", "mode", "pes", "timeout", "weird"}; !slices.Equal(flags, want) {
+	if want := []string{"json", "mode", "name", "pes", "timeout", "weird"}; !slices.Equal(flags, want) {
 		t.Errorf("toy's flags in the completion: %q, want %q", flags, want)
 	}
 }

@@ -31,6 +31,7 @@ type value struct {
 	choices []string // the values allowed, when fixed
 	files   string   // "file" or "dir" when the value names one (completion)
 	hidden  bool     // internal: left out of -h and completion
+	quotes  bool     // its check's errors quote the value (NamesValue)
 }
 
 func (v *value) String() string {
@@ -62,15 +63,6 @@ func (f *FlagSet) add(name, usage string, v *value) {
 		fv = boolValue{v}
 	}
 	f.fs.Var(fv, name, usage)
-}
-
-// valueMessage is "--name value: why", leaving out the value when the
-// reason already quotes it.
-func valueMessage(name, s string, err error) string {
-	if strings.Contains(err.Error(), strconv.Quote(s)) {
-		return fmt.Sprintf("%s: %v", Dashed(name), err)
-	}
-	return fmt.Sprintf("%s %s: %v", Dashed(name), Shown(s), err)
 }
 
 // Shown is s as a message shows it: quoted when it is empty or has spaces
@@ -266,6 +258,12 @@ func (f *FlagSet) Func(name, typ string, set func(string) error, usage string) {
 // Hide leaves a flag out of -h and the shell completion (internal flags).
 func (f *FlagSet) Hide(name string) { f.lookup(name).hidden = true }
 
+// NamesValue says that the flag's check quotes in its errors what it
+// refuses — the value, or the item of a list or the part of a spec that is
+// wrong (`port base "zzz": ...`) — so that the flag's message does not
+// show the value again: "--name: why" instead of "--name value: why".
+func (f *FlagSet) NamesValue(name string) { f.lookup(name).quotes = true }
+
 func (f *FlagSet) lookup(name string) *value {
 	switch v := f.fs.Lookup(name).Value.(type) {
 	case *value:
@@ -314,6 +312,7 @@ type FlagError struct {
 	Value   string // BadValue: the value refused
 	Err     error  // BadValue: why
 	hint    string // UnknownFlag: a suggestion; MissingValue: the value's form
+	quoted  bool   // BadValue: Err quotes Value (NamesValue)
 }
 
 func (e *FlagError) Error() string {
@@ -325,7 +324,10 @@ func (e *FlagError) Error() string {
 	case BadSyntax:
 		return Shown(e.Flag) + ": bad flag syntax: write --name or --name=value"
 	}
-	return valueMessage(e.Flag, e.Value, e.Err)
+	if e.quoted {
+		return fmt.Sprintf("%s: %v", Dashed(e.Flag), e.Err)
+	}
+	return fmt.Sprintf("%s %s: %v", Dashed(e.Flag), Shown(e.Value), e.Err)
 }
 
 func (e *FlagError) Unwrap() error { return e.Err }
@@ -366,7 +368,7 @@ func (f *FlagSet) parse(args []string) ([]string, error) {
 			return nil, &FlagError{Flag: name, Problem: MissingValue, hint: f.lookup(name).typ}
 		}
 		if err := f.fs.Set(name, value); err != nil {
-			return nil, &FlagError{Flag: name, Problem: BadValue, Value: value, Err: err}
+			return nil, &FlagError{Flag: name, Problem: BadValue, Value: value, Err: err, quoted: f.lookup(name).quotes}
 		}
 	}
 	return args, nil

@@ -152,6 +152,7 @@ func (c *benchCmd) Define(f *base.FlagSet) {
 		c.ops, err = selectOps(s)
 		return err
 	}, "comma-separated operations to run (default all: "+opNames()+")")
+	f.NamesValue("ops")
 	f.Func("procs", "LIST", func(s string) (err error) {
 		c.procs, err = parseProcs(s)
 		return err

@@ -1,7 +1,6 @@
 package boardflag
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/base"
@@ -15,6 +14,7 @@ type FaultFlag struct{ List []emu.Fault }
 
 func (ff *FaultFlag) Define(f *base.FlagSet, usage string) {
 	f.Func("inject", "FAULT", ff.add, usage+": PE<k>.<LINE>=stuck0|stuck1 or PE<k>=unplugged, e.g. PE2.D6=stuck0 (repeatable)")
+	f.NamesValue("inject")
 }
 
 func (ff *FaultFlag) add(s string) error {
@@ -25,9 +25,9 @@ func (ff *FaultFlag) add(s string) error {
 	for _, g := range ff.List {
 		switch {
 		case g == x:
-			return errors.New("given twice")
+			return fmt.Errorf("fault %q given twice", s)
 		case g.PE == x.PE && g.Kind != emu.Unplugged && x.Kind != emu.Unplugged && g.Line.Pin == x.Line.Pin:
-			return fmt.Errorf("PE%d.%s already has a fault (%v): give one fault per line", x.PE, x.Line.Name, g)
+			return fmt.Errorf("fault %q: PE%d.%s already has one (%v): give one fault per line", s, x.PE, x.Line.Name, g)
 		}
 	}
 	ff.List = append(ff.List, x)

@@ -35,6 +35,7 @@ type demoCmd struct {
 
 func (c *demoCmd) Define(f *base.FlagSet) {
 	f.String(&c.port, "port", "", "SPEC", backend.Check, boardflag.PortUsage("the printer port to run as one PE (empty: all PEs on the built-in emulator)"))
+	f.NamesValue("port")
 	f.Int(&c.pe, "pe", 0, 0, lpt.MaxPEs-1, "this PE's number (with --port)")
 	f.Int(&c.pes, "pes", 4, 1, lpt.MaxPEs, "number of PEs")
 	f.Int(&c.bench, "bench", 1000, 0, 1e9, "barriers to time after the checks (0: none)")

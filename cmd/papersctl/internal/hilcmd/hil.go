@@ -13,6 +13,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/base"
 	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/boardflag"
 	"github.com/ttlpapers/ttlpapers/hil"
+	"github.com/ttlpapers/ttlpapers/internal/pereport"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/spmd"
 )
@@ -223,12 +224,15 @@ type hilMachine struct {
 	PortOps uint64  `json:"port_ops"`
 	PerOpUs float64 `json:"per_op_us"`
 	Error   string  `json:"error,omitempty"`
+	// Report is a failing --exec program's error as data (kind, PE,
+	// operation, the PEs and the line it names).
+	Report *pereport.Report `json:"report,omitempty"`
 }
 
 func hilJSON(r *hil.Result) any {
 	var ms []hilMachine
 	for _, m := range r.Machines {
-		h := hilMachine{PE: m.PE, Exit: m.Exit, WallMs: float64(m.Wall.Microseconds()) / 1e3, PortOps: m.Ioctls, PerOpUs: float64(m.PerOp.Nanoseconds()) / 1e3}
+		h := hilMachine{PE: m.PE, Exit: m.Exit, WallMs: float64(m.Wall.Microseconds()) / 1e3, PortOps: m.Ioctls, PerOpUs: float64(m.PerOp.Nanoseconds()) / 1e3, Report: m.Report}
 		if m.Err != nil {
 			h.Error = m.Err.Error()
 		}

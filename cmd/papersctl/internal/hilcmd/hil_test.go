@@ -3,17 +3,20 @@ package hilcmd
 import (
 	"encoding/json"
 	"errors"
-	"slices"
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/hil"
+	"github.com/ttlpapers/ttlpapers/internal/pereport"
 )
 
 func TestHilJSON(t *testing.T) {
+	gone := &pereport.Report{Stage: pereport.Run, Kind: pereport.Gone, Status: 1, PE: 2, Named: []int{1}, Cause: "PE 1 has left the data network"}
 	res := &hil.Result{Wall: 3 * time.Second, Machines: []hil.Machine{
 		{PE: 0, Exit: 0, Wall: 2 * time.Second, Ioctls: 100, PerOp: 34 * time.Microsecond},
 		{PE: 1, Exit: -1, Err: errors.New("hil: machine 1 did not power off")},
+		{PE: 2, Exit: 1, Report: gone},
 	}}
 	b, err := json.Marshal(hilJSON(res))
 	if err != nil {
@@ -27,8 +30,8 @@ func TestHilJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatal(err)
 	}
-	want := []hilMachine{{PE: 0, WallMs: 2000, PortOps: 100, PerOpUs: 34}, {PE: 1, Exit: -1, Error: "hil: machine 1 did not power off"}}
-	if got.OK || got.WallMs != 3000 || !slices.Equal(got.Machines, want) {
+	want := []hilMachine{{PE: 0, WallMs: 2000, PortOps: 100, PerOpUs: 34}, {PE: 1, Exit: -1, Error: "hil: machine 1 did not power off"}, {PE: 2, Exit: 1, Report: gone}}
+	if got.OK || got.WallMs != 3000 || !reflect.DeepEqual(got.Machines, want) {
 		t.Errorf("hil --json: %s", b)
 	}
 }

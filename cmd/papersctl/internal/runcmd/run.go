@@ -36,6 +36,7 @@ func (c *runCmd) Define(f *base.FlagSet) {
 	f.Int(&c.cfg.N, "n", 0, 1, lpt.MaxPEs, "number of processes (PEs) to start")
 	f.Int(&c.np, "np", 0, 1, lpt.MaxPEs, "same as -n, as mpirun spells it")
 	f.String(&c.cfg.Board, "board", "", "NAME", checkBoardName, "name of the board to create or share (default: a fresh, unique board)")
+	f.NamesValue("board")
 	f.Path(&c.cfg.Dir, "dir", launch.DefaultDir, "dir", true, "directory for board files")
 	f.Int(&c.cfg.PEs, "pes", 0, 1, lpt.MaxPEs, "PEs on the board when this run creates it (default: first+n); with --first and --board, lets several runs share a board")
 	f.Int(&c.cfg.First, "first", 0, 0, lpt.MaxPEs-1, "id of the first PE this run starts (with --board)")
@@ -99,7 +100,7 @@ func (c *runCmd) Run(e *base.Env, args []string) error {
 // read as a flag.
 func checkBoardName(s string) error {
 	if strings.HasPrefix(s, "-") {
-		return errors.New("starts with '-': use a plain name such as job1")
+		return fmt.Errorf("board name %q starts with '-': use a plain name such as job1", s)
 	}
 	var bad *emu.NameError
 	if errors.As(launch.CheckBoard(s), &bad) {

@@ -40,6 +40,7 @@ func (c *selftestCmd) Define(f *base.FlagSet) {
 	f.Int(&c.pe, "pe", 0, 0, lpt.MaxPEs-1, "this PC's PE id (multi-PC mode), or the connector its cable is on (single-PC mode)")
 	f.Bool(&c.json, "json", "print the report as JSON")
 	f.String(&c.port, "port", "", "SPEC", backend.Check, boardflag.PortUsage("test a real port"))
+	f.NamesValue("port")
 	f.Bool(&c.single, "single", "single-PC mode: this port alone on the board (the default on real ports)")
 	f.Choice(&c.mode, "mode", "", []string{string(selftest.Cluster), string(selftest.Single), string(selftest.MultiPC)},
 		"cluster (emulator default), single, or multi-pc (real ports: run on every PC at once with --pe i --pes n)")

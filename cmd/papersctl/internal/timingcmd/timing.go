@@ -53,14 +53,17 @@ func (c *timingCmd) Define(f *base.FlagSet) {
 	f.Int(&c.trials, "trials", 1000, 1, 1000000, "randomized trials of each variant")
 	f.Int(&c.nands, "nands", d.NANDs, 1, 10000, "operations per trial")
 	base.Parsed(f, &c.port, "bus", d.Port.Name, "KIND", timed.PortTimingByName, "the bus of the PCs' ports: isa (1.26 µs per operation), pci (0.5 µs) or pcie (0.2 µs)")
+	f.NamesValue("bus")
 	f.Duration(&c.opTime, "op-time", 0, false, "time per port operation, instead of the port's")
 	f.Func("stall-prob", "number", fraction(&c.stallProb, 1), "chance that an interrupt stalls a port operation, instead of the port's 1% (0 to 1)")
 	base.Parsed(f, &c.metres, "cable", strconv.FormatFloat(timed.TenFeet, 'f', -1, 64), "METRES", parseMetres, "each PE's cable length in metres, or a range MIN-MAX drawn per PE and trial")
+	f.NamesValue("cable")
 	f.Duration(&c.skew, "skew", d.Skew, true, "largest extra delay of one cable line")
 	f.Choice(&c.control, "control-lines", "open-collector", []string{"open-collector", "push-pull"}, "the PCs' control outputs: open-collector (4.7 kΩ pull-ups, slow to rise, as on the IBM adapter) or push-pull")
 	c.speed = d.Speed
 	f.Func("speed", "number", fraction(&c.speed, 0.5), "PE speed spread: each PE's operations take 1±speed times as long (0 to 0.5)")
 	base.Parsed(f, &c.delays, "delays", d.Delays.String(), "CORNER", timed.ParseCorner, "gate delays: typ, min, max, spread (each gate at random from min to max) or zero")
+	f.NamesValue("delays")
 	c.seed = d.Seed
 	f.Func("seed", "N", func(s string) error {
 		v, err := strconv.ParseUint(s, 0, 64)
@@ -72,9 +75,11 @@ func (c *timingCmd) Define(f *base.FlagSet) {
 	}, "seed of every trial")
 	base.Parsed(f, &c.variants, "variant", "", "LIST", variantList,
 		"comma-separated variants to run (default all): naive, no-resample, no-trailing-barrier, shipped, data-first, or op/name such as nand/shipped")
+	f.NamesValue("variant")
 	f.Bool(&c.margins, "margins", "also find each variant's margins (longest cable, largest skew) on each kind of port (default true; --margins=false skips it)")
 	f.Int(&c.marginTrials, "margin-trials", 100, 1, 100000, "trials at each cable length and skew of the margin search")
 	base.Parsed(f, &c.ports, "margin-buses", "isa,pci,pcie", "LIST", portList, "the buses (kinds of port) the margin search tries")
+	f.NamesValue("margin-buses")
 	f.Bool(&c.asJSON, "json", "print a JSON list of rows (op, variant, ops, trials, failures, ..., margins)")
 	f.Path(&c.vcdPath, "vcd", "", "file", false, "record one trial (--trial) of one variant in this VCD file, in ns, instead of counting")
 	f.Path(&c.svgPath, "svg", "", "file", false, "draw that trial's race (the first wrong result, or PE 0's first operation) as an SVG waveform")
