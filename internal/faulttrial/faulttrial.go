@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/spmd"
 )
 
 // Victim is the PE that makes the fault; the others are the survivors.
@@ -29,6 +30,29 @@ const EnvFault = "SPMD_FAULT"
 // it is signalled, its cable is pulled mid-run, or a data line of its
 // cable is stuck from the start.
 var Kinds = []string{"error", "panic", "SIGINT", "SIGTERM", "SIGKILL", "SIGSTOP", "return", "unplug", "stuck"}
+
+// CheckInKinds are the faults check-in must name (papers.MismatchError)
+// before any PE computes: the victim was started for 2 PEs ("pes"), with
+// another tag, as a stale build would be ("tag"), or with PE 0's id
+// ("dup"). Only the process trials make them (VictimEnv); FromEnv's
+// default leaves them out.
+var CheckInKinds = []string{"pes", "tag", "dup"}
+
+// VictimEnv is what the victim's environment adds for fault kind.
+func VictimEnv(kind string) []string {
+	switch kind {
+	case "pes":
+		return []string{spmd.EnvPEs + "=2"}
+	case "tag":
+		return []string{spmd.EnvTag + "=stale"}
+	case "dup":
+		return []string{spmd.EnvPE + "=0"}
+	}
+	return nil
+}
+
+// KindsChosen reports whether PAPERS_FAULT_KINDS chose the kinds.
+func KindsChosen() bool { return os.Getenv("PAPERS_FAULT_KINDS") != "" }
 
 // StuckLine is the stuck fault's change to the board (ppdevfs.ChangeFaults,
 // emu.Board.Change), and Unplug, Replug and Repair the others a trial makes.
@@ -110,8 +134,8 @@ func FromEnv() (trials int, kinds []string, err error) {
 	if s := os.Getenv("PAPERS_FAULT_KINDS"); s != "" {
 		kinds = strings.Split(s, ",")
 		for _, k := range kinds {
-			if !slices.Contains(Kinds, k) {
-				return 0, nil, fmt.Errorf("PAPERS_FAULT_KINDS=%q: %q is not one of %s", s, k, strings.Join(Kinds, ","))
+			if all := slices.Concat(Kinds, CheckInKinds); !slices.Contains(all, k) {
+				return 0, nil, fmt.Errorf("PAPERS_FAULT_KINDS=%q: %q is not one of %s", s, k, strings.Join(all, ","))
 			}
 		}
 	}
@@ -212,8 +236,15 @@ func peList(s string) []string {
 // departure, its silence at a roll call or a census, the data network's
 // verdict, or its stuck line.
 func Names(kind, msg string) bool {
-	if kind == "return" {
+	switch kind {
+	case "return":
 		return strings.Contains(msg, fmt.Sprintf("PE %d returned from the program", Victim))
+	case "pes":
+		return strings.Contains(msg, fmt.Sprintf("PE %d was started for 2 PEs", Victim))
+	case "tag":
+		return strings.Contains(msg, fmt.Sprintf(`PE %d runs `, Victim)) && strings.Contains(msg, `tag "stale"`)
+	case "dup":
+		return strings.Contains(msg, "PE id 0 was started twice")
 	}
 	return victimIn(leftTogether, msg) ||
 		strings.Contains(msg, fmt.Sprintf("PE %d's data line", Victim)) ||
@@ -239,8 +270,9 @@ func (tl *Tally) Problems(kind string, n int) []string {
 	}
 	// A PE that returns announces it (papers.PE.Finish): every survivor
 	// names it as returned. Beyond four PEs the data network names a
-	// killed or stopped PE on every survivor.
-	if (kind == "return" || n > 4) && tl.Named != tl.Trials*(n-1) {
+	// killed or stopped PE on every survivor. Check-in names the check-in
+	// faults on every PE.
+	if (kind == "return" || n > 4 || slices.Contains(CheckInKinds, kind)) && tl.Named != tl.Trials*(n-1) {
 		p = append(p, fmt.Sprintf("%s: %d of %d survivors named PE %d", kind, tl.Named, tl.Trials*(n-1), Victim))
 	}
 	if len(p) != 0 && len(tl.Missed) != 0 {

@@ -76,3 +76,23 @@ func TestFromEnv(t *testing.T) {
 		})
 	}
 }
+
+// TestNamesCheckIn: check-in's message for each check-in fault names the
+// victim as check-in says it, and not the other faults' messages.
+func TestNamesCheckIn(t *testing.T) {
+	said := map[string]string{
+		"pes": "papers: PE 0: check-in: PE 1 was started for 2 PEs; PEs 0, 2, 3 for 4: start every PE with the same PE count",
+		"tag": `papers: PE 0: check-in: PE 1 runs x.test (sha256 1cee), tag "stale"; PEs 0, 2, 3 run x.test (sha256 1cee): run the same program`,
+		"dup": "papers: PE 2: check-in: PE id 0 was started twice: two PCs run with it",
+	}
+	for kind := range said {
+		for other, m := range said {
+			if got := Names(kind, m); got != (kind == other) {
+				t.Errorf("Names(%q, %q) = %v", kind, m, got)
+			}
+		}
+		if Names(kind, "papers: PE 0: check-in: PE 3 was started for 2 PEs; PEs 0, 1, 2 for 4") {
+			t.Errorf("Names(%q) counts another PE's count", kind)
+		}
+	}
+}
