@@ -26,7 +26,7 @@ func (p *PE) checkIn(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	defer func(t time.Duration) { p.timeout, p.checking = t, false }(p.timeout)
 	p.timeout, p.checking = timeout, true
-	p.members = 0
+	p.members, p.ident = 0, p.ownIdentity()
 	voted := false
 	// Hold every barrier (both strobes low) with P_IRQ low, and give a PE
 	// of an earlier program on this board, between its last barrier and

@@ -123,10 +123,7 @@ func TestCheckInNamesAbsentPE(t *testing.T) {
 	}
 	errs := make([]error, n)
 	emulate.RunPorts(context.Background(), b, n-1, func(ctx context.Context, k int, port *emu.Port) error {
-		// Long enough for a few rounds of check-in (each about 60 NANDs)
-		// on a loaded machine, which must not read as a port holding the
-		// board.
-		_, errs[k] = papers.Open(port, papers.Config{PE: k, PEs: n, CheckInTimeout: 3 * time.Second, Context: ctx})
+		_, errs[k] = papers.Open(port, papers.Config{PE: k, PEs: n, CheckInTimeout: 300 * time.Millisecond, Context: ctx})
 		return nil
 	})
 	for k := range n - 1 {

@@ -18,12 +18,13 @@ import (
 	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
-// Check-in's agreement (docs/protocol.md, "Agreement"): after every
-// check-in vote, the PEs it counted make sure no data line reads stuck at
-// 0, that no PE id was started twice, and that they were started for the
-// same PE count and run the same program. A stale binary on one PC, or
-// one PC started with another PE count, would otherwise check in and
-// compute with the others: a wrong answer and exit 0.
+// Check-in's agreement (docs/protocol.md, "Agreement"): every acknowledge
+// in check-in compares a short digest of each PE's PE count, program and
+// tag, and after every check-in vote the PEs it counted make sure that no
+// PE id was started twice, and, only when the digests differed, find who
+// differs and how. A stale binary on one PC, or one PC started with
+// another PE count, would otherwise check in and compute with the others:
+// a wrong answer and exit 0.
 
 // Program returns this executable's identity as check-in compares it: its
 // main package path, its module's version and its VCS revision, from the
@@ -84,8 +85,9 @@ func exePath() string {
 	return os.Args[0]
 }
 
-// identity is what a PE says of itself at check-in: its PE count, and its
-// program and tag (Config.Tag) as one description of at most 255 bytes.
+// peIdentity is what a PE says of itself at check-in: its PE count, and
+// its program and tag (Config.Tag) as one description of at most 255
+// bytes.
 type peIdentity struct {
 	n    int
 	desc string
@@ -103,96 +105,115 @@ func (p *PE) ownIdentity() peIdentity {
 	return peIdentity{n: p.n, desc: d}
 }
 
-// word is the identity's digest: the PE count in the top byte, 24 bits of
-// the description's SHA-256 below. Two PEs whose words differ differ; two
-// whose descriptions differ have equal words once in 2^24.
-func (id peIdentity) word() uint64 {
-	h := sha256.Sum256([]byte(id.desc))
-	return uint64(id.n)<<24 | uint64(binary.BigEndian.Uint32(h[:4])>>8)
+// digestBits is the width of the digest every acknowledge in check-in
+// compares (compareIdentity): two PEs whose PE count, program or tag
+// differ pass as alike once in 2^16 check-ins.
+const digestBits = 16
+
+// digest is the identity's digest: the first digestBits bits of the
+// SHA-256 of its PE count and description.
+func (id peIdentity) digest() uint64 {
+	h := sha256.Sum256(fmt.Appendf(nil, "%d %s", id.n, id.desc))
+	return uint64(binary.BigEndian.Uint16(h[:]))
 }
 
+// compareIdentity is check-in's first step of every acknowledge, before
+// its vote, which it keeps in step whatever the PEs' counts: the AND and
+// the OR of every PE's digest (digestBits/2 NANDs, the same for every
+// PE), equal when every PE has the same digest. A data line stuck at 0
+// makes them differ too. While they differ (PE.odd), votes in check-in
+// cover every id the board can have, so that PEs started for other PE
+// counts stay in step and are counted, and agree names them.
+func (p *PE) compareIdentity() error {
+	w := p.ident.digest()
+	and, err := p.boardBits(w, digestBits)
+	if err != nil {
+		return err
+	}
+	or, err := p.boardBits(^w, digestBits)
+	if err != nil {
+		return err
+	}
+	p.odd = ^and&maskOf(digestBits) != or
+	return nil
+}
+
+// dupBits is the width of the random number each PE broadcasts at every
+// check-in vote (agree): two PCs started with one id pass one vote
+// unnoticed once in 2^8.
+const dupBits = 8
+
 // agree checks the PEs a check-in vote counted (mask), with NANDs that
-// every one of them runs alike whatever its PE count (the vote's width in
-// check-in does not depend on it either: vote):
+// every one of them runs alike, after compareIdentity:
 //
-//  1. one NAND, every PE driving 0xf: a line that reads low is stuck at 0,
-//     would read as a PE in every vote and spoils every step below, which
-//     are left out: once the vote reads every PE of the program, it fails
-//     as the line test does;
-//  2. each counted PE in turn broadcasts a random 16-bit number and its
-//     complement (8 NANDs): two PEs with one id broadcast at once, and the
-//     two halves then overlap; a bit missing from both is the broadcaster's
-//     line stuck at 1;
-//  3. the AND and the OR of every PE's identity word (16 NANDs, whatever
-//     the PE count): equal when every PE has the same word;
-//  4. only when they differ, each counted PE broadcasts its word, which
-//     holds its PE count, and where the PE counts agree the first PE of
-//     each group of equal words its description, so that every PE can
-//     say who differs and how.
+//  1. when the digests differ, one NAND, every PE driving 0xf: a line
+//     that reads low is stuck at 0, reads as a PE in every vote and
+//     spoils every step below: once the vote reads every PE of the
+//     program, check-in fails as the line test does (unless the caller
+//     tests the lines itself, Config.NoLineTest); until then, it waits
+//     for more arrivals;
+//  2. when the digests differ and no line is stuck, each counted PE
+//     broadcasts its PE count and digest, and where the PE counts agree the first PE of
+//     each group of equal digests its description, so that every PE can
+//     say who differs and how;
+//  3. else each counted PE in turn broadcasts a random number and its
+//     complement (dupBits/2 NANDs): two PEs with one id broadcast at
+//     once, and the two halves then overlap; a bit missing from both is
+//     the broadcaster's line stuck at 1.
 //
 // Every counted PE sees the same NANDs and fails alike.
 func (p *PE) agree(mask uint64) error {
-	const op = "check-in"
-	r, err := p.nand(op, lpt.DataMask)
-	if err != nil {
-		return err
-	}
-	if r != 0 {
-		// The vote reads a PE on every line stuck at 0, so the PEs of the
-		// program read present: fail as the line test would (every PE
-		// there fails alike); until then, wait for more arrivals.
-		if mask&p.all() == p.all() {
-			return &LineError{PE: p.self, Line: dataPin(bits.TrailingZeros8(r)), Stuck: 0, Faulty: -1, Candidates: p.all()}
+	if p.odd {
+		r, err := p.nand("check-in", lpt.DataMask)
+		switch {
+		case err != nil:
+			return err
+		case r != 0 && (mask&p.all() != p.all() || p.noLineTest):
+			return nil
+		case r != 0:
+			return &LineError{PE: p.self, Line: dataPin(bits.TrailingZeros8(r)), Stuck: 0, Faulty: -1, Candidates: p.all(), Op: "check-in"}
 		}
-		return nil
+		return p.nameOdd(mask)
 	}
 	for s := mask; s != 0; s &= s - 1 {
 		k := bits.TrailingZeros64(s)
-		nonce := uint64(rand.Uint32() & 0xffff)
-		r, err := p.broadcastWord(k, nonce|^nonce<<16, 32)
+		nonce := rand.Uint64() & maskOf(dupBits)
+		r, err := p.broadcastWord(k, nonce|^nonce<<dupBits, 2*dupBits)
 		if err != nil {
 			return err
 		}
-		lo, hi := r&0xffff, r>>16
+		lo, hi := r&maskOf(dupBits), r>>dupBits
 		if lo&hi != 0 {
 			return &MismatchError{PE: p.self, What: "PE id", Odd: 1 << k, Detail: fmt.Sprintf("PE id %d was started twice: two PCs run with it, and the board cannot tell them apart; give each PC its own id", k)}
 		}
-		if lost := ^(lo | hi) & 0xffff; lost != 0 {
-			return &LineError{PE: p.self, Line: dataPin(bits.TrailingZeros64(lost) % 4), Stuck: 1, Faulty: k}
+		if lost := ^(lo | hi) & maskOf(dupBits); lost != 0 && !p.noLineTest {
+			return &LineError{PE: p.self, Line: dataPin(bits.TrailingZeros64(lost) % 4), Stuck: 1, Faulty: k, Op: "check-in"}
 		}
 	}
-	own := p.ownIdentity()
-	w := own.word()
-	and, err := p.boardBits(w, 32)
-	if err != nil {
-		return err
-	}
-	or, err := p.boardBits(^w, 32)
-	if err != nil {
-		return err
-	}
-	if ^and&maskOf(32) == or {
-		return nil
-	}
-	// Every PE's word (8 NANDs each) gives the PE counts and the groups;
-	// only for PEs of one PE count does the first PE of each group send
-	// its description.
+	return nil
+}
+
+// nameOdd names, after compareIdentity found the digests differ, who
+// differs and how. Every PE's PE count and digest (6 NANDs each) give the
+// groups; only for PEs of one PE count does the first PE of each group
+// send its description.
+func (p *PE) nameOdd(mask uint64) error {
 	words := make(map[int]uint64, bits.OnesCount64(mask))
 	counts := uint64(0)
 	for s := mask; s != 0; s &= s - 1 {
 		k := bits.TrailingZeros64(s)
-		x, err := p.broadcastWord(k, w, 32)
+		x, err := p.broadcastWord(k, uint64(p.n)<<digestBits|p.ident.digest(), 24)
 		if err != nil {
 			return err
 		}
 		words[k] = x
-		counts |= 1 << (x >> 24 & 63)
+		counts |= 1 << (x >> digestBits & 63)
 	}
 	descs := map[uint64]string{}
 	for s := mask; s != 0 && counts&(counts-1) == 0; s &= s - 1 {
 		k := bits.TrailingZeros64(s)
 		if _, ok := descs[words[k]]; !ok {
-			d, err := p.broadcastDesc(k, own.desc)
+			d, err := p.broadcastDesc(k, p.ident.desc)
 			if err != nil {
 				return err
 			}
@@ -201,7 +222,7 @@ func (p *PE) agree(mask uint64) error {
 	}
 	ids := make(map[int]peIdentity, len(words))
 	for k, x := range words {
-		ids[k] = peIdentity{n: int(x >> 24), desc: descs[x]}
+		ids[k] = peIdentity{n: int(x >> digestBits), desc: descs[x]}
 	}
 	return p.mismatch(ids)
 }
@@ -279,6 +300,9 @@ func (p *PE) mismatch(ids map[int]peIdentity) error {
 	}
 	e.What = "program"
 	groups = groupBy(ids, func(id peIdentity) string { return id.desc })
+	if len(groups) == 1 {
+		return nil // the digests differed on a board that changed meanwhile (a PE of an earlier run in the acknowledge): the next vote counts again
+	}
 	e.Detail = describe(groups, func(g uint64, _ bool) string {
 		verb := " runs "
 		if bits.OnesCount64(g) > 1 {

@@ -148,6 +148,10 @@ type PE struct {
 	fresh      bool   // Config.FreshBoard
 	checking   bool   // in check-in, which says who is missing its own way
 	tag        string // Config.Tag
+	// In check-in: this PE's identity, and what the last acknowledge's
+	// compareIdentity found (identity.go).
+	ident peIdentity
+	odd   bool // the digests differ, or a line is stuck at 0: votes cover every id
 
 	censusEvery int    // Config.CensusEvery, its default filled in
 	calls       uint64 // calls of the collectives since Open, counted at their entry (begin)
@@ -749,11 +753,12 @@ func (p *PE) vote(op string, b bool) (uint64, error) {
 		r, err := p.eng.Allreduce(op, BitOr, 64, x)
 		return r & p.all(), p.fromEngine(err)
 	}
-	// In check-in every PE votes for every id the board can have: PEs
-	// started for other PE counts take as many NANDs, and count in the
-	// mask, so that check-in can name them (agree).
+	// In check-in, once the PEs found their identities differ, every PE
+	// votes for every id the board can have: PEs started for other PE
+	// counts take as many NANDs, and count in the mask, so that check-in
+	// can name them (agree).
 	n := p.n
-	if p.checking {
+	if p.checking && p.odd {
 		n = lpt.MaxPEs
 	}
 	var mask uint64
