@@ -120,11 +120,14 @@ func (id peIdentity) digest() uint64 {
 // compareIdentity is check-in's first step of every acknowledge, before
 // its vote, which it keeps in step whatever the PEs' counts: the AND and
 // the OR of every PE's digest (digestBits/2 NANDs, the same for every
-// PE), equal when every PE has the same digest. A data line stuck at 0
-// makes them differ too. While they differ (PE.odd), votes in check-in
-// cover every id the board can have, so that PEs started for other PE
-// counts stay in step and are counted, and agree names them.
+// PE), equal when every PE has the same digest, then one anyPE, so that
+// every PE decides alike (a PE whose own status input is stuck reads the
+// digests as different, alone). A data line stuck at 0 makes them differ
+// too: when they differ (PE.odd), probeInputs tells these apart. Votes in
+// check-in then cover every id the board can have, so that PEs started
+// for other PE counts stay in step and are counted, and agree names them.
 func (p *PE) compareIdentity() error {
+	const op = "check-in"
 	w := p.ident.digest()
 	and, err := p.boardBits(w, digestBits)
 	if err != nil {
@@ -134,8 +137,11 @@ func (p *PE) compareIdentity() error {
 	if err != nil {
 		return err
 	}
-	p.odd = ^and&maskOf(digestBits) != or
-	return nil
+	p.stuck = 0
+	if p.odd, err = p.anyPE(op, ^and&maskOf(digestBits) != or); err != nil || !p.odd {
+		return err
+	}
+	return p.probeInputs()
 }
 
 // dupBits is the width of the random number each PE broadcasts at every
@@ -146,12 +152,11 @@ const dupBits = 8
 // agree checks the PEs a check-in vote counted (mask), with NANDs that
 // every one of them runs alike, after compareIdentity:
 //
-//  1. when the digests differ, one NAND, every PE driving 0xf: a line
-//     that reads low is stuck at 0, reads as a PE in every vote and
-//     spoils every step below: once the vote reads every PE of the
-//     program, check-in fails as the line test does (unless the caller
-//     tests the lines itself, Config.NoLineTest); until then, it waits
-//     for more arrivals;
+//  1. a line that probeInputs read stuck at 0 at the board reads as a
+//     PE in every vote and spoils every step below: once the vote reads
+//     every PE of the program, check-in fails as the line test does
+//     (unless the caller tests the lines itself, Config.NoLineTest);
+//     until then, it waits for more arrivals;
 //  2. when the digests differ and no line is stuck, each counted PE
 //     broadcasts its PE count and digest, and where the PE counts agree the first PE of
 //     each group of equal digests its description, so that every PE can
@@ -163,16 +168,12 @@ const dupBits = 8
 //
 // Every counted PE sees the same NANDs and fails alike.
 func (p *PE) agree(mask uint64) error {
-	if p.odd {
-		r, err := p.nand("check-in", lpt.DataMask)
-		switch {
-		case err != nil:
-			return err
-		case r != 0 && (mask&p.all() != p.all() || p.noLineTest):
-			return nil
-		case r != 0:
-			return &LineError{PE: p.self, Line: dataPin(bits.TrailingZeros8(r)), Stuck: 0, Faulty: -1, Candidates: p.all(), Op: "check-in"}
-		}
+	switch {
+	case p.stuck != 0 && (mask&p.all() != p.all() || p.noLineTest):
+		return nil
+	case p.stuck != 0:
+		return &LineError{PE: p.self, Line: dataPin(bits.TrailingZeros8(p.stuck)), Stuck: 0, Faulty: -1, Candidates: p.all(), Op: "check-in"}
+	case p.odd:
 		return p.nameOdd(mask)
 	}
 	for s := mask; s != 0; s &= s - 1 {

@@ -151,7 +151,8 @@ type PE struct {
 	// In check-in: this PE's identity, and what the last acknowledge's
 	// compareIdentity found (identity.go).
 	ident peIdentity
-	odd   bool // the digests differ, or a line is stuck at 0: votes cover every id
+	odd   bool  // the digests differ, or a line is stuck at 0: votes cover every id
+	stuck uint8 // the data lines probeInputs read stuck at 0 at the board
 
 	censusEvery int    // Config.CensusEvery, its default filled in
 	calls       uint64 // calls of the collectives since Open, counted at their entry (begin)

@@ -110,7 +110,7 @@ func startRun(ctx context.Context, t *testing.T, srv *ppdevfs.Server, n int, kin
 		r.cmd.Env = append(os.Environ(), "SPMD_TEST_ROLE=faults", faulttrial.EnvFault+"="+kind, spmd.EnvPE+"="+strconv.Itoa(k), spmd.EnvPEs+"="+strconv.Itoa(n),
 			spmd.EnvPort+"=ppdev:"+srv.Path(k), spmd.EnvTimeout+"="+timeout.String(), spmd.EnvCheckIn+"=20s")
 		if k == faulttrial.Victim {
-			r.cmd.Env = append(r.cmd.Env, faulttrial.VictimEnv(kind)...)
+			r.cmd.Env = append(r.cmd.Env, victimEnv(kind)...)
 		}
 		r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
 		if err := r.cmd.Start(); err != nil {
@@ -119,6 +119,20 @@ func startRun(ctx context.Context, t *testing.T, srv *ppdevfs.Server, n int, kin
 		runs[k] = r
 	}
 	return runs
+}
+
+// victimEnv is what the victim's environment adds for a check-in fault
+// (faulttrial.CheckInKinds).
+func victimEnv(kind string) []string {
+	switch kind {
+	case "pes":
+		return []string{spmd.EnvPEs + "=2"}
+	case "tag":
+		return []string{spmd.EnvTag + "=stale"}
+	case "dup":
+		return []string{spmd.EnvPE + "=0"}
+	}
+	return nil
 }
 
 // wait waits for every process, killing those still running after bound,

@@ -38,5 +38,5 @@ func ExampleNew() {
 	}
 	wg.Wait()
 	fmt.Printf("NAND %04b and %04b, %d port operations on PE 0, done after %.1f µs\n", results[0], results[1], ports[0].Ops(), b.Now().Seconds()*1e6)
-	// Output: NAND 1101 and 1101, 175 port operations on PE 0, done after 229.0 µs
+	// Output: NAND 1101 and 1101, 183 port operations on PE 0, done after 236.0 µs
 }

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/papers"
-	"github.com/ttlpapers/ttlpapers/spmd"
 )
 
 // Victim is the PE that makes the fault; the others are the survivors.
@@ -34,22 +33,9 @@ var Kinds = []string{"error", "panic", "SIGINT", "SIGTERM", "SIGKILL", "SIGSTOP"
 // CheckInKinds are the faults check-in must name (papers.MismatchError)
 // before any PE computes: the victim was started for 2 PEs ("pes"), with
 // another tag, as a stale build would be ("tag"), or with PE 0's id
-// ("dup"). Only the process trials make them (VictimEnv); FromEnv's
-// default leaves them out.
+// ("dup"). Only spmd's process trials make them; FromEnv's default leaves
+// them out.
 var CheckInKinds = []string{"pes", "tag", "dup"}
-
-// VictimEnv is what the victim's environment adds for fault kind.
-func VictimEnv(kind string) []string {
-	switch kind {
-	case "pes":
-		return []string{spmd.EnvPEs + "=2"}
-	case "tag":
-		return []string{spmd.EnvTag + "=stale"}
-	case "dup":
-		return []string{spmd.EnvPE + "=0"}
-	}
-	return nil
-}
 
 // KindsChosen reports whether PAPERS_FAULT_KINDS chose the kinds.
 func KindsChosen() bool { return os.Getenv("PAPERS_FAULT_KINDS") != "" }
