@@ -43,7 +43,8 @@ func (p *PE) checkIn(timeout time.Duration) error {
 	err := p.awaitArrival(time.Now().Add(grace))
 	p.timeout = time.Until(deadline)
 	var te *TimeoutError
-	var code uint8 // the code of the interrupt just acknowledged
+	var code uint8             // the code of the interrupt just acknowledged
+	var pending *MismatchError // found before every PE came (agree)
 	switch {
 	case err == nil:
 		code, err = p.acknowledge(false, 0)
@@ -54,6 +55,9 @@ func (p *PE) checkIn(timeout time.Duration) error {
 	for {
 		var ie *InterruptError
 		if err != nil && !errors.As(err, &ie) {
+			if pending != nil {
+				return pending
+			}
 			return p.checkInFailed(err, timeout, voted)
 		}
 		if ie != nil {
@@ -76,13 +80,20 @@ func (p *PE) checkIn(timeout time.Duration) error {
 			return p.checkInFailed(err, timeout, voted)
 		}
 		p.members, voted = mask, true
+		pending = nil
 		if err = p.agree(mask); errors.As(err, &ie) && time.Now().Before(deadline) {
 			continue // another PE arrived: vote again
+		}
+		// A mismatch found before the others came waits for them, so
+		// that they name it too instead of waiting out their check-in
+		// on the ports of PEs that have ended.
+		if me := (*MismatchError)(nil); errors.As(err, &me) && bits.OnesCount64(mask&me.among) < me.need {
+			pending, err = me, nil
 		}
 		if err != nil {
 			return p.checkInFailed(err, timeout, voted)
 		}
-		if mask&p.all() == p.all() { // more is another PE count, or a line stuck at 0: agree failed
+		if pending == nil && mask&p.all() == p.all() { // more is another PE count, or a line stuck at 0: agree failed
 			break
 		}
 		if err = p.awaitArrival(deadline); err == nil {

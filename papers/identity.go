@@ -185,7 +185,9 @@ func (p *PE) agree(mask uint64) error {
 		}
 		lo, hi := r&maskOf(dupBits), r>>dupBits
 		if lo&hi != 0 {
-			return &MismatchError{PE: p.self, What: "PE id", Odd: 1 << k, Detail: fmt.Sprintf("PE id %d was started twice: two PCs run with it, and the board cannot tell them apart; give each PC its own id", k)}
+			// On a board with as many ports as PEs another id is missing:
+			// the others are here once the vote counts all but one.
+			return &MismatchError{PE: p.self, What: "PE id", Odd: 1 << k, Detail: fmt.Sprintf("PE id %d was started twice: two PCs run with it, and the board cannot tell them apart; give each PC its own id", k), among: p.all(), need: p.n - 1}
 		}
 		if lost := ^(lo | hi) & maskOf(dupBits); lost != 0 && !p.noLineTest {
 			return &LineError{PE: p.self, Line: dataPin(bits.TrailingZeros64(lost) % 4), Stuck: 1, Faulty: k, Op: "check-in"}
@@ -285,6 +287,13 @@ func (p *PE) boardBits(x uint64, w int) (uint64, error) {
 func (p *PE) mismatch(ids map[int]peIdentity) error {
 	e := &MismatchError{PE: p.self, What: "PE count"}
 	groups := groupBy(ids, func(id peIdentity) string { return fmt.Sprint(id.n) })
+	// Fail once every PE of the majority's count is here; without a
+	// majority, at the check-in's end.
+	e.among, e.need = ^uint64(0), lpt.MaxPEs+1
+	if g := bits.OnesCount64(groups[0]); 2*g > len(ids) {
+		n := ids[bits.TrailingZeros64(groups[0])].n
+		e.among, e.need = 1<<n-1, n
+	}
 	if len(groups) > 1 {
 		e.Detail = describe(groups, func(g uint64, first bool) string {
 			n := ids[bits.TrailingZeros64(g)].n
@@ -353,6 +362,12 @@ type MismatchError struct {
 	What   string // what differs: "PE count", "program" or "PE id"
 	Odd    uint64 // the PEs that differ from the most (bit k: PE k), or the id started twice
 	Detail string // who differs and how, and the fix
+
+	// Check-in fails once a vote counts need of the ids among, so that
+	// the PEs still to come find it too, and not ports held by PEs that
+	// have ended.
+	among uint64
+	need  int
 }
 
 func (e *MismatchError) Error() string {

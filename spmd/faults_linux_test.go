@@ -177,6 +177,11 @@ func faultTrial(t *testing.T, board *emu.Board, srv *ppdevfs.Server, kind string
 			t.Fatal(err)
 		}
 	}
+	if c := faulttrial.StuckInput(kind); c != "" {
+		if err := board.Change(c); err != nil {
+			t.Fatal(err)
+		}
+	}
 	runs := startRun(ctx, t, srv, n, kind, timeout, 0)
 	t0 := time.Now()
 	victim := runs[faulttrial.Victim]

@@ -30,12 +30,23 @@ const EnvFault = "SPMD_FAULT"
 // cable is stuck from the start.
 var Kinds = []string{"error", "panic", "SIGINT", "SIGTERM", "SIGKILL", "SIGSTOP", "return", "unplug", "stuck"}
 
-// CheckInKinds are the faults check-in must name (papers.MismatchError)
-// before any PE computes: the victim was started for 2 PEs ("pes"), with
-// another tag, as a stale build would be ("tag"), or with PE 0's id
-// ("dup"). Only spmd's process trials make them; FromEnv's default leaves
-// them out.
-var CheckInKinds = []string{"pes", "tag", "dup"}
+// CheckInKinds are the faults check-in must name before any PE computes:
+// the victim was started for 2 PEs ("pes"), with another tag, as a stale
+// build would be ("tag"), or with PE 0's id ("dup") (papers.MismatchError),
+// or its own status input nAck is stuck at 0 or at 1 ("input0", "input1":
+// papers.InputError). Only spmd's process trials make them; FromEnv's
+// default leaves them out.
+var CheckInKinds = []string{"pes", "tag", "dup", "input0", "input1"}
+
+// StuckInput is the change to the board that makes a check-in fault
+// "input0" or "input1", and "" for any other kind.
+func StuckInput(kind string) string {
+	level, ok := strings.CutPrefix(kind, "input")
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("PE%d.nAck=stuck%s", Victim, level)
+}
 
 // KindsChosen reports whether PAPERS_FAULT_KINDS chose the kinds.
 func KindsChosen() bool { return os.Getenv("PAPERS_FAULT_KINDS") != "" }
@@ -231,6 +242,8 @@ func Names(kind, msg string) bool {
 		return strings.Contains(msg, fmt.Sprintf(`PE %d runs `, Victim)) && strings.Contains(msg, `tag "stale"`)
 	case "dup":
 		return strings.Contains(msg, "PE id 0 was started twice")
+	case "input0", "input1":
+		return strings.Contains(msg, fmt.Sprintf("PE %d's status input nAck (DB-25 pin 10) is stuck at %s", Victim, kind[len("input"):]))
 	}
 	return victimIn(leftTogether, msg) ||
 		strings.Contains(msg, fmt.Sprintf("PE %d's data line", Victim)) ||

@@ -81,9 +81,11 @@ func TestFromEnv(t *testing.T) {
 // victim as check-in says it, and not the other faults' messages.
 func TestNamesCheckIn(t *testing.T) {
 	said := map[string]string{
-		"pes": "papers: PE 0: check-in: PE 1 was started for 2 PEs; PEs 0, 2, 3 for 4: start every PE with the same PE count",
-		"tag": `papers: PE 0: check-in: PE 1 runs x.test (sha256 1cee), tag "stale"; PEs 0, 2, 3 run x.test (sha256 1cee): run the same program`,
-		"dup": "papers: PE 2: check-in: PE id 0 was started twice: two PCs run with it",
+		"pes":    "papers: PE 0: check-in: PE 1 was started for 2 PEs; PEs 0, 2, 3 for 4: start every PE with the same PE count",
+		"tag":    `papers: PE 0: check-in: PE 1 runs x.test (sha256 1cee), tag "stale"; PEs 0, 2, 3 run x.test (sha256 1cee): run the same program`,
+		"dup":    "papers: PE 2: check-in: PE id 0 was started twice: two PCs run with it",
+		"input0": "papers: PE 3: check-in: PE 1's status input nAck (DB-25 pin 10) is stuck at 0: it reads bit 3 of every NAND as 0 whatever the board drives",
+		"input1": "papers: PE 0: check-in: PE 1's status input nAck (DB-25 pin 10) is stuck at 1: it reads bit 3 of every NAND as 1 whatever the board drives",
 	}
 	for kind := range said {
 		for other, m := range said {
