@@ -43,8 +43,8 @@ func (p *PE) checkIn(timeout time.Duration) error {
 	err := p.awaitArrival(time.Now().Add(grace))
 	p.timeout = time.Until(deadline)
 	var te *TimeoutError
-	var code uint8             // the code of the interrupt just acknowledged
-	var pending *MismatchError // found before every PE came (agree)
+	var code uint8    // the code of the interrupt just acknowledged
+	var pending error // found before every PE came (agree)
 	switch {
 	case err == nil:
 		code, err = p.acknowledge(false, 0)
@@ -81,14 +81,15 @@ func (p *PE) checkIn(timeout time.Duration) error {
 		}
 		p.members, voted = mask, true
 		pending = nil
-		if err = p.agree(mask); errors.As(err, &ie) && time.Now().Before(deadline) {
-			continue // another PE arrived: vote again
+		if err = p.agree(mask); err != nil && !errors.As(err, &ie) {
+			if wait, werr := p.waitForOthers(err, mask); werr != nil {
+				err = werr
+			} else if wait {
+				pending, err = err, nil
+			}
 		}
-		// A mismatch found before the others came waits for them, so
-		// that they name it too instead of waiting out their check-in
-		// on the ports of PEs that have ended.
-		if me := (*MismatchError)(nil); errors.As(err, &me) && bits.OnesCount64(mask&me.among) < me.need {
-			pending, err = me, nil
+		if errors.As(err, &ie) && time.Now().Before(deadline) {
+			continue // another PE arrived: vote again
 		}
 		if err != nil {
 			return p.checkInFailed(err, timeout, voted)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"math/bits"
@@ -137,11 +138,14 @@ func (p *PE) compareIdentity() error {
 	if err != nil {
 		return err
 	}
-	p.stuck = 0
+	p.stuck, p.misread = 0, nil
 	if p.odd, err = p.anyPE(op, ^and&maskOf(digestBits) != or); err != nil || !p.odd {
 		return err
 	}
-	return p.probeInputs()
+	if err = p.probeInputs(); errors.As(err, &p.misread) {
+		return nil // agree reports it after the vote (waitForOthers)
+	}
+	return err
 }
 
 // dupBits is the width of the random number each PE broadcasts at every
@@ -169,6 +173,8 @@ const dupBits = 8
 // Every counted PE sees the same NANDs and fails alike.
 func (p *PE) agree(mask uint64) error {
 	switch {
+	case p.misread != nil:
+		return p.misread
 	case p.stuck != 0 && (mask&p.all() != p.all() || p.noLineTest):
 		return nil
 	case p.stuck != 0:
@@ -194,6 +200,25 @@ func (p *PE) agree(mask uint64) error {
 		}
 	}
 	return nil
+}
+
+// waitForOthers reports whether check-in's failure err, found after a
+// vote that counted mask, waits for more PEs, so that the PEs still to
+// come find it too instead of waiting out their check-in on the ports of
+// PEs that have ended: a mismatch until its majority is here, a status
+// input until the PEs that read the board right say that every PE is
+// (the PEs that read it wrong read the vote wrong too).
+func (p *PE) waitForOthers(err error, mask uint64) (bool, error) {
+	var me *MismatchError
+	var ie *InputError
+	switch {
+	case errors.As(err, &me):
+		return bits.OnesCount64(mask&me.among) < me.need, nil
+	case errors.As(err, &ie):
+		waiting, err := p.whoPEs("check-in", mask&p.all() != p.all(), lpt.MaxPEs)
+		return waiting&^ie.Faulty != 0, err
+	}
+	return false, nil
 }
 
 // nameOdd names, after compareIdentity found the digests differ, who

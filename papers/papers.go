@@ -150,9 +150,10 @@ type PE struct {
 	tag        string // Config.Tag
 	// In check-in: this PE's identity, and what the last acknowledge's
 	// compareIdentity found (identity.go).
-	ident peIdentity
-	odd   bool  // the digests differ, or a line is stuck at 0: votes cover every id
-	stuck uint8 // the data lines probeInputs read stuck at 0 at the board
+	ident   peIdentity
+	odd     bool        // the digests differ, or a line is stuck at 0: votes cover every id
+	stuck   uint8       // the data lines probeInputs read stuck at 0 at the board
+	misread *InputError // PEs whose status inputs probeInputs found stuck
 
 	censusEvery int    // Config.CensusEvery, its default filled in
 	calls       uint64 // calls of the collectives since Open, counted at their entry (begin)
