@@ -25,7 +25,7 @@ func (d mpiDriver) Open(spec string, o substrate.Options) (substrate.Session, er
 	if err := d.Check(spec); err != nil {
 		return nil, err
 	}
-	p, err := Open(papers.Config{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckInTimeout: o.CheckIn, Verify: o.Verify})
+	p, err := Open(papers.Config{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckInTimeout: o.CheckIn, Verify: o.Verify, Tag: o.Tag})
 	if err != nil {
 		return nil, err
 	}

@@ -27,7 +27,7 @@ func (p *PE) checkIn(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	defer func(t time.Duration) { p.timeout, p.checking = t, false }(p.timeout)
 	p.timeout, p.checking = timeout, true
-	p.members = 0
+	p.members, p.ident = 0, p.ownIdentity()
 	voted := false
 	// Hold every barrier (both strobes low) with P_IRQ low, and give a PE
 	// of an earlier program on this board, between its last barrier and
@@ -44,18 +44,30 @@ func (p *PE) checkIn(timeout time.Duration) error {
 	err := p.awaitArrival(time.Now().Add(grace))
 	p.timeout = time.Until(deadline)
 	var te *TimeoutError
+	var code uint8    // the code of the interrupt just acknowledged
+	var pending error // found before every PE came (agree)
 	switch {
 	case err == nil:
-		_, err = p.acknowledge(false, 0)
+		code, err = p.acknowledge(false, 0)
 	case errors.As(err, &te):
 		p.port.WriteControl(lpt.NAK | lpt.IRQ)
-		_, err = p.acknowledge(true, 0)
+		code, err = p.acknowledge(true, 0)
 	}
 	for {
 		var ie *InterruptError
 		if err != nil && !errors.As(err, &ie) {
+			if pending != nil {
+				return pending
+			}
 			return p.checkInFailed(err, timeout, voted)
 		}
+		if ie != nil {
+			code = ie.Code
+		}
+		if err := p.departed(code); err != nil {
+			return p.checkInFailed(err, timeout, voted)
+		}
+		code = 0
 		// The acknowledge's own vote counts every PE that acknowledged,
 		// and a PE still finishing an earlier program acknowledges too:
 		// a vote of its own counts the PEs checking in.
@@ -69,17 +81,37 @@ func (p *PE) checkIn(timeout time.Duration) error {
 			return p.checkInFailed(err, timeout, voted)
 		}
 		p.members, voted = mask, true
-		if mask == p.all() {
+		pending = nil
+		if err = p.agree(mask); err != nil && !errors.As(err, &ie) {
+			if wait, werr := p.waitForOthers(err, mask); werr != nil {
+				err = werr
+			} else if wait {
+				pending, err = err, nil
+			}
+		}
+		if errors.As(err, &ie) && time.Now().Before(deadline) {
+			continue // another PE arrived: vote again
+		}
+		if err != nil {
+			return p.checkInFailed(err, timeout, voted)
+		}
+		if pending == nil && mask&p.all() == p.all() { // more is another PE count, or a line stuck at 0: agree failed
 			break
 		}
 		if err = p.awaitArrival(deadline); err == nil {
 			p.timeout = time.Until(deadline)
-			_, err = p.acknowledge(false, 0)
+			code, err = p.acknowledge(false, 0)
 		}
 	}
 	p.timeout = max(time.Until(deadline), time.Millisecond)
 	if err := p.testLines("check-in", 0); err != nil {
 		var le *LineError
+		var ie *InterruptError
+		if errors.As(err, &ie) {
+			if derr := p.departed(ie.Code); derr != nil {
+				err = derr
+			}
+		}
 		if !errors.As(err, &le) {
 			err = p.checkInFailed(err, timeout, true)
 		}
@@ -88,6 +120,56 @@ func (p *PE) checkIn(timeout time.Duration) error {
 	p.port.WriteControl(lpt.NAK)
 	p.change = change{}
 	return nil
+}
+
+// leaveCheckIn announces the departure of a PE whose check-in its context
+// ended (a stop signal), bounded by the timeout, so that the others fail
+// at once naming it instead of waiting out their check-in: it raises
+// leaveCode, takes part in the acknowledge, votes alone that it leaves
+// (departed) and goes transparent. It reports whether it departed; if
+// not, Open parks the port.
+func (p *PE) leaveCheckIn() (departed bool) {
+	p.done = nil      // the context has ended: the announcement's waits have only the timeout
+	p.checking = true // its votes as wide as the others' check-in votes
+	defer func() { p.checking = false }()
+	p.port.WriteControl(lpt.NAK | lpt.IRQ)
+	_, err := p.acknowledge(true, leaveCode)
+	if err == nil {
+		_, err = p.vote("check-in", true) // departed's vote: "I am leaving"
+	}
+	if err != nil {
+		return false
+	}
+	p.goTransparent()
+	return true
+}
+
+// leaveCode is the interrupt code of a PE leaving during check-in
+// (leaveCheckIn). No other PE checking in raises it: an arrival raises 0,
+// and a latched interrupt of an earlier run reads as 0 (no PE drives a
+// code).
+const leaveCode = 0x5
+
+// departed names, after check-in acknowledged an interrupt with code, the
+// PEs that left: those leaving during check-in (code leaveCode: one more
+// vote, in which only they vote), and those an earlier check-in vote
+// counted that the acknowledge's vote did not (gone transparent:
+// unplugged, or their port released).
+func (p *PE) departed(code uint8) error {
+	left := p.change.left
+	if code == leaveCode {
+		m, err := p.vote("check-in", false)
+		if err != nil {
+			return err
+		}
+		left |= m
+	}
+	if left == 0 {
+		return nil
+	}
+	e := p.interruptError("check-in", code)
+	e.Left = left
+	return e
 }
 
 // arrivalGrace is how long an arriving PE holds the board before it
@@ -164,10 +246,7 @@ func (p *PE) checkInFailed(err error, timeout time.Duration, voted bool) error {
 }
 
 // dataLine names data line Di and its DB-25 pin.
-func dataLine(i int) string {
-	l, _ := lpt.LineFor(lpt.Data, 1<<i)
-	return l.String()
-}
+func dataLine(i int) string { return dataPin(i).String() }
 
 // LineError reports a data line that check-in found broken: one that
 // reads low at the board while every PE drives it high (stuck at 0 on

@@ -161,14 +161,8 @@ func TestCheckInTestsLines(t *testing.T) {
 		if err := b.Inject(f); err != nil {
 			t.Fatal(err)
 		}
-		errs := make([]error, n)
-		emulate.RunPorts(context.Background(), b, n, func(ctx context.Context, k int, port *emu.Port) error {
-			p, err := papers.Open(port, papers.Config{PE: k, PEs: n, Timeout: time.Second, CheckInTimeout: 5 * time.Second, Context: ctx})
-			if err == nil {
-				p.Close()
-			}
-			errs[k] = err
-			return nil
+		errs := openAll(b, n, func(k int) papers.Config {
+			return papers.Config{PE: k, PEs: n, Timeout: time.Second, CheckInTimeout: 5 * time.Second}
 		})
 		for k, err := range errs {
 			var le *papers.LineError
@@ -177,6 +171,23 @@ func TestCheckInTestsLines(t *testing.T) {
 			}
 		}
 	}
+}
+
+// openAll opens n PEs on b's ports, PE k's with cfg(k) (its Context
+// filled in), closes those that opened, and returns each Open's error.
+func openAll(b *emu.Board, n int, cfg func(k int) papers.Config) []error {
+	errs := make([]error, n)
+	emulate.RunPorts(context.Background(), b, n, func(ctx context.Context, k int, port *emu.Port) error {
+		c := cfg(k)
+		c.Context = ctx
+		p, err := papers.Open(port, c)
+		if err == nil {
+			p.Close()
+		}
+		errs[k] = err
+		return nil
+	})
+	return errs
 }
 
 func contains(err error, subs ...string) bool {

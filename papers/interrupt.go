@@ -98,7 +98,8 @@ const confirmReads = 3
 //     false and then goes transparent; PEs that left earlier and unplugged
 //     cables read as absent, a PE that rejoined as present. (Abandon does
 //     not know the PE count: it goes transparent at once, which reads as
-//     absent too.)
+//     absent too.) In check-in the PEs first compare their identities
+//     (compareIdentity), which sets the vote's width.
 func (p *PE) acknowledge(raise bool, code uint8) (uint8, error) {
 	const op = "interrupt acknowledge"
 	p.change = change{}
@@ -135,6 +136,11 @@ func (p *PE) acknowledge(raise bool, code uint8) (uint8, error) {
 	code = s >> lpt.InputShift & lpt.DataMask
 	if err := p.barrier(op); err != nil {
 		return code, err
+	}
+	if p.checking {
+		if err := p.compareIdentity(); err != nil {
+			return code, err
+		}
 	}
 	mask, err := p.vote(op, !p.depart)
 	if code == ReturnCode && err == nil {

@@ -116,6 +116,11 @@ type Config struct {
 	// instead of at the end (docs/protocol.md, "Proving the run"). It
 	// costs ceil(n/4)+n+1 NANDs per call.
 	Verify bool
+	// Tag is compared at check-in beside the program's identity
+	// (Program) and the PE count: PEs whose tags differ refuse to run
+	// together, for a program whose PEs must also agree on, say, the
+	// version of their input.
+	Tag string
 }
 
 // PE is one processing element's handle on the board. Its methods must be
@@ -140,9 +145,16 @@ type PE struct {
 
 	datanet DataNet // the data network's endpoint, attached by the runner (datanet.go)
 
-	noLineTest bool // Config.NoLineTest
-	fresh      bool // Config.FreshBoard
-	checking   bool // in check-in, which says who is missing its own way
+	noLineTest bool   // Config.NoLineTest
+	fresh      bool   // Config.FreshBoard
+	checking   bool   // in check-in, which says who is missing its own way
+	tag        string // Config.Tag
+	// In check-in: this PE's identity, and what the last acknowledge's
+	// compareIdentity found (identity.go).
+	ident   peIdentity
+	odd     bool        // the digests differ, or a line is stuck at 0: votes cover every id
+	stuck   uint8       // the data lines probeInputs read stuck at 0 at the board
+	misread *InputError // PEs whose status inputs probeInputs found stuck
 
 	censusEvery int    // Config.CensusEvery, its default filled in
 	calls       uint64 // calls of the collectives since Open, counted at their entry (begin)
@@ -190,7 +202,12 @@ func Open(port lpt.Port, cfg Config) (*PE, error) {
 	}
 	_, checkIn, _ := cfg.Timeouts()
 	if err := p.checkIn(checkIn); err != nil {
-		p.abandon()
+		if p.ctx != nil && p.ctx.Err() != nil && p.leaveCheckIn() {
+			p.port.Close()
+			p.state = closed
+		} else {
+			p.abandon()
+		}
 		return nil, err
 	}
 	p.stats, p.calls = Stats{}, 0
@@ -219,7 +236,7 @@ func newPE(cfg Config) (*PE, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &PE{self: cfg.PE, n: cfg.PEs, timeout: timeout, ctx: cfg.Context, mode: cfg.NANDMode, noLineTest: cfg.NoLineTest, fresh: cfg.FreshBoard, censusEvery: cmp.Or(cfg.CensusEvery, DefaultCensusEvery), verify: cfg.Verify}
+	p := &PE{self: cfg.PE, n: cfg.PEs, timeout: timeout, ctx: cfg.Context, mode: cfg.NANDMode, noLineTest: cfg.NoLineTest, fresh: cfg.FreshBoard, tag: cfg.Tag, censusEvery: cmp.Or(cfg.CensusEvery, DefaultCensusEvery), verify: cfg.Verify}
 	if p.ctx != nil {
 		p.done = p.ctx.Done()
 	}
@@ -739,8 +756,16 @@ func (p *PE) vote(op string, b bool) (peset.Set, error) {
 		r, err := p.eng.Allreduce(op, BitOr, 64, x)
 		return peset.Set(r) & p.all(), p.fromEngine(err)
 	}
+	// In check-in, once the PEs found their identities differ, every PE
+	// votes for every id the board can have: PEs started for other PE
+	// counts take as many NANDs, and count in the mask, so that check-in
+	// can name them (agree).
+	n := p.n
+	if p.checking && p.odd {
+		n = lpt.MaxPEs
+	}
 	var mask peset.Set
-	for round := 0; round*4 < p.n; round++ {
+	for round := 0; round*4 < n; round++ {
 		x := uint8(lpt.DataMask)
 		if b && p.self/4 == round {
 			x &^= 1 << (p.self % 4)
@@ -750,6 +775,9 @@ func (p *PE) vote(op string, b bool) (peset.Set, error) {
 			return 0, err
 		}
 		mask |= peset.Set(r) << (4 * round)
+	}
+	if p.checking {
+		return mask, nil
 	}
 	return mask & p.all(), nil
 }

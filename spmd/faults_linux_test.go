@@ -40,20 +40,28 @@ func TestFaultTrials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !faulttrial.KindsChosen() {
+		kinds = slices.Concat(kinds, faulttrial.CheckInKinds)
+	}
 	faultTrials(t, 4, trials, kinds)
 }
 
 // TestFaultTrialsEightPEs is TestFaultTrials' killed and stopped PE on an
 // 8-PE board, where PEs share the roll call's data lines (PE 1's line D1
 // is PE 5's too), so the board cannot name the victim: the data network
-// (TCP, as on a real board) must, on every survivor.
+// (TCP, as on a real board) must, on every survivor; and the check-in
+// faults, which check-in must name with shared lines too
+// (PAPERS_FAULT_KINDS chooses others).
 func TestFaultTrialsEightPEs(t *testing.T) {
 	testenv.Long(t, "fault trials on 8 processes over FUSE")
-	trials, _, err := faulttrial.FromEnv()
+	trials, kinds, err := faulttrial.FromEnv()
 	if err != nil {
 		t.Fatal(err)
 	}
-	faultTrials(t, 8, trials, []string{"SIGKILL", "SIGSTOP"})
+	if !faulttrial.KindsChosen() {
+		kinds = slices.Concat([]string{"SIGKILL", "SIGSTOP"}, faulttrial.CheckInKinds)
+	}
+	faultTrials(t, 8, trials, kinds)
 }
 
 // faultTrials runs the trials of kinds on an n-PE board and checks and
@@ -107,6 +115,9 @@ func startRun(ctx context.Context, t *testing.T, srv *ppdevfs.Server, n int, kin
 		r.cmd = exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
 		r.cmd.Env = append(os.Environ(), "SPMD_TEST_ROLE=faults", faulttrial.EnvFault+"="+kind, spmd.EnvPE+"="+strconv.Itoa(k), spmd.EnvPEs+"="+strconv.Itoa(n),
 			spmd.EnvPort+"=ppdev:"+srv.Path(k), spmd.EnvTimeout+"="+timeout.String(), spmd.EnvCheckIn+"=20s", pereport.Env+"="+r.report)
+		if k == faulttrial.Victim {
+			r.cmd.Env = append(r.cmd.Env, victimEnv(kind)...)
+		}
 		r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
 		if err := r.cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -114,6 +125,20 @@ func startRun(ctx context.Context, t *testing.T, srv *ppdevfs.Server, n int, kin
 		runs[k] = r
 	}
 	return runs
+}
+
+// victimEnv is what the victim's environment adds for a check-in fault
+// (faulttrial.CheckInKinds).
+func victimEnv(kind string) []string {
+	switch kind {
+	case "pes":
+		return []string{spmd.EnvPEs + "=2"}
+	case "tag":
+		return []string{spmd.EnvTag + "=stale"}
+	case "dup":
+		return []string{spmd.EnvPE + "=0"}
+	}
+	return nil
 }
 
 // wait waits for every process, killing those still running after bound,
@@ -155,6 +180,11 @@ func faultTrial(t *testing.T, board *emu.Board, srv *ppdevfs.Server, kind string
 	defer cancel()
 	if kind == "stuck" {
 		if err := board.Change(faulttrial.StuckLine); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c := faulttrial.StuckInput(kind); c != "" {
+		if err := board.Change(c); err != nil {
 			t.Fatal(err)
 		}
 	}

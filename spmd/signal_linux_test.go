@@ -19,6 +19,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emu/ppdevfs"
 	"github.com/ttlpapers/ttlpapers/internal/testenv"
+	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/spmd"
 )
 
@@ -109,4 +110,55 @@ func serveBoard(t *testing.T, n int) (*emu.Board, *ppdevfs.Server) {
 	}
 	t.Cleanup(func() { srv.Unmount() })
 	return board, srv
+}
+
+// TestSignalDuringCheckIn: a PE stopped by SIGINT while it checks in (one
+// PE of three has not come; an earlier run left its port transparent)
+// says so with its id and announces that it leaves, so the other PE fails
+// at once naming it, not after its check-in's 5 minutes (the test's bound
+// is 2).
+func TestSignalDuringCheckIn(t *testing.T) {
+	const n, stopped = 3, 1
+	board, srv := serveBoard(t, n)
+	late, err := board.Port(n - 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	late.WriteData(lpt.Transparent)
+	late.WriteControl(0)
+	late.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmds, stderrs := make([]*exec.Cmd, n-1), make([]strings.Builder, n-1)
+	for k := range n - 1 {
+		cmds[k] = exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+		cmds[k].Env = append(os.Environ(), "SPMD_TEST_ROLE=barriers", spmd.EnvPE+"="+strconv.Itoa(k), spmd.EnvPEs+"="+strconv.Itoa(n),
+			spmd.EnvPort+"=ppdev:"+srv.Path(k), spmd.EnvTimeout+"=30s", spmd.EnvCheckIn+"=20s")
+		cmds[k].Stderr = &stderrs[k]
+		if err := cmds[k].Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A lit LED is check-in's first write, after the signal handler.
+	for k := range n - 1 {
+		for board.LED(k) == lpt.Dark {
+			if ctx.Err() != nil {
+				t.Fatalf("PE %d never began its check-in", k)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if err := cmds[stopped].Process.Signal(unix.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	for k, cmd := range cmds {
+		cmd.Wait()
+		code, msg := cmd.ProcessState.ExitCode(), stderrs[k].String()
+		switch {
+		case k == stopped && !strings.Contains(msg, fmt.Sprintf("PE %d: stopped by interrupt", stopped)):
+			t.Errorf("PE %d (SIGINT): exit %d, stderr %q; want it to name itself", k, code, msg)
+		case k != stopped && (code != 1 || !strings.Contains(msg, fmt.Sprintf("check-in interrupted by a parallel interrupt with code 0x5; PE %d left the group", stopped))):
+			t.Errorf("PE %d: exit %d, stderr %q; want its check-in to name PE %d as left (PE %d said %q)", k, code, msg, stopped, stopped, stderrs[stopped].String())
+		}
+	}
 }

@@ -27,6 +27,8 @@
 //	               (default: the host's; none: no data network)
 //	PAPERS_VERIFY  true: prove the board with every
 //	               collective (papers.Config.Verify)     (-papers.verify)
+//	PAPERS_TAG     compared at check-in beside the program
+//	               and the PE count (papers.Config.Tag)  (-papers.tag)
 //
 // papersctl run sets the first three for each process it starts. Started
 // by an MPI launcher (mpirun, mpiexec, srun) a program takes its PE id and
@@ -71,12 +73,14 @@ package spmd
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -102,6 +106,7 @@ const (
 	EnvTimeout = "PAPERS_TIMEOUT"
 	EnvCheckIn = "PAPERS_CHECKIN"
 	EnvVerify  = "PAPERS_VERIFY"
+	EnvTag     = "PAPERS_TAG"
 	// EnvBoard is the old name of EnvPort, still read when EnvPort is not
 	// set.
 	//
@@ -128,6 +133,7 @@ type Options struct {
 	CheckIn time.Duration // 0: Timeout, at least DefaultCheckIn
 	Listen  string        // a real board's data network: address or interface (PAPERS_LISTEN)
 	Verify  bool          // prove the board with every collective's result (PAPERS_VERIFY)
+	Tag     string        // compared at check-in (papers.Config.Tag; PAPERS_TAG)
 }
 
 // Env reads the options from the environment.
@@ -136,7 +142,7 @@ func Env() (Options, error) { return envFrom(os.Getenv) }
 // envFrom reads the options from an environment's getenv: each variable
 // that is set must parse; Check judges the values.
 func envFrom(getenv func(string) string) (Options, error) {
-	o := Options{PE: -1, Port: getenv(EnvPort), Listen: getenv(tcpnet.EnvListen)}
+	o := Options{PE: -1, Port: getenv(EnvPort), Listen: getenv(tcpnet.EnvListen), Tag: getenv(EnvTag)}
 	if old := getenv(EnvBoard); old != "" {
 		if o.Port != "" && o.Port != old {
 			return o, fmt.Errorf("spmd: %s=%q and %s=%q disagree: set only %s (%s is its old name)", EnvPort, o.Port, EnvBoard, old, EnvPort, EnvBoard)
@@ -231,7 +237,7 @@ func (o Options) driver() (substrate.Driver, error) {
 }
 
 // RegisterFlags adds -papers.pe, -papers.pes, -papers.port (and its old
-// name -papers.board), -papers.timeout, -papers.checkin, -papers.listen and -papers.verify to fs, with the
+// name -papers.board), -papers.timeout, -papers.checkin, -papers.listen, -papers.verify and -papers.tag to fs, with the
 // environment (Env) as their defaults; the returned options hold the values
 // once fs is parsed. An unreadable environment variable is reported by
 // Open.
@@ -256,6 +262,7 @@ func registerFlags(fs *flag.FlagSet, o Options) *Options {
 	fs.StringVar(&opts.Listen, "papers.listen", o.Listen, "a real board's TCP data network: this PC's address or interface on the LAN, or none (env "+tcpnet.EnvListen+")")
 	fs.DurationVar(&opts.CheckIn, "papers.checkin", o.CheckIn, "bound on the wait for the other PEs to start, 0 for the wait timeout but at least "+DefaultCheckIn.String()+" (env "+EnvCheckIn+")")
 	fs.BoolVar(&opts.Verify, "papers.verify", o.Verify, "prove the board (a census and a test of every data line) before every collective returns, not only at the end of the run (env "+EnvVerify+")")
+	fs.StringVar(&opts.Tag, "papers.tag", o.Tag, "a tag every PE must have alike to check in together, such as its input's version (env "+EnvTag+")")
 	return opts
 }
 
@@ -360,7 +367,7 @@ func (o Options) Open() (*papers.PE, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.open()
+	return c.open(context.Background())
 }
 
 // config is a PE's configuration once settle checked it: complete, every
@@ -412,10 +419,11 @@ func (o Options) settle(l launcher) (config, error) {
 	return config{o, d}, nil
 }
 
-// open opens the PE c describes.
-func (c config) open() (*papers.PE, error) {
+// open opens the PE c describes; ctx ends its check-in
+// (substrate.Options).
+func (c config) open(ctx context.Context) (*papers.PE, error) {
 	o := c.Options
-	s, err := c.driver.Open(o.Port, substrate.Options{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckIn: o.CheckIn, Listen: o.Listen, Verify: o.Verify})
+	s, err := c.driver.Open(o.Port, substrate.Options{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckIn: o.CheckIn, Listen: o.Listen, Tag: o.Tag, Context: ctx, Verify: o.Verify})
 	if err != nil {
 		return nil, err // the driver's or papers' own error, naming the PE
 	}
@@ -496,12 +504,18 @@ func openAndRun(c config, fn func(*papers.PE) error) {
 	var opened atomic.Pointer[papers.PE]
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, stop.Signals...)
-	go stopOnSignal(sigs, c.PE, &opened)
-	p, err := c.open()
+	checkIn, stopCheckIn := context.WithCancelCause(context.Background())
+	opening := make(chan struct{})
+	go stopOnSignal(sigs, c.PE, stopCheckIn, opening, &opened)
+	p, err := c.open(checkIn)
+	opened.Store(p)
+	close(opening)
 	if err != nil {
+		if checkIn.Err() != nil {
+			runtime.Goexit() // stopped while checking in: stopOnSignal says so and exits
+		}
 		fatal(pereport.Open, c.PE, err, 1)
 	}
-	opened.Store(p)
 	os.Exit(run(p, fn))
 }
 
@@ -558,8 +572,16 @@ func report(stage pereport.Stage, pe int, kind pereport.Kind, err error, status 
 // PE, so no protocol here: the driver ends the PE's part (Session.Stop: on
 // a real port it takes the port from that goroutine and announces the
 // departure; a shared board is aborted by its launcher when we exit).
-func stopOnSignal(sigs <-chan os.Signal, pe int, opened *atomic.Pointer[papers.PE]) {
+//
+// A PE stopped while it checks in ends its check-in (stopCheckIn), which
+// announces its departure to the PEs that counted it (papers.Open), and
+// exits once Open has returned (opening closed).
+func stopOnSignal(sigs <-chan os.Signal, pe int, stopCheckIn context.CancelCauseFunc, opening <-chan struct{}, opened *atomic.Pointer[papers.PE]) {
 	sig := <-sigs
+	if opened.Load() == nil {
+		stopCheckIn(fmt.Errorf("stopped by %v", sig))
+		<-opening
+	}
 	stage := pereport.Open
 	if p := opened.Load(); p != nil {
 		if v, ok := sessions.Load(p); ok {

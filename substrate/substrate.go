@@ -24,6 +24,7 @@
 package substrate
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -49,6 +50,10 @@ type Options struct {
 	CheckIn time.Duration // bound on Open's wait for the others; 0: Timeout, at least papers.MinCheckIn
 	Listen  string        // the data network's address or interface, for the drivers that make one (PAPERS_LISTEN)
 	Verify  bool          // papers.Config.Verify (spmd.EnvVerify)
+	Tag     string        // compared at check-in (papers.Config.Tag)
+	// Context, when set, ends the check-in (papers.Config.Context): a PE
+	// stopped while it checks in announces that it leaves.
+	Context context.Context
 }
 
 // Driver opens PEs on one kind of substrate.

@@ -9,9 +9,9 @@ import (
 )
 
 // ExampleNew runs the real driver on a timed board: two PEs on the
-// seed's ISA ports with 10-foot cables, a check-in (with its test of the
-// data lines) and one NAND, in
-// simulated time. The same seeds give the same run on any machine.
+// seed's ISA ports with 10-foot cables, a check-in (with its agreement on
+// the program and its test of the data lines) and one NAND, in simulated
+// time. The same seeds give the same run on any machine.
 func ExampleNew() {
 	b, err := timed.New(timed.Config{PEs: 2, Cable: timed.Cable{Metres: []float64{timed.TenFeet}}, PowerUp: []bool{false, false}})
 	if err != nil {
@@ -38,5 +38,5 @@ func ExampleNew() {
 	}
 	wg.Wait()
 	fmt.Printf("NAND %04b and %04b, %d port operations on PE 0, done after %.1f µs\n", results[0], results[1], ports[0].Ops(), b.Now().Seconds()*1e6)
-	// Output: NAND 1101 and 1101, 54 port operations on PE 0, done after 91.8 µs
+	// Output: NAND 1101 and 1101, 183 port operations on PE 0, done after 236.0 µs
 }

@@ -35,6 +35,27 @@ const EnvFault = "SPMD_FAULT"
 // cable is stuck from the start.
 var Kinds = []string{"error", "panic", "SIGINT", "SIGTERM", "SIGKILL", "SIGSTOP", "return", "unplug", "stuck"}
 
+// CheckInKinds are the faults check-in must name before any PE computes:
+// the victim was started for 2 PEs ("pes"), with another tag, as a stale
+// build would be ("tag"), or with PE 0's id ("dup") (papers.MismatchError),
+// or its own status input nAck is stuck at 0 or at 1 ("input0", "input1":
+// papers.InputError). Only spmd's process trials make them; FromEnv's
+// default leaves them out.
+var CheckInKinds = []string{"pes", "tag", "dup", "input0", "input1"}
+
+// StuckInput is the change to the board that makes a check-in fault
+// "input0" or "input1", and "" for any other kind.
+func StuckInput(kind string) string {
+	level, ok := strings.CutPrefix(kind, "input")
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("PE%d.nAck=stuck%s", Victim, level)
+}
+
+// KindsChosen reports whether PAPERS_FAULT_KINDS chose the kinds.
+func KindsChosen() bool { return os.Getenv("PAPERS_FAULT_KINDS") != "" }
+
 // StuckLine is the stuck fault's change to the board (ppdevfs.ChangeFaults,
 // emu.Board.Change), and Unplug, Replug and Repair the others a trial makes.
 var (
@@ -115,8 +136,8 @@ func FromEnv() (trials int, kinds []string, err error) {
 	if s := os.Getenv("PAPERS_FAULT_KINDS"); s != "" {
 		kinds = strings.Split(s, ",")
 		for _, k := range kinds {
-			if !slices.Contains(Kinds, k) {
-				return 0, nil, fmt.Errorf("PAPERS_FAULT_KINDS=%q: %q is not one of %s", s, k, strings.Join(Kinds, ","))
+			if all := slices.Concat(Kinds, CheckInKinds); !slices.Contains(all, k) {
+				return 0, nil, fmt.Errorf("PAPERS_FAULT_KINDS=%q: %q is not one of %s", s, k, strings.Join(all, ","))
 			}
 		}
 	}
@@ -198,6 +219,15 @@ func Names(kind string, r *pereport.Report) bool {
 		return slices.Contains(r.Returned, Victim)
 	case kind == "stuck" && r.Line != nil && r.Line.Name == stuckLine:
 		return true
+	case kind == "pes":
+		return r.Kind == pereport.Mismatch && r.Differs == "PE count" && r.Names(Victim)
+	case kind == "tag":
+		return r.Kind == pereport.Mismatch && r.Differs == "program" && r.Names(Victim)
+	case kind == "dup": // the victim runs as PE 0 too
+		return r.Kind == pereport.Mismatch && r.Differs == "PE id" && r.Names(0)
+	case kind == "input0" || kind == "input1":
+		return r.Kind == pereport.Input && r.Names(Victim) && r.Line != nil &&
+			r.Line.Name == "nAck" && r.Line.Stuck == kind[len("input")]-'0'
 	}
 	return r.Names(Victim)
 }
@@ -236,8 +266,9 @@ func (tl *Tally) Problems(kind string, n int) []string {
 	}
 	// A PE that returns announces it (papers.PE.Finish): every survivor
 	// names it as returned. Beyond four PEs the data network names a
-	// killed or stopped PE on every survivor.
-	if (kind == "return" || n > 4) && tl.Named != tl.Trials*(n-1) {
+	// killed or stopped PE on every survivor. Check-in names the check-in
+	// faults on every PE.
+	if (kind == "return" || n > 4 || slices.Contains(CheckInKinds, kind)) && tl.Named != tl.Trials*(n-1) {
 		p = append(p, fmt.Sprintf("%s: %d of %d survivors named PE %d", kind, tl.Named, tl.Trials*(n-1), Victim))
 	}
 	if len(p) != 0 && len(tl.Missed) != 0 {

@@ -110,3 +110,31 @@ func TestFromEnv(t *testing.T) {
 		})
 	}
 }
+
+// TestNamesCheckIn: the report of check-in's error for each check-in
+// fault names the victim as that fault, and the other faults' reports do
+// not count for it.
+func TestNamesCheckIn(t *testing.T) {
+	nAck, _ := lpt.LineFor(lpt.Status, lpt.StatusAck)
+	input := func(pe int, stuck uint8) error {
+		return &papers.InputError{PE: pe, Faulty: peset.Of(Victim), Inputs: []papers.StuckInput{{PE: Victim, Line: nAck, Stuck: stuck}}}
+	}
+	said := map[string]error{
+		"pes":    &papers.MismatchError{PE: 0, What: "PE count", Odd: peset.Of(Victim), Detail: "PE 1 was started for 2 PEs; PEs 0, 2, 3 for 4"},
+		"tag":    &papers.MismatchError{PE: 0, What: "program", Odd: peset.Of(Victim), Detail: `PE 1 runs x.test, tag "stale"`},
+		"dup":    &papers.MismatchError{PE: 2, What: "PE id", Odd: peset.Of(0), Detail: "PE id 0 was started twice"},
+		"input0": input(3, 0),
+		"input1": input(0, 1),
+	}
+	for kind := range said {
+		for other, err := range said {
+			if got := Names(kind, reportOf(err)); got != (kind == other) {
+				t.Errorf("Names(%q, report of %v) = %v", kind, err, got)
+			}
+		}
+		other := &papers.MismatchError{PE: 0, What: "PE count", Odd: peset.Of(3), Detail: "PE 3 was started for 2 PEs"}
+		if kind != "dup" && Names(kind, reportOf(other)) {
+			t.Errorf("Names(%q) counts another PE's count", kind)
+		}
+	}
+}

@@ -32,6 +32,8 @@ const (
 	Absent    Kind = "absent"    // *papers.AbsentError: a PE a collective needed takes no part
 	Line      Kind = "line"      // *papers.LineError: a data line is stuck or open
 	Gone      Kind = "gone"      // a PE left the data network (am's GoneError)
+	Mismatch  Kind = "mismatch"  // *papers.MismatchError: PEs checked in with different PE counts, programs or tags, or one id twice
+	Input     Kind = "input"     // *papers.InputError: a PE's own status input is stuck
 	Panic     Kind = "panic"     // the program panicked
 	Signal    Kind = "signal"    // the PE was stopped by a signal
 	Other     Kind = "error"     // any other error
@@ -57,16 +59,21 @@ type Report struct {
 	// Named are the PEs the error names as the cause: those a timeout's
 	// roll call, a census or the data network found missing, those that
 	// left with an interrupt, the PE whose data line is broken, the PE
-	// gone from the data network.
+	// gone from the data network, the PEs whose identity differs from the
+	// most's (the id started twice), the PEs whose status input is stuck.
 	Named []int `json:"named,omitempty"`
 	// Returned are the PEs of Named whose program returned while the
 	// others went on (an interrupt's).
 	Returned []int     `json:"returned,omitempty"`
 	Line     *LineInfo `json:"line,omitempty"`
-	Cause    string    `json:"cause"` // the error's text, for people
+	// Differs is what a mismatch found different: "PE count", "program"
+	// or "PE id" (papers.MismatchError.What).
+	Differs string `json:"differs,omitempty"`
+	Cause   string `json:"cause"` // the error's text, for people
 }
 
-// LineInfo is the data line a *papers.LineError found broken.
+// LineInfo is the data line a *papers.LineError found broken, or the
+// status input a *papers.InputError found stuck.
 type LineInfo struct {
 	Name  string `json:"name"` // "D3"
 	Pin   int    `json:"pin"`  // its DB-25 pin
@@ -85,6 +92,8 @@ func From(err error) Report {
 		ae *papers.AbsentError
 		ie *papers.InterruptError
 		te *papers.TimeoutError
+		me *papers.MismatchError
+		pe *papers.InputError
 		// am's GoneError, which this package, below am, knows by its
 		// account of the absent PE.
 		ge interface{ Absence() papers.Absence }
@@ -104,6 +113,14 @@ func From(err error) Report {
 		r.Kind, r.Op, r.Named, r.Returned = Interrupt, ie.Op, members(ie.Left), members(ie.Returned)
 	case errors.As(err, &te):
 		r.Kind, r.Op, r.Named = Timeout, te.Op, members(te.Missing)
+	case errors.As(err, &me):
+		r.Kind, r.Op, r.Named, r.Differs = Mismatch, "check-in", members(me.Odd), me.What
+	case errors.As(err, &pe):
+		r.Kind, r.Op, r.Named = Input, "check-in", members(pe.Faulty)
+		if len(pe.Inputs) > 0 {
+			in := pe.Inputs[0]
+			r.Line = &LineInfo{Name: in.Line.Name, Pin: in.Line.Pin, Stuck: in.Stuck}
+		}
 	case errors.As(err, &ge):
 		r.Kind, r.Named = Gone, []int{ge.Absence().PE}
 	}

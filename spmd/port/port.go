@@ -45,7 +45,7 @@ func (portDriver) Open(spec string, o substrate.Options) (substrate.Session, err
 		return nil, err
 	}
 	g := &guardedPort{Port: raw, timeout: o.Timeout}
-	p, err := papers.Open(g, papers.Config{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckInTimeout: o.CheckIn, Verify: o.Verify})
+	p, err := papers.Open(g, papers.Config{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckInTimeout: o.CheckIn, Tag: o.Tag, Context: o.Context, Verify: o.Verify})
 	if err != nil {
 		l.Close()
 		return nil, err

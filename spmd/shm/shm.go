@@ -88,7 +88,7 @@ func (shmDriver) Open(spec string, o substrate.Options) (substrate.Session, erro
 		b.Close()
 		return nil, err
 	}
-	p, err := papers.Open(port, papers.Config{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckInTimeout: o.CheckIn, Verify: o.Verify})
+	p, err := papers.Open(port, papers.Config{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckInTimeout: o.CheckIn, Tag: o.Tag, Context: o.Context, Verify: o.Verify})
 	if err != nil {
 		if net != nil {
 			net.abort(err)
