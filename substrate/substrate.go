@@ -48,6 +48,7 @@ type Options struct {
 	Timeout time.Duration // bound on every wait; 0: papers.DefaultTimeout
 	CheckIn time.Duration // bound on Open's wait for the others; 0: Timeout, at least papers.MinCheckIn
 	Listen  string        // the data network's address or interface, for the drivers that make one (spmd.EnvListen)
+	LAN     string        // how the data network protects its frames (spmd.EnvLAN)
 	Verify  bool          // papers.Config.Verify (spmd.EnvVerify)
 }
 
