@@ -272,7 +272,9 @@ var modes = []tcpnet.Mode{tcpnet.Unprotected, tcpnet.Authenticated, tcpnet.Priva
 // goal at least 0.8). Each round also times ours with the frames
 // unprotected and private: auth/none-OP and private/none-OP are the
 // medians of the rounds' ratios of the time per operation to
-// unprotected's, the cost of authentication and of encryption.
+// unprotected's, the cost of authentication and of encryption;
+// auth/none-cpu-OP and private/none-cpu-OP the same of the process's CPU
+// time (both PEs), which a loaded machine disturbs less.
 func BenchmarkVsGoTCP(b *testing.B) {
 	const rounds, rts = 3, 2000
 	sizes := []int{64 << 10, 1 << 20, 16 << 20}
@@ -286,17 +288,20 @@ func BenchmarkVsGoTCP(b *testing.B) {
 		}
 	}()
 	block := make([]byte, maxBulk)
-	// timed runs op count times and returns the time per op.
+	// timed runs op count times and returns the time per op; cpu, the
+	// process's CPU time per op.
+	var cpu float64
 	timed := func(count int, op func() error) (float64, error) {
-		start := time.Now()
+		start, startCPU := time.Now(), cpuTime()
 		for range count {
 			if err := op(); err != nil {
 				return 0, err
 			}
 		}
+		cpu = (cpuTime() - startCPU).Seconds() / float64(count)
 		return time.Since(start).Seconds() / float64(count), nil
 	}
-	type figure struct{ ours, gos, auth, private []float64 }
+	type figure struct{ ours, gos, auth, private, authCPU, privateCPU []float64 }
 	figs := map[string]*figure{}
 	fig := func(name string) *figure {
 		f := figs[name]
@@ -308,14 +313,16 @@ func BenchmarkVsGoTCP(b *testing.B) {
 	}
 	for b.Loop() {
 		for round := range rounds {
-			per := map[tcpnet.Mode]map[string]float64{} // the round's time per operation
+			per := map[tcpnet.Mode]map[string]float64{}    // the round's time per operation
+			perCPU := map[tcpnet.Mode]map[string]float64{} // and CPU time
 			for i := range modes {
 				mode := modes[(i+round)%len(modes)] // each round in another order
-				per[mode] = map[string]float64{}
+				per[mode], perCPU[mode] = map[string]float64{}, map[string]float64{}
 				pairOf(b, mode, maxBulk, func(o *ops) error {
 					// measure times op and, authenticated, Go's beside it.
 					measure := func(name string, count int, op, goOp func() error, size int) error {
 						ours, err := timed(count, op)
+						perCPU[mode][name] = cpu
 						if err != nil || mode != tcpnet.Authenticated {
 							per[mode][name] = ours
 							return err
@@ -351,12 +358,16 @@ func BenchmarkVsGoTCP(b *testing.B) {
 				f := fig(name)
 				f.auth = append(f.auth, per[tcpnet.Authenticated][name]/none)
 				f.private = append(f.private, per[tcpnet.Private][name]/none)
+				f.authCPU = append(f.authCPU, perCPU[tcpnet.Authenticated][name]/perCPU[tcpnet.Unprotected][name])
+				f.privateCPU = append(f.privateCPU, perCPU[tcpnet.Private][name]/perCPU[tcpnet.Unprotected][name])
 			}
 		}
 	}
 	for name, f := range figs {
 		b.ReportMetric(median(f.auth), "auth/none-"+name)
 		b.ReportMetric(median(f.private), "private/none-"+name)
+		b.ReportMetric(median(f.authCPU), "auth/none-cpu-"+name)
+		b.ReportMetric(median(f.privateCPU), "private/none-cpu-"+name)
 		ratios := make([]float64, len(f.ours))
 		for i := range ratios {
 			ratios[i] = f.ours[i] / f.gos[i]
@@ -404,38 +415,53 @@ func cpuTime() time.Duration {
 
 // BenchmarkAllToAll: every PE gets an 8-byte word from every other PE
 // (split-phase gets, then Sync) over and over, at 2, 4 and 8 goroutine
-// PEs; a2aN-µs is PE 0's time per all-to-all at N PEs, and a2aN/a2a2 its
-// ratio to 2 PEs' (the goal: at most 2 at 8 PEs), the frames
-// authenticated; auth/none-a2aN and private/none-a2aN are the time with
-// the frames authenticated, and private, over the time unprotected.
+// PEs, in each of 3 rounds; a2aN-µs is the median of PE 0's time per
+// all-to-all at N PEs, and a2aN/a2a2 its ratio to 2 PEs' (the goal: at
+// most 2 at 8 PEs), the frames authenticated. Each round also runs the
+// frames unprotected and private: auth/none-a2aN and private/none-a2aN
+// are the medians of the rounds' ratios of the time to unprotected's.
 func BenchmarkAllToAll(b *testing.B) {
-	const iters = 300
+	const rounds, iters = 3, 300
+	per := map[tcpnet.Mode]map[int][]float64{}
+	for _, mode := range modes {
+		per[mode] = map[int][]float64{}
+	}
 	for b.Loop() {
-		per := map[tcpnet.Mode]map[int]float64{}
-		for _, n := range []int{2, 4, 8} {
-			for _, mode := range modes {
-				if per[mode] == nil {
-					per[mode] = map[int]float64{}
-				}
-				if err := allToAll(b, n, mode, iters, per[mode]); err != nil {
-					b.Fatal(err)
+		for round := range rounds {
+			for _, n := range []int{2, 4, 8} {
+				for i := range modes {
+					mode := modes[(i+round)%len(modes)] // each round in another order
+					us, err := allToAll(b, n, mode, iters)
+					if err != nil {
+						b.Fatal(err)
+					}
+					per[mode][n] = append(per[mode][n], us)
 				}
 			}
-			auth := per[tcpnet.Authenticated]
-			b.ReportMetric(auth[n], fmt.Sprintf("a2a%d-µs", n))
-			if n > 2 {
-				b.ReportMetric(auth[n]/auth[2], fmt.Sprintf("a2a%d/a2a2", n))
-			}
-			b.ReportMetric(auth[n]/per[tcpnet.Unprotected][n], fmt.Sprintf("auth/none-a2a%d", n))
-			b.ReportMetric(per[tcpnet.Private][n]/per[tcpnet.Unprotected][n], fmt.Sprintf("private/none-a2a%d", n))
 		}
+	}
+	ratio := func(over, under []float64) float64 {
+		r := make([]float64, len(over))
+		for i := range r {
+			r[i] = over[i] / under[i]
+		}
+		return median(r)
+	}
+	auth, none := per[tcpnet.Authenticated], per[tcpnet.Unprotected]
+	for _, n := range []int{2, 4, 8} {
+		b.ReportMetric(median(auth[n]), fmt.Sprintf("a2a%d-µs", n))
+		if n > 2 {
+			b.ReportMetric(ratio(auth[n], auth[2]), fmt.Sprintf("a2a%d/a2a2", n))
+		}
+		b.ReportMetric(ratio(auth[n], none[n]), fmt.Sprintf("auth/none-a2a%d", n))
+		b.ReportMetric(ratio(per[tcpnet.Private][n], none[n]), fmt.Sprintf("private/none-a2a%d", n))
 	}
 }
 
-// allToAll runs BenchmarkAllToAll's loop on n PEs with mode and puts PE
-// 0's time per all-to-all, in µs, in per[n].
-func allToAll(b *testing.B, n int, mode tcpnet.Mode, iters int, per map[int]float64) error {
-	return runMode(b, n, "", mode, 20*time.Second, func(p *papers.PE) error {
+// allToAll runs BenchmarkAllToAll's loop on n PEs with mode: PE 0's
+// time per all-to-all, in µs.
+func allToAll(b *testing.B, n int, mode tcpnet.Mode, iters int) (us float64, err error) {
+	err = runMode(b, n, "", mode, 20*time.Second, func(p *papers.PE) error {
 		m, err := splitc.Attach(p)
 		if err != nil {
 			return err
@@ -462,8 +488,9 @@ func allToAll(b *testing.B, n int, mode tcpnet.Mode, iters int, per map[int]floa
 			}
 		}
 		if p.Self() == 0 {
-			per[n] = time.Since(start).Seconds() / float64(iters) * 1e6
+			us = time.Since(start).Seconds() / float64(iters) * 1e6
 		}
 		return am.Barrier(p)
 	})
+	return us, err
 }
