@@ -132,16 +132,25 @@ func (p *PE) leaveCheckIn() (departed bool) {
 	p.done = nil      // the context has ended: the announcement's waits have only the timeout
 	p.checking = true // its votes as wide as the others' check-in votes
 	defer func() { p.checking = false }()
-	p.port.WriteControl(lpt.NAK | lpt.IRQ)
-	_, err := p.acknowledge(true, leaveCode)
-	if err == nil {
-		_, err = p.vote("check-in", true) // departed's vote: "I am leaving"
+	// An arrival's interrupt (this PE's own, or another's) may be taken
+	// first: the departure is announced again after it, at most once for
+	// each PE that can arrive.
+	for range lpt.MaxPEs {
+		p.port.WriteControl(lpt.NAK | lpt.IRQ)
+		_, err := p.acknowledge(true, leaveCode)
+		if err == nil {
+			_, err = p.vote("check-in", true) // departed's vote: "I am leaving"
+		}
+		if _, arrival := errors.AsType[*InterruptError](err); arrival {
+			continue
+		}
+		if err != nil {
+			return false
+		}
+		p.goTransparent()
+		return true
 	}
-	if err != nil {
-		return false
-	}
-	p.goTransparent()
-	return true
+	return false
 }
 
 // leaveCode is the interrupt code of a PE leaving during check-in

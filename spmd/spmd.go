@@ -132,6 +132,7 @@ type Options struct {
 	Timeout time.Duration // 0: papers.DefaultTimeout
 	CheckIn time.Duration // 0: Timeout, at least DefaultCheckIn
 	Listen  string        // a real board's data network: address or interface (PAPERS_LISTEN)
+	LAN     string        // how that network protects its frames: "" (authenticated) or private (PAPERS_LAN)
 	Verify  bool          // prove the board with every collective's result (PAPERS_VERIFY)
 	Tag     string        // compared at check-in (papers.Config.Tag; PAPERS_TAG)
 }
@@ -142,7 +143,7 @@ func Env() (Options, error) { return envFrom(os.Getenv) }
 // envFrom reads the options from an environment's getenv: each variable
 // that is set must parse; Check judges the values.
 func envFrom(getenv func(string) string) (Options, error) {
-	o := Options{PE: -1, Port: getenv(EnvPort), Listen: getenv(tcpnet.EnvListen), Tag: getenv(EnvTag)}
+	o := Options{PE: -1, Port: getenv(EnvPort), Listen: getenv(tcpnet.EnvListen), LAN: getenv(tcpnet.EnvLAN), Tag: getenv(EnvTag)}
 	if old := getenv(EnvBoard); old != "" {
 		if o.Port != "" && o.Port != old {
 			return o, fmt.Errorf("spmd: %s=%q and %s=%q disagree: set only %s (%s is its old name)", EnvPort, o.Port, EnvBoard, old, EnvPort, EnvBoard)
@@ -217,6 +218,9 @@ func (o Options) checkValues() error {
 	if err := tcpnet.CheckListen(o.Listen); err != nil {
 		return fmt.Errorf("spmd: -papers.listen: %w", err)
 	}
+	if _, err := tcpnet.ParseMode(o.LAN); err != nil {
+		return fmt.Errorf("spmd: -papers.lan: %w", err)
+	}
 	return nil
 }
 
@@ -237,7 +241,7 @@ func (o Options) driver() (substrate.Driver, error) {
 }
 
 // RegisterFlags adds -papers.pe, -papers.pes, -papers.port (and its old
-// name -papers.board), -papers.timeout, -papers.checkin, -papers.listen, -papers.verify and -papers.tag to fs, with the
+// name -papers.board), -papers.timeout, -papers.checkin, -papers.listen, -papers.lan, -papers.verify and -papers.tag to fs, with the
 // environment (Env) as their defaults; the returned options hold the values
 // once fs is parsed. An unreadable environment variable is reported by
 // Open.
@@ -260,6 +264,7 @@ func registerFlags(fs *flag.FlagSet, o Options) *Options {
 	fs.StringVar(&opts.Port, "papers.board", o.Port, "old name of -papers.port")
 	fs.DurationVar(&opts.Timeout, "papers.timeout", o.Timeout, "bound on every wait, 0 for the default (env "+EnvTimeout+")")
 	fs.StringVar(&opts.Listen, "papers.listen", o.Listen, "a real board's TCP data network: this PC's address or interface on the LAN, or none (env "+tcpnet.EnvListen+")")
+	fs.StringVar(&opts.LAN, "papers.lan", o.LAN, "how the TCP data network protects its frames: authenticated (the default) or private, encrypted too (env "+tcpnet.EnvLAN+")")
 	fs.DurationVar(&opts.CheckIn, "papers.checkin", o.CheckIn, "bound on the wait for the other PEs to start, 0 for the wait timeout but at least "+DefaultCheckIn.String()+" (env "+EnvCheckIn+")")
 	fs.BoolVar(&opts.Verify, "papers.verify", o.Verify, "prove the board (a census and a test of every data line) before every collective returns, not only at the end of the run (env "+EnvVerify+")")
 	fs.StringVar(&opts.Tag, "papers.tag", o.Tag, "a tag every PE must have alike to check in together, such as its input's version (env "+EnvTag+")")
@@ -423,7 +428,7 @@ func (o Options) settle(l launcher) (config, error) {
 // (substrate.Options).
 func (c config) open(ctx context.Context) (*papers.PE, error) {
 	o := c.Options
-	s, err := c.driver.Open(o.Port, substrate.Options{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckIn: o.CheckIn, Listen: o.Listen, Tag: o.Tag, Context: ctx, Verify: o.Verify})
+	s, err := c.driver.Open(o.Port, substrate.Options{PE: o.PE, PEs: o.PEs, Timeout: o.Timeout, CheckIn: o.CheckIn, Listen: o.Listen, LAN: o.LAN, Tag: o.Tag, Context: ctx, Verify: o.Verify})
 	if err != nil {
 		return nil, err // the driver's or papers' own error, naming the PE
 	}

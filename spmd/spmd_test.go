@@ -80,6 +80,7 @@ func TestOpenErrors(t *testing.T) {
 		{spmd.Options{PE: 0, PEs: 2, Port: "shm:/nonexistent/board"}, "/nonexistent/board"},
 		{spmd.Options{PE: 0, PEs: 2, Port: "bogus:1"}, "bogus"},
 		{spmd.Options{PE: 0, PEs: 2, Port: "ppdev:/dev/parport0", Listen: "no-such-interface9"}, tcpnet.EnvListen},
+		{spmd.Options{PE: 0, PEs: 2, Port: "ppdev:/dev/parport0", LAN: "secret"}, "PAPERS_LAN=\"secret\": want authenticated"},
 	} {
 		if _, err := tc.o.Open(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Open(%+v) = %v, want an error mentioning %q", tc.o, err, tc.want)

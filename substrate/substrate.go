@@ -49,6 +49,7 @@ type Options struct {
 	Timeout time.Duration // bound on every wait; 0: papers.DefaultTimeout
 	CheckIn time.Duration // bound on Open's wait for the others; 0: Timeout, at least papers.MinCheckIn
 	Listen  string        // the data network's address or interface, for the drivers that make one (PAPERS_LISTEN)
+	LAN     string        // how the data network protects its frames (PAPERS_LAN)
 	Verify  bool          // papers.Config.Verify (spmd.EnvVerify)
 	Tag     string        // compared at check-in (papers.Config.Tag)
 	// Context, when set, ends the check-in (papers.Config.Context): a PE

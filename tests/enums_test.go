@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ttlpapers/ttlpapers/am/tcpnet"
 	"github.com/ttlpapers/ttlpapers/emu"
 	"github.com/ttlpapers/ttlpapers/emu/timed"
 	"github.com/ttlpapers/ttlpapers/hw"
@@ -35,6 +36,7 @@ var enumStrings = map[string]func() string{
 	"lpt.LED":            func() string { return lpt.LED(7).String() },
 	"timed.Corner":       func() string { return timed.Corner(99).String() },
 	"am.Net":             func() string { return am.Net(9).String() },
+	"tcpnet.Mode":        func() string { return tcpnet.Mode(9).String() },
 }
 
 // TestEnumStringsDoNotPanic: an out-of-range value prints as its type and

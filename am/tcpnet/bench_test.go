@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/am"
+	"github.com/ttlpapers/ttlpapers/am/tcpnet"
 	"github.com/ttlpapers/ttlpapers/baseline"
 	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"github.com/ttlpapers/ttlpapers/papers"
@@ -66,15 +67,14 @@ const maxPut = 1 << 20
 const maxBulk = 16 << 20
 
 // pair runs client on PE 0, with blocks of up to maxPut bytes; PE 1
-// serves until it returns.
-func pair(tb testing.TB, client func(o *ops) error) { pairOf(tb, maxPut, client) }
+// serves until it returns. The frames are authenticated, the default.
+func pair(tb testing.TB, client func(o *ops) error) { pairOf(tb, tcpnet.Authenticated, maxPut, client) }
 
-// bulkPair is pair with blocks of up to maxBulk bytes.
-func bulkPair(tb testing.TB, client func(o *ops) error) { pairOf(tb, maxBulk, client) }
-
-func pairOf(tb testing.TB, most int, client func(o *ops) error) {
+// pairOf is pair with the frames protected by mode, and blocks of up to
+// most bytes.
+func pairOf(tb testing.TB, mode tcpnet.Mode, most int, client func(o *ops) error) {
 	tb.Helper()
-	err := run(tb, 2, "", 20*time.Second, func(p *papers.PE) error {
+	err := runMode(tb, 2, "", mode, 20*time.Second, func(p *papers.PE) error {
 		ep, err := am.Of(p)
 		if err != nil {
 			return err
@@ -110,31 +110,34 @@ func pairOf(tb testing.TB, most int, client func(o *ops) error) {
 }
 
 // TestZeroAllocs: a round trip, a bulk put and a bulk get, on both PEs
-// (the count is the process's), allocate nothing.
+// (the count is the process's), allocate nothing, with the frames
+// authenticated or private.
 func TestZeroAllocs(t *testing.T) {
 	if testenv.Race {
 		t.Skip("the race detector's own allocations count too; .ci/run runs this test without it")
 	}
-	pair(t, func(o *ops) error {
-		var err error
-		keep := func(e error) {
-			if e != nil && err == nil {
-				err = e
+	for _, mode := range []tcpnet.Mode{tcpnet.Authenticated, tcpnet.Private} {
+		pairOf(t, mode, maxPut, func(o *ops) error {
+			var err error
+			keep := func(e error) {
+				if e != nil && err == nil {
+					err = e
+				}
 			}
-		}
-		if a := testing.AllocsPerRun(2000, func() { keep(o.roundTrip()) }); a != 0 {
-			t.Errorf("a round trip allocates %v times", a)
-		}
-		for _, size := range []int{4 << 10, 64 << 10, maxPut} {
-			if a := testing.AllocsPerRun(500, func() { keep(o.put(size)) }); a != 0 {
-				t.Errorf("a bulk put of %d bytes allocates %v times", size, a)
+			if a := testing.AllocsPerRun(2000, func() { keep(o.roundTrip()) }); a != 0 {
+				t.Errorf("%s: a round trip allocates %v times", mode, a)
 			}
-			if a := testing.AllocsPerRun(500, func() { keep(o.get(size)) }); a != 0 {
-				t.Errorf("a bulk get of %d bytes allocates %v times", size, a)
+			for _, size := range []int{4 << 10, 64 << 10, maxPut} {
+				if a := testing.AllocsPerRun(500, func() { keep(o.put(size)) }); a != 0 {
+					t.Errorf("%s: a bulk put of %d bytes allocates %v times", mode, size, a)
+				}
+				if a := testing.AllocsPerRun(500, func() { keep(o.get(size)) }); a != 0 {
+					t.Errorf("%s: a bulk get of %d bytes allocates %v times", mode, size, a)
+				}
 			}
-		}
-		return err
-	})
+			return err
+		})
+	}
 }
 
 func BenchmarkRoundTrip(b *testing.B) {
@@ -171,7 +174,7 @@ func BenchmarkBulkGet(b *testing.B) {
 		b.Run(fmt.Sprintf("%dKiB", size>>10), func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(size))
-			bulkPair(b, func(o *ops) error {
+			pairOf(b, tcpnet.Authenticated, maxBulk, func(o *ops) error {
 				for b.Loop() {
 					if err := o.get(size); err != nil {
 						return err
@@ -256,12 +259,22 @@ func BenchmarkVsMPI(b *testing.B) {
 	}
 }
 
+// modes are the frames' protections the benchmarks compare: the default
+// (authenticated) against none, and encryption.
+var modes = []tcpnet.Mode{tcpnet.Unprotected, tcpnet.Authenticated, tcpnet.Private}
+
 // BenchmarkVsGoTCP times, in each of 3 rounds, ours and a plain Go TCP
 // pair (baseline.GoTCP: the floor for Go on this kernel) one after the
 // other: a round trip, bulk puts and gets of 64 KiB to 16 MiB. It reports
-// the medians of the rounds, ours and Go's, and the median of the
-// rounds' ratios: rt/go (ours over Go's time; the goal at most 1.5),
-// putN/go and getN/go (ours over Go's bandwidth; the goal at least 0.8).
+// the medians of the rounds, ours (authenticated, the default) and Go's,
+// and the median of the rounds' ratios: rt/go (ours over Go's time; the
+// goal at most 1.5), putN/go and getN/go (ours over Go's bandwidth; the
+// goal at least 0.8). Each round also times ours with the frames
+// unprotected and private: auth/none-OP and private/none-OP are the
+// medians of the rounds' ratios of the time per operation to
+// unprotected's, the cost of authentication and of encryption;
+// auth/none-cpu-OP and private/none-cpu-OP the same of the process's CPU
+// time (both PEs), which a loaded machine disturbs less.
 func BenchmarkVsGoTCP(b *testing.B) {
 	const rounds, rts = 3, 2000
 	sizes := []int{64 << 10, 1 << 20, 16 << 20}
@@ -275,62 +288,86 @@ func BenchmarkVsGoTCP(b *testing.B) {
 		}
 	}()
 	block := make([]byte, maxBulk)
-	// timed runs op count times and returns the time per op.
+	// timed runs op count times and returns the time per op; cpu, the
+	// process's CPU time per op.
+	var cpu float64
 	timed := func(count int, op func() error) (float64, error) {
-		start := time.Now()
+		start, startCPU := time.Now(), cpuTime()
 		for range count {
 			if err := op(); err != nil {
 				return 0, err
 			}
 		}
+		cpu = (cpuTime() - startCPU).Seconds() / float64(count)
 		return time.Since(start).Seconds() / float64(count), nil
 	}
-	type figure struct{ ours, gos []float64 }
+	type figure struct{ ours, gos, auth, private, authCPU, privateCPU []float64 }
 	figs := map[string]*figure{}
-	add := func(name string, ours, gos float64) {
+	fig := func(name string) *figure {
 		f := figs[name]
 		if f == nil {
 			f = &figure{}
 			figs[name] = f
 		}
-		f.ours, f.gos = append(f.ours, ours), append(f.gos, gos)
+		return f
 	}
 	for b.Loop() {
-		bulkPair(b, func(o *ops) error {
-			for range rounds {
-				ours, err := timed(rts, o.roundTrip)
-				if err != nil {
-					return err
-				}
-				gos, err := timed(rts, g.RoundTrip)
-				if err != nil {
-					return err
-				}
-				add("rt", ours, gos)
-				for _, size := range sizes {
-					count := max(4, (64<<20)/size)
-					for _, kind := range []string{"put", "get"} {
-						ourOp, goOp := func() error { return o.put(size) }, func() error { return g.Put(block[:size]) }
-						if kind == "get" {
-							ourOp, goOp = func() error { return o.get(size) }, func() error { return g.Get(block[:size]) }
-						}
-						ours, err := timed(count, ourOp)
-						if err != nil {
+		for round := range rounds {
+			per := map[tcpnet.Mode]map[string]float64{}    // the round's time per operation
+			perCPU := map[tcpnet.Mode]map[string]float64{} // and CPU time
+			for i := range modes {
+				mode := modes[(i+round)%len(modes)] // each round in another order
+				per[mode], perCPU[mode] = map[string]float64{}, map[string]float64{}
+				pairOf(b, mode, maxBulk, func(o *ops) error {
+					// measure times op and, authenticated, Go's beside it.
+					measure := func(name string, count int, op, goOp func() error, size int) error {
+						ours, err := timed(count, op)
+						perCPU[mode][name] = cpu
+						if err != nil || mode != tcpnet.Authenticated {
+							per[mode][name] = ours
 							return err
 						}
 						gos, err := timed(count, goOp)
 						if err != nil {
 							return err
 						}
-						// Bandwidths: the ratio is Go's time over ours.
-						add(fmt.Sprintf("%s%dK", kind, size>>10), float64(size)/ours/1e6, float64(size)/gos/1e6)
+						per[mode][name] = ours
+						f := fig(name)
+						if size > 0 { // bandwidths: the ratio is Go's time over ours
+							ours, gos = float64(size)/ours/1e6, float64(size)/gos/1e6
+						}
+						f.ours, f.gos = append(f.ours, ours), append(f.gos, gos)
+						return nil
 					}
-				}
+					if err := measure("rt", rts, o.roundTrip, g.RoundTrip, 0); err != nil {
+						return err
+					}
+					for _, size := range sizes {
+						count := max(4, (64<<20)/size)
+						if err := measure(fmt.Sprintf("put%dK", size>>10), count, func() error { return o.put(size) }, func() error { return g.Put(block[:size]) }, size); err != nil {
+							return err
+						}
+						if err := measure(fmt.Sprintf("get%dK", size>>10), count, func() error { return o.get(size) }, func() error { return g.Get(block[:size]) }, size); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
 			}
-			return nil
-		})
+			for name, none := range per[tcpnet.Unprotected] {
+				f := fig(name)
+				f.auth = append(f.auth, per[tcpnet.Authenticated][name]/none)
+				f.private = append(f.private, per[tcpnet.Private][name]/none)
+				f.authCPU = append(f.authCPU, perCPU[tcpnet.Authenticated][name]/perCPU[tcpnet.Unprotected][name])
+				f.privateCPU = append(f.privateCPU, perCPU[tcpnet.Private][name]/perCPU[tcpnet.Unprotected][name])
+			}
+		}
 	}
 	for name, f := range figs {
+		b.ReportMetric(median(f.auth), "auth/none-"+name)
+		b.ReportMetric(median(f.private), "private/none-"+name)
+		b.ReportMetric(median(f.authCPU), "auth/none-cpu-"+name)
+		b.ReportMetric(median(f.privateCPU), "private/none-cpu-"+name)
 		ratios := make([]float64, len(f.ours))
 		for i := range ratios {
 			ratios[i] = f.ours[i] / f.gos[i]
@@ -378,51 +415,82 @@ func cpuTime() time.Duration {
 
 // BenchmarkAllToAll: every PE gets an 8-byte word from every other PE
 // (split-phase gets, then Sync) over and over, at 2, 4 and 8 goroutine
-// PEs; a2aN-µs is PE 0's time per all-to-all at N PEs, and a2aN/a2a2 its
-// ratio to 2 PEs' (the goal: at most 2 at 8 PEs).
+// PEs, in each of 3 rounds; a2aN-µs is the median of PE 0's time per
+// all-to-all at N PEs, and a2aN/a2a2 its ratio to 2 PEs' (the goal: at
+// most 2 at 8 PEs), the frames authenticated. Each round also runs the
+// frames unprotected and private: auth/none-a2aN and private/none-a2aN
+// are the medians of the rounds' ratios of the time to unprotected's.
 func BenchmarkAllToAll(b *testing.B) {
-	const iters = 300
+	const rounds, iters = 3, 300
+	per := map[tcpnet.Mode]map[int][]float64{}
+	for _, mode := range modes {
+		per[mode] = map[int][]float64{}
+	}
 	for b.Loop() {
-		per := map[int]float64{}
-		for _, n := range []int{2, 4, 8} {
-			err := run(b, n, "", 20*time.Second, func(p *papers.PE) error {
-				m, err := splitc.Attach(p)
-				if err != nil {
-					return err
-				}
-				s, err := splitc.AllSpreadMalloc[uint64](m, n)
-				if err != nil {
-					return err
-				}
-				if err := am.Barrier(p); err != nil {
-					return err
-				}
-				words := make([]uint64, n)
-				start := time.Now()
-				for range iters {
-					for k := range n {
-						if k != p.Self() {
-							if err := splitc.Get(m, &words[k], s.At(k)); err != nil {
-								return err
-							}
-						}
+		for round := range rounds {
+			for _, n := range []int{2, 4, 8} {
+				for i := range modes {
+					mode := modes[(i+round)%len(modes)] // each round in another order
+					us, err := allToAll(b, n, mode, iters)
+					if err != nil {
+						b.Fatal(err)
 					}
-					if err := splitc.Sync(m); err != nil {
-						return err
-					}
+					per[mode][n] = append(per[mode][n], us)
 				}
-				if p.Self() == 0 {
-					per[n] = time.Since(start).Seconds() / iters * 1e6
-				}
-				return am.Barrier(p)
-			})
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportMetric(per[n], fmt.Sprintf("a2a%d-µs", n))
-			if n > 2 {
-				b.ReportMetric(per[n]/per[2], fmt.Sprintf("a2a%d/a2a2", n))
 			}
 		}
 	}
+	ratio := func(over, under []float64) float64 {
+		r := make([]float64, len(over))
+		for i := range r {
+			r[i] = over[i] / under[i]
+		}
+		return median(r)
+	}
+	auth, none := per[tcpnet.Authenticated], per[tcpnet.Unprotected]
+	for _, n := range []int{2, 4, 8} {
+		b.ReportMetric(median(auth[n]), fmt.Sprintf("a2a%d-µs", n))
+		if n > 2 {
+			b.ReportMetric(ratio(auth[n], auth[2]), fmt.Sprintf("a2a%d/a2a2", n))
+		}
+		b.ReportMetric(ratio(auth[n], none[n]), fmt.Sprintf("auth/none-a2a%d", n))
+		b.ReportMetric(ratio(per[tcpnet.Private][n], none[n]), fmt.Sprintf("private/none-a2a%d", n))
+	}
+}
+
+// allToAll runs BenchmarkAllToAll's loop on n PEs with mode: PE 0's
+// time per all-to-all, in µs.
+func allToAll(b *testing.B, n int, mode tcpnet.Mode, iters int) (us float64, err error) {
+	err = runMode(b, n, "", mode, 20*time.Second, func(p *papers.PE) error {
+		m, err := splitc.Attach(p)
+		if err != nil {
+			return err
+		}
+		s, err := splitc.AllSpreadMalloc[uint64](m, n)
+		if err != nil {
+			return err
+		}
+		if err := am.Barrier(p); err != nil {
+			return err
+		}
+		words := make([]uint64, n)
+		start := time.Now()
+		for range iters {
+			for k := range n {
+				if k != p.Self() {
+					if err := splitc.Get(m, &words[k], s.At(k)); err != nil {
+						return err
+					}
+				}
+			}
+			if err := splitc.Sync(m); err != nil {
+				return err
+			}
+		}
+		if p.Self() == 0 {
+			us = time.Since(start).Seconds() / float64(iters) * 1e6
+		}
+		return am.Barrier(p)
+	})
+	return us, err
 }

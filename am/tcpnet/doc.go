@@ -6,7 +6,10 @@
 // board itself (Join), then connect: one connection per pair of PEs and
 // network, each proving the secret in a challenge–response handshake
 // before it carries a message. Requests and replies (am.Left, am.Right)
-// go in frames on their network's connection; a payload longer than
+// go in frames on their network's connection, each authenticated under
+// keys of the run and the connection (and encrypted too with
+// PAPERS_LAN=private: Mode); a frame that fails is never handled, and
+// names its sender (ErrForged). A payload longer than
 // am.MaxMedium travels in its frame (am.Stager), up to MaxStaged bytes.
 // There is no one-sided access (am.Direct): Split-C's reads, writes and
 // atomics are served by the owner's handlers.

@@ -7,20 +7,22 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
 // addrLen is an address as it crosses the board: 16 bytes of IPv6 (IPv4
-// mapped) and a 16-bit port.
-const addrLen = 18
+// mapped), a 16-bit port, and the PE's Mode.
+const addrLen = 19
 
 // Join makes PE p's side of the TCP data network, exchanging over the
 // board itself — a channel only the run's PEs share — what the PEs need
 // to find and trust each other: PE 0 broadcasts a fresh secret, then
 // whether every PE runs on one host (all connect through loopback then),
-// then each PE broadcasts the address it listens on. Every PE of the
+// then each PE broadcasts the address it listens on, with its Mode (all
+// must agree, else each PE names those that differ). Every PE of the
 // board must call it, right after papers.Open; timeout bounds the
 // connecting, and each later wait. The board agrees at the end whether
 // every PE connected, so that all fail together.
@@ -51,18 +53,30 @@ func (l *Listener) Join(p *papers.PE, timeout time.Duration) (*Net, error) {
 		mine = l.loopback()
 	}
 	addrs := make([]netip.AddrPort, n)
+	var differ []string // the PEs whose mode is not PE 0's, with theirs
+	var mode0 Mode
 	for k := range n {
 		var b [addrLen]byte
 		if k == self {
 			a := mine.Addr().As16()
 			copy(b[:], a[:])
 			binary.BigEndian.PutUint16(b[16:], mine.Port())
+			b[18] = byte(l.Mode)
 		}
 		if err := p.BroadcastBytes(k, b[:]); err != nil {
 			l.Close()
 			return nil, fmt.Errorf("tcpnet: PE %d: PE %d's address over the board: %w", self, k, err)
 		}
 		addrs[k] = netip.AddrPortFrom(netip.AddrFrom16([16]byte(b[:16])).Unmap(), binary.BigEndian.Uint16(b[16:]))
+		if k == 0 {
+			mode0 = Mode(b[18])
+		} else if Mode(b[18]) != mode0 {
+			differ = append(differ, fmt.Sprintf("PE %d has %s", k, Mode(b[18])))
+		}
+	}
+	if len(differ) > 0 {
+		l.Close()
+		return nil, fmt.Errorf("tcpnet: PE %d: %w: %s=%s on PE 0, but %s: set the same %s on every PC", self, ErrModes, EnvLAN, mode0, strings.Join(differ, ", "), EnvLAN)
 	}
 	t, err := l.Connect(self, addrs, secret, timeout, sameHost)
 	all, berr := p.All(err == nil)

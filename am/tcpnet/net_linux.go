@@ -1,6 +1,7 @@
 package tcpnet
 
 import (
+	"crypto/cipher"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -14,11 +15,12 @@ import (
 
 // A frame on a connection: an 8-byte header — payload length (32 bits),
 // handler (16), kind (8), argument words that follow (8) — the argument
-// words up to the last non-zero one, and the payload. The sender and the
-// network are the connection's.
+// words up to the last non-zero one, and the payload, each part followed
+// by its tag unless the payload is empty (seal_linux.go). The sender and
+// the network are the connection's.
 const (
 	hdrLen    = 8
-	maxFrame  = hdrLen + 4*8 + MaxStaged
+	maxFrame  = hdrLen + 4*8 + MaxStaged + 2*tagLen
 	kindPkt   = 0
 	kindBye   = 1 // the sender leaves: args[0] packets it took from this PE, args[1] 1 if it failed, payload why
 	maxCause  = am.MaxMedium
@@ -45,7 +47,8 @@ type Net struct {
 	crowded bool
 	timeout time.Duration
 	left    bool
-	scratch [hdrLen + 4*8]byte
+	scratch [hdrLen + 4*8 + tagLen]byte
+	tag     [tagLen]byte // a payload's tag, sent from here by writev
 	iov     [][]byte
 }
 
@@ -68,11 +71,17 @@ type conn struct {
 	eof      error  // the stream ended (nil while it runs)
 	bye      *am.GoneError
 	lost     uint64 // packets sent that the peer left without taking
+
+	seal, unseal cipher.AEAD // this direction's and the peer's keys; nil for this PE's own queue
+	private      bool        // the frames are encrypted too
+	tag          int         // a tag's length: 0 unsealed
+	txSeq, rxSeq uint64      // the number of the next frame sent, and received
+	nonce        [12]byte
 }
 
-func newNet(self, n int, fds [][2]int, timeout time.Duration, sameHost bool) (*Net, error) {
+func newNet(self, n int, fds [][2]int, keys [][2]sealers, private bool, timeout time.Duration, sameHost bool) (*Net, error) {
 	t := &Net{self: self, n: n, conns: make([]conn, 2*n), timeout: timeout,
-		crowded: sameHost && n > runtime.NumCPU(), iov: make([][]byte, 2)}
+		crowded: sameHost && n > runtime.NumCPU(), iov: make([][]byte, 3)}
 	for k := range n {
 		for net := range 2 {
 			c := &t.conns[2*k+net]
@@ -81,6 +90,10 @@ func newNet(self, n int, fds [][2]int, timeout time.Duration, sameHost bool) (*N
 			if k != self {
 				c.fd = fds[k][net]
 				c.out = make([]byte, bufSize)
+				c.seal, c.unseal, c.private = keys[k][net].tx, keys[k][net].rx, private
+				if c.seal != nil {
+					c.tag = tagLen
+				}
 				t.pconn = append(t.pconn, c)
 			}
 		}
@@ -124,7 +137,7 @@ func (t *Net) send(dst int, p *am.Packet, payload []byte) (bool, error) {
 	}
 	h := t.scratch[:hdrLen+8*nargs]
 	putHeader(h, len(payload), p.Handler, kindPkt, p.Args[:nargs])
-	total := len(h) + len(payload)
+	total := c.frameLen(nargs, len(payload))
 	if c.fd < 0 { // to this PE: straight into its receive buffer
 		if !c.room(total) {
 			return false, nil
@@ -140,19 +153,23 @@ func (t *Net) send(dst int, p *am.Packet, payload []byte) (bool, error) {
 			return false, err
 		}
 	}
-	if c.ow == c.or && len(payload) >= directMin {
-		t.iov[0], t.iov[1] = h, payload
+	if c.ow == c.or && len(payload) >= directMin && !c.private { // private: the cipher writes the copy
+		t.iov[0], t.iov[2] = c.sealApart(h, payload, &t.tag)
+		t.iov[1] = payload
 		n, err := unix.Writev(c.fd, t.iov)
 		if err != nil && err != unix.EAGAIN && err != unix.EINTR {
 			return false, t.broken(c, err)
 		}
 		n = max(n, 0)
 		c.sent++
-		if n < len(h) { // the rest waits in the send buffer, which is empty and holds a frame
-			c.or, c.ow = 0, copy(c.out, h[n:])
-			c.ow += copy(c.out[c.ow:], payload)
-		} else if n < total {
-			c.or, c.ow = 0, copy(c.out, payload[n-len(h):])
+		c.or, c.ow = 0, 0
+		for _, part := range t.iov { // the rest waits in the send buffer, which is empty and holds a frame
+			if n >= len(part) {
+				n -= len(part)
+				continue
+			}
+			c.ow += copy(c.out[c.ow:], part[n:])
+			n = 0
 		}
 		if c.ow > c.or {
 			t.pending++
@@ -168,9 +185,7 @@ func (t *Net) send(dst int, p *am.Packet, payload []byte) (bool, error) {
 		c.or = 0
 	}
 	wasEmpty := c.ow == c.or
-	copy(c.out[c.ow:], h)
-	copy(c.out[c.ow+len(h):], payload)
-	c.ow += total
+	c.ow += c.put(h, payload)
 	c.sent++
 	if wasEmpty {
 		t.pending++
@@ -280,22 +295,31 @@ func (c *conn) frame(p *am.Packet) bool {
 		n := int(binary.LittleEndian.Uint32(h))
 		kind, nargs := h[6], int(h[7])
 		if nargs > 4 || n > MaxStaged || kind > kindBye {
-			c.eof = fmt.Errorf("garbled frame from PE %d (kind %d, %d argument words, %d payload bytes)", c.peer, kind, nargs, n)
+			if c.seal != nil {
+				c.eof = c.forged(fmt.Sprintf("has a garbled header (kind %d, %d argument words, %d payload bytes)", kind, nargs, n))
+			} else {
+				c.eof = fmt.Errorf("garbled frame from PE %d (kind %d, %d argument words, %d payload bytes)", c.peer, kind, nargs, n)
+			}
 			c.r = c.w
 			return false
 		}
-		total := hdrLen + 8*nargs + n
+		total := c.frameLen(nargs, n)
 		if c.w-c.r < total {
 			if c.r+total > len(c.in) {
 				c.room(total)
 			}
 			return false
 		}
+		if !c.open(c.in[c.r:c.r+total], nargs, n) {
+			c.eof = c.forged("does not match its tag")
+			c.r = c.w
+			return false
+		}
 		var args am.Args
 		for i := range nargs {
 			args[i] = binary.LittleEndian.Uint64(h[hdrLen+8*i:])
 		}
-		at := c.r + hdrLen + 8*nargs
+		at := c.r + hdrLen + 8*nargs + c.tag
 		c.r += total
 		if kind == kindBye {
 			c.bye = &am.GoneError{PE: c.peer}
@@ -363,7 +387,7 @@ func (c *conn) ready() bool {
 		return false
 	}
 	h := c.in[c.r:]
-	return c.w-c.r >= hdrLen+8*int(h[7])+int(binary.LittleEndian.Uint32(h))
+	return c.w-c.r >= c.frameLen(int(h[7]), int(binary.LittleEndian.Uint32(h)))
 }
 
 // Wait sleeps in Go's netpoller until a connection has bytes, a full
@@ -431,6 +455,9 @@ func (t *Net) gone(k int) error {
 		return bye
 	}
 	for _, c := range []*conn{l, r} {
+		if errors.Is(c.eof, ErrForged) {
+			return &am.GoneError{PE: k, Cause: c.eof}
+		}
 		if c.eof != nil && !c.ready() {
 			return &am.GoneError{PE: k, Cause: fmt.Errorf("its connection ended without its leaving (%v): its process died, or its host reset the connection", c.eof), Died: true}
 		}
@@ -464,18 +491,18 @@ func (t *Net) Leave(cause error, drain func()) {
 		}
 		h := t.scratch[:hdrLen+16]
 		putHeader(h, len(why), 0, kindBye, []uint64{c.taken, failed})
-		if len(c.out)-c.ow < len(h)+len(why) {
+		total := c.frameLen(2, len(why))
+		if len(c.out)-c.ow < total {
 			c.ow = copy(c.out, c.out[c.or:c.ow])
 			c.or = 0
 		}
-		if len(c.out)-c.ow < len(h)+len(why) {
+		if len(c.out)-c.ow < total {
 			continue // it has not read for a whole buffer: it sees the connection end
 		}
 		if c.ow == c.or {
 			t.pending++
 		}
-		c.ow += copy(c.out[c.ow:], h)
-		c.ow += copy(c.out[c.ow:], why)
+		c.ow += c.put(h, []byte(why))
 	}
 	// Send it all, bounded by the timeout: a peer that does not read is
 	// named by its own waits.

@@ -17,7 +17,7 @@ const MaxStaged = 256 << 10
 var errUnsupported = errors.New("tcpnet: the TCP data network runs on Linux only")
 
 // Listener is a PE's listening socket (Linux only).
-type Listener struct{}
+type Listener struct{ Mode Mode }
 
 // Net is a PE's side of the data network (Linux only: Join never
 // returns one).

@@ -35,7 +35,7 @@ func TestRollCallAsksDataNet(t *testing.T) {
 	} {
 		name := fmt.Sprintf("%d PEs, PE %d %v, line low %v", c.n, c.victim, c.how, c.lineLow)
 		t.Run(name, func(t *testing.T) {
-			const timeout = time.Second
+			const timeout = 3 * time.Second // 8 PEs joining under -race on a loaded machine took over 1 s
 			b, err := emu.New(c.n)
 			if err != nil {
 				t.Fatal(err)

@@ -2,6 +2,7 @@ package tcpnet
 
 import (
 	"bytes"
+	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -21,6 +22,10 @@ import (
 // Listener is a PE's listening socket, open before the PEs exchange their
 // addresses (Listen), until they have connected (Connect).
 type Listener struct {
+	// Mode protects the frames (Authenticated unless set before Join or
+	// Connect); every PE of a run must use the same.
+	Mode Mode
+
 	ln       *net.TCPListener
 	addr     netip.AddrPort // what the others dial, unless all PEs share a host
 	wildcard bool           // listening on every address: loopback reaches it too
@@ -112,7 +117,8 @@ const SecretLen = 32
 // Each side's proof covers the other's fresh nonce, so neither a captured
 // handshake nor a reflected proof gets in; a stranger that connects learns
 // nothing keyed by the secret; and nothing a connection carries is read as
-// a message before both proofs hold.
+// a message before both proofs hold. The keys of the connection's frames
+// derive from the secret and both nonces (frameKeys).
 const (
 	magic    = "TTLTCP02"
 	helloLen = len(magic) + 2 + 2 + 1 + 32
@@ -127,8 +133,9 @@ func proof(secret []byte, side byte, hello, nonce []byte) []byte {
 	return m.Sum(nil)
 }
 
-// dialHandshake is the dialer's side, on c to PE a.
-func dialHandshake(c net.Conn, secret []byte, self, a, netw int) error {
+// dialHandshake is the dialer's side, on c to PE a: the connection's
+// keys.
+func dialHandshake(c net.Conn, secret []byte, mode Mode, self, a, netw int) (sealers, error) {
 	hello := make([]byte, helloLen)
 	copy(hello, magic)
 	binary.LittleEndian.PutUint16(hello[8:], uint16(self))
@@ -136,53 +143,61 @@ func dialHandshake(c net.Conn, secret []byte, self, a, netw int) error {
 	hello[12] = byte(netw)
 	rand.Read(hello[13:])
 	if _, err := c.Write(hello); err != nil {
-		return err
+		return sealers{}, err
 	}
 	nonce := make([]byte, 32)
 	if _, err := io.ReadFull(c, nonce); err != nil {
-		return err
+		return sealers{}, err
 	}
-	if _, err := c.Write(proof(secret, 'D', hello, nonce)); err != nil {
-		return err
+	_, err := c.Write(proof(secret, 'D', hello, nonce))
+	if err != nil {
+		return sealers{}, err
 	}
 	ans := make([]byte, macLen+1)
-	if _, err := io.ReadFull(c, ans); err != nil {
-		return fmt.Errorf("the peer at %v did not prove this run's secret (%v): it is not PE %d of this run, or it refused this PE", c.RemoteAddr(), err, a)
+	if _, err = io.ReadFull(c, ans); err != nil {
+		return sealers{}, fmt.Errorf("the peer at %v did not prove this run's secret (%v): it is not PE %d of this run, or it refused this PE", c.RemoteAddr(), err, a)
 	}
 	if !hmac.Equal(ans[:macLen], proof(secret, 'A', hello, nonce)) {
-		return fmt.Errorf("the peer at %v did not prove this run's secret: it is not PE %d of this run", c.RemoteAddr(), a)
+		return sealers{}, fmt.Errorf("the peer at %v did not prove this run's secret: it is not PE %d of this run", c.RemoteAddr(), a)
 	}
 	if ans[macLen] != 1 {
-		return fmt.Errorf("PE %d refused the connection", a)
+		return sealers{}, fmt.Errorf("PE %d refused the connection", a)
 	}
-	return nil
+	var k sealers
+	k.tx, k.rx, err = frameKeys(secret, hello, nonce, mode, true)
+	return k, err
 }
 
 // acceptHandshake is the listener's side: the dialing PE and the network,
-// once it has proved the secret, and the listener's proof, to send with ok.
-func acceptHandshake(c net.Conn, secret []byte, self, n int) (d, netw int, mine []byte, err error) {
+// once it has proved the secret, the listener's proof, to send with ok,
+// and the connection's keys.
+func acceptHandshake(c net.Conn, secret []byte, mode Mode, self, n int) (d, netw int, mine []byte, keys sealers, err error) {
 	hello := make([]byte, helloLen)
-	if _, err := io.ReadFull(c, hello); err != nil {
-		return 0, 0, nil, err
+	if _, err = io.ReadFull(c, hello); err != nil {
+		return
 	}
 	d, a, netw := int(binary.LittleEndian.Uint16(hello[8:])), int(binary.LittleEndian.Uint16(hello[10:])), int(hello[12])
 	if !bytes.Equal(hello[:8], []byte(magic)) || a != self || d <= self || d >= n || netw > 1 {
-		return 0, 0, nil, errors.New("not a hello of this run")
+		return 0, 0, nil, keys, errors.New("not a hello of this run")
 	}
 	nonce := make([]byte, 32)
 	rand.Read(nonce)
-	if _, err := c.Write(nonce); err != nil {
-		return 0, 0, nil, err
+	if _, err = c.Write(nonce); err != nil {
+		return
 	}
 	mac := make([]byte, macLen)
-	if _, err := io.ReadFull(c, mac); err != nil {
-		return 0, 0, nil, err
+	if _, err = io.ReadFull(c, mac); err != nil {
+		return
 	}
 	if !hmac.Equal(mac, proof(secret, 'D', hello, nonce)) {
-		return 0, 0, nil, errors.New("wrong proof")
+		return 0, 0, nil, keys, errors.New("wrong proof")
 	}
-	return d, netw, proof(secret, 'A', hello, nonce), nil
+	keys.tx, keys.rx, err = frameKeys(secret, hello, nonce, mode, false)
+	return d, netw, proof(secret, 'A', hello, nonce), keys, err
 }
+
+// sealers are a connection's keys: this PE's frames, the peer's.
+type sealers struct{ tx, rx cipher.AEAD }
 
 // Connect makes PE self's side of the data network of len(addrs) PEs
 // (addrs[k] is where PE k listens; this PE's own is not dialled): it
@@ -193,7 +208,7 @@ func acceptHandshake(c net.Conn, secret []byte, self, n int) (d, netw int, mine 
 func (l *Listener) Connect(self int, addrs []netip.AddrPort, secret []byte, timeout time.Duration, sameHost bool) (*Net, error) {
 	n := len(addrs)
 	deadline := time.Now().Add(timeout)
-	s := &setup{fds: make([][2]int, n), open: map[net.Conn]bool{}}
+	s := &setup{fds: make([][2]int, n), keys: make([][2]sealers, n), open: map[net.Conn]bool{}}
 	for k := range s.fds {
 		s.fds[k] = [2]int{-1, -1}
 	}
@@ -218,9 +233,9 @@ func (l *Listener) Connect(self int, addrs []netip.AddrPort, secret []byte, time
 			wg.Go(func() {
 				defer s.untrack(c)
 				c.SetDeadline(deadline)
-				d, netw, mine, err := acceptHandshake(c, secret, self, n)
+				d, netw, mine, keys, err := acceptHandshake(c, secret, l.Mode, self, n)
 				if err == nil {
-					err = s.got(d, netw, c, mine)
+					err = s.got(d, netw, c, mine, keys)
 				}
 				if err != nil {
 					l.refused.Add(1)
@@ -233,10 +248,11 @@ func (l *Listener) Connect(self int, addrs []netip.AddrPort, secret []byte, time
 			wg.Go(func() {
 				err := dialPE(addrs[a], deadline, func(c *net.TCPConn) error {
 					c.SetDeadline(deadline)
-					if err := dialHandshake(c, secret, self, a, netw); err != nil {
+					keys, err := dialHandshake(c, secret, l.Mode, self, a, netw)
+					if err != nil {
 						return err
 					}
-					return s.got(a, netw, c, nil)
+					return s.got(a, netw, c, nil, keys)
 				})
 				if err != nil {
 					s.fail(fmt.Errorf("PE %d at %v: %w", a, addrs[a], err))
@@ -257,7 +273,7 @@ func (l *Listener) Connect(self int, addrs []netip.AddrPort, secret []byte, time
 		}
 	}
 	if len(missing) == 0 && len(s.errs) == 0 {
-		t, err := newNet(self, n, s.fds, timeout, sameHost)
+		t, err := newNet(self, n, s.fds, s.keys, l.Mode == Private, timeout, sameHost)
 		if err == nil {
 			return t, nil
 		}
@@ -280,6 +296,7 @@ func (l *Listener) Connect(self int, addrs []netip.AddrPort, secret []byte, time
 type setup struct {
 	mu     sync.Mutex
 	fds    [][2]int // each PE's connection on each network
+	keys   [][2]sealers
 	have   int
 	errs   []error
 	open   map[net.Conn]bool // accepted connections in their handshake
@@ -288,7 +305,7 @@ type setup struct {
 
 // got keeps c's socket as PE k's connection on netw; on the listener's
 // side it then sends its proof (ack) and ok.
-func (s *setup) got(k, netw int, c net.Conn, ack []byte) error {
+func (s *setup) got(k, netw int, c net.Conn, ack []byte, keys sealers) error {
 	fd, err := takeFD(c)
 	if err != nil {
 		return err
@@ -305,7 +322,7 @@ func (s *setup) got(k, netw int, c net.Conn, ack []byte) error {
 			return err
 		}
 	}
-	s.fds[k][netw] = fd
+	s.fds[k][netw], s.keys[k][netw] = fd, keys
 	s.have++
 	return nil
 }

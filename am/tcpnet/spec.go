@@ -1,6 +1,7 @@
 package tcpnet
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -52,3 +53,56 @@ func parseSpec(spec string) (netip.AddrPort, error) {
 	}
 	return netip.AddrPort{}, fmt.Errorf("tcpnet: %s=%q: the interface has no usable address (is it up?)", EnvListen, spec)
 }
+
+// EnvLAN says how the data network protects its frames on the LAN
+// (ParseMode): PAPERS_LAN=authenticated, the default, or =private.
+const EnvLAN = "PAPERS_LAN"
+
+// Mode is how the frames on the LAN are protected. Every PE of a run must
+// use the same one (Join checks).
+type Mode uint8
+
+const (
+	// Authenticated: every frame carries a tag under a key of this run
+	// and connection; one altered, injected, replayed, reordered or cut
+	// short is refused and names its sender. The data travel in the
+	// clear.
+	Authenticated Mode = iota
+	// Private: authenticated and encrypted, for a LAN others can read.
+	Private
+	// unprotected frames carry no tag: the benchmarks' baseline only,
+	// which measures what the protection costs. ParseMode never gives it.
+	unprotected
+)
+
+func (m Mode) String() string {
+	switch m {
+	case Authenticated:
+		return "authenticated"
+	case Private:
+		return "private"
+	case unprotected:
+		return "unprotected"
+	}
+	return fmt.Sprintf("Mode(%d)", m)
+}
+
+// ParseMode reads EnvLAN's value: "" is Authenticated.
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "", "authenticated":
+		return Authenticated, nil
+	case "private":
+		return Private, nil
+	}
+	return 0, fmt.Errorf("tcpnet: %s=%q: want authenticated (the default: every frame authenticated, the data in the clear) or private (encrypted too)", EnvLAN, s)
+}
+
+// ErrModes is in Join's error when the PEs' Modes differ (errors.Is).
+var ErrModes = errors.New("the PEs protect the LAN differently")
+
+// ErrForged is in the error of a wait on a PE whose frame failed
+// authentication (errors.Is): altered, injected, replayed, reordered or
+// cut short on the LAN. The frame is dropped, unhandled, and the link to
+// the PE is treated as cut.
+var ErrForged = errors.New("tcpnet: a frame failed authentication")

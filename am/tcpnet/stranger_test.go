@@ -66,12 +66,12 @@ func TestStrangers(t *testing.T) {
 	// The capture: PE 1 proving the secret to PE 0 on the left network.
 	a, b := net.Pipe()
 	go func() {
-		if _, _, mine, err := acceptHandshake(b, secret, 0, 2); err == nil {
+		if _, _, mine, _, err := acceptHandshake(b, secret, Authenticated, 0, 2); err == nil {
 			b.Write(append(mine, 1))
 		}
 	}()
 	rec := &recorder{Conn: a}
-	if err := dialHandshake(rec, secret, 1, 0, 0); err != nil {
+	if _, err := dialHandshake(rec, secret, Authenticated, 1, 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	a.Close()

@@ -4,6 +4,7 @@ package tcpnet_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,12 @@ import (
 // spec, then Join), as spmd's port driver does on a real one.
 func run(t testing.TB, n int, spec string, timeout time.Duration, fn func(*papers.PE) error) error {
 	t.Helper()
+	return runMode(t, n, spec, tcpnet.Authenticated, timeout, fn)
+}
+
+// runMode is run with the frames protected by mode.
+func runMode(t testing.TB, n int, spec string, mode tcpnet.Mode, timeout time.Duration, fn func(*papers.PE) error) error {
+	t.Helper()
 	b, err := emu.New(n)
 	if err != nil {
 		t.Fatal(err)
@@ -30,18 +37,46 @@ func run(t testing.TB, n int, spec string, timeout time.Duration, fn func(*paper
 		if err != nil {
 			return nil, err
 		}
+		l.Mode = mode
 		return l.Join(p, timeout)
 	}, fn)
 }
 
-// The data network's conformance cases on TCP, joined over the board.
+// The data network's conformance cases on TCP, joined over the board,
+// with the frames authenticated and private.
 func TestConformance(t *testing.T) {
-	for _, n := range []int{2, 4} {
-		for _, c := range dataconf.Cases() {
-			if err := run(t, n, "", 20*time.Second, c.Run); err != nil {
-				t.Errorf("%d PEs: %s: %v", n, c.Name, err)
+	for _, mode := range []tcpnet.Mode{tcpnet.Authenticated, tcpnet.Private} {
+		for _, n := range []int{2, 4} {
+			for _, c := range dataconf.Cases() {
+				if err := runMode(t, n, "", mode, 20*time.Second, c.Run); err != nil {
+					t.Errorf("%s, %d PEs: %s: %v", mode, n, c.Name, err)
+				}
 			}
 		}
+	}
+}
+
+// PEs whose modes differ are named by every PE before they connect.
+func TestModesDiffer(t *testing.T) {
+	b, err := emu.New(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = emulate.RunNet(b, 3, papers.Config{Timeout: 5 * time.Second}, func(p *papers.PE) (am.Transport, error) {
+		l, err := tcpnet.Listen("")
+		if err != nil {
+			return nil, err
+		}
+		if p.Self() == 2 {
+			l.Mode = tcpnet.Private
+		}
+		if _, err := l.Join(p, 5*time.Second); !errors.Is(err, tcpnet.ErrModes) || !strings.Contains(err.Error(), "PE 2 has private") {
+			return nil, fmt.Errorf("PE %d: Join: %v, want it to name PE 2's mode", p.Self(), err)
+		}
+		return nil, tcpnet.ErrModes
+	}, func(*papers.PE) error { return errors.New("a PE ran") })
+	if !errors.Is(err, tcpnet.ErrModes) {
+		t.Errorf("run: %v, want every PE to fail with ErrModes", err)
 	}
 }
 

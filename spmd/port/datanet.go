@@ -16,17 +16,23 @@ import (
 // it checks in, so that a bad PAPERS_LISTEN is refused before any work;
 // after the check-in the PEs exchange a per-run secret and their
 // addresses over the board, connect, and the endpoint is attached to the
-// PE. PAPERS_LISTEN=none gives a program no data network.
+// PE. PAPERS_LISTEN=none gives a program no data network; PAPERS_LAN
+// says how it protects its frames.
 
 // listenDataNet opens this PE's listening socket (nil for none).
 func listenDataNet(o substrate.Options) (*tcpnet.Listener, error) {
 	if o.Listen == "none" {
 		return nil, nil
 	}
+	mode, err := tcpnet.ParseMode(o.LAN)
+	if err != nil {
+		return nil, fmt.Errorf("spmd: PE %d: the data network: %w", o.PE, err)
+	}
 	l, err := tcpnet.Listen(o.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("spmd: PE %d: the data network: %w", o.PE, err)
 	}
+	l.Mode = mode
 	return l, nil
 }
 
