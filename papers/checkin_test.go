@@ -123,7 +123,7 @@ func TestCheckInNamesAbsentPE(t *testing.T) {
 	}
 	errs := make([]error, n)
 	emulate.RunPorts(context.Background(), b, n-1, func(ctx context.Context, k int, port *emu.Port) error {
-		_, errs[k] = papers.Open(port, papers.Config{PE: k, PEs: n, CheckInTimeout: 300 * time.Millisecond, Context: ctx})
+		_, errs[k] = papers.Open(port, papers.Config{PE: k, PEs: n, CheckInTimeout: 2 * time.Second, Context: ctx}) // at load 30, 300 ms did not let PEs 0 and 1 meet
 		return nil
 	})
 	for k := range n - 1 {
