@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/ttlpapers/ttlpapers/am"
 	"github.com/ttlpapers/ttlpapers/am/tcpnet"
@@ -35,7 +34,11 @@ func TestRollCallAsksDataNet(t *testing.T) {
 	} {
 		name := fmt.Sprintf("%d PEs, PE %d %v, line low %v", c.n, c.victim, c.how, c.lineLow)
 		t.Run(name, func(t *testing.T) {
-			const timeout = 3 * time.Second // 8 PEs joining under -race on a loaded machine took over 1 s
+			// The survivors' roll call meets in NANDs after each one's
+			// barrier timed out: at load 18 under -race, 8 goroutine PEs
+			// timed out seconds apart, and a 3 s timeout failed the
+			// roll call itself. The default takes the lag.
+			const timeout = papers.DefaultTimeout
 			b, err := emu.New(c.n)
 			if err != nil {
 				t.Fatal(err)

@@ -62,10 +62,12 @@ func (l *terminalLog) String() string {
 func TestBenchProgressAndInterrupt(t *testing.T) {
 	bin := build(t)
 	tty, master := testenv.OpenPTY(t)
-	// Each operation's cap is long beside the lag of a loaded machine
-	// between the progress line and the ^C: the ^C must come while the
-	// third or fourth runs, not after the last.
-	cmd := exec.Command(bin, "bench", "--pes", "2", "--ops", "barrier,nand4,any,all", "--max-time", "2s")
+	// The ^C must come while the third or fourth operation runs, not
+	// after the last: a tolerance no measurement reaches makes each run
+	// its whole cap, long beside the lag of a loaded machine between the
+	// progress line and the ^C (at 2 s and the default tolerance they
+	// ended in milliseconds, and at load 18 the ^C came after the last).
+	cmd := exec.Command(bin, "bench", "--pes", "2", "--ops", "barrier,nand4,any,all", "--max-time", "3s", "--tolerance", "1e-9")
 	var stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, tty
 	term := watchTerminal(master, "bench: 3/4")
