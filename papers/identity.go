@@ -184,7 +184,7 @@ func (p *PE) agree(mask peset.Set) error {
 		return p.nameOdd(mask)
 	}
 	for _, k := range mask.Members() {
-		nonce := rand.Uint64() & maskOf(dupBits)
+		nonce := p.draw() & maskOf(dupBits)
 		r, err := p.broadcastWord(k, nonce|^nonce<<dupBits, 2*dupBits)
 		if err != nil {
 			return err
@@ -200,6 +200,14 @@ func (p *PE) agree(mask peset.Set) error {
 		}
 	}
 	return nil
+}
+
+// draw is a random number from Config.Rand, or the global source.
+func (p *PE) draw() uint64 {
+	if p.rand != nil {
+		return p.rand.Uint64()
+	}
+	return rand.Uint64()
 }
 
 // waitForOthers reports whether check-in's failure err, found after a

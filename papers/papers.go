@@ -53,6 +53,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"time"
 
@@ -121,6 +122,11 @@ type Config struct {
 	// together, for a program whose PEs must also agree on, say, the
 	// version of their input.
 	Tag string
+	// Rand draws the numbers check-in's test of an id started twice
+	// broadcasts (two PCs with one id draw different ones). Nil: a random
+	// source. A simulation that must repeat itself exactly, such as
+	// package timing's trials, gives a seeded one.
+	Rand rand.Source
 }
 
 // PE is one processing element's handle on the board. Its methods must be
@@ -152,6 +158,7 @@ type PE struct {
 	// In check-in: this PE's identity, and what the last acknowledge's
 	// compareIdentity found (identity.go).
 	ident   peIdentity
+	rand    rand.Source // Config.Rand; nil: the global source
 	odd     bool        // the digests differ, or a line is stuck at 0: votes cover every id
 	stuck   uint8       // the data lines probeInputs read stuck at 0 at the board
 	misread *InputError // PEs whose status inputs probeInputs found stuck
@@ -236,7 +243,7 @@ func newPE(cfg Config) (*PE, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &PE{self: cfg.PE, n: cfg.PEs, timeout: timeout, ctx: cfg.Context, mode: cfg.NANDMode, noLineTest: cfg.NoLineTest, fresh: cfg.FreshBoard, tag: cfg.Tag, censusEvery: cmp.Or(cfg.CensusEvery, DefaultCensusEvery), verify: cfg.Verify}
+	p := &PE{self: cfg.PE, n: cfg.PEs, timeout: timeout, ctx: cfg.Context, mode: cfg.NANDMode, noLineTest: cfg.NoLineTest, fresh: cfg.FreshBoard, tag: cfg.Tag, rand: cfg.Rand, censusEvery: cmp.Or(cfg.CensusEvery, DefaultCensusEvery), verify: cfg.Verify}
 	if p.ctx != nil {
 		p.done = p.ctx.Done()
 	}

@@ -13,7 +13,7 @@ func ExampleTrial() {
 	if err != nil {
 		panic(err)
 	}
-	r, err := timing.Trial(timing.DefaultParams(), v[0], 6, nil)
+	r, err := timing.Trial(timing.DefaultParams(), v[0], 3, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -21,6 +21,5 @@ func ExampleTrial() {
 		fmt.Printf("PE %d, NAND %d: read %04b, should be %04b (%s)\n", w.PE, w.Index, w.Got, w.Want, w.Cause)
 	}
 	// Output:
-	// PE 2, NAND 0: read 1111, should be 1101 (stale)
-	// PE 3, NAND 1: read 1101, should be 1111 (stale)
+	// PE 2, NAND 5: read 1010, should be 1111 (stale)
 }

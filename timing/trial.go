@@ -69,7 +69,7 @@ const (
 type trial struct {
 	p       Params
 	v       Variant
-	n       int
+	i, n    int // the trial's number, its PEs
 	contrib [][]uint8
 	res     [][]uint8
 	probes  []*probe
@@ -83,7 +83,7 @@ func Trial(p Params, v Variant, i int, vcd io.Writer) (*TrialResult, error) {
 		return nil, fmt.Errorf("timing: %w", err)
 	}
 	draw := rand.New(rand.NewPCG(p.Seed, uint64(i)))
-	t := &trial{p: p, v: v, n: p.PEs}
+	t := &trial{p: p, v: v, i: i, n: p.PEs}
 	r := &TrialResult{Trial: i}
 	run := timed.RunConfig{Timing: p.Port, Seed: draw.Uint64()}
 	boardSeed := draw.Uint64()
@@ -158,7 +158,10 @@ func (t *trial) pe(k int, pr *probe) error {
 	// The board is the trial's own, just made (FreshBoard); the trials test
 	// the data lines themselves (NoLineTest) and time the operations they
 	// run and no others (no census).
-	p, err := papers.Open(pr, papers.Config{PE: k, PEs: t.n, Timeout: time.Minute, NANDMode: t.v.mode, FreshBoard: true, NoLineTest: true, CensusEvery: -1})
+	// Check-in's random numbers come from the trial's seed, so that a
+	// trial repeats exactly: a stream of PE k's own, beside the trial's
+	// (rand.NewPCG(Seed, i)) and not drawn from it.
+	p, err := papers.Open(pr, papers.Config{PE: k, PEs: t.n, Timeout: time.Minute, NANDMode: t.v.mode, FreshBoard: true, NoLineTest: true, CensusEvery: -1, Rand: rand.NewPCG(t.p.Seed, ^(uint64(t.i)<<6 | uint64(k)))})
 	pr.pace = 0
 	if err != nil {
 		return err
