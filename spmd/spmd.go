@@ -580,23 +580,28 @@ func report(stage pereport.Stage, pe int, kind pereport.Kind, err error, status 
 //
 // A PE stopped while it checks in ends its check-in (stopCheckIn), which
 // announces its departure to the PEs that counted it (papers.Open), and
-// exits once Open has returned (opening closed).
+// exits once Open has returned (opening closed). It says why and writes
+// its report first: a launcher kills a PE that takes longer than its
+// grace to end (at load 15, announcing took longer), and its output and
+// report must still say that a signal stopped it.
 func stopOnSignal(sigs <-chan os.Signal, pe int, stopCheckIn context.CancelCauseFunc, opening <-chan struct{}, opened *atomic.Pointer[papers.PE]) {
 	sig := <-sigs
-	if opened.Load() == nil {
-		stopCheckIn(fmt.Errorf("stopped by %v", sig))
-		<-opening
-	}
 	stage := pereport.Open
-	if p := opened.Load(); p != nil {
-		if v, ok := sessions.Load(p); ok {
-			v.(substrate.Session).Stop()
-		}
+	if opened.Load() != nil {
 		stage = pereport.Run
 	}
 	err := fmt.Errorf("PE %d: stopped by %v", pe, sig)
 	report(stage, pe, pereport.Signal, err, stop.Status(sig))
 	fmt.Fprintf(os.Stderr, "%s: %v\n", os.Args[0], err)
+	if opened.Load() == nil {
+		stopCheckIn(fmt.Errorf("stopped by %v", sig))
+		<-opening
+	}
+	if p := opened.Load(); p != nil {
+		if v, ok := sessions.Load(p); ok {
+			v.(substrate.Session).Stop()
+		}
+	}
 	os.Exit(stop.Status(sig))
 }
 

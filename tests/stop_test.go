@@ -136,9 +136,10 @@ func TestRunStoppedPENamed(t *testing.T) {
 		done := make(chan struct{})
 		var wg sync.WaitGroup
 		rep, err := launch.Run(context.Background(), launch.Config{N: 3, Program: bin(t, "spmd"), Args: []string{"-rounds", "1000000000"}, Dir: dir,
-			Stdout: &out, Stderr: &out, Timeout: 300 * time.Millisecond, Grace: time.Duration(trial%4) * 20 * time.Millisecond,
+			Stdout: &out, Stderr: &out, Timeout: 2 * time.Second, Grace: time.Duration(trial%4) * 20 * time.Millisecond,
 			// Check-in may take long on a loaded machine: only the stop
-			// of PE 1, once every PE computes, is to time the others out.
+			// of PE 1, once every PE computes, is to time the others out
+			// (at 300 ms, at load 12-15, a healthy PE was late too).
 			Env: []string{spmd.EnvCheckIn + "=1m"},
 			Started: func(pe int, p *os.Process) {
 				if pe == 1 {
