@@ -103,14 +103,14 @@ type lanPE struct {
 }
 
 // startLAN starts PE k of lanprog on host k, for each of the cluster's
-// hosts; the run ends after 20 rounds once stop exists.
-func startLAN(ctx context.Context, t *testing.T, c *hosts.Cluster, dir, prog string, timeout time.Duration, stop string) []*lanPE {
+// hosts; the run ends after at least rounds rounds, once stop exists.
+func startLAN(ctx context.Context, t *testing.T, c *hosts.Cluster, dir, prog string, timeout time.Duration, stop string, rounds int) []*lanPE {
 	t.Helper()
 	n := len(c.Hosts)
 	pes := make([]*lanPE, n)
 	for k := range n {
 		pe := &lanPE{Proc: faulttrial.Proc{Exit: -1}, report: filepath.Join(t.TempDir(), "report.json")}
-		pe.Cmd = c.Command(ctx, k, prog, "-stop", stop)
+		pe.Cmd = c.Command(ctx, k, prog, "-stop", stop, "-rounds", strconv.Itoa(rounds))
 		pe.Cmd.Env = append(os.Environ(), spmd.EnvPE+"="+strconv.Itoa(k), spmd.EnvPEs+"="+strconv.Itoa(n),
 			spmd.EnvPort+"=ppdev:"+filepath.Join(dir, "parport"+strconv.Itoa(k)), spmd.EnvTimeout+"="+timeout.String(),
 			spmd.EnvCheckIn+"=20s", pereport.Env+"="+pe.report)
@@ -131,7 +131,9 @@ func lanTrial(t *testing.T, c *hosts.Cluster, dir, prog, kind string, timeout ti
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	stop := filepath.Join(t.TempDir(), "stop")
-	pes := startLAN(ctx, t, c, dir, prog, timeout, stop)
+	// The run ends in the first round after the stop file appears, so
+	// that after a short cut the time to the last exit is the delay.
+	pes := startLAN(ctx, t, c, dir, prog, timeout, stop, 1)
 	victim := pes[faulttrial.Victim]
 	for deadline := time.Now().Add(25 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if !slices.ContainsFunc(pes, func(pe *lanPE) bool { return !strings.Contains(pe.stdout.String(), "ready") }) {
@@ -203,7 +205,7 @@ func lanNextRun(t *testing.T, c *hosts.Cluster, dir, prog string, timeout time.D
 	if err := os.WriteFile(stop, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	pes := startLAN(ctx, t, c, dir, prog, timeout, stop)
+	pes := startLAN(ctx, t, c, dir, prog, timeout, stop, 20)
 	faulttrial.Wait(pes, time.Minute)
 	var bad []string
 	for k, pe := range pes {
