@@ -2,7 +2,6 @@ package spmd_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -94,12 +92,10 @@ func faultTrials(t *testing.T, n, trials int, kinds []string) {
 
 // peRun is one PE process of a trial.
 type peRun struct {
-	cmd    *exec.Cmd
+	faulttrial.Proc
 	stdout testenv.Buffer // read while the process writes it (waitReady)
 	stderr strings.Builder
 	report string // where it writes its failure's report (pereport.Env)
-	exit   int
-	ended  time.Time
 }
 
 // startRun starts n PE processes of faultProgram with fault kind ("" for
@@ -111,15 +107,15 @@ func startRun(ctx context.Context, t *testing.T, srv *ppdevfs.Server, n int, kin
 		if k > 0 {
 			time.Sleep(stagger)
 		}
-		r := &peRun{exit: -1, report: filepath.Join(t.TempDir(), "report.json")}
-		r.cmd = exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
-		r.cmd.Env = append(os.Environ(), "SPMD_TEST_ROLE=faults", faulttrial.EnvFault+"="+kind, spmd.EnvPE+"="+strconv.Itoa(k), spmd.EnvPEs+"="+strconv.Itoa(n),
+		r := &peRun{Proc: faulttrial.Proc{Exit: -1}, report: filepath.Join(t.TempDir(), "report.json")}
+		r.Cmd = exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+		r.Cmd.Env = append(os.Environ(), "SPMD_TEST_ROLE=faults", faulttrial.EnvFault+"="+kind, spmd.EnvPE+"="+strconv.Itoa(k), spmd.EnvPEs+"="+strconv.Itoa(n),
 			spmd.EnvPort+"=ppdev:"+srv.Path(k), spmd.EnvTimeout+"="+timeout.String(), spmd.EnvCheckIn+"=20s", pereport.Env+"="+r.report)
 		if k == faulttrial.Victim {
-			r.cmd.Env = append(r.cmd.Env, victimEnv(kind)...)
+			r.Cmd.Env = append(r.Cmd.Env, victimEnv(kind)...)
 		}
-		r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
-		if err := r.cmd.Start(); err != nil {
+		r.Cmd.Stdout, r.Cmd.Stderr = &r.stdout, &r.stderr
+		if err := r.Cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		runs[k] = r
@@ -139,37 +135,6 @@ func victimEnv(kind string) []string {
 		return []string{spmd.EnvPE + "=0"}
 	}
 	return nil
-}
-
-// wait waits for every process, killing those still running after bound,
-// and returns how many were killed.
-func wait(runs []*peRun, bound time.Duration) (hung int) {
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	for _, r := range runs {
-		wg.Go(func() {
-			done := make(chan error, 1)
-			go func() { done <- r.cmd.Wait() }()
-			var err error
-			select {
-			case err = <-done:
-			case <-time.After(bound):
-				mu.Lock()
-				hung++
-				mu.Unlock()
-				r.cmd.Process.Kill()
-				err = <-done
-			}
-			r.ended = time.Now()
-			r.exit = 0
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				r.exit = ee.ExitCode()
-			}
-		})
-	}
-	wg.Wait()
-	return hung
 }
 
 // faultTrial runs one trial of a fault and adds what it found to tl.
@@ -201,7 +166,7 @@ func faultTrial(t *testing.T, board *emu.Board, srv *ppdevfs.Server, kind string
 		case "unplug":
 			board.Change(faulttrial.Unplug)
 		default:
-			victim.cmd.Process.Signal(map[string]unix.Signal{"SIGINT": unix.SIGINT, "SIGTERM": unix.SIGTERM, "SIGKILL": unix.SIGKILL, "SIGSTOP": unix.SIGSTOP}[kind])
+			victim.Cmd.Process.Signal(map[string]unix.Signal{"SIGINT": unix.SIGINT, "SIGTERM": unix.SIGTERM, "SIGKILL": unix.SIGKILL, "SIGSTOP": unix.SIGSTOP}[kind])
 		}
 		bound = 4 * timeout
 	}
@@ -211,17 +176,17 @@ func faultTrial(t *testing.T, board *emu.Board, srv *ppdevfs.Server, kind string
 	case "SIGSTOP", "unplug":
 		// The victim cannot end by itself: kill it once the others have
 		// failed, as a person would.
-		hung = wait(survivors, bound)
-		victim.cmd.Process.Signal(unix.SIGKILL)
-		hung += wait([]*peRun{victim}, bound)
+		hung = faulttrial.Wait(survivors, bound)
+		victim.Cmd.Process.Signal(unix.SIGKILL)
+		hung += faulttrial.Wait([]*peRun{victim}, bound)
 	default:
-		hung = wait(runs, bound)
+		hung = faulttrial.Wait(runs, bound)
 	}
 	if kind == "error" || kind == "panic" || kind == "return" {
-		t0 = victim.ended
+		t0 = victim.Ended
 	}
 	if testing.Verbose() {
-		t.Logf("%s: PE 0 exit %d: %s", kind, runs[0].exit, lastLine(runs[0].stderr.String()))
+		t.Logf("%s: PE 0 exit %d: %s", kind, runs[0].Exit, lastLine(runs[0].stderr.String()))
 	}
 	board.Change(faulttrial.Replug)
 	board.Change(faulttrial.Repair)
@@ -231,7 +196,7 @@ func faultTrial(t *testing.T, board *emu.Board, srv *ppdevfs.Server, kind string
 		if err != nil {
 			t.Errorf("%s: %v", kind, err)
 		}
-		outs = append(outs, faulttrial.Outcome{Stdout: r.stdout.String(), Report: rep, Exit: r.exit, Ended: r.ended})
+		outs = append(outs, faulttrial.Outcome{Stdout: r.stdout.String(), Report: rep, Exit: r.Exit, Ended: r.Ended})
 		if strings.Contains(r.stderr.String(), "DATA RACE") {
 			t.Errorf("%s: a survivor's race detector reported:\n%s", kind, r.stderr.String())
 		}
@@ -266,10 +231,10 @@ func nextRun(t *testing.T, srv *ppdevfs.Server, n int, timeout time.Duration, st
 		stagger = 300 * time.Millisecond
 	}
 	runs := startRun(ctx, t, srv, n, "", timeout, stagger)
-	wait(runs, 25*time.Second)
+	faulttrial.Wait(runs, 25*time.Second)
 	for k, r := range runs {
-		if r.exit != 0 || !strings.Contains(r.stdout.String(), faulttrial.RightSum(n)) {
-			return false, fmt.Sprintf("PE %d: exit %d, stdout %q, stderr %q", k, r.exit, r.stdout.String(), r.stderr.String())
+		if r.Exit != 0 || !strings.Contains(r.stdout.String(), faulttrial.RightSum(n)) {
+			return false, fmt.Sprintf("PE %d: exit %d, stdout %q, stderr %q", k, r.Exit, r.stdout.String(), r.stderr.String())
 		}
 	}
 	return true, ""

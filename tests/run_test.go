@@ -56,7 +56,7 @@ func bin(t *testing.T, name string) string {
 		if binError != nil {
 			return
 		}
-		for name, pkg := range map[string]string{"papersctl": "../cmd/papersctl", "spmd": "../examples/spmd", "hello": "../examples/hello", "runprog": "./testdata/runprog", "dataprog": "./testdata/dataprog", "confprog": "./testdata/confprog", "matmul": "../examples/matmul", "radixsort": "../examples/radixsort"} {
+		for name, pkg := range map[string]string{"papersctl": "../cmd/papersctl", "spmd": "../examples/spmd", "hello": "../examples/hello", "runprog": "./testdata/runprog", "dataprog": "./testdata/dataprog", "lanprog": "./testdata/lanprog", "confprog": "./testdata/confprog", "matmul": "../examples/matmul", "radixsort": "../examples/radixsort"} {
 			out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, name), pkg).CombinedOutput()
 			if err != nil {
 				binError = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)

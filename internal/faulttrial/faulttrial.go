@@ -12,9 +12,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/internal/pereport"
@@ -90,7 +92,7 @@ func Program(p *papers.PE) error {
 		start := time.Now()
 		s, err := papers.Reduce(p, papers.Sum, int32(p.Self()+1))
 		if err != nil {
-			fmt.Printf("%s%v\n", failedAfter, time.Since(start))
+			fmt.Printf("%s%v\n", FailedAfter, time.Since(start))
 			return err
 		}
 		if s != want {
@@ -115,8 +117,9 @@ func Program(p *papers.PE) error {
 	}
 }
 
-// failedAfter starts the line Program prints when a sum fails.
-const failedAfter = "failed after "
+// FailedAfter starts the line a trial's program prints when an operation
+// fails, before how long it took.
+const FailedAfter = "failed after "
 
 // RightSum is what a clean run of n PEs prints ("sum=N").
 func RightSum(n int) string { return fmt.Sprintf("sum=%d", n*(n+1)/2) }
@@ -125,14 +128,11 @@ func RightSum(n int) string { return fmt.Sprintf("sum=%d", n*(n+1)/2) }
 // fault (default 1), and PAPERS_FAULT_KINDS, a comma-separated subset of
 // Kinds (default all).
 func FromEnv() (trials int, kinds []string, err error) {
-	trials, kinds = 1, Kinds
-	if s := os.Getenv("PAPERS_FAULT_TRIALS"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil || v < 1 {
-			return 0, nil, fmt.Errorf("PAPERS_FAULT_TRIALS=%q: want a positive whole number", s)
-		}
-		trials = v
+	trials, err = Trials()
+	if err != nil {
+		return 0, nil, err
 	}
+	kinds = Kinds
 	if s := os.Getenv("PAPERS_FAULT_KINDS"); s != "" {
 		kinds = strings.Split(s, ",")
 		for _, k := range kinds {
@@ -144,6 +144,19 @@ func FromEnv() (trials int, kinds []string, err error) {
 	return trials, kinds, nil
 }
 
+// Trials reads PAPERS_FAULT_TRIALS, the trials per fault (default 1).
+func Trials() (int, error) {
+	s := os.Getenv("PAPERS_FAULT_TRIALS")
+	if s == "" {
+		return 1, nil
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 1 {
+		return 0, fmt.Errorf("PAPERS_FAULT_TRIALS=%q: want a positive whole number", s)
+	}
+	return v, nil
+}
+
 // Outcome is how one PE of a trial ended.
 type Outcome struct {
 	Stdout string
@@ -152,6 +165,48 @@ type Outcome struct {
 	Report *pereport.Report
 	Exit   int       // exit status; 0 also when it was not known
 	Ended  time.Time // when the trial saw it end
+}
+
+// Proc is one PE process of a trial: its command, and once Wait has
+// seen it end, its exit status (-1 when a signal ended it) and when.
+type Proc struct {
+	Cmd   *exec.Cmd
+	Exit  int
+	Ended time.Time
+}
+
+// Process returns p, for Wait: a trial's own process type embeds Proc.
+func (p *Proc) Process() *Proc { return p }
+
+// Wait waits for the started PE processes ps, killing those still running
+// after bound, and returns how many it killed.
+func Wait[P interface{ Process() *Proc }](ps []P, bound time.Duration) (hung int) {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for _, pp := range ps {
+		p := pp.Process()
+		wg.Go(func() {
+			done := make(chan error, 1)
+			go func() { done <- p.Cmd.Wait() }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(bound):
+				mu.Lock()
+				hung++
+				mu.Unlock()
+				p.Cmd.Process.Kill()
+				err = <-done
+			}
+			p.Ended, p.Exit = time.Now(), 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				p.Exit = ee.ExitCode()
+			}
+		})
+	}
+	wg.Wait()
+	return hung
 }
 
 // Tally is what the trials of one fault found.
@@ -195,7 +250,7 @@ func (tl *Tally) Add(kind string, n int, t0 time.Time, survivors []Outcome, hung
 		if d := r.Ended.Sub(t0); d > tl.Worst {
 			tl.Worst = d
 		}
-		if _, after, ok := strings.Cut(r.Stdout, failedAfter); ok {
+		if _, after, ok := strings.Cut(r.Stdout, FailedAfter); ok {
 			line, _, _ := strings.Cut(after, "\n")
 			if d, err := time.ParseDuration(strings.TrimSpace(line)); err == nil && d > tl.WorstInPE {
 				tl.WorstInPE = d
