@@ -49,15 +49,16 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/ttlpapers/ttlpapers/am/internal/queue"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
 // HandlerID is a handler's number in every PE's table.
-type HandlerID uint16
+type HandlerID = queue.HandlerID
 
 // Args are an active message's four argument words (the CM-5's five-word
 // packet less the handler's).
-type Args [4]uint64
+type Args = queue.Args
 
 // Handler runs on the receiving PE when it polls a message. m is valid only
 // during the call.
@@ -163,13 +164,13 @@ type Stats struct {
 // PE's own goroutine, like a papers.PE's.
 type Endpoint struct {
 	t        Transport
-	direct   Direct  // t's one-sided access, if it has one
-	crowded  bool    // its PEs outnumber the CPUs (Crowded), as the endpoint was made
-	stage    Stager  // t's staging of long payloads, if it has it
-	beat     beater  // t's counts of polls, if it has them
-	spin     Spinner // t's own spin for waits, if it has one
-	sleeps   bool    // t's Wait sleeps until something arrives or drains (Sleeper)
-	maxPay   int     // MaxPayload
+	direct   Direct       // t's one-sided access, if it has one
+	crowded  bool         // its PEs outnumber the CPUs (Crowded), as the endpoint was made
+	stage    Stager       // t's staging of long payloads, if it has it
+	beat     queue.Beater // t's counts of polls, if it has them
+	spin     Spinner      // t's own spin for waits, if it has one
+	sleeps   bool         // t's Wait sleeps until something arrives or drains (Sleeper)
+	maxPay   int          // MaxPayload
 	self, n  int
 	handlers []Handler
 	lib      []Handler // the libraries' handlers, at their reserved numbers less libBase
@@ -197,7 +198,7 @@ func NewEndpoint(t Transport, o Options) *Endpoint {
 	if c, ok := t.(Crowded); ok {
 		e.crowded = c.Crowded()
 	}
-	e.beat, _ = t.(beater)
+	e.beat, _ = t.(queue.Beater)
 	e.spin, _ = t.(Spinner)
 	if s, ok := t.(Sleeper); ok {
 		e.sleeps = s.Sleeps()
@@ -552,7 +553,7 @@ func (e *Endpoint) poll(nets Nets, tilEmpty bool) (int, error) {
 		return 0, nil
 	}
 	if e.beat != nil {
-		e.beat.beat()
+		e.beat.Beat()
 	}
 	handled := 0
 	for {
@@ -624,16 +625,6 @@ const (
 	crowdedPolls = 16
 	sleepFor     = 200 * time.Microsecond
 )
-
-// beater is implemented by the transports whose PEs see each other's
-// polls: the in-process and shared-memory ones.
-type beater interface {
-	// beat counts a poll of this PE's.
-	beat()
-	// beats sums the polls counted by PE k, or by every other PE when k
-	// is -1.
-	beats(k int) uint32
-}
 
 // Sleeper is implemented by a transport whose Wait sleeps in the kernel
 // and returns as soon as a packet arrives, a peer leaves, a full send
@@ -763,7 +754,7 @@ func (e *Endpoint) beats(on int) uint32 {
 	if e.beat == nil {
 		return 0
 	}
-	return e.beat.beats(on)
+	return e.beat.Beats(on)
 }
 
 // Close handles what has arrived, sends the queued replies, and leaves the
