@@ -24,7 +24,7 @@ type Local struct {
 	futex  bool         // sleepers sleep on their futex word, not in a channel receive
 }
 
-// localStage is a staging ring (stage.go), made by its sender when it
+// localStage is a staging ring (queue.StageSend), made by its sender when it
 // first stages a payload.
 type localStage struct {
 	queue.StageHead
