@@ -81,27 +81,16 @@ func (e *engine) acknowledge(op string, mine ctl, raisers peset.Set, code uint8)
 	self := peset.Of(e.self)
 	rejoining := e.left
 	mine.epoch, mine.raisers, mine.members, mine.done, mine.ticket = e.epoch, raisers, e.members, e.done, e.ticket
-	base := e.ticket // the next epoch's: the highest ticket any of them joined
 	mine.pending = e.pendOp != ""
 	known := !rejoining
-	var sent, got, stays peset.Set
+	var sent peset.Set
 	targets := (e.members | raisers) &^ self
+	t := acks{code: code, base: e.ticket, allPending: true}
 	if mine.stay {
-		stays = self
-	}
-	// The collective counts of the participants: the lowest, the highest,
-	// and whether every one has a collective in flight.
-	var lo, hi uint64
-	allPending, counted := true, false
-	count := func(done uint64, pending bool) {
-		if !counted {
-			lo, hi, counted = done, done, true
-		}
-		lo, hi = min(lo, done), max(hi, done)
-		allPending = allPending && pending
+		t.stays = self
 	}
 	if !rejoining {
-		count(e.done, mine.pending)
+		t.count(e.done, mine.pending)
 	}
 	start := time.Now()
 	for {
@@ -112,7 +101,7 @@ func (e *engine) acknowledge(op string, mine ctl, raisers peset.Set, code uint8)
 				}
 				sent |= 1 << k
 			}
-			if targets&^got == 0 {
+			if targets&^t.got == 0 {
 				break
 			}
 		}
@@ -125,11 +114,7 @@ func (e *engine) acknowledge(op string, mine ctl, raisers peset.Set, code uint8)
 		}
 		if !ok {
 			if time.Since(start) > e.timeout {
-				missing := targets &^ got
-				if !known {
-					return 0, e.failErr(&papers.TimeoutError{PE: e.self, Op: "interrupt acknowledge", Waited: e.timeout, Stall: "no participant acknowledged this PE's interrupt (are they all computing without a collective, stopped or dead?)"})
-				}
-				return 0, e.failErr(&papers.TimeoutError{PE: e.self, Op: "interrupt acknowledge", Waited: e.timeout, Stall: missing.String() + " did not acknowledge the interrupt: stopped, dead, or computing for longer than the timeout"})
+				return 0, e.failErr(e.ackTimeout(known, targets&^t.got))
 			}
 			continue
 		}
@@ -142,39 +127,84 @@ func (e *engine) acknowledge(op string, mine ctl, raisers peset.Set, code uint8)
 		if c.epoch != e.epoch {
 			continue // an acknowledge of an epoch this PE was not part of
 		}
-		got |= 1 << from
-		base = max(base, c.ticket)
 		targets |= c.raisers &^ self
-		code |= c.code
-		if c.stay {
-			stays |= 1 << from
-		}
-		if e.members&(1<<from) != 0 {
-			count(c.done, c.pending)
-		}
+		t.add(c, from, e.members)
 	}
-	if err := e.settle(op, hi, lo == hi && allPending); err != nil {
+	if err := e.settle(op, t.hi, t.lo == t.hi && t.allPending); err != nil {
 		return 0, err
 	}
-	e.lastLeft, e.lastJoined = e.members&^stays, stays&^e.members
-	if code == substrate.AbortCode {
+	if err := e.nextEpoch(op, t); err != nil {
+		return 0, err
+	}
+	return t.code, nil
+}
+
+// acks tallies the acknowledges of an interrupt, this PE's own included.
+type acks struct {
+	got, stays peset.Set // the PEs heard from, and those that stay
+	code       uint8     // the OR of their codes
+	base       uint64    // the next epoch's: the highest ticket any of them joined
+	// The participants' collective counts: the lowest, the highest, and
+	// whether every one has a collective in flight.
+	lo, hi              uint64
+	allPending, counted bool
+}
+
+// count adds a participant's count of completed collectives.
+func (t *acks) count(done uint64, pending bool) {
+	if !t.counted {
+		t.lo, t.hi, t.counted = done, done, true
+	}
+	t.lo, t.hi = min(t.lo, done), max(t.hi, done)
+	t.allPending = t.allPending && pending
+}
+
+// add adds PE from's acknowledge c; members are the epoch's participants.
+func (t *acks) add(c ctl, from int, members peset.Set) {
+	t.got |= 1 << from
+	t.base = max(t.base, c.ticket)
+	t.code |= c.code
+	if c.stay {
+		t.stays |= 1 << from
+	}
+	if members&(1<<from) != 0 {
+		t.count(c.done, c.pending)
+	}
+}
+
+// ackTimeout is the error of an acknowledge that missing did not send
+// within the timeout (known: this PE knew the participants).
+func (e *engine) ackTimeout(known bool, missing peset.Set) error {
+	if !known {
+		return &papers.TimeoutError{PE: e.self, Op: "interrupt acknowledge", Waited: e.timeout, Stall: "no participant acknowledged this PE's interrupt (are they all computing without a collective, stopped or dead?)"}
+	}
+	return &papers.TimeoutError{PE: e.self, Op: "interrupt acknowledge", Waited: e.timeout, Stall: missing.String() + " did not acknowledge the interrupt: stopped, dead, or computing for longer than the timeout"}
+}
+
+// nextEpoch starts the epoch the acknowledges t agreed on: its
+// participants are those that stay, and each of them makes its
+// communicator.
+func (e *engine) nextEpoch(op string, t acks) error {
+	self := peset.Of(e.self)
+	e.lastLeft, e.lastJoined = e.members&^t.stays, t.stays&^e.members
+	if t.code == substrate.AbortCode {
 		e.failed |= e.lastLeft
 	}
-	e.members = stays
+	e.members = t.stays
 	e.epoch++
 	e.done = 0 // counted per epoch: a PE that rejoins has missed some
-	e.base = base
-	if stays&self == 0 {
-		return code, nil
+	e.base = t.base
+	if t.stays&self == 0 {
+		return nil
 	}
-	e.ranks = stays.Members()
+	e.ranks = t.stays.Members()
 	data, err := e.subset(op)
 	if err != nil {
-		return 0, e.fail(op, err)
+		return e.fail(op, err)
 	}
 	e.data = data
 	e.coll.configure(data, e.ranks, e.self)
-	return code, nil
+	return nil
 }
 
 // subset creates the communicator of the participants of the new epoch.
