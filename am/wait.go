@@ -72,11 +72,9 @@ func (e *Endpoint) wait(op string, on int, done func() bool, nap time.Duration) 
 	if e.cur != nil {
 		return e.misuse(op, ErrInHandler)
 	}
-	var start time.Time // the silence began (read at the first look at the clock)
+	var l spinLook
 	spinning := !e.sleeps
-	var beats uint32     // the polls of the PEs waited on, at the last look
-	var beatAt time.Time // the last look
-	arrived := false     // the transport's spin saw a packet: poll before done()
+	arrived := false // the transport's spin saw a packet: poll before done()
 	for i := 1; ; i++ {
 		if !arrived && done() {
 			return nil
@@ -90,7 +88,7 @@ func (e *Endpoint) wait(op string, on int, done func() bool, nap time.Duration) 
 			return err
 		}
 		if n > 0 { // progress: the deadline bounds a silence, not the whole wait
-			i, start, spinning = 0, time.Time{}, !e.sleeps
+			i, l.start, spinning = 0, time.Time{}, !e.sleeps
 			continue
 		}
 		if done() {
@@ -101,32 +99,15 @@ func (e *Endpoint) wait(op string, on int, done func() bool, nap time.Duration) 
 				arrived = true
 				continue
 			}
-			if e.crowded {
-				if i < crowdedPolls {
-					continue
-				}
-			} else if i%spinChecks != 0 {
+			if e.keepSpinning(i, on, &l) {
 				continue
-			} else if now := time.Now(); start.IsZero() {
-				start, beatAt = now, now
-				beats = e.beats(on)
-				continue
-			} else if now.Sub(beatAt) < beatWindow {
-				if now.Sub(start) < spinFor {
-					continue
-				}
-			} else if b := e.beats(on); e.beat == nil || b != beats {
-				beats, beatAt = b, now
-				if now.Sub(start) < spinFor {
-					continue
-				}
 			}
 			spinning = false
 		}
-		if start.IsZero() {
-			start = time.Now()
+		if l.start.IsZero() {
+			l.start = time.Now()
 		}
-		if err := e.stalled(op, on, start); err != nil {
+		if err := e.stalled(op, on, l.start); err != nil {
 			// What a PE sent before it left is in the inboxes since before
 			// its departure was seen: handle it, it may be what we wait for.
 			if _, perr := e.poll(PollBoth, true); perr != nil {
@@ -137,14 +118,21 @@ func (e *Endpoint) wait(op string, on int, done func() bool, nap time.Duration) 
 			}
 			return err
 		}
-		switch {
-		case nap > 0:
-			e.t.Wait(nap, e.done)
-		case e.sleeps:
-			e.t.Wait(e.timeout-time.Since(start), e.done)
-		default:
-			e.t.Wait(sleepFor, e.done)
-		}
+		e.sleep(nap, l.start)
+	}
+}
+
+// sleep waits for a packet to arrive: at most nap, or with a nap of 0
+// sleepFor, or on a Sleeper the rest of the timeout of a silence that
+// began at start.
+func (e *Endpoint) sleep(nap time.Duration, start time.Time) {
+	switch {
+	case nap > 0:
+		e.t.Wait(nap, e.done)
+	case e.sleeps:
+		e.t.Wait(e.timeout-time.Since(start), e.done)
+	default:
+		e.t.Wait(sleepFor, e.done)
 	}
 }
 
@@ -155,4 +143,37 @@ func (e *Endpoint) beats(on int) uint32 {
 		return 0
 	}
 	return e.beat.Beats(on)
+}
+
+// spinLook is what a wait knows of its silence and of the PEs it waits on.
+type spinLook struct {
+	start  time.Time // the silence began (read at the first look at the clock)
+	beats  uint32    // the polls of the PEs waited on, at the last look
+	beatAt time.Time // the last look
+}
+
+// keepSpinning reports whether a spinning wait, at its i'th poll since
+// the last progress, spins on rather than sleeps (the rules above); l is
+// its last look at the clock and at the PEs it waits on (on).
+func (e *Endpoint) keepSpinning(i, on int, l *spinLook) bool {
+	switch {
+	case e.crowded:
+		return i < crowdedPolls
+	case i%spinChecks != 0:
+		return true
+	}
+	now := time.Now()
+	if l.start.IsZero() {
+		l.start, l.beatAt = now, now
+		l.beats = e.beats(on)
+		return true
+	}
+	if now.Sub(l.beatAt) >= beatWindow {
+		b := e.beats(on)
+		if e.beat != nil && b == l.beats {
+			return false // they have not polled since: they need the CPU
+		}
+		l.beats, l.beatAt = b, now
+	}
+	return now.Sub(l.start) < spinFor
 }
