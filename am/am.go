@@ -365,6 +365,13 @@ func (e *Endpoint) send(op string, dst int, net Net, poll Nets, h HandlerID, a A
 		p.Net = Right
 		return e.sendNow(op, dst, p, payload)
 	}
+	return e.sendPolling(op, dst, poll, p, payload, staged)
+}
+
+// sendPolling sends p (with payload beside it when staged) to PE dst,
+// polling poll while it tries, and retrying while the inbox is full,
+// until the timeout.
+func (e *Endpoint) sendPolling(op string, dst int, poll Nets, p *Packet, payload []byte, staged bool) error {
 	var start time.Time
 	for try := 0; ; try++ {
 		if err := e.flush(); err != nil {

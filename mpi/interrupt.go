@@ -79,17 +79,16 @@ func (e *engine) drain() {
 // communicator of the participants.
 func (e *engine) acknowledge(op string, mine ctl, raisers peset.Set, code uint8) (uint8, error) {
 	self := peset.Of(e.self)
-	rejoining := e.left
 	mine.epoch, mine.raisers, mine.members, mine.done, mine.ticket = e.epoch, raisers, e.members, e.done, e.ticket
 	mine.pending = e.pendOp != ""
-	known := !rejoining
+	known := !e.left // a PE rejoining learns the participants from the first acknowledge
 	var sent peset.Set
 	targets := (e.members | raisers) &^ self
 	t := acks{code: code, base: e.ticket, allPending: true}
 	if mine.stay {
 		t.stays = self
 	}
-	if !rejoining {
+	if known {
 		t.count(e.done, mine.pending)
 	}
 	start := time.Now()
