@@ -12,6 +12,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/am"
 	"github.com/ttlpapers/ttlpapers/emulate"
 	"github.com/ttlpapers/ttlpapers/internal/leakcheck"
+	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
@@ -351,19 +352,6 @@ func TestOfWithoutNetwork(t *testing.T) {
 	}
 }
 
-// pattern is byte j of payload i in the staging tests.
-func pattern(i, j int) byte { return byte(i*31 + j*7 + j>>8) }
-
-// checkPayload reports the first byte of b that is not payload i's.
-func checkPayload(i int, b []byte) error {
-	for j := range b {
-		if b[j] != pattern(i, j) {
-			return fmt.Errorf("payload %d (%d bytes): byte %d is %d, want %d", i, len(b), j, b[j], pattern(i, j))
-		}
-	}
-	return nil
-}
-
 // TestStaged: payloads longer than MaxMedium, on both networks and in both
 // directions at once, many times the staging rings' size, arrive whole and
 // in order (a handler's reply may not be that long: TestPollingRules).
@@ -380,7 +368,7 @@ func TestStaged(t *testing.T) {
 			i := int(m.Args[0])
 			if i != next[m.Net] || len(m.Payload) != sizes[i%len(sizes)] {
 				bad = fmt.Errorf("PE %d: payload %d of %d bytes arrived on the %v network when %d was due", ep.Self(), i, len(m.Payload), m.Net, next[m.Net])
-			} else if err := checkPayload(i, m.Payload); err != nil && bad == nil {
+			} else if err := testenv.CheckPayload(i, m.Payload); err != nil && bad == nil {
 				bad = err
 			}
 			got++
@@ -391,7 +379,7 @@ func TestStaged(t *testing.T) {
 		for i := range count {
 			b := buf[:sizes[i%len(sizes)]]
 			for j := range b {
-				b[j] = pattern(i, j)
+				b[j] = testenv.Pattern(i, j)
 			}
 			if err := ep.Send(other, am.Net(i&1), false, am.PollBoth, h, am.Args{uint64(i)}, b); err != nil {
 				return err
@@ -427,7 +415,7 @@ func TestStagedReplies(t *testing.T) {
 			i := int(m.Args[0])
 			b := buf[:size(i)]
 			for j := range b {
-				b[j] = pattern(i, j)
+				b[j] = testenv.Pattern(i, j)
 			}
 			handled++
 			if err := m.ReplyMedium(hRep, am.Args{uint64(i)}, b); err != nil && bad == nil {
@@ -438,7 +426,7 @@ func TestStagedReplies(t *testing.T) {
 			i := int(m.Args[0])
 			if i != got || len(m.Payload) != size(i) {
 				bad = fmt.Errorf("reply %d of %d bytes arrived when %d was due", i, len(m.Payload), got)
-			} else if err := checkPayload(i, m.Payload); err != nil && bad == nil {
+			} else if err := testenv.CheckPayload(i, m.Payload); err != nil && bad == nil {
 				bad = err
 			}
 			got++

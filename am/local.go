@@ -6,14 +6,9 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
-)
 
-// inboxSlots is each inbox's capacity in packets (a power of two). A full
-// inbox makes a sender poll and retry, as a full CM-5 network did; when PEs
-// outnumber CPUs that costs a trip through the scheduler, so inboxes are
-// deep: with 64 slots the radix sort's coalesce through global memory (4
-// PEs all storing to all) took 13 times as long as with 1024.
-const inboxSlots = 1024
+	"github.com/ttlpapers/ttlpapers/am/internal/queue"
+)
 
 // Local is the data network of an in-process program (goroutine PEs, as
 // package emulate runs them): each PE's inbox on each network is a bounded
@@ -22,26 +17,26 @@ const inboxSlots = 1024
 // copy and a store, and neither allocates.
 type Local struct {
 	n      int
-	boxes  []inbox // PE k's inbox for net is boxes[k*numNets+net]
+	boxes  []queue.Inbox // PE k's inbox for net is boxes[k*numNets+net]
 	pes    []localPE
 	stages []localStage // from src to dst on net: stages[(src*n+dst)*numNets+net]
-	stage  int          // each ring's size (stageSize)
+	stage  int          // each ring's size (queue.StageSize)
 	futex  bool         // sleepers sleep on their futex word, not in a channel receive
 }
 
-// localStage is a staging ring (stage.go), made by its sender when it
+// localStage is a staging ring (queue.StageSend), made by its sender when it
 // first stages a payload.
 type localStage struct {
-	stageHead
+	queue.StageHead
 	data atomic.Pointer[[]byte]
 }
 
 type localPE struct {
-	peer                            // its state, as every transport keeps it
-	gone  atomic.Pointer[GoneError] // set once, when the PE leaves
-	wake  chan struct{}             // buffered 1: a sender's nudge to a sleeping receiver
-	timer *time.Timer
-	tails []uint64 // its position in each ring it stages into, by dst*numNets+net
+	queue.Peer                           // its state, as every transport keeps it
+	gone       atomic.Pointer[GoneError] // set once, when the PE leaves
+	wake       chan struct{}             // buffered 1: a sender's nudge to a sleeping receiver
+	timer      *time.Timer
+	tails      []uint64 // its position in each ring it stages into, by dst*numNets+net
 	// its memory that the others reach one-sided (Direct), by region;
 	// replaced, not changed, when it allocates or frees one
 	regions atomic.Pointer[[][]byte]
@@ -52,8 +47,8 @@ func NewLocal(n int) (*Local, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("am: %d PEs: a data network needs at least 1", n)
 	}
-	l := &Local{n: n, boxes: make([]inbox, n*int(numNets)), pes: make([]localPE, n),
-		stages: make([]localStage, n*n*int(numNets)), stage: stageSize(n)}
+	l := &Local{n: n, boxes: make([]queue.Inbox, n*int(numNets)), pes: make([]localPE, n),
+		stages: make([]localStage, n*n*int(numNets)), stage: queue.StageSize(n)}
 	// A sleeper woken through a channel waits for the Go scheduler to run
 	// it: on its waker's CPU once the waker parks, or on another after the
 	// runtime has woken a thread for it and stolen it from the waker's run
@@ -63,9 +58,9 @@ func NewLocal(n int) (*Local, error) {
 	// 11 to 22 µs against 25 to 29). When PEs outnumber CPUs a sleeper must
 	// give its CPU to another PE at once, which a goroutine blocked in the
 	// kernel does not: then the channel.
-	l.futex = haveFutex && n <= runtime.GOMAXPROCS(0)
+	l.futex = queue.HaveFutex && n <= runtime.GOMAXPROCS(0)
 	for i := range l.boxes {
-		l.boxes[i].init()
+		l.boxes[i].Init()
 	}
 	for k := range l.pes {
 		l.pes[k].wake = make(chan struct{}, 1)
@@ -93,20 +88,20 @@ func (t *localT) Send(dst int, p *Packet) (bool, error) {
 	if g := pe.gone.Load(); g != nil {
 		return false, g
 	}
-	s, pos, ok := l.boxes[dst*int(numNets)+int(p.Net)].put(t.self, p)
+	s, pos, ok := l.boxes[dst*int(numNets)+int(p.Net)].Put(t.self, p)
 	if !ok {
 		return false, nil
 	}
-	if pe.sleeping.Load() != 0 {
+	if pe.Sleeping.Load() != 0 {
 		l.wake(pe)
 	}
-	if pe.lost(s, pos, nil) {
+	if pe.Lost(s, pos, nil) {
 		return true, pe.gone.Load()
 	}
 	return true, nil
 }
 
-func (t *localT) MaxStaged() int { return maxStaged(t.l.stage) }
+func (t *localT) MaxStaged() int { return queue.MaxStaged(t.l.stage) }
 
 func (t *localT) SendStaged(dst int, p *Packet, payload []byte) (bool, error) {
 	l := t.l
@@ -120,34 +115,34 @@ func (t *localT) SendStaged(dst int, p *Packet, payload []byte) (bool, error) {
 		data = &b
 		st.data.Store(data)
 	}
-	return stageSend(t, dst, &st.stageHead, *data, &l.pes[t.self].tails[dst*int(numNets)+int(p.Net)], p, payload)
+	return queue.StageSend(t, dst, &st.StageHead, *data, &l.pes[t.self].tails[dst*int(numNets)+int(p.Net)], p, payload)
 }
 
 func (t *localT) Staged(p *Packet) []byte {
 	st := &t.l.stages[(int(p.Src)*t.l.n+t.self)*int(numNets)+int(p.Net)]
-	return stageOut(&st.stageHead, *st.data.Load(), int(p.Staged))
+	return queue.StageOut(&st.StageHead, *st.data.Load(), int(p.Staged))
 }
 
 func (t *localT) Unstage(p *Packet) {
 	st := &t.l.stages[(int(p.Src)*t.l.n+t.self)*int(numNets)+int(p.Net)]
-	stageFree(&st.stageHead, t.l.stage, int(p.Staged))
+	queue.StageFree(&st.StageHead, t.l.stage, int(p.Staged))
 }
 
 func (t *localT) Recv(net Net, p *Packet) bool {
-	return t.l.boxes[t.self*int(numNets)+int(net)].take(p)
+	return t.l.boxes[t.self*int(numNets)+int(net)].Take(p)
 }
 
 // pending reports whether either inbox of this PE holds a packet.
 func (t *localT) pending() bool {
 	b := t.l.boxes[t.self*int(numNets):]
-	return b[Left].ready() || b[Right].ready()
+	return b[Left].Ready() || b[Right].Ready()
 }
 
 // wake wakes PE pe, if it sleeps.
 func (l *Local) wake(pe *localPE) {
 	if l.futex {
-		pe.wakes.Add(1)
-		futex(&pe.wakes, futexWake, 1<<30, 0)
+		pe.Wakes.Add(1)
+		queue.Futex(&pe.Wakes, queue.FutexWake, 1<<30, 0)
 		return
 	}
 	select {
@@ -158,14 +153,14 @@ func (l *Local) wake(pe *localPE) {
 
 func (t *localT) Wait(d time.Duration, done <-chan struct{}) {
 	pe := &t.l.pes[t.self]
-	w := pe.wakes.Load()
-	pe.sleeping.Store(1)
-	defer pe.sleeping.Store(0)
+	w := pe.Wakes.Load()
+	pe.Sleeping.Store(1)
+	defer pe.Sleeping.Store(0)
 	if t.pending() {
 		return
 	}
 	if t.l.futex { // done is looked at by the caller after d at most
-		futex(&pe.wakes, futexWait, w, d)
+		queue.Futex(&pe.Wakes, queue.FutexWait, w, d)
 		return
 	}
 	pe.timer.Reset(d)
@@ -181,10 +176,10 @@ func (t *localT) Wait(d time.Duration, done <-chan struct{}) {
 // are more of them than GOMAXPROCS.
 func (t *localT) Crowded() bool { return t.l.n > runtime.GOMAXPROCS(0) }
 
-func (t *localT) beat() { b := &t.l.pes[t.self].beat; b.Store(b.Load() + 1) }
+func (t *localT) Beat() { b := &t.l.pes[t.self].Polls; b.Store(b.Load() + 1) }
 
-func (t *localT) beats(k int) uint32 {
-	return beats(t.l.n, t.self, k, func(i int) *peer { return &t.l.pes[i].peer })
+func (t *localT) Beats(k int) uint32 {
+	return queue.Beats(t.l.n, t.self, k, func(i int) *queue.Peer { return &t.l.pes[i].Peer })
 }
 
 func (t *localT) Gone(k int) error {
@@ -198,7 +193,7 @@ func (t *localT) Leave(cause error, drain func()) {
 	l := t.l
 	pe := &l.pes[t.self]
 	pe.gone.CompareAndSwap(nil, &GoneError{PE: t.self, Cause: cause})
-	pe.leave(drain)
+	pe.Leave(drain)
 	for k := range l.pes { // wake every waiter: one may be waiting on this PE
 		if k != t.self {
 			l.wake(&l.pes[k])
@@ -241,8 +236,8 @@ func (t *localT) setRegion(r int, mem []byte) int {
 	return len(rs)
 }
 
-// region returns PE pe's memory in region r from off on, n bytes of it.
-func (t *localT) region(pe, r, off, n int) ([]byte, error) {
+// Region returns PE pe's memory in region r from off on, n bytes of it.
+func (t *localT) Region(pe, r, off, n int) ([]byte, error) {
 	p := &t.l.pes[pe]
 	if g := p.gone.Load(); g != nil {
 		return nil, g
@@ -251,8 +246,12 @@ func (t *localT) region(pe, r, off, n int) ([]byte, error) {
 	if rs := p.regions.Load(); rs != nil && r >= 0 && r < len(*rs) {
 		mem = (*rs)[r]
 	}
-	return within(mem, pe, r, off, n)
+	return queue.Within(mem, pe, r, off, n)
 }
 
-func (t *localT) Get(pe, region, off int, dst []byte) error { return get(t, pe, region, off, dst) }
-func (t *localT) Put(pe, region, off int, src []byte) error { return put(t, pe, region, off, src) }
+func (t *localT) Get(pe, region, off int, dst []byte) error {
+	return queue.Get(t, pe, region, off, dst)
+}
+func (t *localT) Put(pe, region, off int, src []byte) error {
+	return queue.Put(t, pe, region, off, src)
+}

@@ -1,31 +1,22 @@
 package am
 
 import (
-	"fmt"
 	"time"
+
+	"github.com/ttlpapers/ttlpapers/am/internal/queue"
 )
 
 // Net names one of the two data networks. The CM-5 had two, and the seeds
 // give them roles: requests travel on the left network, replies on the
 // right, so that a PE which only polls for replies while it sends one can
 // never deadlock (Liu and Culler, §2.1.2).
-type Net uint8
+type Net = queue.Net
 
 const (
-	Left  Net = iota // the request network
-	Right            // the reply network
-	numNets
+	Left    = queue.Left  // the request network
+	Right   = queue.Right // the reply network
+	numNets = queue.NumNets
 )
-
-func (n Net) String() string {
-	switch n {
-	case Left:
-		return "left"
-	case Right:
-		return "right"
-	}
-	return fmt.Sprintf("Net(%d)", uint8(n))
-}
 
 // Nets is a set of networks to poll.
 type Nets uint8
@@ -40,22 +31,13 @@ const (
 // handler and four argument words. Longer transfers are split into packets
 // by the layers above (Strata's block transfers, Split-C's bulk forms), as
 // the CM-5's were into 4-word Xfer packets.
-const MaxMedium = 256
+const MaxMedium = queue.MaxMedium
 
-// Packet is one active message as a transport carries it: the handler's
-// number, four argument words and up to MaxMedium bytes of payload.
-type Packet struct {
-	Src     int32     // the sending PE, filled in by the transport
-	Handler HandlerID // index into the receiver's handler table
-	Net     Net
-	Len     uint16 // payload bytes in Data
-	Staged  uint32 // payload bytes beside the inbox instead (stage.go), when Len is 0
-	Args    Args
-	Data    [MaxMedium]byte
-}
-
-// Payload is the packet's payload.
-func (p *Packet) Payload() []byte { return p.Data[:p.Len] }
+// Packet is one active message as a transport carries it: Src (the
+// sending PE, filled in by the transport), Handler, Net, Args and Len
+// bytes of payload in Data (up to MaxMedium), or Staged bytes beside it
+// (Stager). Payload returns the payload.
+type Packet = queue.Packet
 
 // Transport moves packets between the PEs of one program: one value per
 // PE. It is the seam between the active-message layer, which owns the
@@ -66,7 +48,7 @@ func (p *Packet) Payload() []byte { return p.Data[:p.Len] }
 // packets one PE sends another on one network arrive in order. A transport
 // needs no more than that: the in-process one (NewLocal) is a bounded
 // lock-free queue per inbox; a shared-memory one between processes is the
-// same queue in a file under /dev/shm; an MPI one (docs/datanet.md) sends
+// same queue in a file under /dev/shm (package am/shmnet); an MPI one (docs/datanet.md) sends
 // each packet with MPI_Isend, tag = network, into persistent receives
 // started ahead.
 type Transport interface {

@@ -4,7 +4,7 @@ package mpi
 
 // The data network on MPI (docs/datanet.md): an am.Transport on a
 // communicator of its own. When every rank is on one node, it is am's
-// shared-memory network (am.Shared, as papersctl run's processes use) in
+// shared-memory network (shmnet.Net, as papersctl run's processes use) in
 // memory MPI allocates for the node (nodeNet, below): a message is a store
 // into the receiver's inbox, no MPI call and no cgo crossing. Across
 // nodes it is MPI point-to-point (dataNet), whose hot path is C (below):
@@ -40,6 +40,7 @@ import (
 	"unsafe"
 
 	"github.com/ttlpapers/ttlpapers/am"
+	"github.com/ttlpapers/ttlpapers/am/shmnet"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
 
@@ -115,18 +116,18 @@ func newDataNet(world comm, eng *engine) (am.Transport, error) {
 	return t, nil
 }
 
-// nodeNet is the data network of a job on one node: am.Shared — its
+// nodeNet is the data network of a job on one node: shmnet.Net — its
 // inboxes, staging rings, liveness (the ranks are processes of this
 // machine: a dead one's pid is gone) and one-sided regions (memfds) — in
 // rank 0's part of an MPI_Win_allocate_shared window, which MPI_Finalize
 // frees. Only its waits are its own.
 type nodeNet struct {
-	*am.Shared
+	*shmnet.Net
 	eng *engine
 }
 
 func newNodeNet(cm comm, eng *engine) (*nodeNet, error) {
-	size := am.SharedSize(eng.n)
+	size := shmnet.Size(eng.n)
 	var base unsafe.Pointer
 	var w win
 	if err := check("MPI_Win_allocate_shared", C.ttl_dn_shared(C.MPI_Aint(size), cm.c, &base, &w.w)); err != nil {
@@ -134,7 +135,7 @@ func newNodeNet(cm comm, eng *engine) (*nodeNet, error) {
 	}
 	mem := unsafe.Slice((*byte)(base), size)
 	if eng.self == 0 {
-		if err := am.InitShared(mem, eng.n); err != nil {
+		if err := shmnet.Init(mem, eng.n); err != nil {
 			return nil, err
 		}
 	}
@@ -143,9 +144,9 @@ func newNodeNet(cm comm, eng *engine) (*nodeNet, error) {
 	// with a deadline).
 	deadline := time.Now().Add(eng.timeout)
 	for {
-		s, err := am.AttachShared(mem, eng.self)
+		s, err := shmnet.Attach(mem, eng.self)
 		if err == nil {
-			return &nodeNet{Shared: s, eng: eng}, nil
+			return &nodeNet{Net: s, eng: eng}, nil
 		}
 		if time.Now().After(deadline) {
 			return nil, papers.Errorf("mpi", eng.self, "rank 0 did not make the data network within %v (%v): is it running?", eng.timeout, err)
@@ -158,7 +159,7 @@ func newNodeNet(cm comm, eng *engine) (*nodeNet, error) {
 // answers the engine's pings (timedOut asks for an answer within 10 ms).
 const pingNap = time.Millisecond
 
-// Crowded: the ranks outnumber the machine's CPUs. Not am.Shared's
+// Crowded: the ranks outnumber the machine's CPUs. Not shmnet.Net's
 // answer, the CPUs this process may run on: mpirun binds each rank to a
 // core of its own (2 ranks: one CPU each), which is not crowded, and a
 // waiter that slept after a few polls made a round trip 7 µs, not 1.
@@ -168,7 +169,7 @@ func (t *nodeNet) Wait(d time.Duration, done <-chan struct{}) {
 	if t.eng.answerPings() != nil {
 		return
 	}
-	t.Shared.Wait(min(d, pingNap), done)
+	t.Net.Wait(min(d, pingNap), done)
 }
 
 func (t *dataNet) Self() int { return t.self }
@@ -404,7 +405,7 @@ func (t *dataNet) Leave(cause error, drain func()) {
 }
 
 // The one-sided access of am.Direct across nodes (on one node it is
-// am.Shared's): a region is a window of MPI_Win_allocate, in a
+// shmnet.Net's): a region is a window of MPI_Win_allocate, in a
 // passive-target epoch from allocation to Free, and a get or put is
 // MPI_Get or MPI_Put and a flush, in one cgo call: complete when it
 // returns.

@@ -372,7 +372,7 @@ func BenchmarkCollectives(b *testing.B) {
 // TestZeroAllocs: the hot collectives — barrier, split-phase barrier and
 // 1-int Reduce — and an active message's round trip allocate nothing, on
 // shared memory and between node leaders (the data network's two
-// transports: am.Shared on one node, MPI point-to-point across).
+// transports: shmnet.Net on one node, MPI point-to-point across).
 func TestZeroAllocs(t *testing.T) {
 	for _, node := range []string{"", "1"} {
 		out, err := mpirun(t, 2, "allocs", time.Minute, false, mpi.EnvNode+"="+node)

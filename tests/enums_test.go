@@ -35,7 +35,7 @@ var enumStrings = map[string]func() string{
 	"emu.FaultKind":      func() string { return emu.FaultKind(9).String() },
 	"lpt.LED":            func() string { return lpt.LED(7).String() },
 	"timed.Corner":       func() string { return timed.Corner(99).String() },
-	"am.Net":             func() string { return am.Net(9).String() },
+	"queue.Net":          func() string { return am.Net(9).String() }, // am.Net
 	"tcpnet.Mode":        func() string { return tcpnet.Mode(9).String() },
 }
 

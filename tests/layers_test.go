@@ -19,8 +19,8 @@ var layer = map[string]int{
 	"lpt": 1, "lpt/lpttest": 2, "lpt/linuxlpt": 2, "lpt/gpiomap": 2, "lpt/periphlpt": 3, "lpt/backend": 4,
 	"hw": 3, "hw/kicad/route": 4, "hw/kicad": 5,
 	"emu/netlist": 5, "emu/vcd": 5, "emu": 6, "emu/timed": 6, "emu/ppdevfs": 7,
-	"papers": 5, "internal/pereport": 6, "internal/faulttrial": 7, "am": 6, "strata": 7, "splitc": 7, "am/tcpnet": 7,
-	"substrate": 6, "spmd/port": 8, "spmd/shm": 7, "mpi": 7,
+	"papers": 5, "internal/pereport": 6, "internal/faulttrial": 7, "am/internal/queue": 1, "am": 6, "strata": 7, "splitc": 7, "am/tcpnet": 7, "am/shmnet": 7,
+	"substrate": 6, "spmd/port": 8, "spmd/shm": 8, "mpi": 8,
 	"emulate": 7, "spmd": 9, "conformance": 8, "conformance/dataconf": 8, "selftest": 9, "launch": 10, "timing": 9,
 	"hil":           10,
 	"examples/spmd": 11, "examples/hello": 11, "examples/radixsort": 11, "examples/matmul": 11,
@@ -47,7 +47,7 @@ var builds = [][]string{nil, {"-tags", "mpi"}, {"-tags", "mpi,mpich"}}
 
 // protocol packages must not depend on the board (hw) or its emulator (emu),
 // even indirectly: a program for real ports must not link the emulator.
-var protocol = []string{"papers", "am", "am/tcpnet", "strata", "splitc"}
+var protocol = []string{"papers", "am", "am/tcpnet", "am/shmnet", "strata", "splitc"}
 
 func goList(t *testing.T, args ...string) []string {
 	t.Helper()

@@ -22,14 +22,40 @@ func ReadCopper(src []byte) ([][]Node, error) {
 	if root.Head() != "kicad_pcb" {
 		return nil, fmt.Errorf("kicad: not a board file (starts with %q)", root.Head())
 	}
-	pads, items, err := boardPads(root)
+	pads, items, err := copperItems(root)
 	if err != nil {
 		return nil, err
+	}
+	find := joinTouching(items)
+	var groups [][]Node
+	index := map[int]int{}
+	for i, it := range items {
+		if it.pad < 0 {
+			continue
+		}
+		r := find(i)
+		k, ok := index[r]
+		if !ok {
+			k = len(groups)
+			index[r] = k
+			groups = append(groups, nil)
+		}
+		groups[k] = append(groups[k], pads[it.pad])
+	}
+	return groups, nil
+}
+
+// copperItems reads a board's copper: its pads (the Nodes), then the
+// items — pads, track segments and vias.
+func copperItems(root *Expr) ([]Node, []copperItem, error) {
+	pads, items, err := boardPads(root)
+	if err != nil {
+		return nil, nil, err
 	}
 	for _, s := range root.Children("segment") {
 		it, err := segmentItem(s)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		items = append(items, it)
 	}
@@ -37,10 +63,16 @@ func ReadCopper(src []byte) ([][]Node, error) {
 		x, y, err := pair(v.Child("at"))
 		d, err2 := strconv.ParseFloat(v.Child("size").Arg(0), 64)
 		if err != nil || err2 != nil {
-			return nil, fmt.Errorf("kicad: via with a bad position or size")
+			return nil, nil, fmt.Errorf("kicad: via with a bad position or size")
 		}
 		items = append(items, copperItem{layers: allCopper, pad: -1, round: true, x0: x, y0: y, x1: x, y1: y, w: d, h: d})
 	}
+	return pads, items, nil
+}
+
+// joinTouching joins the items that touch, directly or through others,
+// and returns find: the same number for items joined.
+func joinTouching(items []copperItem) func(int) int {
 	parent := make([]int, len(items))
 	for i := range parent {
 		parent[i] = i
@@ -73,22 +105,7 @@ func ReadCopper(src []byte) ([][]Node, error) {
 			}
 		}
 	}
-	var groups [][]Node
-	index := map[int]int{}
-	for i, it := range items {
-		if it.pad < 0 {
-			continue
-		}
-		r := find(i)
-		k, ok := index[r]
-		if !ok {
-			k = len(groups)
-			index[r] = k
-			groups = append(groups, nil)
-		}
-		groups[k] = append(groups[k], pads[it.pad])
-	}
-	return groups, nil
+	return find
 }
 
 // segmentItem reads a track segment.

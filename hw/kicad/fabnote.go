@@ -65,74 +65,98 @@ func measure(src []byte) (*fabFigures, error) {
 		netName[n.Arg(0)] = n.Arg(1)
 	}
 	f := &fabFigures{Track: math.Inf(1), Ring: math.Inf(1), Drill: math.Inf(1), NPDrill: math.Inf(1), ViaSize: math.Inf(1), ViaDrill: math.Inf(1)}
-	var items []copperItem
-	var nets []string
-	var holes []hole
-	for _, fp := range root.Children("footprint") {
-		fx, fy, frot, err := position(fp.Child("at"))
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range fp.Children("pad") {
-			px, py, prot, err := position(p.Child("at"))
-			w, h, err2 := pair(p.Child("size"))
-			d, err3 := drillOf(p.Child("drill"))
-			if err != nil || err2 != nil || err3 != nil {
-				return nil, fmt.Errorf("kicad: pad %s: bad position, size or drill", p.Arg(0))
-			}
-			s, c := math.Sincos(frot * math.Pi / 180)
-			x, y := fx+px*c+py*s, fy-px*s+py*c
-			if int(math.Round(prot))%180 != 0 { // the pad's angle in the file includes the footprint's
-				w, h = h, w
-			}
-			holes = append(holes, hole{x, y, d})
-			if p.Arg(1) == "np_thru_hole" {
-				f.NPHoles++
-				f.NPDrill = min(f.NPDrill, d)
-				continue
-			}
-			f.Holes++
-			f.Drill = min(f.Drill, d)
-			f.Ring = min(f.Ring, (min(w, h)-d)/2)
-			net := p.Child("net").Arg(1)
-			if net == "" {
-				net = fmt.Sprintf("(no net %d)", len(items)) // copper of its own
-			}
-			items = append(items, copperItem{layers: allCopper, round: p.Arg(2) == "circle", x0: x, y0: y, x1: x, y1: y, w: w, h: h})
-			nets = append(nets, net)
-		}
+	r := fabReader{f: f}
+	if err := r.pads(root); err != nil {
+		return nil, err
 	}
-	for _, s := range root.Children("segment") {
-		it, err := segmentItem(s)
-		if err != nil {
-			return nil, err
-		}
-		f.Track = min(f.Track, it.w)
-		items = append(items, it)
-		nets = append(nets, netName[s.Child("net").Arg(0)])
+	if err := r.tracksAndVias(root, netName); err != nil {
+		return nil, err
 	}
-	for _, v := range root.Children("via") {
-		x, y, err := pair(v.Child("at"))
-		d, err2 := strconv.ParseFloat(v.Child("size").Arg(0), 64)
-		dr, err3 := strconv.ParseFloat(v.Child("drill").Arg(0), 64)
-		if err != nil || err2 != nil || err3 != nil {
-			return nil, fmt.Errorf("kicad: via with a bad position, size or drill")
-		}
-		f.Vias++
-		f.ViaSize, f.ViaDrill = min(f.ViaSize, d), min(f.ViaDrill, dr)
-		f.Ring = min(f.Ring, (d-dr)/2)
-		holes = append(holes, hole{x, y, dr})
-		items = append(items, copperItem{layers: allCopper, round: true, x0: x, y0: y, x1: x, y1: y, w: d, h: d})
-		nets = append(nets, netName[v.Child("net").Arg(0)])
-	}
-	f.Spacing = copperSpacing(items, nets)
-	f.HoleGap = holeGap(holes)
+	f.Spacing = copperSpacing(r.items, r.nets)
+	f.HoleGap = holeGap(r.holes)
 	for _, v := range []*float64{&f.Track, &f.Ring, &f.Drill, &f.NPDrill, &f.ViaSize, &f.ViaDrill} {
 		if math.IsInf(*v, 1) {
 			*v = 0
 		}
 	}
 	return f, nil
+}
+
+// fabReader collects a board's figures (f), and its copper, the net of
+// each piece, and its holes, for the gaps between them.
+type fabReader struct {
+	f     *fabFigures
+	items []copperItem
+	nets  []string
+	holes []hole
+}
+
+// pads reads the footprints' pads.
+func (r *fabReader) pads(root *Expr) error {
+	for _, fp := range root.Children("footprint") {
+		fx, fy, frot, err := position(fp.Child("at"))
+		if err != nil {
+			return err
+		}
+		for _, p := range fp.Children("pad") {
+			px, py, prot, err := position(p.Child("at"))
+			w, h, err2 := pair(p.Child("size"))
+			d, err3 := drillOf(p.Child("drill"))
+			if err != nil || err2 != nil || err3 != nil {
+				return fmt.Errorf("kicad: pad %s: bad position, size or drill", p.Arg(0))
+			}
+			s, c := math.Sincos(frot * math.Pi / 180)
+			x, y := fx+px*c+py*s, fy-px*s+py*c
+			if int(math.Round(prot))%180 != 0 { // the pad's angle in the file includes the footprint's
+				w, h = h, w
+			}
+			r.holes = append(r.holes, hole{x, y, d})
+			if p.Arg(1) == "np_thru_hole" {
+				r.f.NPHoles++
+				r.f.NPDrill = min(r.f.NPDrill, d)
+				continue
+			}
+			r.f.Holes++
+			r.f.Drill = min(r.f.Drill, d)
+			r.f.Ring = min(r.f.Ring, (min(w, h)-d)/2)
+			net := p.Child("net").Arg(1)
+			if net == "" {
+				net = fmt.Sprintf("(no net %d)", len(r.items)) // copper of its own
+			}
+			r.items = append(r.items, copperItem{layers: allCopper, round: p.Arg(2) == "circle", x0: x, y0: y, x1: x, y1: y, w: w, h: h})
+			r.nets = append(r.nets, net)
+		}
+	}
+	return nil
+}
+
+// tracksAndVias reads the track segments and vias; netName names the
+// file's net numbers.
+func (r *fabReader) tracksAndVias(root *Expr, netName map[string]string) error {
+	for _, s := range root.Children("segment") {
+		it, err := segmentItem(s)
+		if err != nil {
+			return err
+		}
+		r.f.Track = min(r.f.Track, it.w)
+		r.items = append(r.items, it)
+		r.nets = append(r.nets, netName[s.Child("net").Arg(0)])
+	}
+	for _, v := range root.Children("via") {
+		x, y, err := pair(v.Child("at"))
+		d, err2 := strconv.ParseFloat(v.Child("size").Arg(0), 64)
+		dr, err3 := strconv.ParseFloat(v.Child("drill").Arg(0), 64)
+		if err != nil || err2 != nil || err3 != nil {
+			return fmt.Errorf("kicad: via with a bad position, size or drill")
+		}
+		r.f.Vias++
+		r.f.ViaSize, r.f.ViaDrill = min(r.f.ViaSize, d), min(r.f.ViaDrill, dr)
+		r.f.Ring = min(r.f.Ring, (d-dr)/2)
+		r.holes = append(r.holes, hole{x, y, dr})
+		r.items = append(r.items, copperItem{layers: allCopper, round: true, x0: x, y0: y, x1: x, y1: y, w: d, h: d})
+		r.nets = append(r.nets, netName[v.Child("net").Arg(0)])
+	}
+	return nil
 }
 
 // drillOf reads a pad's drill: its diameter, or an oval's smaller size.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/am"
+	"github.com/ttlpapers/ttlpapers/am/shmnet"
 	"github.com/ttlpapers/ttlpapers/substrate"
 )
 
@@ -19,27 +20,27 @@ func CreateDataNet(board string, pes int) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	return am.CreateShared(path, pes)
+	return shmnet.Create(path, pes)
 }
 
 // WaitDataNet waits up to timeout for the data network beside board, which
 // the run that created the board makes right after it (a launcher joining
 // that board's run calls it before starting its PEs).
 func WaitDataNet(board string, timeout time.Duration) error {
-	return am.WaitShared(DataNetPath(board), timeout)
+	return shmnet.Wait(DataNetPath(board), timeout)
 }
 
 // dataNet is a PE process's endpoint on the data network beside its board.
 type dataNet struct {
 	ep *am.Endpoint
-	sh *am.Shared
+	sh *shmnet.Net
 }
 
 // openDataNet attaches PE o.PE to the data network beside board, if the
 // launcher made one (nil, nil if not: a program that uses it then gets
 // am.ErrNoNetwork).
 func openDataNet(board string, o substrate.Options) (*dataNet, error) {
-	sh, err := am.OpenShared(DataNetPath(board), o.PE)
+	sh, err := shmnet.Open(DataNetPath(board), o.PE)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

@@ -8,7 +8,7 @@
 // operation fails at once, naming it.
 //
 // Beside the board the launcher makes the job's data network
-// (DataNetPath: active messages in shared memory, am.CreateShared), which
+// (DataNetPath: active messages in shared memory, package am/shmnet), which
 // Split-C's global memory and Strata's active messages use: each PE
 // attaches its endpoint to its papers.PE (am.Of), leaves it when the
 // program returns (handling what has arrived) or fails (the others' waits

@@ -98,7 +98,17 @@ func GuestCommands() []string {
 }
 
 func writeBash(w io.Writer, m []CompCommand) {
-	var top, withSubs []string
+	top := writeBashCommands(w, m)
+	writeBashFlags(w, m)
+	writeBashPositional(w, m, top)
+	writeBashValues(w, m)
+}
+
+// writeBashCommands starts _papersctl, the completion function: the
+// commands, and the subcommands of those that have them. It returns the
+// top-level commands.
+func writeBashCommands(w io.Writer, m []CompCommand) (top []string) {
+	var withSubs []string
 	for _, c := range m {
 		if !strings.Contains(c.Path, " ") {
 			top = append(top, c.Path)
@@ -126,6 +136,12 @@ _papersctl() {
 			fmt.Fprintf(w, "            %q) COMPREPLY=($(compgen -W %q -- \"$cur\")) ;;\n", c.Path, strings.Join(c.Subs, " "))
 		}
 	}
+	return top
+}
+
+// writeBashFlags continues it with each command's flags and their values,
+// up to the command's positional words.
+func writeBashFlags(w io.Writer, m []CompCommand) {
 	fmt.Fprint(w, `            esac
             return
         fi
@@ -161,7 +177,12 @@ _papersctl() {
         fi
         pos=$COMP_CWORD
     fi
-    # The positional words.
+`)
+}
+
+// writeBashPositional ends it with each command's positional words.
+func writeBashPositional(w io.Writer, m []CompCommand, top []string) {
+	fmt.Fprint(w, `    # The positional words.
     case "$cmd" in
 `)
 	for _, c := range m {
@@ -178,7 +199,13 @@ _papersctl() {
 	}
 	fmt.Fprint(w, `    esac
 }
+`)
+}
 
+// writeBashValues writes the helpers that know which flags take a value
+// and complete it, and registers the function.
+func writeBashValues(w io.Writer, m []CompCommand) {
+	fmt.Fprint(w, `
 # _papersctl_valued CMD FLAG: does FLAG (-name or --name) take a value?
 _papersctl_valued() {
     local f=${2#-}

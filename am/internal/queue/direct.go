@@ -1,4 +1,4 @@
-package am
+package queue
 
 import (
 	"fmt"
@@ -7,37 +7,39 @@ import (
 )
 
 // One-sided access (Direct) where the PEs share memory: in process, and
-// between the processes of one machine (shm_linux.go). A region is memory
+// between the processes of one machine (am/shmnet). A region is memory
 // its PE's handlers also touch, so a word moves atomically (package word):
 // an atomic procedure the owner runs on it, which compares and swaps, is
 // never split by a put. Longer data move byte by byte, as a bulk
 // transfer's may.
 
-// regions is a transport whose PEs' regions this process reaches.
-type regions interface {
-	// region returns PE pe's region r from off on, n bytes of it: an
+// Regions is a transport whose PEs' regions this process reaches.
+type Regions interface {
+	// Region returns PE pe's region r from off on, n bytes of it: an
 	// error naming the PE when it has left, or has no such bytes.
-	region(pe, r, off, n int) ([]byte, error)
+	Region(pe, r, off, n int) ([]byte, error)
 }
 
-func get(t regions, pe, r, off int, dst []byte) error {
-	mem, err := t.region(pe, r, off, len(dst))
+// Get copies PE pe's bytes in region r from off on into dst.
+func Get(t Regions, pe, r, off int, dst []byte) error {
+	mem, err := t.Region(pe, r, off, len(dst))
 	if err == nil {
 		word.Copy(dst, mem, false)
 	}
 	return err
 }
 
-func put(t regions, pe, r, off int, src []byte) error {
-	mem, err := t.region(pe, r, off, len(src))
+// Put copies src into PE pe's region r from off on.
+func Put(t Regions, pe, r, off int, src []byte) error {
+	mem, err := t.Region(pe, r, off, len(src))
 	if err == nil {
 		word.Copy(mem, src, true)
 	}
 	return err
 }
 
-// within returns n bytes of mem, PE pe's region r, from off on.
-func within(mem []byte, pe, r, off, n int) ([]byte, error) {
+// Within returns n bytes of mem, PE pe's region r, from off on.
+func Within(mem []byte, pe, r, off, n int) ([]byte, error) {
 	if mem == nil || off < 0 || off+n > len(mem) {
 		return nil, fmt.Errorf("PE %d has no bytes %d to %d in region %d (not allocated there yet, freed, or out of range)", pe, off, off+n, r)
 	}

@@ -1,4 +1,4 @@
-package am
+package shmnet
 
 import (
 	"bytes"
@@ -14,14 +14,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/ttlpapers/ttlpapers/am"
+	"github.com/ttlpapers/ttlpapers/am/internal/queue"
 	"github.com/ttlpapers/ttlpapers/papers"
 )
-
-// The data network of a program whose PEs are processes on one machine
-// (papersctl run): the inboxes of Local in a file under /dev/shm that every
-// PE maps. A PE's process that dies without leaving — SIGKILL — is seen by
-// the others at their next look (its pid no longer exists), so a wait on
-// it ends in a *GoneError naming it, as on the shared-memory board.
 
 const (
 	shmMagic   = 0x54544c4441544e31 // "TTLDATN1"
@@ -39,7 +35,7 @@ type shmHead struct {
 
 // shmPeer is a PE's record in the file.
 type shmPeer struct {
-	peer
+	queue.Peer
 	pid     atomic.Int32 // the PE's process, once attached
 	failed  atomic.Int32 // 1: it left because its program failed; cause says how
 	cause   [184]byte    // NUL-terminated
@@ -59,100 +55,100 @@ type shmRegion struct {
 }
 
 // shmLayout places the header, the PEs' records, the inboxes and the
-// staging rings (stage.go: a head and stageSize(n) bytes each, from src to
-// dst on net at index (src*n+dst)*numNets+net). The file is sparse: a
+// staging rings (a head and queue.StageSize(n) bytes each, from src to
+// dst on net at index (src*n+dst)*queue.NumNets+net). The file is sparse: a
 // ring's pages take memory once a payload is staged in them.
 func shmLayout(n int) (peers, boxes, stages, size int) {
 	peers = shmHeader
 	boxes = peers + n*int(unsafe.Sizeof(shmPeer{}))
 	boxes = (boxes + 63) &^ 63
-	stages = boxes + n*int(numNets)*int(unsafe.Sizeof(inbox{}))
-	return peers, boxes, stages, stages + n*n*int(numNets)*shmStage(n)
+	stages = boxes + n*int(queue.NumNets)*int(unsafe.Sizeof(queue.Inbox{}))
+	return peers, boxes, stages, stages + n*n*int(queue.NumNets)*shmStage(n)
 }
 
 // shmStage is the bytes of one staging ring and its head.
-func shmStage(n int) int { return int(unsafe.Sizeof(stageHead{})) + stageSize(n) }
+func shmStage(n int) int { return int(unsafe.Sizeof(queue.StageHead{})) + queue.StageSize(n) }
 
-// CreateShared makes the data network of n PE processes in a new file at
+// Create makes the data network of n PE processes in a new file at
 // path (mode 0600; it must not exist). The launcher makes it, each PE
-// attaches with OpenShared, and the launcher removes it when the run is
+// attaches with Open, and the launcher removes it when the run is
 // over.
-func CreateShared(path string, n int) error {
+func Create(path string, n int) error {
 	if n < 1 {
-		return fmt.Errorf("am: %d PEs: a data network needs at least 1", n)
+		return fmt.Errorf("shmnet: %d PEs: a data network needs at least 1", n)
 	}
-	size := SharedSize(n)
+	size := Size(n)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
-		return fmt.Errorf("am: create the shared data network: %w", err)
+		return fmt.Errorf("shmnet: create the shared data network: %w", err)
 	}
 	defer f.Close()
 	if err := f.Truncate(int64(size)); err != nil {
 		os.Remove(path)
-		return fmt.Errorf("am: create the shared data network: %w", err)
+		return fmt.Errorf("shmnet: create the shared data network: %w", err)
 	}
 	mem, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
 		os.Remove(path)
-		return fmt.Errorf("am: map the shared data network: %w", err)
+		return fmt.Errorf("shmnet: map the shared data network: %w", err)
 	}
 	defer unix.Munmap(mem)
-	return InitShared(mem, n)
+	return Init(mem, n)
 }
 
-// SharedSize is the bytes of memory the data network of n PE processes
-// takes (InitShared). Most of it is staging rings, whose pages take
+// Size is the bytes of memory the data network of n PE processes
+// takes (Init). Most of it is staging rings, whose pages take
 // memory only once a payload is staged in them, in a file or any other
 // shared mapping that starts sparse.
-func SharedSize(n int) int {
+func Size(n int) int {
 	_, _, _, size := shmLayout(max(n, 1))
 	return size
 }
 
-// InitShared makes mem, SharedSize(n) bytes of memory the n PE processes
-// share (a file they map, as CreateShared's, or memory another library
+// Init makes mem, Size(n) bytes of memory the n PE processes
+// share (a file they map, as Create's, or memory another library
 // gives them, as MPI_Win_allocate_shared's), their data network. One
-// process calls it before any attaches (AttachShared). It writes only the
+// process calls it before any attaches (Attach). It writes only the
 // header, the PEs' records, the inboxes and the rings' heads, so the rings
 // stay sparse.
-func InitShared(mem []byte, n int) error {
+func Init(mem []byte, n int) error {
 	if n < 1 {
-		return fmt.Errorf("am: %d PEs: a data network needs at least 1", n)
+		return fmt.Errorf("shmnet: %d PEs: a data network needs at least 1", n)
 	}
 	_, _, st, size := shmLayout(n)
 	if len(mem) < size {
-		return fmt.Errorf("am: %d bytes for the data network of %d PEs: it needs am.SharedSize(%d) = %d", len(mem), n, n, size)
+		return fmt.Errorf("shmnet: %d bytes for the data network of %d PEs: it needs shmnet.Size(%d) = %d", len(mem), n, n, size)
 	}
 	clear(mem[:st])
 	s := view(mem, n)
 	for i := range s.boxes {
-		s.boxes[i].init()
+		s.boxes[i].Init()
 	}
 	for src := range n {
 		for dst := range n {
-			for net := range numNets {
+			for net := range queue.NumNets {
 				h, _ := s.stage(src, dst, net)
-				h.freed.Store(0)
+				h.Reset()
 			}
 		}
 	}
 	h := (*shmHead)(unsafe.Pointer(&mem[0]))
-	*h = shmHead{version: shmVersion, n: uint32(n), slots: inboxSlots, maxMedium: MaxMedium, size: uint64(size), creator: int32(os.Getpid())}
+	*h = shmHead{version: shmVersion, n: uint32(n), slots: queue.InboxSlots, maxMedium: am.MaxMedium, size: uint64(size), creator: int32(os.Getpid())}
 	atomic.StoreUint64(&h.magic, shmMagic) // last: the network is complete
 	return nil
 }
 
-// Shared is one PE process's side of a shared-memory data network.
-type Shared struct {
+// Net is one PE process's side of a shared-memory data network.
+type Net struct {
 	mem    []byte
 	self   int
 	peers  []shmPeer
-	boxes  []inbox
+	boxes  []queue.Inbox
 	stages []byte   // the staging rings
-	tails  []uint64 // this PE's position in each ring it stages into, by dst*numNets+net
+	tails  []uint64 // this PE's position in each ring it stages into, by dst*queue.NumNets+net
 	own    []region // this PE's regions (Direct), by number
 	remote [][]byte // the others' regions mapped here, by pe*shmRegions+region, at first use
-	mapped bool     // mem is OpenShared's mapping, which Close unmaps
+	mapped bool     // mem is Open's mapping, which Close unmaps
 	// stats are the others' /proc/PID/stat, open from the first look at
 	// each (-1 before; statGone: its process was gone by then), so that a
 	// look allocates nothing and stays on that process if its pid is
@@ -166,54 +162,54 @@ type region struct {
 	fd  int
 }
 
-func view(mem []byte, n int) *Shared {
+func view(mem []byte, n int) *Net {
 	p, b, st, _ := shmLayout(n)
-	return &Shared{
+	return &Net{
 		mem:    mem,
 		peers:  unsafe.Slice((*shmPeer)(unsafe.Pointer(&mem[p])), n),
-		boxes:  unsafe.Slice((*inbox)(unsafe.Pointer(&mem[b])), n*int(numNets)),
+		boxes:  unsafe.Slice((*queue.Inbox)(unsafe.Pointer(&mem[b])), n*int(queue.NumNets)),
 		stages: mem[st:],
-		tails:  make([]uint64, n*int(numNets)),
+		tails:  make([]uint64, n*int(queue.NumNets)),
 		stats:  slices.Repeat([]int{-1}, n),
 	}
 }
 
 // stage returns the head and bytes of the ring from src to dst on net.
-func (s *Shared) stage(src, dst int, net Net) (*stageHead, []byte) {
+func (s *Net) stage(src, dst int, net am.Net) (*queue.StageHead, []byte) {
 	n := len(s.peers)
 	sz := shmStage(n)
-	at := ((src*n+dst)*int(numNets) + int(net)) * sz
-	h := (*stageHead)(unsafe.Pointer(&s.stages[at]))
-	hs := int(unsafe.Sizeof(stageHead{}))
+	at := ((src*n+dst)*int(queue.NumNets) + int(net)) * sz
+	h := (*queue.StageHead)(unsafe.Pointer(&s.stages[at]))
+	hs := int(unsafe.Sizeof(queue.StageHead{}))
 	return h, s.stages[at+hs : at+sz : at+sz]
 }
 
-func (s *Shared) MaxStaged() int { return maxStaged(stageSize(len(s.peers))) }
+func (s *Net) MaxStaged() int { return queue.MaxStaged(queue.StageSize(len(s.peers))) }
 
-func (s *Shared) SendStaged(dst int, p *Packet, payload []byte) (bool, error) {
-	if s.peers[dst].state.Load() == drained {
+func (s *Net) SendStaged(dst int, p *am.Packet, payload []byte) (bool, error) {
+	if s.peers[dst].State.Load() == queue.Drained {
 		return false, s.Gone(dst)
 	}
 	h, data := s.stage(s.self, dst, p.Net)
-	return stageSend(s, dst, h, data, &s.tails[dst*int(numNets)+int(p.Net)], p, payload)
+	return queue.StageSend(s, dst, h, data, &s.tails[dst*int(queue.NumNets)+int(p.Net)], p, payload)
 }
 
-func (s *Shared) Staged(p *Packet) []byte {
+func (s *Net) Staged(p *am.Packet) []byte {
 	h, data := s.stage(int(p.Src), s.self, p.Net)
-	return stageOut(h, data, int(p.Staged))
+	return queue.StageOut(h, data, int(p.Staged))
 }
 
-func (s *Shared) Unstage(p *Packet) {
+func (s *Net) Unstage(p *am.Packet) {
 	h, data := s.stage(int(p.Src), s.self, p.Net)
-	stageFree(h, len(data), int(p.Staged))
+	queue.StageFree(h, len(data), int(p.Staged))
 }
 
-// WaitShared waits up to timeout until the data network at path exists
-// and is complete (CreateShared stores its magic last). A run that joins a
+// Wait waits up to timeout until the data network at path exists
+// and is complete (Create stores its magic last). A run that joins a
 // board another run created starts its PEs only then: that run makes the
 // data network just after the board, so a PE started in between would
 // find none, or half of one.
-func WaitShared(path string, timeout time.Duration) error {
+func Wait(path string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		var hb [8]byte
@@ -226,7 +222,7 @@ func WaitShared(path string, timeout time.Duration) error {
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("am: the data network %s was not complete within %v: the run that created its board may have failed; start the runs again", path, timeout)
+			return fmt.Errorf("shmnet: the data network %s was not complete queue.Within %v: the run that created its board may have failed; start the runs again", path, timeout)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -234,55 +230,55 @@ func WaitShared(path string, timeout time.Duration) error {
 
 // Errors of a shared data network's file or memory (wrapped, naming it).
 var (
-	// ErrNotShared: the file or memory is not a data network, or one not
-	// yet complete (CreateShared or InitShared makes one).
-	ErrNotShared = errors.New("not a data network")
+	// ErrNotNetwork: the file or memory is not a data network, or one not
+	// yet complete (Create or Init makes one).
+	ErrNotNetwork = errors.New("not a data network")
 	// ErrNoPE: the network has no such PE.
 	ErrNoPE = errors.New("no such PE")
 )
 
-// OpenShared attaches PE pe to the data network in the file at path,
+// Open attaches PE pe to the data network in the file at path,
 // after checking that the file is one, complete and of this build's
 // layout.
-func OpenShared(path string, pe int) (*Shared, error) {
+func Open(path string, pe int) (*Net, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|unix.O_NOFOLLOW, 0)
 	if err != nil {
-		return nil, fmt.Errorf("am: open the shared data network: %w", err)
+		return nil, fmt.Errorf("shmnet: open the shared data network: %w", err)
 	}
 	defer f.Close()
 	var hb [shmHeader]byte
 	if _, err := f.ReadAt(hb[:], 0); err != nil {
-		return nil, fmt.Errorf("am: %s is %w (%v): make it with am.CreateShared", path, ErrNotShared, err)
+		return nil, fmt.Errorf("shmnet: %s is %w (%v): make it with shmnet.Create", path, ErrNotNetwork, err)
 	}
 	h := (*shmHead)(unsafe.Pointer(&hb[0]))
 	if err := checkHead(h, pe); err != nil {
-		return nil, fmt.Errorf("am: %s %w", path, err)
+		return nil, fmt.Errorf("shmnet: %s %w", path, err)
 	}
-	mem, err := unix.Mmap(int(f.Fd()), 0, SharedSize(int(h.n)), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	mem, err := unix.Mmap(int(f.Fd()), 0, Size(int(h.n)), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
-		return nil, fmt.Errorf("am: map the shared data network: %w", err)
+		return nil, fmt.Errorf("shmnet: map the shared data network: %w", err)
 	}
 	s := attach(mem, pe, int(h.n))
 	s.mapped = true
 	return s, nil
 }
 
-// AttachShared attaches PE pe to the data network InitShared made in
+// Attach attaches PE pe to the data network Init made in
 // mem, after checking that it is one, complete and of this build's
 // layout. mem stays the caller's: Close leaves it mapped.
-func AttachShared(mem []byte, pe int) (*Shared, error) {
+func Attach(mem []byte, pe int) (*Net, error) {
 	if len(mem) < shmHeader {
-		return nil, fmt.Errorf("am: %d bytes: %w: make one with am.InitShared", len(mem), ErrNotShared)
+		return nil, fmt.Errorf("shmnet: %d bytes: %w: make one with shmnet.Init", len(mem), ErrNotNetwork)
 	}
 	h := (*shmHead)(unsafe.Pointer(&mem[0]))
 	if atomic.LoadUint64(&h.magic) != shmMagic {
-		return nil, fmt.Errorf("am: the memory is %w, or not complete: make it with am.InitShared before any PE attaches", ErrNotShared)
+		return nil, fmt.Errorf("shmnet: the memory is %w, or not complete: make it with shmnet.Init before any PE attaches", ErrNotNetwork)
 	}
 	if err := checkHead(h, pe); err != nil {
-		return nil, fmt.Errorf("am: the memory %w", err)
+		return nil, fmt.Errorf("shmnet: the memory %w", err)
 	}
 	if uint64(len(mem)) < h.size {
-		return nil, fmt.Errorf("am: %d bytes for the data network of %d PEs: it needs am.SharedSize(%d) = %d", len(mem), h.n, h.n, h.size)
+		return nil, fmt.Errorf("shmnet: %d bytes for the data network of %d PEs: it needs shmnet.Size(%d) = %d", len(mem), h.n, h.n, h.size)
 	}
 	return attach(mem, pe, int(h.n)), nil
 }
@@ -292,8 +288,8 @@ func AttachShared(mem []byte, pe int) (*Shared, error) {
 func checkHead(h *shmHead, pe int) error {
 	switch {
 	case h.magic != shmMagic:
-		return fmt.Errorf("is %w, or not complete: make it with am.CreateShared", ErrNotShared)
-	case h.version != shmVersion || h.slots != inboxSlots || h.maxMedium != MaxMedium || h.size != uint64(SharedSize(int(h.n))):
+		return fmt.Errorf("is %w, or not complete: make it with shmnet.Create", ErrNotNetwork)
+	case h.version != shmVersion || h.slots != queue.InboxSlots || h.maxMedium != am.MaxMedium || h.size != uint64(Size(int(h.n))):
 		return fmt.Errorf("was made by another build (layout %d, %d slots, %d-byte packets): run every PE from one build", h.version, h.slots, h.maxMedium)
 	case pe < 0 || pe >= int(h.n):
 		return fmt.Errorf("has PEs 0 to %d: %w %d", h.n-1, ErrNoPE, pe)
@@ -302,16 +298,16 @@ func checkHead(h *shmHead, pe int) error {
 }
 
 // attach is PE pe's side of the network of n PEs in mem.
-func attach(mem []byte, pe, n int) *Shared {
+func attach(mem []byte, pe, n int) *Net {
 	s := view(mem, n)
 	s.self = pe
 	s.peers[pe].pid.Store(int32(os.Getpid()))
 	return s
 }
 
-// Close unmaps the regions and, if OpenShared mapped it, the file (after
+// Close unmaps the regions and, if Open mapped it, the file (after
 // Leave).
-func (s *Shared) Close() error {
+func (s *Net) Close() error {
 	for r := range s.own {
 		if s.own[r].mem != nil {
 			s.Free(r)
@@ -341,7 +337,7 @@ func (s *Shared) Close() error {
 // get or put is a copy, as in process. A region is freed by every PE in
 // the same order (Free), after a barrier: then nobody uses it.
 
-func (s *Shared) Allocate(n int) ([]byte, int, error) {
+func (s *Net) Allocate(n int) ([]byte, int, error) {
 	if n < 1 {
 		return nil, 0, papers.Errorf("am", s.self, "a region of %d bytes: allocate at least 1", n)
 	}
@@ -374,7 +370,7 @@ func (s *Shared) Allocate(n int) ([]byte, int, error) {
 	return mem, r, nil
 }
 
-func (s *Shared) Free(r int) error {
+func (s *Net) Free(r int) error {
 	if r < 0 || r >= len(s.own) || s.own[r].mem == nil {
 		return papers.Errorf("am", s.self, "no region %d to free", r)
 	}
@@ -393,9 +389,9 @@ func (s *Shared) Free(r int) error {
 	return err
 }
 
-// region returns PE pe's region r from off on, n bytes of it.
-func (s *Shared) region(pe, r, off, n int) ([]byte, error) {
-	if s.peers[pe].state.Load() != attached {
+// Region returns PE pe's region r from off on, n bytes of it.
+func (s *Net) Region(pe, r, off, n int) ([]byte, error) {
+	if s.peers[pe].State.Load() != queue.Attached {
 		return nil, s.Gone(pe)
 	}
 	if r < 0 || r >= shmRegions {
@@ -420,11 +416,11 @@ func (s *Shared) region(pe, r, off, n int) ([]byte, error) {
 		}
 		mem = s.remote[i]
 	}
-	return within(mem, pe, r, off, n)
+	return queue.Within(mem, pe, r, off, n)
 }
 
 // mapRegion maps PE pe's region r here.
-func (s *Shared) mapRegion(pe, r int) ([]byte, error) {
+func (s *Net) mapRegion(pe, r int) ([]byte, error) {
 	rec := &s.peers[pe].regions[r]
 	fd, size := rec.fd.Load()-1, rec.size.Load()
 	if fd < 0 {
@@ -446,42 +442,42 @@ func (s *Shared) mapRegion(pe, r int) ([]byte, error) {
 	return mem, nil
 }
 
-func (s *Shared) Get(pe, r, off int, dst []byte) error { return get(s, pe, r, off, dst) }
-func (s *Shared) Put(pe, r, off int, src []byte) error { return put(s, pe, r, off, src) }
+func (s *Net) Get(pe, r, off int, dst []byte) error { return queue.Get(s, pe, r, off, dst) }
+func (s *Net) Put(pe, r, off int, src []byte) error { return queue.Put(s, pe, r, off, src) }
 
-func (s *Shared) Self() int { return s.self }
-func (s *Shared) PEs() int  { return len(s.peers) }
+func (s *Net) Self() int { return s.self }
+func (s *Net) PEs() int  { return len(s.peers) }
 
-func (s *Shared) Send(dst int, p *Packet) (bool, error) {
+func (s *Net) Send(dst int, p *am.Packet) (bool, error) {
 	pe := &s.peers[dst]
-	if pe.state.Load() == drained {
+	if pe.State.Load() == queue.Drained {
 		return false, s.Gone(dst)
 	}
-	sl, pos, ok := s.boxes[dst*int(numNets)+int(p.Net)].put(s.self, p)
+	sl, pos, ok := s.boxes[dst*int(queue.NumNets)+int(p.Net)].Put(s.self, p)
 	if !ok {
 		return false, nil
 	}
-	if pe.sleeping.Load() != 0 {
-		pe.wakes.Add(1)
-		futex(&pe.wakes, futexWake, 1<<30, 0)
+	if pe.Sleeping.Load() != 0 {
+		pe.Wakes.Add(1)
+		queue.Futex(&pe.Wakes, queue.FutexWake, 1<<30, 0)
 	}
-	if pe.lost(sl, pos, func() bool { return s.dead(dst) }) {
+	if pe.Lost(sl, pos, func() bool { return s.dead(dst) }) {
 		return true, s.Gone(dst)
 	}
 	return true, nil
 }
 
-func (s *Shared) Recv(net Net, p *Packet) bool {
-	return s.boxes[s.self*int(numNets)+int(net)].take(p)
+func (s *Net) Recv(net am.Net, p *am.Packet) bool {
+	return s.boxes[s.self*int(queue.NumNets)+int(net)].Take(p)
 }
 
-func (s *Shared) Wait(d time.Duration, done <-chan struct{}) {
+func (s *Net) Wait(d time.Duration, done <-chan struct{}) {
 	pe := &s.peers[s.self]
-	w := pe.wakes.Load()
-	pe.sleeping.Store(1)
-	defer pe.sleeping.Store(0)
-	b := s.boxes[s.self*int(numNets):]
-	if b[Left].ready() || b[Right].ready() {
+	w := pe.Wakes.Load()
+	pe.Sleeping.Store(1)
+	defer pe.Sleeping.Store(0)
+	b := s.boxes[s.self*int(queue.NumNets):]
+	if b[am.Left].Ready() || b[am.Right].Ready() {
 		return
 	}
 	select {
@@ -489,21 +485,21 @@ func (s *Shared) Wait(d time.Duration, done <-chan struct{}) {
 		return
 	default:
 	}
-	futex(&pe.wakes, futexWait, w, d)
+	queue.Futex(&pe.Wakes, queue.FutexWait, w, d)
 }
 
 // Crowded: the PEs are processes, so they outnumber the CPUs when there
 // are more of them than the machine has.
-func (s *Shared) Crowded() bool { return len(s.peers) > runtime.NumCPU() }
+func (s *Net) Crowded() bool { return len(s.peers) > runtime.NumCPU() }
 
-func (s *Shared) beat() { b := &s.peers[s.self].beat; b.Store(b.Load() + 1) }
+func (s *Net) Beat() { b := &s.peers[s.self].Polls; b.Store(b.Load() + 1) }
 
-func (s *Shared) beats(k int) uint32 {
-	return beats(len(s.peers), s.self, k, func(i int) *peer { return &s.peers[i].peer })
+func (s *Net) Beats(k int) uint32 {
+	return queue.Beats(len(s.peers), s.self, k, func(i int) *queue.Peer { return &s.peers[i].Peer })
 }
 
 // dead reports whether PE k's process has ended (processEnded).
-func (s *Shared) dead(k int) bool {
+func (s *Net) dead(k int) bool {
 	pid := s.peers[k].pid.Load()
 	return pid > 0 && processEnded(s, k, pid)
 }
@@ -511,10 +507,10 @@ func (s *Shared) dead(k int) bool {
 // processEnded reports whether PE k's process pid has ended: it no
 // longer exists, or it is a zombie its parent has not reaped yet. A
 // variable, so that a test can end a PE between two of Gone's looks.
-var processEnded = (*Shared).ended
+var processEnded = (*Net).ended
 
 // ended is processEnded.
-func (s *Shared) ended(k int, pid int32) bool {
+func (s *Net) ended(k int, pid int32) bool {
 	if errors.Is(unix.Kill(int(pid), 0), unix.ESRCH) {
 		return true
 	}
@@ -541,24 +537,24 @@ func (s *Shared) ended(k int, pid int32) bool {
 	return i >= 0 && i+2 < len(stat) && (stat[i+2] == 'Z' || stat[i+2] == 'X')
 }
 
-// statGone in Shared.stats: the process had gone at a look.
+// statGone in Net.stats: the process had gone at a look.
 const statGone = -2
 
-func (s *Shared) Gone(k int) error {
+func (s *Net) Gone(k int) error {
 	pe := &s.peers[k]
-	if pe.state.Load() == attached {
+	if pe.State.Load() == queue.Attached {
 		if !s.dead(k) {
 			return nil
 		}
 		// A PE leaves before its process ends, so one seen attached and
 		// then ended may have left in between: look again before calling
 		// it dead (a PE that returned is not a failure).
-		if pe.state.Load() == attached {
-			return &GoneError{PE: k, Cause: fmt.Errorf("its process (pid %d) died without leaving", pe.pid.Load()), Died: true}
+		if pe.State.Load() == queue.Attached {
+			return &am.GoneError{PE: k, Cause: fmt.Errorf("its process (pid %d) died without leaving", pe.pid.Load()), Died: true}
 		}
 	}
 	if pe.failed.Load() == 0 {
-		return &GoneError{PE: k}
+		return &am.GoneError{PE: k}
 	}
 	c := pe.cause[:]
 	for i, b := range c {
@@ -567,18 +563,18 @@ func (s *Shared) Gone(k int) error {
 			break
 		}
 	}
-	return &GoneError{PE: k, Cause: errors.New(string(c))}
+	return &am.GoneError{PE: k, Cause: errors.New(string(c))}
 }
 
-func (s *Shared) Leave(cause error, drain func()) {
+func (s *Net) Leave(cause error, drain func()) {
 	pe := &s.peers[s.self]
 	if cause != nil {
 		copy(pe.cause[:len(pe.cause)-1], cause.Error())
 		pe.failed.Store(1)
 	}
-	pe.leave(drain)
+	pe.Leave(drain)
 	for k := range s.peers { // wake every waiter: one may be waiting on this PE
-		s.peers[k].wakes.Add(1)
-		futex(&s.peers[k].wakes, futexWake, 1<<30, 0)
+		s.peers[k].Wakes.Add(1)
+		queue.Futex(&s.peers[k].Wakes, queue.FutexWake, 1<<30, 0)
 	}
 }

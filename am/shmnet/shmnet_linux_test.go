@@ -1,4 +1,4 @@
-package am_test
+package shmnet_test
 
 import (
 	"encoding/binary"
@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/am"
+	"github.com/ttlpapers/ttlpapers/am/shmnet"
+	"github.com/ttlpapers/ttlpapers/internal/testenv"
 )
 
 // The shared-memory transport between real processes: the test binary
@@ -36,7 +38,7 @@ func TestSharedChild(t *testing.T) {
 	if path == "" {
 		t.Skip("run by TestShared as PE 1's process")
 	}
-	s, err := am.OpenShared(path, 1)
+	s, err := shmnet.Open(path, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +51,7 @@ func TestSharedChild(t *testing.T) {
 	ep.Register(func(*am.Msg) { stop = true })
 	ep.Register(func(m *am.Msg) { // a staged payload: its number and length, and whether it is whole
 		ok := uint64(1)
-		if checkPayload(int(m.Args[0]), m.Payload) != nil {
+		if testenv.CheckPayload(int(m.Args[0]), m.Payload) != nil {
 			ok = 0
 		}
 		m.Reply(hAck, am.Args{m.Args[0], uint64(len(m.Payload)), ok})
@@ -62,7 +64,7 @@ func TestSharedChild(t *testing.T) {
 			t.Error(err)
 		}
 		for j := range mem {
-			mem[j] = pattern(9, j)
+			mem[j] = testenv.Pattern(9, j)
 		}
 		m.Reply(hAck, am.Args{uint64(r)})
 	})
@@ -89,12 +91,12 @@ func TestShared(t *testing.T) {
 	for _, mode := range []string{"serve", "hang"} {
 		t.Run(mode, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "datanet")
-			if err := am.CreateShared(path, 2); err != nil {
+			if err := shmnet.Create(path, 2); err != nil {
 				t.Fatal(err)
 			}
 			child := startChild(t, path, mode)
 			defer child.Process.Kill() // a failed test leaves no process behind
-			s, err := am.OpenShared(path, 0)
+			s, err := shmnet.Open(path, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -154,7 +156,7 @@ func TestShared(t *testing.T) {
 			for i := 1; i <= 40; i++ {
 				b := buf[:[]int{am.MaxMedium + 1, 5000, len(buf), 777777 % len(buf)}[i%4]]
 				for j := range b {
-					b[j] = pattern(i, j)
+					b[j] = testenv.Pattern(i, j)
 				}
 				if err := ep.RequestMedium(1, hStaged, am.Args{uint64(i)}, b); err != nil {
 					t.Fatal(err)
@@ -181,7 +183,7 @@ func TestShared(t *testing.T) {
 			if err := d.Get(1, r, 0, buf[:4096]); err != nil {
 				t.Fatal(err)
 			}
-			if err := checkPayload(9, buf[:4096]); err != nil {
+			if err := testenv.CheckPayload(9, buf[:4096]); err != nil {
 				t.Fatal("get of PE 1's region:", err)
 			}
 			if err := d.Put(1, r, 8, binary.LittleEndian.AppendUint64(nil, 0xfeedface)); err != nil {
@@ -217,61 +219,61 @@ func TestShared(t *testing.T) {
 // TestSharedBadFile: each wrong file is refused for what is wrong with it.
 func TestSharedBadFile(t *testing.T) {
 	dir := t.TempDir()
-	for name, size := range map[string]int{"short": 100, "zeroes": am.SharedSize(2)} {
+	for name, size := range map[string]int{"short": 100, "zeroes": shmnet.Size(2)} {
 		junk := filepath.Join(dir, name)
 		if err := os.WriteFile(junk, make([]byte, size), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := am.OpenShared(junk, 0); !errors.Is(err, am.ErrNotShared) {
-			t.Errorf("%s file: %v, want am.ErrNotShared", name, err)
+		if _, err := shmnet.Open(junk, 0); !errors.Is(err, shmnet.ErrNotNetwork) {
+			t.Errorf("%s file: %v, want shmnet.ErrNotNetwork", name, err)
 		}
 	}
-	if _, err := am.OpenShared(filepath.Join(dir, "none"), 0); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := shmnet.Open(filepath.Join(dir, "none"), 0); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("no file: %v, want fs.ErrNotExist", err)
 	}
 	path := filepath.Join(dir, "net")
-	if err := am.CreateShared(path, 2); err != nil {
+	if err := shmnet.Create(path, 2); err != nil {
 		t.Fatal(err)
 	}
-	if err := am.CreateShared(path, 2); !errors.Is(err, fs.ErrExist) {
+	if err := shmnet.Create(path, 2); !errors.Is(err, fs.ErrExist) {
 		t.Errorf("created over an existing network: %v, want fs.ErrExist", err)
 	}
 	for _, pe := range []int{2, -1} {
-		if _, err := am.OpenShared(path, pe); !errors.Is(err, am.ErrNoPE) {
-			t.Errorf("opened PE %d of 2: %v, want am.ErrNoPE", pe, err)
+		if _, err := shmnet.Open(path, pe); !errors.Is(err, shmnet.ErrNoPE) {
+			t.Errorf("opened PE %d of 2: %v, want shmnet.ErrNoPE", pe, err)
 		}
 	}
 }
 
 // TestSharedOver: the network over memory the caller maps (as MPI's
 // shared windows are), not a file: PE 0 and PE 1 in one process, over a
-// mapping an earlier user left bytes in (InitShared must not rely on
+// mapping an earlier user left bytes in (Init must not rely on
 // zeroes).
 func TestSharedOver(t *testing.T) {
-	size := am.SharedSize(2)
+	size := shmnet.Size(2)
 	mem, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED|syscall.MAP_ANON)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer syscall.Munmap(mem)
-	if _, err := am.AttachShared(mem, 0); !errors.Is(err, am.ErrNotShared) {
-		t.Errorf("attached to memory no InitShared made: %v, want am.ErrNotShared", err)
+	if _, err := shmnet.Attach(mem, 0); !errors.Is(err, shmnet.ErrNotNetwork) {
+		t.Errorf("attached to memory no Init made: %v, want shmnet.ErrNotNetwork", err)
 	}
-	if err := am.InitShared(mem[:size-1], 2); err == nil {
+	if err := shmnet.Init(mem[:size-1], 2); err == nil {
 		t.Error("made a network in too little memory")
 	}
 	for i := range mem[:1<<20] { // what an earlier user left
 		mem[i] = 0xa5
 	}
-	if err := am.InitShared(mem, 2); err != nil {
+	if err := shmnet.Init(mem, 2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := am.AttachShared(mem, 2); !errors.Is(err, am.ErrNoPE) {
-		t.Errorf("attached PE 2 of 2: %v, want am.ErrNoPE", err)
+	if _, err := shmnet.Attach(mem, 2); !errors.Is(err, shmnet.ErrNoPE) {
+		t.Errorf("attached PE 2 of 2: %v, want shmnet.ErrNoPE", err)
 	}
-	var s [2]*am.Shared
+	var s [2]*shmnet.Net
 	for pe := range s {
-		if s[pe], err = am.AttachShared(mem, pe); err != nil {
+		if s[pe], err = shmnet.Attach(mem, pe); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -304,29 +306,29 @@ func TestSharedOver(t *testing.T) {
 // call it dead — under load that interleaving happened, and a finished
 // run failed with a healthy PE named as having died.
 func TestSharedLeftWhileLooked(t *testing.T) {
-	mem, err := syscall.Mmap(-1, 0, am.SharedSize(2), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED|syscall.MAP_ANON)
+	mem, err := syscall.Mmap(-1, 0, shmnet.Size(2), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED|syscall.MAP_ANON)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer syscall.Munmap(mem)
-	if err := am.InitShared(mem, 2); err != nil {
+	if err := shmnet.Init(mem, 2); err != nil {
 		t.Fatal(err)
 	}
-	var s [2]*am.Shared
+	var s [2]*shmnet.Net
 	for pe := range s {
-		if s[pe], err = am.AttachShared(mem, pe); err != nil {
+		if s[pe], err = shmnet.Attach(mem, pe); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// PE 1 dies attached: it is named with its death.
-	restore := am.SetProcessEnded(func(int32) bool { return true })
+	restore := shmnet.SetProcessEnded(func(int32) bool { return true })
 	var g *am.GoneError
 	if err := s[0].Gone(1); !errors.As(err, &g) || g.PE != 1 || g.Cause == nil {
 		t.Errorf("PE 1 died attached: Gone = %v, want a *GoneError with its death as the cause", err)
 	}
 	restore()
 	// PE 1 leaves, then its process ends, both during PE 0's look.
-	defer am.SetProcessEnded(func(int32) bool {
+	defer shmnet.SetProcessEnded(func(int32) bool {
 		s[1].Leave(nil, nil)
 		return true
 	})()
