@@ -201,19 +201,20 @@ func TestRunStoppedInCheckIn(t *testing.T) {
 }
 
 // waitComputing waits until the n PEs of the one board in dir are past
-// check-in — each has shown both barrier phases — and reports whether they
-// got there before done.
+// check-in and reports whether they got there before done. Check-in runs
+// barriers too (its acknowledge, votes and agreement: under 100 at 3 PEs,
+// 175 port operations at 4), so seeing both barrier phases is not enough:
+// each PE must be seen to change phase computingFlips times, which only
+// the program's own NANDs do.
 func waitComputing(done <-chan struct{}, dir string, n int) bool {
+	const computingFlips = 400
 	var b *emu.Board
 	defer func() {
 		if b != nil {
 			b.Close()
 		}
 	}()
-	seen := make([]map[uint8]bool, n)
-	for k := range seen {
-		seen[k] = map[uint8]bool{}
-	}
+	last, flips := make([]uint8, n), make([]int, n)
 	for {
 		select {
 		case <-done:
@@ -231,11 +232,12 @@ func waitComputing(done <-chan struct{}, dir string, n int) bool {
 			}
 		}
 		all := true
-		for k := range seen {
-			if ph := b.PortInfo(k).Data & lpt.Strobes; ph == lpt.S0 || ph == lpt.S1 {
-				seen[k][ph] = true
+		for k := range n {
+			if ph := b.PortInfo(k).Data & lpt.Strobes; (ph == lpt.S0 || ph == lpt.S1) && ph != last[k] {
+				last[k] = ph
+				flips[k]++
 			}
-			all = all && len(seen[k]) == 2
+			all = all && flips[k] >= computingFlips
 		}
 		if all {
 			return true
