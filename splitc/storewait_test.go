@@ -125,15 +125,23 @@ func storeAcrossCut(t *testing.T, timeout, down time.Duration) (errs [4]error, t
 func TestAllStoreSyncNamesCutLink(t *testing.T) {
 	const timeout = 300 * time.Millisecond
 	errs, took := storeAcrossCut(t, timeout, -1)
+	// The PEs end together at the round where the first of them has
+	// waited out the timeout, so the others' clocks may be a little short.
+	var longest time.Duration
 	for k, err := range errs {
 		want := peset.Of(2)
 		if k == 2 {
 			want = 0b1011
 		}
 		var te *papers.TimeoutError
-		if !errors.As(err, &te) || te.Missing != want || te.Waited < timeout {
+		if !errors.As(err, &te) || te.Missing != want || te.Waited < timeout*9/10 {
 			t.Errorf("PE %d: %v; want a *TimeoutError after %v naming %v", k, err, timeout, want)
+			continue
 		}
+		longest = max(longest, te.Waited)
+	}
+	if longest < timeout {
+		t.Errorf("the longest wait was %v; the PEs gave up before the timeout %v", longest, timeout)
 	}
 	t.Logf("named after %v (timeout %v)", took, timeout)
 }
