@@ -39,7 +39,7 @@ func TestFaultTrials(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !faulttrial.KindsChosen() {
-		kinds = slices.Concat(kinds, faulttrial.CheckInKinds)
+		kinds = slices.Concat(kinds, faulttrial.CheckInKinds, faulttrial.ProofKinds)
 	}
 	faultTrials(t, 4, trials, kinds)
 }
@@ -57,7 +57,7 @@ func TestFaultTrialsEightPEs(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !faulttrial.KindsChosen() {
-		kinds = slices.Concat([]string{"SIGKILL", "SIGSTOP"}, faulttrial.CheckInKinds)
+		kinds = slices.Concat([]string{"SIGKILL", "SIGSTOP"}, faulttrial.CheckInKinds, faulttrial.ProofKinds)
 	}
 	faultTrials(t, 8, trials, kinds)
 }
@@ -99,13 +99,21 @@ type peRun struct {
 }
 
 // startRun starts n PE processes of faultProgram with fault kind ("" for
-// none), the k-th after k*stagger, and returns once all have started.
+// none), the k-th after k*stagger, and returns once all have started. For
+// a fault during check-in (faulttrial.DuringCheckIn) the last PE starts
+// only once the others wait for it at check-in and the victim has had its
+// signal.
 func startRun(ctx context.Context, t *testing.T, srv *ppdevfs.Server, n int, kind string, timeout, stagger time.Duration) []*peRun {
 	t.Helper()
+	sig, during := faulttrial.DuringCheckIn[kind]
 	runs := make([]*peRun, n)
 	for k := range n {
 		if k > 0 {
 			time.Sleep(stagger)
+		}
+		if during && k == n-1 {
+			time.Sleep(500 * time.Millisecond) // the others are at check-in
+			runs[faulttrial.Victim].Cmd.Process.Signal(sig)
 		}
 		r := &peRun{Proc: faulttrial.Proc{Exit: -1}, report: filepath.Join(t.TempDir(), "report.json")}
 		r.Cmd = exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
@@ -129,6 +137,8 @@ func victimEnv(kind string) []string {
 	switch kind {
 	case "pes":
 		return []string{spmd.EnvPEs + "=2"}
+	case "pes8":
+		return []string{spmd.EnvPEs + "=8"}
 	case "tag":
 		return []string{spmd.EnvTag + "=stale"}
 	case "dup":
@@ -148,6 +158,11 @@ func faultTrial(t *testing.T, board *emu.Board, srv *ppdevfs.Server, kind string
 			t.Fatal(err)
 		}
 	}
+	if kind == "unplugstart" {
+		if err := board.Change(faulttrial.Unplug); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if c := faulttrial.StuckInput(kind); c != "" {
 		if err := board.Change(c); err != nil {
 			t.Fatal(err)
@@ -158,22 +173,24 @@ func faultTrial(t *testing.T, board *emu.Board, srv *ppdevfs.Server, kind string
 	victim := runs[faulttrial.Victim]
 	bound := 3*timeout + 20*time.Second // check-in's wait, then the failure's
 	switch kind {
-	case "SIGINT", "SIGTERM", "SIGKILL", "SIGSTOP", "unplug":
+	case "SIGINT", "SIGTERM", "SIGKILL", "SIGSTOP", "unplug", "unplugvote", "stucklate":
 		waitReady(runs, 25*time.Second)
 		time.Sleep(50 * time.Millisecond)
 		t0 = time.Now()
 		switch kind {
-		case "unplug":
+		case "unplug", "unplugvote":
 			board.Change(faulttrial.Unplug)
+		case "stucklate":
+			board.Change(faulttrial.StuckLine)
 		default:
 			victim.Cmd.Process.Signal(map[string]unix.Signal{"SIGINT": unix.SIGINT, "SIGTERM": unix.SIGTERM, "SIGKILL": unix.SIGKILL, "SIGSTOP": unix.SIGSTOP}[kind])
 		}
-		bound = 4 * timeout
+		bound = faulttrial.LocalWork + 4*timeout
 	}
 	survivors := slices.Delete(slices.Clone(runs), faulttrial.Victim, faulttrial.Victim+1)
 	var hung int
 	switch kind {
-	case "SIGSTOP", "unplug":
+	case "SIGSTOP", "unplug", "unplugvote", "unplugstart":
 		// The victim cannot end by itself: kill it once the others have
 		// failed, as a person would.
 		hung = faulttrial.Wait(survivors, bound)

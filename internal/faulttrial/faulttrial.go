@@ -38,12 +38,34 @@ const EnvFault = "SPMD_FAULT"
 var Kinds = []string{"error", "panic", "SIGINT", "SIGTERM", "SIGKILL", "SIGSTOP", "return", "unplug", "stuck"}
 
 // CheckInKinds are the faults check-in must name before any PE computes:
-// the victim was started for 2 PEs ("pes"), with another tag, as a stale
-// build would be ("tag"), or with PE 0's id ("dup") (papers.MismatchError),
-// or its own status input nAck is stuck at 0 or at 1 ("input0", "input1":
-// papers.InputError). Only spmd's process trials make them; FromEnv's
+// the victim was started for 2 or 8 PEs on a 4-PE board ("pes", "pes8"),
+// with another tag, as a stale build would be ("tag"), or with PE 0's id
+// ("dup") (papers.MismatchError); its own status input nAck is stuck at 0
+// or at 1 ("input0", "input1": papers.InputError); it is interrupted
+// while it waits at check-in for the others ("intcheckin": DuringCheckIn),
+// or its cable is unplugged before it starts ("unplugstart": the others
+// cannot tell it from a PC not yet started, and name it when
+// PAPERS_CHECKIN ends). Only spmd's process trials make them; FromEnv's
 // default leaves them out.
-var CheckInKinds = []string{"pes", "tag", "dup", "input0", "input1"}
+var CheckInKinds = []string{"pes", "pes8", "tag", "dup", "input0", "input1", "intcheckin", "unplugstart"}
+
+// DuringCheckIn is, for the faults a PE gets while it waits at check-in,
+// its signal: the victim gets it while it and the others but the last PE
+// wait for that one, which then arrives at a check-in the victim has left.
+var DuringCheckIn = map[string]os.Signal{"intcheckin": os.Interrupt}
+
+// ProofKinds are the faults only a run's proof can find (papers.PE.Finish
+// takes a census and tests every data line before a PE may end with
+// success): during the PEs' local computation the victim's cable is
+// pulled ("unplugvote") or its data line sticks at 0 ("stucklate"), and
+// then the PEs sum by votes, which, unlike a gather, no census checks, and
+// print the sum without checking it, as a real program would. Only
+// spmd's process trials make them; FromEnv's default leaves them out.
+var ProofKinds = []string{"unplugvote", "stucklate"}
+
+// LocalWork is how long the PEs of a proof fault compute locally, after
+// "ready", before they sum by votes: the trial makes the fault in it.
+const LocalWork = 500 * time.Millisecond
 
 // StuckInput is the change to the board that makes a check-in fault
 // "input0" or "input1", and "" for any other kind.
@@ -86,6 +108,15 @@ func Rounds(pes int) int {
 func Program(p *papers.PE) error {
 	kind := os.Getenv(EnvFault)
 	fmt.Println("ready")
+	if slices.Contains(ProofKinds, kind) {
+		time.Sleep(LocalWork)
+		s, err := voteSum(p, p.Self()+1)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("sum=%d\n", s)
+		return nil
+	}
 	want := int32(p.PEs() * (p.PEs() + 1) / 2)
 	rounds := Rounds(p.PEs())
 	for i := 0; ; i++ {
@@ -117,6 +148,20 @@ func Program(p *papers.PE) error {
 	}
 }
 
+// voteSum is the sum over all PEs of x (below 2^16) by votes, one a bit,
+// as examples/spmd sums.
+func voteSum(p *papers.PE, x int) (int, error) {
+	sum := 0
+	for b := range 16 {
+		mask, err := p.Vote(x>>b&1 == 1)
+		if err != nil {
+			return 0, err
+		}
+		sum += mask.Len() << b
+	}
+	return sum, nil
+}
+
 // FailedAfter starts the line a trial's program prints when an operation
 // fails, before how long it took.
 const FailedAfter = "failed after "
@@ -136,7 +181,7 @@ func FromEnv() (trials int, kinds []string, err error) {
 	if s := os.Getenv("PAPERS_FAULT_KINDS"); s != "" {
 		kinds = strings.Split(s, ",")
 		for _, k := range kinds {
-			if all := slices.Concat(Kinds, CheckInKinds); !slices.Contains(all, k) {
+			if all := slices.Concat(Kinds, CheckInKinds, ProofKinds); !slices.Contains(all, k) {
 				return 0, nil, fmt.Errorf("PAPERS_FAULT_KINDS=%q: %q is not one of %s", s, k, strings.Join(all, ","))
 			}
 		}
@@ -272,9 +317,9 @@ func Names(kind string, r *pereport.Report) bool {
 		return false
 	case kind == "return":
 		return slices.Contains(r.Returned, Victim)
-	case kind == "stuck" && r.Line != nil && r.Line.Name == stuckLine:
+	case (kind == "stuck" || kind == "stucklate") && r.Line != nil && r.Line.Name == stuckLine:
 		return true
-	case kind == "pes":
+	case kind == "pes" || kind == "pes8":
 		return r.Kind == pereport.Mismatch && r.Differs == "PE count" && r.Names(Victim)
 	case kind == "tag":
 		return r.Kind == pereport.Mismatch && r.Differs == "program" && r.Names(Victim)
@@ -323,7 +368,7 @@ func (tl *Tally) Problems(kind string, n int) []string {
 	// names it as returned. Beyond four PEs the data network names a
 	// killed or stopped PE on every survivor. Check-in names the check-in
 	// faults on every PE.
-	if (kind == "return" || n > 4 || slices.Contains(CheckInKinds, kind)) && tl.Named != tl.Trials*(n-1) {
+	if (kind == "return" || n > 4 || slices.Contains(CheckInKinds, kind) || slices.Contains(ProofKinds, kind)) && tl.Named != tl.Trials*(n-1) {
 		p = append(p, fmt.Sprintf("%s: %d of %d survivors named PE %d", kind, tl.Named, tl.Trials*(n-1), Victim))
 	}
 	if len(p) != 0 && len(tl.Missed) != 0 {
