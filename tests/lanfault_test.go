@@ -23,8 +23,9 @@ import (
 
 // lanKinds are the LAN's faults on the victim's host: its link down for
 // 0.3 times the timeout ("linkshort", which must only delay) or for 3
-// times it ("linklong"), its PE stopped or killed.
-var lanKinds = []string{"linkshort", "linklong", "SIGSTOP", "SIGKILL"}
+// times it ("linklong"), its PE stopped or killed, or a host on its cable
+// that alters the segments it sends ("tamper": hosts.Tamperer).
+var lanKinds = []string{"linkshort", "linklong", "SIGSTOP", "SIGKILL", "tamper"}
 
 // TestLANFaultTrials puts a LAN's faults to 4 emulated hosts (package
 // internal/hosts), one PE process each, on one board served as ppdev
@@ -32,7 +33,8 @@ var lanKinds = []string{"linkshort", "linklong", "SIGSTOP", "SIGKILL"}
 // then AllStoreSync, round after round). A short link cut only delays:
 // every PE exits 0 with the right sum. After a long cut, a stop or a
 // kill, every survivor exits non-zero naming the victim (from its
-// report), and no PE exits 0 with a wrong sum. Every PE ends by itself
+// report), and no PE exits 0 with a wrong sum (a tampered store that
+// reached its handler would make one). Every PE ends by itself
 // but a stopped one; after each trial a run on the same board, links up,
 // works. CI runs one trial of each (a long test); the figures in
 // docs/spmd.md ("The LAN's faults on emulated hosts") are from
@@ -55,12 +57,16 @@ func TestLANFaultTrials(t *testing.T) {
 	prog := bin(t, "lanprog")
 	tallies := map[string]*faulttrial.Tally{}
 	right := map[string]int{} // linkshort's trials in which every PE exited 0 with the right sum
+	var tp *hosts.Tamperer
 	for _, kind := range lanKinds {
 		tl := &faulttrial.Tally{}
 		tallies[kind] = tl
+		if kind == "tamper" {
+			tp = c.Tamper(t, faulttrial.Victim)
+		}
 		t.Run(kind, func(t *testing.T) {
 			for trial := range trials {
-				if lanTrial(t, c, dir, prog, kind, timeout, tl) {
+				if lanTrial(t, c, tp, dir, prog, kind, timeout, tl) {
 					right[kind]++
 				}
 				if why := lanNextRun(t, c, dir, prog, timeout); why == "" {
@@ -125,7 +131,7 @@ func startLAN(ctx context.Context, t *testing.T, c *hosts.Cluster, dir, prog str
 
 // lanTrial runs one trial of fault kind and adds what it found to tl. It
 // reports whether every PE, the victim too, exited 0 with the right sum.
-func lanTrial(t *testing.T, c *hosts.Cluster, dir, prog, kind string, timeout time.Duration, tl *faulttrial.Tally) bool {
+func lanTrial(t *testing.T, c *hosts.Cluster, tp *hosts.Tamperer, dir, prog, kind string, timeout time.Duration, tl *faulttrial.Tally) bool {
 	t.Helper()
 	n := len(c.Hosts)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -167,6 +173,16 @@ func lanTrial(t *testing.T, c *hosts.Cluster, dir, prog, kind string, timeout ti
 	case "SIGSTOP", "SIGKILL":
 		close(relinked)
 		victim.Cmd.Process.Signal(map[string]unix.Signal{"SIGSTOP": unix.SIGSTOP, "SIGKILL": unix.SIGKILL}[kind])
+	case "tamper":
+		close(relinked)
+		before := tp.Tampered()
+		tp.Set(true)
+		defer func() {
+			tp.Set(false)
+			if tp.Tampered() == before {
+				t.Errorf("tamper: no segment was altered")
+			}
+		}()
 	}
 	survivors := slices.Delete(slices.Clone(pes), faulttrial.Victim, faulttrial.Victim+1)
 	hung := faulttrial.Wait(survivors, bound)

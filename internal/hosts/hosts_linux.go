@@ -51,6 +51,7 @@ type Cluster struct {
 	Hostfile string // an mpirun hostfile naming every host, slots each
 	Agent    string // the rsh agent script for mpirun
 	dir      string
+	sw       int // the holder of the bridge's namespace
 }
 
 // New makes n hosts of slots MPI slots each and removes them when the
@@ -87,6 +88,7 @@ func New(t testing.TB, n, slots int) *Cluster {
 	}
 	// The bridge's namespace, then each host's.
 	sw := hold(t, syscall.CLONE_NEWNET, "")
+	c.sw = sw
 	c.must(t, sw, "ip", "link", "add", "br0", "type", "bridge")
 	c.must(t, sw, "ip", "link", "set", "br0", "up")
 	for k := range c.Hosts {
