@@ -47,12 +47,15 @@ var Kinds = []string{"error", "panic", "SIGINT", "SIGTERM", "SIGKILL", "SIGSTOP"
 // cannot tell it from a PC not yet started, and name it when
 // PAPERS_CHECKIN ends). Only spmd's process trials make them; FromEnv's
 // default leaves them out.
-var CheckInKinds = []string{"pes", "pes8", "tag", "dup", "input0", "input1", "intcheckin", "unplugstart"}
+var CheckInKinds = []string{"pes", "pes8", "tag", "dup", "input0", "input1", "intcheckin", "killcheckin", "unplugstart"}
 
 // DuringCheckIn is, for the faults a PE gets while it waits at check-in,
 // its signal: the victim gets it while it and the others but the last PE
-// wait for that one, which then arrives at a check-in the victim has left.
-var DuringCheckIn = map[string]os.Signal{"intcheckin": os.Interrupt}
+// wait for that one, which then arrives at a check-in the victim has left
+// or died in. The PEs that checked in with the victim name it at once;
+// the last cannot (the others have ended by then, and a PE that left
+// reads as one not yet started): it fails when PAPERS_CHECKIN ends.
+var DuringCheckIn = map[string]os.Signal{"intcheckin": os.Interrupt, "killcheckin": os.Kill}
 
 // ProofKinds are the faults only a run's proof can find (papers.PE.Finish
 // takes a census and tests every data line before a PE may end with
@@ -368,8 +371,12 @@ func (tl *Tally) Problems(kind string, n int) []string {
 	// names it as returned. Beyond four PEs the data network names a
 	// killed or stopped PE on every survivor. Check-in names the check-in
 	// faults on every PE.
-	if (kind == "return" || n > 4 || slices.Contains(CheckInKinds, kind) || slices.Contains(ProofKinds, kind)) && tl.Named != tl.Trials*(n-1) {
-		p = append(p, fmt.Sprintf("%s: %d of %d survivors named PE %d", kind, tl.Named, tl.Trials*(n-1), Victim))
+	want := n - 1
+	if _, ok := DuringCheckIn[kind]; ok {
+		want = n - 2
+	}
+	if (kind == "return" || n > 4 || slices.Contains(CheckInKinds, kind) || slices.Contains(ProofKinds, kind)) && tl.Named < tl.Trials*want {
+		p = append(p, fmt.Sprintf("%s: %d of %d survivors named PE %d", kind, tl.Named, tl.Trials*want, Victim))
 	}
 	if len(p) != 0 && len(tl.Missed) != 0 {
 		p = append(p, fmt.Sprintf("%s: the survivors that did not name PE %d said: %s", kind, Victim, strings.Join(tl.Missed, "; ")))
