@@ -157,7 +157,7 @@ func victimEnv(kind string) []string {
 func faultTrial(t *testing.T, board *emu.Board, srv *ppdevfs.Server, kind string, timeout time.Duration, tl *faulttrial.Tally) {
 	t.Helper()
 	n := board.PEs()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	if kind == "stuck" {
 		if err := board.Change(faulttrial.StuckLine); err != nil {
@@ -177,7 +177,9 @@ func faultTrial(t *testing.T, board *emu.Board, srv *ppdevfs.Server, kind string
 	runs := startRun(ctx, t, srv, n, kind, timeout, 0)
 	t0 := time.Now()
 	victim := runs[faulttrial.Victim]
-	bound := 3*timeout + 20*time.Second // check-in's wait, then the failure's
+	// Check-in's wait, then the failure's, beside the program's 50 sums,
+	// which take tens of seconds in race-built PEs at load 30.
+	bound := 3*timeout + 80*time.Second
 	switch kind {
 	case "SIGINT", "SIGTERM", "SIGKILL", "SIGSTOP", "unplug", "unplugvote", "stucklate":
 		waitReady(runs, 25*time.Second)
@@ -247,14 +249,14 @@ func waitReady(runs []*peRun, bound time.Duration) {
 // must check in and print the right sum.
 func nextRun(t *testing.T, srv *ppdevfs.Server, n int, timeout time.Duration, staggered bool) (bool, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var stagger time.Duration
 	if staggered {
 		stagger = 300 * time.Millisecond
 	}
 	runs := startRun(ctx, t, srv, n, "", timeout, stagger)
-	faulttrial.Wait(runs, 25*time.Second)
+	faulttrial.Wait(runs, 100*time.Second) // the sums at load 30, race-built
 	for k, r := range runs {
 		if r.Exit != 0 || !strings.Contains(r.stdout.String(), faulttrial.RightSum(n)) {
 			return false, fmt.Sprintf("PE %d: exit %d, stdout %q, stderr %q", k, r.Exit, r.stdout.String(), r.stderr.String())
