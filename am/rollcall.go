@@ -96,6 +96,19 @@ func (e *Endpoint) Listen() {
 	}
 }
 
+// Lost returns the PEs of who that the transport already knows are gone
+// (left, died, or cut off: a reset link, a frame that failed
+// authentication), which a roll call would name without a ping.
+func (e *Endpoint) Lost(who peset.Set) peset.Set {
+	var lost peset.Set
+	for k := range e.n {
+		if who.Has(k) && e.t.Gone(k) != nil {
+			lost |= 1 << k
+		}
+	}
+	return lost
+}
+
 // Absent ends the roll call: the PEs asked that did not answer, with what
 // the transport knows of each.
 func (e *Endpoint) Absent() []papers.Absence {

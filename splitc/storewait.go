@@ -21,14 +21,17 @@ type storeWait struct {
 
 // check is called after each round whose sum is not zero. Every PE's
 // clock differs, so the PEs decide together, by Any, at the same round:
-// when one has waited out the timeout, all end, each naming the PEs its
-// data network cannot reach (storesLost).
+// when one has waited out the timeout, or its data network already knows
+// a PE is gone (a reset link, a forged frame: what it sent since will not
+// come), all end, each naming the PEs its data network cannot reach
+// (storesLost).
 func (w *storeWait) check(m *Memory, sum int64) error {
 	now := time.Now()
 	if w.since.IsZero() || sum != w.sum {
 		w.sum, w.since = sum, now
 	}
-	over, err := m.p.Any(now.Sub(w.since) > w.timeout)
+	others := (peset.Set(1)<<m.n - 1) &^ peset.Of(m.self)
+	over, err := m.p.Any(now.Sub(w.since) > w.timeout || m.ep.Lost(others) != 0)
 	if err != nil || !over {
 		return err
 	}
