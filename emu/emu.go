@@ -292,17 +292,10 @@ func (b *Board) evaluateAfter(s *sim, k int, word uint64) {
 		if w == s.dffW && !v.others && (k < 0 || s.snap[k] == s.words[k]) {
 			return // nothing happened since s last looked
 		}
-		// Collect again until two collects agree: the words then held
-		// those values together, at one moment between the two — unless
-		// only k's word changed since s applied the others (see above).
+		// One collect is enough when only k's word changed since s
+		// applied the others (see above).
 		if !(tries == 0 && k >= 0 && s.built && !v.others && s.snap[k] == word&^s.ignore[k]) {
-			for {
-				v2 := b.collect(s, s.snap2, k)
-				if equalWords(s.snap, s.snap2) {
-					break
-				}
-				s.snap, s.snap2, v = s.snap2, s.snap, v2
-			}
+			v = b.agreed(s, k, v)
 		}
 		t, tw := v.t, dffT(w)
 		if t < tw {
@@ -314,40 +307,70 @@ func (b *Board) evaluateAfter(s *sim, k int, word uint64) {
 			// A power-up (Reset, PowerCycle) since w: start from its state.
 			state, s.powering = b.powerUpState(powerCycle(power)), true
 		}
-		var next uint8
-		var contended int
-		switch {
-		case !s.built:
-			s.rebuild(s.snap, state)
-			s.built = true
-			next, contended = s.state(), s.contended
-			copy(s.out, s.status)
-		case s.memo != nil && !s.powering:
-			s.memo.update(s.snap, v.faults)
-			var status []uint8
-			next, status, contended = s.memo.settle(b, s, state, s.snap)
-			copy(s.out, status)
-		default:
-			s.apply(s.snap, state)
-			next, contended = s.state(), s.contended
-			copy(s.out, s.status)
-		}
+		next, contended := s.nextState(b, v.faults, state)
 		if t == tw {
 			s.dffW, s.t = w, t
 			return
 		}
-		nw := dffWord(t, epoch, v.faults, next)
-		if pause != nil {
-			pause(s.pe, beforeCommit)
-		}
-		if b.m.cas(hDFF, w, nw) {
-			s.dffW, s.t = nw, t
-			b.publish(s.out, qBits(next), t)
-			b.wake(b.settled(w, nw, s.out, contended))
+		if b.commit(s, w, dffWord(t, epoch, v.faults, next), t, next, contended) {
 			return
 		}
 		s.dffW = 0 // what s computed was not committed: recompute
 	}
+}
+
+// agreed collects again until two collects agree: the words then held
+// those values together, at one moment between the two. v is what the
+// collect into s.snap saw; agreed returns what the agreeing one saw.
+func (b *Board) agreed(s *sim, k int, v view) view {
+	for {
+		v2 := b.collect(s, s.snap2, k)
+		if equalWords(s.snap, s.snap2) {
+			return v
+		}
+		s.snap, s.snap2, v = s.snap2, s.snap, v2
+	}
+}
+
+// nextState settles the board on the snapshot in s.snap from the committed
+// flip-flop state: it returns the flip-flops' next state and the count of
+// contended nets, and leaves the status outputs in s.out. The first
+// evaluation builds the simulation; later ones use the memo where there is
+// one (not across a power-up), or apply the snapshot's changes.
+func (s *sim) nextState(b *Board, faults uint64, state uint8) (next uint8, contended int) {
+	switch {
+	case !s.built:
+		s.rebuild(s.snap, state)
+		s.built = true
+		next, contended = s.state(), s.contended
+		copy(s.out, s.status)
+	case s.memo != nil && !s.powering:
+		s.memo.update(s.snap, faults)
+		var status []uint8
+		next, status, contended = s.memo.settle(b, s, state, s.snap)
+		copy(s.out, status)
+	default:
+		s.apply(s.snap, state)
+		next, contended = s.state(), s.contended
+		copy(s.out, s.status)
+	}
+	return next, contended
+}
+
+// commit replaces the flip-flop word w that s settled from with nw, by
+// compare-and-swap, then publishes the statuses and wakes whom they
+// concern. It is false when another evaluator committed first.
+func (b *Board) commit(s *sim, w, nw, t uint64, next uint8, contended int) bool {
+	if pause != nil {
+		pause(s.pe, beforeCommit)
+	}
+	if !b.m.cas(hDFF, w, nw) {
+		return false
+	}
+	s.dffW, s.t = nw, t
+	b.publish(s.out, qBits(next), t)
+	b.wake(b.settled(w, nw, s.out, contended))
+	return true
 }
 
 // settled follows every commit: it counts the contended nets and returns

@@ -17,10 +17,6 @@ type PowerUp struct {
 	State *FlipFlops
 }
 
-// RandomPowerUp draws power-up states from a random seed (Board.PowerUp
-// reports it, to reproduce a run).
-func RandomPowerUp() PowerUp { return PowerUp{Seed: randomJob() | 1} }
-
 func (p PowerUp) apply(o *options) { o.power = p }
 
 // FlipFlops is a state of the board's two 74LS74 halves: the Q outputs
@@ -46,7 +42,7 @@ func (f FlipFlops) bits() uint8 {
 	return uint8(bit(f.Ready) | bit(f.Interrupt)<<1)
 }
 
-// qBit maps FlipFlops.bits to the board's flip-flop order.
+// stateOfQ maps FlipFlops.bits to the board's flip-flop order.
 func (b *Board) stateOfQ(q uint8) uint8 {
 	var st uint8
 	for i := range b.dffs {

@@ -32,19 +32,9 @@ func Picture(r *TrialResult, k, i int, title string) (vcd.Plot, error) {
 	if k < 0 || k >= len(r.Reads) || i < 0 || i >= len(r.Reads[k]) {
 		return vcd.Plot{}, fmt.Errorf("timing: trial %d has no operation %d on PE %d", r.Trial, i, k)
 	}
-	j := 0
-	for pe := range r.Arrivals {
-		if r.Arrivals[pe][i] > r.Arrivals[j][i] {
-			j = pe
-		}
-	}
+	j := lastWriter(r, i)
 	rd := r.Reads[k][i]
-	bit := 0
-	if d := rd.Got ^ rd.Want; d != 0 {
-		bit = bits.TrailingZeros8(d)
-	} else if d := rd.ReadyGot ^ rd.Want; rd.Ready >= 0 && d != 0 {
-		bit = bits.TrailingZeros8(d)
-	}
+	bit := shownBit(rd)
 	size, err := hw.SizeFor(len(r.Reads))
 	if err != nil {
 		return vcd.Plot{}, err
@@ -54,24 +44,13 @@ func Picture(r *TrialResult, k, i int, title string) (vcd.Plot, error) {
 	line := in.Name
 	pc := func(pe int, l string) string { return fmt.Sprintf("pc.PE%d.%s", pe, l) }
 	board := func(net string) string { return "board." + net }
-	marks := []vcd.Mark{{T: int64(r.Arrivals[j][i]), Label: fmt.Sprintf("PE %d writes", j)}}
-	verdict := "right"
-	if rd.Got != rd.Want {
-		verdict = fmt.Sprintf("should be %04b", rd.Want)
-	}
-	if rd.Ready >= 0 && rd.Ready != rd.At {
-		marks = append(marks, vcd.Mark{T: int64(rd.Ready), Label: fmt.Sprintf("PE %d sees ready: NAND %04b", k, rd.ReadyGot)},
-			vcd.Mark{T: int64(rd.At), Label: fmt.Sprintf("resamples: NAND %04b, %s", rd.Got, verdict)})
-	} else {
-		marks = append(marks, vcd.Mark{T: int64(rd.At), Label: fmt.Sprintf("PE %d sees ready: NAND %04b, %s", k, rd.Got, verdict)})
-	}
 	return vcd.Plot{
 		Title:  title,
 		From:   int64(r.Arrivals[j][i] - 100*time.Nanosecond),
 		To:     int64(rd.At + 300*time.Nanosecond),
 		Origin: int64(r.Arrivals[j][i]),
 		Axis:   fmt.Sprintf("ns after PE %d's write", j),
-		Marks:  marks,
+		Marks:  readMarks(rd, k, j, r.Arrivals[j][i]),
 		Rows: []vcd.Row{
 			{Label: fmt.Sprintf("PE %d drives D%d", j, bit), Path: pc(j, fmt.Sprintf("D%d", bit))},
 			{Label: fmt.Sprintf("PE %d drives D6 (S0)", j), Path: pc(j, "D6")},
@@ -88,4 +67,42 @@ func Picture(r *TrialResult, k, i int, title string) (vcd.Plot, error) {
 			{Label: fmt.Sprintf("PE %d's port reads", k), Path: pc(k, "read")},
 		},
 	}, nil
+}
+
+// lastWriter is the PE whose write came last in operation i of trial r.
+func lastWriter(r *TrialResult, i int) int {
+	j := 0
+	for pe := range r.Arrivals {
+		if r.Arrivals[pe][i] > r.Arrivals[j][i] {
+			j = pe
+		}
+	}
+	return j
+}
+
+// shownBit is the data bit a picture of read rd shows: the first wrong
+// one, else the first the ready read got wrong, else bit 0.
+func shownBit(rd Read) int {
+	if d := rd.Got ^ rd.Want; d != 0 {
+		return bits.TrailingZeros8(d)
+	}
+	if d := rd.ReadyGot ^ rd.Want; rd.Ready >= 0 && d != 0 {
+		return bits.TrailingZeros8(d)
+	}
+	return 0
+}
+
+// readMarks marks the instant PE j, the last, wrote (at), and when PE k
+// saw ready and read, with what it read against what it should have.
+func readMarks(rd Read, k, j int, at time.Duration) []vcd.Mark {
+	marks := []vcd.Mark{{T: int64(at), Label: fmt.Sprintf("PE %d writes", j)}}
+	verdict := "right"
+	if rd.Got != rd.Want {
+		verdict = fmt.Sprintf("should be %04b", rd.Want)
+	}
+	if rd.Ready >= 0 && rd.Ready != rd.At {
+		return append(marks, vcd.Mark{T: int64(rd.Ready), Label: fmt.Sprintf("PE %d sees ready: NAND %04b", k, rd.ReadyGot)},
+			vcd.Mark{T: int64(rd.At), Label: fmt.Sprintf("resamples: NAND %04b, %s", rd.Got, verdict)})
+	}
+	return append(marks, vcd.Mark{T: int64(rd.At), Label: fmt.Sprintf("PE %d sees ready: NAND %04b, %s", k, rd.Got, verdict)})
 }

@@ -65,72 +65,93 @@ type Connector struct {
 	Inputs  []CableLine // the status lines
 }
 
-// Compile compiles a netlist.
+// Compile compiles a netlist: its nets, then each component's gates, then
+// each PE's connector.
 func Compile(h *hw.Netlist) *Circuit {
 	c := &Circuit{index: map[string]int32{}}
-	netIdx := map[*hw.Net]int32{}
+	nets := netIndex{h: h, idx: map[*hw.Net]int32{}}
 	for _, n := range h.Nets {
-		netIdx[n] = int32(len(c.Nets))
-		c.index[n.Name] = netIdx[n]
+		nets.idx[n] = int32(len(c.Nets))
+		c.index[n.Name] = nets.idx[n]
 		c.Nets = append(c.Nets, Net{Name: n.Name})
 	}
-	netOf := func(ref string, pin int) int32 {
-		if n := h.NetOf(hw.Node{Ref: ref, Pin: pin}); n != nil {
-			return netIdx[n]
-		}
-		return -1
-	}
-	c.VCC = c.addDriver(netIdx[h.Net(hw.VCC)])
-	c.GND = c.addDriver(netIdx[h.Net(hw.GND)])
+	c.VCC = c.addDriver(nets.idx[h.Net(hw.VCC)])
+	c.GND = c.addDriver(nets.idx[h.Net(hw.GND)])
 	for _, comp := range h.Components {
 		for _, u := range comp.Part.Units {
-			g := Gate{Fn: u.Func, En: -1, OutN: -1}
-			for _, p := range u.In {
-				g.In = append(g.In, netOf(comp.Ref, p))
-			}
-			switch u.Func {
-			case hw.FuncDFF:
-				g.In = append(g.In, netOf(comp.Ref, u.Preset), netOf(comp.Ref, u.Clear))
-				g.OutN = c.addDriver(netOf(comp.Ref, u.NQ))
-			case hw.FuncBuffer:
-				if u.Enable != 0 {
-					g.En, g.EnLow = netOf(comp.Ref, u.Enable), u.EnableLow
-				}
-			}
-			g.Out = c.addDriver(netOf(comp.Ref, u.Out))
-			gi := int32(len(c.Gates))
-			for _, n := range append(append([]int32(nil), g.In...), g.En) {
-				if n >= 0 && !contains(c.Nets[n].Loads, gi) {
-					c.Nets[n].Loads = append(c.Nets[n].Loads, gi)
-				}
-			}
-			c.Gates = append(c.Gates, g)
+			c.addGate(nets, comp.Ref, u)
 		}
 	}
 	for k := range h.PEs {
-		var conn Connector
-		for _, l := range lpt.Lines {
-			pin := h.PortNode(k, l.Pin)
-			cl := CableLine{Line: l, Net: netOf(pin.Ref, pin.Pin), Driver: -1}
-			if l.Output() {
-				cl.Driver = c.addDriver(cl.Net)
-				if cl.Driver >= 0 {
-					conn.Outputs = append(conn.Outputs, cl)
-				}
-			} else {
-				conn.Inputs = append(conn.Inputs, cl)
-				if cl.Net >= 0 {
-					c.Nets[cl.Net].Readers = append(c.Nets[cl.Net].Readers, int32(k))
-				}
-			}
-			conn.Lines = append(conn.Lines, cl)
-		}
-		c.Connectors = append(c.Connectors, conn)
+		c.addConnector(nets, k)
 	}
 	for i := range c.Nets {
 		c.Nets[i].Multi = len(c.Nets[i].Drivers) > 1
 	}
 	return c
+}
+
+// netIndex numbers a netlist's nets as the Circuit does.
+type netIndex struct {
+	h   *hw.Netlist
+	idx map[*hw.Net]int32
+}
+
+// of is the net of pin pin of component ref, -1 when it is unconnected.
+func (x netIndex) of(ref string, pin int) int32 {
+	if n := x.h.NetOf(hw.Node{Ref: ref, Pin: pin}); n != nil {
+		return x.idx[n]
+	}
+	return -1
+}
+
+// addGate adds unit u of component ref, its output drivers, and it as a
+// load of the nets it reads.
+func (c *Circuit) addGate(nets netIndex, ref string, u hw.Unit) {
+	g := Gate{Fn: u.Func, En: -1, OutN: -1}
+	for _, p := range u.In {
+		g.In = append(g.In, nets.of(ref, p))
+	}
+	switch u.Func {
+	case hw.FuncDFF:
+		g.In = append(g.In, nets.of(ref, u.Preset), nets.of(ref, u.Clear))
+		g.OutN = c.addDriver(nets.of(ref, u.NQ))
+	case hw.FuncBuffer:
+		if u.Enable != 0 {
+			g.En, g.EnLow = nets.of(ref, u.Enable), u.EnableLow
+		}
+	}
+	g.Out = c.addDriver(nets.of(ref, u.Out))
+	gi := int32(len(c.Gates))
+	for _, n := range append(append([]int32(nil), g.In...), g.En) {
+		if n >= 0 && !contains(c.Nets[n].Loads, gi) {
+			c.Nets[n].Loads = append(c.Nets[n].Loads, gi)
+		}
+	}
+	c.Gates = append(c.Gates, g)
+}
+
+// addConnector adds PE k's connector: a driver for each PC-driven line the
+// board connects, and PE k as a reader of each status line's net.
+func (c *Circuit) addConnector(nets netIndex, k int) {
+	var conn Connector
+	for _, l := range lpt.Lines {
+		pin := nets.h.PortNode(k, l.Pin)
+		cl := CableLine{Line: l, Net: nets.of(pin.Ref, pin.Pin), Driver: -1}
+		if l.Output() {
+			cl.Driver = c.addDriver(cl.Net)
+			if cl.Driver >= 0 {
+				conn.Outputs = append(conn.Outputs, cl)
+			}
+		} else {
+			conn.Inputs = append(conn.Inputs, cl)
+			if cl.Net >= 0 {
+				c.Nets[cl.Net].Readers = append(c.Nets[cl.Net].Readers, int32(k))
+			}
+		}
+		conn.Lines = append(conn.Lines, cl)
+	}
+	c.Connectors = append(c.Connectors, conn)
 }
 
 // addDriver adds a driver onto net n, or returns -1 for an unconnected pin.

@@ -172,15 +172,14 @@ type Options struct {
 
 // Machine is a running guest.
 type Machine struct {
-	cmd  *exec.Cmd
 	out  syncBuffer
 	done chan struct{}
 	err  error
 }
 
 // Start boots a guest under TCG (-nographic -no-reboot: the guest's power
-// off or reboot, or a kernel panic, ends QEMU). Cancelling ctx kills QEMU;
-// so does Kill. Always call Wait or Kill.
+// off or reboot, or a kernel panic, ends QEMU). Cancelling ctx kills QEMU.
+// Always call Wait.
 func Start(ctx context.Context, o Options) (*Machine, error) {
 	bin, err := FindQEMU()
 	if err != nil {
@@ -198,18 +197,18 @@ func Start(ctx context.Context, o Options) (*Machine, error) {
 	}
 	args = append(args, o.Args...)
 	m := &Machine{done: make(chan struct{})}
-	m.cmd = exec.CommandContext(ctx, bin, args...)
-	m.cmd.WaitDelay = 2 * time.Second
-	dieWithParent(m.cmd)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.WaitDelay = 2 * time.Second
+	dieWithParent(cmd)
 	m.out.tee = o.Console
-	m.cmd.Stdin = o.Stdin
-	m.cmd.Stdout = &m.out
-	m.cmd.Stderr = &m.out
-	if err := m.cmd.Start(); err != nil {
+	cmd.Stdin = o.Stdin
+	cmd.Stdout = &m.out
+	cmd.Stderr = &m.out
+	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("qemu: starting %s: %w", bin, err)
 	}
 	go func() {
-		err := m.cmd.Wait()
+		err := cmd.Wait()
 		if ctx.Err() != nil {
 			err = fmt.Errorf("qemu: guest killed: %w", ctx.Err())
 		} else if err != nil {
@@ -226,14 +225,6 @@ func Start(ctx context.Context, o Options) (*Machine, error) {
 func (m *Machine) Wait() ([]byte, error) {
 	<-m.done
 	return m.out.Bytes(), m.err
-}
-
-// Kill stops QEMU at once (it is safe after exit) and waits for it.
-func (m *Machine) Kill() {
-	if m.cmd.Process != nil {
-		m.cmd.Process.Kill()
-	}
-	<-m.done
 }
 
 // Run is Start then Wait.

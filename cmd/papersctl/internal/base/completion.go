@@ -39,7 +39,7 @@ func (completionCmd) Run(e *Env, args []string) error {
 	return nil
 }
 
-// compCommand is one command as the completion sees it.
+// CompCommand is one command as the completion sees it.
 type CompCommand struct {
 	Path  string // "selftest", "emu serve"
 	About string
@@ -56,7 +56,7 @@ type CompFlag struct {
 	Files   string
 }
 
-// completionModel reads every command's flags from the definitions the
+// CompletionModel reads every command's flags from the definitions the
 // parser uses.
 func CompletionModel() []CompCommand {
 	var out []CompCommand

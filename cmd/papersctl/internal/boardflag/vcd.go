@@ -13,7 +13,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/lpt"
 )
 
-// vcdOut records an untimed emulated run to a VCD file (--vcd FILE of
+// VCDOut records an untimed emulated run to a VCD file (--vcd FILE of
 // selftest and emu serve): attach it to the board, wrap each port the run
 // drives, close it at the end.
 type VCDOut struct {

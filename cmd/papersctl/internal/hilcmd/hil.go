@@ -135,30 +135,16 @@ func (c *hilCmd) Run(e *base.Env, args []string) error {
 	if err := hil.Preflight(); err != nil {
 		return err
 	}
-	bin := c.binary
-	if bin == "" {
-		bin = hil.StaticSelf()
+	bin, removeBin, err := c.staticBinary(e)
+	if err != nil {
+		return err
 	}
-	if bin == "" {
-		dir, err := os.MkdirTemp("", "ttlpapers-hil-build-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		bin = filepath.Join(dir, "papersctl")
-		if err := buildStatic(e, bin); err != nil {
-			return err
-		}
+	defer removeBin()
+	board, removeBoard, err := c.boardDir()
+	if err != nil {
+		return err
 	}
-	board := c.board
-	if board == "" {
-		dir, err := os.MkdirTemp("", "ttlpapers-hil-board-")
-		if err != nil {
-			return err
-		}
-		defer os.Remove(dir)
-		board = dir
-	}
+	defer removeBoard()
 	fmt.Fprintf(e.Stderr, "papersctl hil: the board is served in %s: change its faults while the machines run with papersctl emu fault %s PE1=unplug (replug, repair, PE1.D3=stuck0)\n", board, board)
 	start := time.Now()
 	consoles := e.Stdout
@@ -174,6 +160,49 @@ func (c *hilCmd) Run(e *base.Env, args []string) error {
 			fmt.Fprintf(e.Stderr, "papersctl hil: %v: %s\n", time.Since(start).Round(time.Second), s)
 		},
 	})
+	return c.report(e, res, err)
+}
+
+// staticBinary is the papersctl the machines run: --binary, else this
+// one when it is static, else one built in a temporary directory that
+// remove deletes.
+func (c *hilCmd) staticBinary(e *base.Env) (bin string, remove func(), err error) {
+	bin = c.binary
+	if bin == "" {
+		bin = hil.StaticSelf()
+	}
+	if bin != "" {
+		return bin, func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "ttlpapers-hil-build-")
+	if err != nil {
+		return "", nil, err
+	}
+	bin = filepath.Join(dir, "papersctl")
+	if err := buildStatic(e, bin); err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	return bin, func() { os.RemoveAll(dir) }, nil
+}
+
+// boardDir is where the board is served: --fuse, else a temporary
+// directory that remove deletes.
+func (c *hilCmd) boardDir() (dir string, remove func(), err error) {
+	if c.board != "" {
+		return c.board, func() {}, nil
+	}
+	dir, err = os.MkdirTemp("", "ttlpapers-hil-board-")
+	if err != nil {
+		return "", nil, err
+	}
+	return dir, func() { os.Remove(dir) }, nil
+}
+
+// report prints the machines' summary (and with --json their report) and
+// gives the command's outcome: the run's error, a stop, or ErrFailed when
+// a machine failed.
+func (c *hilCmd) report(e *base.Env, res *hil.Result, err error) error {
 	if res != nil {
 		fmt.Fprint(e.Stderr, res.Summary())
 		fmt.Fprintf(e.Stderr, "total %v\n", res.Wall.Round(time.Millisecond))

@@ -448,7 +448,7 @@ func bench(p lpt.Port) (string, error) {
 }
 
 // wantErr checks that an open failed with target in its chain and advice
-// containing hint.
+// (the *AccessError's Fix) containing hint.
 func wantErr(p lpt.Port, err error) func(target error, hint string) (string, error) {
 	return func(target error, hint string) (string, error) {
 		if err == nil {
@@ -456,8 +456,8 @@ func wantErr(p lpt.Port, err error) func(target error, hint string) (string, err
 			return "", fmt.Errorf("opened; want an error wrapping %v", target)
 		}
 		var ae *linuxlpt.AccessError
-		if !errors.As(err, &ae) || !errors.Is(err, target) || !strings.Contains(err.Error(), hint) {
-			return "", fmt.Errorf("got %q; want an *linuxlpt.AccessError wrapping %v that mentions %q", err, target, hint)
+		if !errors.As(err, &ae) || !errors.Is(err, target) || !strings.Contains(ae.Fix, hint) {
+			return "", fmt.Errorf("got %q; want an *linuxlpt.AccessError wrapping %v whose advice mentions %q", err, target, hint)
 		}
 		return fmt.Sprintf("message: %s", err), nil
 	}
