@@ -30,7 +30,7 @@ func (p *PE) checkIn(timeout time.Duration) error {
 	p.timeout, p.checking = timeout, true
 	p.members, p.ident = 0, p.ownIdentity()
 	code, err := p.arrive(timeout, deadline)
-	if err := p.gather(code, err, timeout, deadline); err != nil {
+	if err := p.gather(code, err, timeout, opTimeout, deadline); err != nil {
 		return err
 	}
 	p.timeout = max(time.Until(deadline), time.Millisecond)
@@ -72,8 +72,9 @@ func (p *PE) arrive(timeout time.Duration, deadline time.Time) (uint8, error) {
 // gather is check-in's second step, from the acknowledge of an arrival
 // (its code and error): it votes on who is here and agrees on the run,
 // and while that does not count every PE it waits for the next arrival,
-// voting again after each.
-func (p *PE) gather(code uint8, err error, timeout time.Duration, deadline time.Time) error {
+// voting again after each (acknowledgeArrival, which names a member that
+// died meanwhile within opTimeout).
+func (p *PE) gather(code uint8, err error, timeout, opTimeout time.Duration, deadline time.Time) error {
 	voted := false
 	var pending error // found before every PE came (agree)
 	for {
