@@ -139,3 +139,17 @@ func TestGoTCP(t *testing.T) {
 		t.Error("the server did not report the block over its limit")
 	}
 }
+
+// TestGoTCPData: the Go pair's figures are named as MPIData's, and each
+// is positive.
+func TestGoTCPData(t *testing.T) {
+	figs, err := GoTCPData([]int{64, 64 << 10}, 1, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"round_trip_us", "put_bw_MBps size=64", "get_bw_MBps size=65536"} {
+		if figs[name] <= 0 {
+			t.Errorf("no %s in %v", name, figs)
+		}
+	}
+}

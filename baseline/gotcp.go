@@ -175,7 +175,7 @@ func GoTCPData(sizes []int, rounds int, timeout time.Duration) (map[string]float
 		}
 		runs["round_trip_us"] = append(runs["round_trip_us"], s*1e6)
 		for _, size := range sizes {
-			count := max(8, (16<<20)/size)
+			count := min(dataIters/10, max(8, (16<<20)/size))
 			for _, op := range []struct {
 				name string
 				f    func([]byte) error
