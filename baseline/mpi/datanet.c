@@ -101,7 +101,7 @@ int main(int argc, char **argv)
 		printf("get_us %.3f\n", one_sided(1, buf, 8, iters / 10, win) * 1e6);
 		printf("put_us %.3f\n", one_sided(0, buf, 8, iters / 10, win) * 1e6);
 		for (long bytes = 64; bytes <= MAX_BYTES; bytes *= 4) {
-			long reps = bytes < 64 * 1024 ? 2000 : 200;
+			long reps = bytes < 64 * 1024 ? iters / 10 : iters / 100 + 1;
 			printf("put_bw_MBps size=%ld %.1f\n", bytes, bytes / one_sided(0, buf, bytes, reps, win) / 1e6);
 			printf("get_bw_MBps size=%ld %.1f\n", bytes, bytes / one_sided(1, buf, bytes, reps, win) / 1e6);
 		}

@@ -86,7 +86,7 @@ func printDataTable(e *base.Env, rows []databench.Row, tcp bool) error {
 			num(r.SeedMBps, "%.2f"), num(r.MPIUs, "%.3f"), num(r.MPIMBps, "%.0f"))
 		if tcp {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t", num(ratio(r, r.MPIUs, r.MPIMBps), "%.2f"),
-				num(r.GoUs, "%.3f"), num(r.GoMBps, "%.0f"), num(ratio(r, r.GoUs, r.GoMBps), "%.2f"))
+				num(r.GoUs, "%.3f"), num(r.GoMBps, "%.1f"), num(ratio(r, r.GoUs, r.GoMBps), "%.2f"))
 		}
 		fmt.Fprintln(tw)
 	}
