@@ -75,11 +75,11 @@ func TestMPI(t *testing.T) {
 	if !(c.Barrier > 0 && c.AllreduceInt > 0 && c.BcastByte > 0) {
 		t.Errorf("collectives: %+v", c)
 	}
-	figs, err := MPIData()
+	figs, err := MPIData(false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"round_trip_us", "send_us", "get_us", "put_us", "put_bw_MBps size=64", "put_bw_MBps size=1048576"} {
+	for _, name := range []string{"round_trip_us", "send_us", "get_us", "put_us", "put_bw_MBps size=64", "put_bw_MBps size=1048576", "get_bw_MBps size=1048576"} {
 		if figs[name] <= 0 {
 			t.Errorf("datanet: no %s in %v", name, figs)
 		}
@@ -137,5 +137,19 @@ func TestGoTCP(t *testing.T) {
 	}
 	if err := g.Close(); err == nil {
 		t.Error("the server did not report the block over its limit")
+	}
+}
+
+// TestGoTCPData: the Go pair's figures are named as MPIData's, and each
+// is positive.
+func TestGoTCPData(t *testing.T) {
+	figs, err := GoTCPData([]int{64, 64 << 10}, 1, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"round_trip_us", "put_bw_MBps size=64", "get_bw_MBps size=65536"} {
+		if figs[name] <= 0 {
+			t.Errorf("no %s in %v", name, figs)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"time"
 )
 
@@ -143,4 +144,56 @@ func (g *GoTCP) Close() error {
 	case <-time.After(g.timeout):
 		return fmt.Errorf("baseline: the TCP server did not end within %v", g.timeout)
 	}
+}
+
+// GoTCPData measures a GoTCP pair as MPIData measures MPI, and names its
+// figures alike: round_trip_us, and "put_bw_MBps size=N" and "get_bw_MBps
+// size=N" for each of sizes (bytes); each the median of rounds runs.
+func GoTCPData(sizes []int, rounds int, timeout time.Duration) (map[string]float64, error) {
+	most := slices.Max(sizes)
+	g, err := NewGoTCP(most, timeout)
+	if err != nil {
+		return nil, err
+	}
+	block := make([]byte, most)
+	runs := map[string][]float64{}
+	// per times op count times: seconds per op.
+	per := func(count int, op func() error) (float64, error) {
+		start := time.Now()
+		for range count {
+			if err := op(); err != nil {
+				return 0, err
+			}
+		}
+		return time.Since(start).Seconds() / float64(count), nil
+	}
+	for range rounds {
+		s, err := per(dataIters/10, g.RoundTrip)
+		if err != nil {
+			g.Close()
+			return nil, err
+		}
+		runs["round_trip_us"] = append(runs["round_trip_us"], s*1e6)
+		for _, size := range sizes {
+			count := min(dataIters/10, max(8, (16<<20)/size))
+			for _, op := range []struct {
+				name string
+				f    func([]byte) error
+			}{{"put_bw_MBps", g.Put}, {"get_bw_MBps", g.Get}} {
+				s, err := per(count, func() error { return op.f(block[:size]) })
+				if err != nil {
+					g.Close()
+					return nil, err
+				}
+				name := fmt.Sprintf("%s size=%d", op.name, size)
+				runs[name] = append(runs[name], float64(size)/s/1e6)
+			}
+		}
+	}
+	figs := map[string]float64{}
+	for name, v := range runs {
+		slices.Sort(v)
+		figs[name] = v[len(v)/2]
+	}
+	return figs, g.Close()
 }

@@ -128,6 +128,9 @@ type Memory struct {
 	def     Counter // gets and puts without a counter of their own (sync)
 	blk     Counter // the blocking operation under way (read, write, atomics)
 	perPE   []int32 // operations on def each PE has yet to answer, to name it on a timeout
+	getting []int   // bytes of bulk gets each PE has yet to answer (getWindow)
+	roomPE  int32   // the PE a bulk get waits on for room in its window
+	room    func() bool
 	stores  []*StoreCounter
 	atomics []atomicFn
 
@@ -205,7 +208,8 @@ func Attach(p *papers.PE) (*Memory, error) {
 	if m, ok := ep.Value(memKey{}).(*Memory); ok {
 		return m, nil
 	}
-	m := &Memory{p: p, ep: ep, self: p.Self(), n: p.PEs(), free: -1, perPE: make([]int32, p.PEs()), dir: ep.Direct(), scratch: make([]byte, 8)}
+	m := &Memory{p: p, ep: ep, self: p.Self(), n: p.PEs(), free: -1, perPE: make([]int32, p.PEs()), getting: make([]int, p.PEs()), dir: ep.Direct(), scratch: make([]byte, 8)}
+	m.room = func() bool { return m.getting[m.roomPE] < getWindow }
 	NewStoreCounter(m) // the default pair of store counters, number 0
 	m.atomics = []atomicFn{
 		atomicExchange: func(old uint64, _ uintptr, a, _ uint64) (uint64, uint64, bool) {
@@ -591,9 +595,11 @@ func (m *Memory) onBulkGet(msg *am.Msg) {
 func (m *Memory) onBulkGetReply(msg *am.Msg) {
 	a := msg.Args
 	i := int32(a[0])
-	if pd := &m.pend[i]; a[2] == statusOK {
+	pd := &m.pend[i]
+	if a[2] == statusOK {
 		copy(unsafe.Slice((*byte)(pd.dst), pd.size), msg.Payload)
 	}
+	m.getting[pd.pe] -= int(pd.size)
 	m.answer(i, 0, a[2])
 }
 

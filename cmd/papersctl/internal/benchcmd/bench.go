@@ -160,7 +160,7 @@ func (c *benchCmd) Define(f *base.FlagSet) {
 	f.Bool(&c.data, "data", "instead, the data network: the Active Messages paper's benchmarks, LogP, and Libsplit-C's microbenchmarks, beside the CM-5's figures and MPI's between 2 ranks, measured in the same invocation (--pes: the ring's PEs; --procs N: between N processes on a shared-memory board; --mpi N: as N ranks under mpirun)")
 	f.Int(&c.mpi, "mpi", 0, 2, lpt.MaxPEs, "with --data: run the benchmarks as N ranks under mpirun (papersctl built with -tags mpi)")
 
-	f.Bool(&c.tcp, "tcp", "with --data: the goroutine PEs' data network is TCP over loopback, a real board's (am/tcpnet), instead of memory")
+	f.Bool(&c.tcp, "tcp", "with --data: the goroutine PEs' data network is TCP over loopback, a real board's (am/tcpnet), instead of memory; MPI's figures are then Open MPI's over TCP, beside a plain Go TCP pair's, with the ratios")
 }
 
 func (c *benchCmd) Check(f *base.FlagSet, _ []string) error {

@@ -44,7 +44,7 @@ func noMPIBaseline(t *testing.T) {
 	mpi, data := mpiBaseline, mpiDataBaseline
 	t.Cleanup(func() { mpiBaseline, mpiDataBaseline = mpi, data })
 	mpiBaseline = func(int, bool) (baseline.Collectives, error) { return baseline.Collectives{}, baseline.ErrAbsent }
-	mpiDataBaseline = func() (map[string]float64, error) { return nil, baseline.ErrAbsent }
+	mpiDataBaseline = func(bool) (map[string]float64, error) { return nil, baseline.ErrAbsent }
 }
 
 // TestBenchDataProcs: bench --data --procs 2 runs the data network's

@@ -42,6 +42,10 @@ type Row struct {
 	MPIUs   float64 `json:"mpi_us,omitempty"`
 	MPIMBps float64 `json:"mpi_MBps,omitempty"`
 	MPIOp   string  `json:"mpi_op,omitempty"`
+	// A plain Go TCP pair's figure (baseline.GoTCPData), with --tcp
+	// (AddGoTCP).
+	GoUs   float64 `json:"go_tcp_us,omitempty"`
+	GoMBps float64 `json:"go_tcp_MBps,omitempty"`
 }
 
 // Options bound the run.
@@ -327,24 +331,53 @@ func logP(send, recv, rt, ring float64) []Row {
 // whose nearest MPI operation they measure.
 func AddMPI(rows []Row, mpi map[string]float64) {
 	for i, r := range rows {
-		var name, what string
-		switch r.Op {
-		case "am-one-to-one", "am-round-trip":
-			name = map[string]string{"am-one-to-one": "send_us", "am-round-trip": "round_trip_us"}[r.Op]
-			what = "datanet " + name
-		case "splitc-read", "splitc-write":
-			name = map[string]string{"splitc-read": "get_us", "splitc-write": "put_us"}[r.Op]
-			what = "datanet " + name + " (flushed each time: blocking)"
-		case "bulk-put", "strata-block-xfer":
-			name, what = fmt.Sprintf("put_bw_MBps size=%d", r.Bytes), "datanet put_bw_MBps (flushed)"
-		}
+		name, what := nearest(r.Op, r.Bytes)
 		v, ok := mpi[name]
 		switch {
 		case !ok:
-		case strings.HasPrefix(name, "put_bw"):
-			rows[i].MPIMBps, rows[i].MPIOp = v, what
+		case strings.Contains(name, "_bw_"):
+			rows[i].MPIMBps, rows[i].MPIOp = v, "datanet "+what
 		default:
-			rows[i].MPIUs, rows[i].MPIOp = v, what
+			rows[i].MPIUs, rows[i].MPIOp = v, "datanet "+what
 		}
 	}
+}
+
+// AddGoTCP puts a plain Go TCP pair's figures (baseline.GoTCPData's, named
+// as MPI's) beside the rows they measure: papersctl bench --data --tcp.
+func AddGoTCP(rows []Row, gos map[string]float64) {
+	for i, r := range rows {
+		name, _ := nearest(r.Op, r.Bytes)
+		if r.Op == "am-one-to-one" || strings.HasPrefix(r.Op, "splitc-") {
+			continue // the pair has no stream of sends or one-word gets
+		}
+		v, ok := gos[name]
+		switch {
+		case !ok:
+		case strings.Contains(name, "_bw_"):
+			rows[i].GoMBps = v
+		default:
+			rows[i].GoUs = v
+		}
+	}
+}
+
+// nearest is the name of the baselines' figure nearest a row's operation
+// (of size bytes), and what it is.
+func nearest(op string, size int) (name, what string) {
+	switch op {
+	case "am-one-to-one":
+		return "send_us", "send_us"
+	case "am-round-trip":
+		return "round_trip_us", "round_trip_us"
+	case "splitc-read":
+		return "get_us", "get_us (flushed each time: blocking)"
+	case "splitc-write":
+		return "put_us", "put_us (flushed each time: blocking)"
+	case "bulk-put", "strata-block-xfer":
+		return fmt.Sprintf("put_bw_MBps size=%d", size), "put_bw_MBps (flushed)"
+	case "bulk-get":
+		return fmt.Sprintf("get_bw_MBps size=%d", size), "get_bw_MBps (flushed)"
+	}
+	return "", ""
 }
