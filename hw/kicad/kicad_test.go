@@ -329,7 +329,7 @@ func committed(t *testing.T, base, ext string) []byte {
 // itself is generated beside them, unmodified.
 func TestLicenceNotice(t *testing.T) {
 	needLibraries(t)
-	b := hw.MustNew(32) // placed, not routed: quick
+	b := hw.MustNew(4) // the smallest board: PCB routes it
 	pcb, err := kicad.PCB(b, "x.kicad_sch")
 	if err != nil {
 		t.Fatal(err)
