@@ -67,6 +67,10 @@ func SupplyCheck(b *hw.Netlist, pcb []byte) (SupplyDrop, error) {
 	if err != nil {
 		return SupplyDrop{}, err
 	}
+	fills, err := zoneFills(root)
+	if err != nil {
+		return SupplyDrop{}, err
+	}
 	codes := map[string]int{}
 	for _, n := range root.Children("net") {
 		var code int
@@ -87,7 +91,7 @@ func SupplyCheck(b *hw.Netlist, pcb []byte) (SupplyDrop, error) {
 	d := SupplyDrop{Supply: l.supply, Input: l.volts}
 	drop := map[string]map[hw.Node]float64{}
 	for net, load := range map[string]map[hw.Node]float64{l.supply: l.draw, hw.GND: l.ret} {
-		v, err := solveNet(items, codes[netlistName(net)], padIndex, l.input[net], load)
+		v, err := solveNet(items, fills, codes[netlistName(net)], padIndex, l.input[net], load)
 		if err != nil {
 			return SupplyDrop{}, fmt.Errorf("kicad: %s's %s copper: %w", b.Name, net, err)
 		}
@@ -242,14 +246,20 @@ func ledFeed(b *hw.Netlist, anode *hw.Net, powerPin map[string]hw.Node, supply s
 // positive load) or returns it (the potential then a rise). It returns
 // each loaded pin's drop: how far it sits from the input, in volts,
 // positive away from the input.
-func solveNet(all []copperItem, code int, padIndex map[hw.Node]int, input []hw.Node, load map[hw.Node]float64) (map[hw.Node]float64, error) {
+func solveNet(all []copperItem, allFills []zoneFill, code int, padIndex map[hw.Node]int, input []hw.Node, load map[hw.Node]float64) (map[hw.Node]float64, error) {
 	var items []copperItem
 	for _, it := range all {
 		if it.net == code {
 			items = append(items, it)
 		}
 	}
-	g := copperNetwork(items)
+	var fills []zoneFill
+	for _, f := range allFills {
+		if f.net == code {
+			fills = append(fills, f)
+		}
+	}
+	g := copperNetwork(items, fills)
 	fixed := map[int]bool{}
 	for _, n := range input {
 		i, ok := padIndex[n]
@@ -310,8 +320,8 @@ func (g *network) padNode(i int) int { return g.find(g.pad[i]) }
 // both layers; a via is a node on each layer, joined through its barrel;
 // a track is a chain of resistors between the points where other copper
 // meets it (its ends, a pad or via it passes through, another track's
-// end on it).
-func copperNetwork(items []copperItem) *network {
+// end on it); zone fills are grids of cells (addZones).
+func copperNetwork(items []copperItem, fills []zoneFill) *network {
 	g := &network{pad: map[int]int{}}
 	type point struct {
 		t    float64
@@ -389,6 +399,18 @@ func copperNetwork(items []copperItem) *network {
 			}
 		}
 	})
+	var contacts []contact
+	for i, it := range items {
+		switch {
+		case it.pad >= 0:
+			contacts = append(contacts, contact{allCopper, it.x0, it.y0, it.reach(), onLayer[i][1]})
+		case !isTrack(i):
+			contacts = append(contacts, contact{1, it.x0, it.y0, it.w / 2, onLayer[i][1]}, contact{2, it.x0, it.y0, it.w / 2, onLayer[i][2]})
+		default:
+			contacts = append(contacts, contact{it.layers, it.x0, it.y0, it.w / 2, ends[i][0]}, contact{it.layers, it.x1, it.y1, it.w / 2, ends[i][1]})
+		}
+	}
+	g.addZones(fills, contacts)
 	for i, pts := range along {
 		if pts == nil {
 			continue
@@ -474,12 +496,14 @@ func (g *network) solve(fixed map[int]bool, inject map[int]float64) ([]float64, 
 		}
 		rhs[r] += i
 	}
-	active := func(i int) bool { return root[i] == i && !isFixed[i] && reach[i] }
+	var active []int
+	for i := range n {
+		if root[i] == i && !isFixed[i] && reach[i] {
+			active = append(active, i)
+		}
+	}
 	mul := func(x, out []float64) {
-		for i := range n {
-			if !active(i) {
-				continue
-			}
+		for _, i := range active {
 			s := diag[i] * x[i]
 			for _, a := range adj[i] {
 				s -= a.g * x[a.to]
@@ -489,32 +513,28 @@ func (g *network) solve(fixed map[int]bool, inject map[int]float64) ([]float64, 
 	}
 	x, r, z, p, q := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
 	norm := 0.0
-	for i := range n {
-		if active(i) {
-			r[i] = rhs[i]
-			z[i] = r[i] / diag[i]
-			p[i] = z[i]
-			norm += rhs[i] * rhs[i]
-		}
+	for _, i := range active {
+		r[i] = rhs[i]
+		z[i] = r[i] / diag[i]
+		p[i] = z[i]
+		norm += rhs[i] * rhs[i]
 	}
 	rz := dot(r, z)
-	for it := 0; it < 20*n+100 && dot(r, r) > 1e-26*norm; it++ {
+	for it := 0; it < 20*n+100 && dot(r, r) > 1e-20*norm; it++ {
 		mul(p, q)
 		alpha := rz / dot(p, q)
-		for i := range n {
+		for _, i := range active {
 			x[i] += alpha * p[i]
 			r[i] -= alpha * q[i]
-			if active(i) {
-				z[i] = r[i] / diag[i]
-			}
+			z[i] = r[i] / diag[i]
 		}
 		next := dot(r, z)
-		for i := range n {
+		for _, i := range active {
 			p[i] = z[i] + next/rz*p[i]
 		}
 		rz = next
 	}
-	if norm > 0 && dot(r, r) > 1e-20*norm {
+	if norm > 0 && dot(r, r) > 1e-16*norm {
 		return nil, fmt.Errorf("the DC solution did not converge")
 	}
 	out := make([]float64, n)

@@ -2,6 +2,7 @@ package kicad
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -21,7 +22,7 @@ func TestSupplyNetworkOhm(t *testing.T) {
 		track(1, 0, 0, 10, 0), track(1, 5, 0, 5, 5),
 		track(1, 0, 0, 0, 10), {layers: allCopper, pad: -1, round: true, x0: 0, y0: 10, x1: 0, y1: 10, w: 0.8, h: 0.8}, track(2, 0, 10, 0, 20),
 	}
-	g := copperNetwork(items)
+	g := copperNetwork(items, nil)
 	v, err := g.solve(map[int]bool{g.padNode(0): true}, map[int]float64{g.padNode(1): 1, g.padNode(2): 1, g.padNode(3): 0.5})
 	if err != nil {
 		t.Fatal(err)
@@ -42,8 +43,51 @@ func TestSupplyNetworkOhm(t *testing.T) {
 	}
 	// A pad with no copper to the input is an error, not a zero.
 	items = append(items, pad(4, 50, 50))
-	g = copperNetwork(items)
+	g = copperNetwork(items, nil)
 	if _, err := g.solve(map[int]bool{g.padNode(0): true}, map[int]float64{g.padNode(4): 1}); err == nil {
 		t.Error("a pad with no copper to the input solved")
+	}
+}
+
+// TestSupplyNetworkZone measures a zone's fill against a track of its
+// shape: a strip of fill 100 × 2 mm between two pads conducts as a 2 mm
+// track does (a little better: the pads take in the cells they reach),
+// and cut across it conducts nothing.
+func TestSupplyNetworkZone(t *testing.T) {
+	pads := []copperItem{
+		{layers: allCopper, pad: 0, round: true, x0: 0, y0: 0, x1: 0, y1: 0, w: 1.6, h: 1.6},
+		{layers: allCopper, pad: 1, round: true, x0: 100, y0: 0, x1: 100, y1: 0, w: 1.6, h: 1.6},
+	}
+	drop := func(items []copperItem, fills []zoneFill) (float64, error) {
+		g := copperNetwork(items, fills)
+		v, err := g.solve(map[int]bool{g.padNode(0): true}, map[int]float64{g.padNode(1): 1})
+		if err != nil {
+			return 0, err
+		}
+		return v[g.padNode(1)], nil
+	}
+	track, err := drop(append(slices.Clone(pads), copperItem{layers: 1, pad: -1, round: true, x1: 100, w: 2, h: 2}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	strip := zoneFill{layer: 1, pts: [][2]float64{{0, -1}, {100, -1}, {100, 1}, {0, 1}}}
+	zone, err := drop(pads, []zoneFill{strip})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := zone / track; r < 0.95 || r > 1 {
+		t.Errorf("the strip of fill conducts %.3f mΩ, a 2 mm track of its length %.3f mΩ", zone*1000, track*1000)
+	}
+	cut := []zoneFill{
+		{layer: 1, pts: [][2]float64{{0, -1}, {49, -1}, {49, 1}, {0, 1}}},
+		{layer: 1, pts: [][2]float64{{51, -1}, {100, -1}, {100, 1}, {51, 1}}},
+	}
+	if _, err := drop(pads, cut); err == nil {
+		t.Error("a strip of fill cut across still joins its ends")
+	}
+	// On the other layer the pads, through holes, still meet it.
+	strip.layer = 2
+	if back, err := drop(pads, []zoneFill{strip}); err != nil || math.Abs(back-zone) > 1e-9 {
+		t.Errorf("the strip on B.Cu conducts %v mΩ (%v), on F.Cu %.3f mΩ", back*1000, err, zone*1000)
 	}
 }
