@@ -126,6 +126,11 @@ type Part struct {
 	// Maker and MPN name a part to buy where the part is a standard one
 	// (empty where any part answering Name and Description will do).
 	Maker, MPN string
+	// ICC is a chip's supply current, in amperes, at its datasheet's
+	// maximum (the largest of ICCH, ICCL and, for three-state parts, ICCZ,
+	// at VCC 5.25 V): what the boards' supply copper must carry (kicad's
+	// DC check). Output currents into loads come on top.
+	ICC float64
 	// CablePin, for a cable connector that is not itself a DB-25, is the
 	// connector's pin that carries DB-25 pin n of the PC's port (nil: pin
 	// n is pin n).
@@ -177,6 +182,8 @@ var (
 		// SN74LS20: tPLH 9/15, tPHL 10/15 ns (typ/max).
 		Delay: ns(3, 10, 15), Symbol: "74xx:74LS20", Footprint: "Package_DIP:DIP-14_W7.62mm",
 		Maker: "Texas Instruments", MPN: "SN74LS20N",
+		// SN74LS20: ICCH 0.8, ICCL 2.2 mA max.
+		ICC: 2.2e-3,
 	}
 	// Dual 4-input NAND buffer (high fan-out), same pinout as the 74LS20.
 	LS40 = &Part{
@@ -187,6 +194,8 @@ var (
 		// cables its edges slow far beyond this: see emu's cable model.
 		Delay: ns(3, 12, 24), Symbol: "74xx:74LS40", Footprint: "Package_DIP:DIP-14_W7.62mm",
 		Maker: "Texas Instruments", MPN: "SN74LS40N",
+		// SN74LS40: ICCH 1, ICCL 6 mA max.
+		ICC: 6e-3,
 	}
 	// 8-input NAND: 1,2,3,4,5,6,11,12 -> 8.
 	LS30 = &Part{
@@ -197,6 +206,8 @@ var (
 		// SN74LS30: tPLH 8/15, tPHL 13/20 ns.
 		Delay: ns(3, 11, 20), Symbol: "74xx:74LS30", Footprint: "Package_DIP:DIP-14_W7.62mm",
 		Maker: "Texas Instruments", MPN: "SN74LS30N",
+		// SN74LS30: ICCH 0.5, ICCL 1.1 mA max.
+		ICC: 1.1e-3,
 	}
 	// Quad 2-input OR: 1,2->3; 4,5->6; 9,10->8; 12,13->11.
 	LS32 = &Part{
@@ -210,6 +221,8 @@ var (
 		// SN74LS32: tPLH 14/22, tPHL 14/22 ns.
 		Delay: ns(3, 14, 22), Symbol: "74xx:74LS32", Footprint: "Package_DIP:DIP-14_W7.62mm",
 		Maker: "Texas Instruments", MPN: "SN74LS32N",
+		// SN74LS32: ICCH 6.2, ICCL 9.8 mA max.
+		ICC: 9.8e-3,
 	}
 	// Dual D flip-flop with preset and clear.
 	LS74 = &Part{
@@ -224,13 +237,17 @@ var (
 		// 25/40 ns; the sheet gives one figure for all three inputs.
 		Delay: ns(6, 19, 40), ClockDelay: ns(6, 19, 40), Symbol: "74xx:74LS74", Footprint: "Package_DIP:DIP-14_W7.62mm",
 		Maker: "Texas Instruments", MPN: "SN74LS74AN",
+		// SN74LS74A: ICC 8 mA max.
+		ICC: 8e-3,
 	}
 	// Quad tri-state buffer, active-low enables. SN74LS125A: tPLH 9/15,
-	// tPHL 7/18; tPZH 12/20, tPZL 15/25, tPHZ and tPLZ 20 max ns.
-	LS125 = quadBuffer("74LS125", "quad tri-state buffer, active-low enable", "SN74LS125AN", true, ns(3, 8, 18), ns(3, 15, 25))
+	// tPHL 7/18; tPZH 12/20, tPZL 15/25, tPHZ and tPLZ 20 max ns; ICC 20
+	// mA max.
+	LS125 = quadBuffer("74LS125", "quad tri-state buffer, active-low enable", "SN74LS125AN", true, ns(3, 8, 18), ns(3, 15, 25), 20e-3)
 	// Quad tri-state buffer, active-high enables. SN74LS126A: tPLH 9/15,
-	// tPHL 8/18; tPZH 16/25, tPZL 21/35, tPHZ and tPLZ 25 max ns.
-	LS126 = quadBuffer("74LS126", "quad tri-state buffer, active-high enable", "SN74LS126AN", false, ns(3, 9, 18), ns(3, 19, 35))
+	// tPHL 8/18; tPZH 16/25, tPZL 21/35, tPHZ and tPLZ 25 max ns; ICC 22
+	// mA max.
+	LS126 = quadBuffer("74LS126", "quad tri-state buffer, active-high enable", "SN74LS126AN", false, ns(3, 9, 18), ns(3, 19, 35), 22e-3)
 	// Octal tri-state buffer/line driver.
 	LS244 = &Part{
 		Name: "74LS244", Description: "octal tri-state buffer / line driver",
@@ -258,6 +275,8 @@ var (
 		// tPLZ 15/25, tPHZ 10/18 ns into 45 pF (5 pF for disable).
 		Delay: ns(3, 12, 18), EnableDelay: ns(3, 15, 30), Symbol: "74xx:74LS244", Footprint: "Package_DIP:DIP-20_W7.62mm",
 		Maker: "Texas Instruments", MPN: "SN74LS244N",
+		// SN74LS244: ICCH 23, ICCL 46, ICCZ 54 mA max.
+		ICC: 54e-3,
 	}
 	// DB25 is the cable connector: one per PE, pins numbered as on the PC's
 	// port (a straight-through cable).
@@ -340,6 +359,8 @@ var (
 			{15, "B3", tri}, {16, "B2", tri}, {17, "B1", tri}, {18, "B0", tri}, {19, "CE", in}, {20, "VCC", pwr}},
 		Symbol: "74xx:74LS245", Footprint: "Package_DIP:DIP-20_W7.62mm",
 		Maker: "Texas Instruments", MPN: "SN74LVC245AN",
+		// SN74LVC245A: ICC 10 µA max (at 3.6 V).
+		ICC: 10e-6,
 	}
 )
 
@@ -394,7 +415,7 @@ func buy(p *Part, maker, mpn string) *Part {
 	return p
 }
 
-func quadBuffer(name, desc, mpn string, low bool, delay, enable Delay) *Part {
+func quadBuffer(name, desc, mpn string, low bool, delay, enable Delay, icc float64) *Part {
 	names := [15]string{"", "1OE", "1A", "1Y", "2OE", "2A", "2Y", "GND", "3Y", "3A", "3OE", "4Y", "4A", "4OE", "VCC"}
 	if low {
 		for _, i := range []int{1, 4, 10, 13} {
@@ -411,7 +432,7 @@ func quadBuffer(name, desc, mpn string, low bool, delay, enable Delay) *Part {
 			{Func: FuncBuffer, In: []int{12}, Out: 11, Enable: 13, EnableLow: low},
 		},
 		Delay: delay, EnableDelay: enable, Symbol: "74xx:" + name, Footprint: "Package_DIP:DIP-14_W7.62mm",
-		Maker: "Texas Instruments", MPN: mpn,
+		Maker: "Texas Instruments", MPN: mpn, ICC: icc,
 	}
 }
 

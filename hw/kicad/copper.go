@@ -65,7 +65,7 @@ func copperItems(root *Expr) ([]Node, []copperItem, error) {
 		if err != nil || err2 != nil {
 			return nil, nil, fmt.Errorf("kicad: via with a bad position or size")
 		}
-		items = append(items, copperItem{layers: allCopper, pad: -1, round: true, x0: x, y0: y, x1: x, y1: y, w: d, h: d})
+		items = append(items, copperItem{layers: allCopper, pad: -1, round: true, x0: x, y0: y, x1: x, y1: y, w: d, h: d, net: netCode(v)})
 	}
 	return pads, items, nil
 }
@@ -84,9 +84,15 @@ func joinTouching(items []copperItem) func(int) int {
 		}
 		return i
 	}
-	// Sweep along x: only items whose boxes overlap can touch, so each is
-	// measured against those whose box starts before its own ends (a
-	// 32-PE board has some 15 000 items).
+	touching(items, func(i, j int) { parent[find(i)] = find(j) })
+	return find
+}
+
+// touching calls meet(i, j) for each pair of items that touch, i before j
+// in a sweep along x: only items whose boxes overlap can touch, so each is
+// measured against those whose box starts before its own ends (a 32-PE
+// board has some 15 000 items).
+func touching(items []copperItem, meet func(i, j int)) {
 	box := make([][4]float64, len(items))
 	order := make([]int, len(items))
 	for i, it := range items {
@@ -101,11 +107,10 @@ func joinTouching(items []copperItem) func(int) int {
 				break
 			}
 			if box[j][1] <= box[i][3]+1e-6 && box[i][1] <= box[j][3]+1e-6 && items[i].touches(&items[j]) {
-				parent[find(i)] = find(j)
+				meet(i, j)
 			}
 		}
 	}
-	return find
 }
 
 // segmentItem reads a track segment.
@@ -116,7 +121,7 @@ func segmentItem(s *Expr) (copperItem, error) {
 	if err != nil || err2 != nil || err3 != nil {
 		return copperItem{}, fmt.Errorf("kicad: segment with a bad start, end or width")
 	}
-	return copperItem{layers: layerBit(s.Child("layer").Arg(0)), pad: -1, round: true, x0: x0, y0: y0, x1: x1, y1: y1, w: w, h: w}, nil
+	return copperItem{layers: layerBit(s.Child("layer").Arg(0)), pad: -1, round: true, x0: x0, y0: y0, x1: x1, y1: y1, w: w, h: w, net: netCode(s)}, nil
 }
 
 // position reads an (at x y [angle]) list.
@@ -184,7 +189,7 @@ func boardPads(root *Expr) (pads []Node, items []copperItem, err error) {
 			s, c := math.Sincos(frot * math.Pi / 180)
 			x, y := fx+px*c+py*s, fy-px*s+py*c
 			items = append(items, copperItem{layers: allCopper, pad: len(pads), round: p.Arg(2) == "circle",
-				x0: x, y0: y, x1: x, y1: y, w: w, h: h})
+				x0: x, y0: y, x1: x, y1: y, w: w, h: h, net: netCode(p)})
 			pads = append(pads, Node{ref, p.Arg(0)})
 		}
 	}
@@ -228,6 +233,13 @@ type copperItem struct {
 	round          bool
 	x0, y0, x1, y1 float64
 	w, h           float64
+	net            int // the net code the file gives it (0: none)
+}
+
+// netCode is the code of an item's (net N …), 0 if it names none.
+func netCode(e *Expr) int {
+	n, _ := strconv.Atoi(e.Child("net").Arg(0))
+	return n
 }
 
 // touches reports whether two items share a layer and their copper meets.
