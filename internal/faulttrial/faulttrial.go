@@ -271,6 +271,12 @@ type Tally struct {
 	// Missed is what the survivors that did not name the victim said
 	// (their error, or how they ended), for the log.
 	Missed []string
+	// Traced counts the survivors of Named that named instead other
+	// survivors that left the group first, each of which named the
+	// victim: a PE that finds the fault in its own call (a frame from the
+	// victim that failed authentication) fails at once, and the others
+	// learn it from its interrupt.
+	Traced int
 }
 
 // Add counts one trial of fault kind on n PEs: its survivors' outcomes, the
@@ -278,6 +284,12 @@ type Tally struct {
 func (tl *Tally) Add(kind string, n int, t0 time.Time, survivors []Outcome, hung int) {
 	tl.Trials++
 	tl.Hung += hung
+	byPE := map[int]Outcome{}
+	for _, r := range survivors {
+		if r.Report != nil {
+			byPE[r.Report.PE] = r
+		}
+	}
 	for _, r := range survivors {
 		if strings.Contains(r.Stdout, "sum=") && !strings.Contains(r.Stdout, RightSum(n)) {
 			if r.Exit == 0 {
@@ -285,9 +297,13 @@ func (tl *Tally) Add(kind string, n int, t0 time.Time, survivors []Outcome, hung
 			}
 			tl.ComputedWrong++
 		}
-		if r.Exit != 0 && Names(kind, r.Report) {
+		switch {
+		case r.Exit != 0 && Names(kind, r.Report):
 			tl.Named++
-		} else {
+		case r.Exit != 0 && tracesTo(kind, r.Report, byPE):
+			tl.Named++
+			tl.Traced++
+		default:
 			said := "no report"
 			if r.Report != nil {
 				said = r.Report.Cause
@@ -333,6 +349,21 @@ func Names(kind string, r *pereport.Report) bool {
 			r.Line.Name == "nAck" && r.Line.Stuck == kind[len("input")]-'0'
 	}
 	return r.Names(Victim)
+}
+
+// tracesTo reports whether r says that other survivors left the group,
+// each of which failed naming the victim (byPE: the survivors by PE).
+func tracesTo(kind string, r *pereport.Report, byPE map[int]Outcome) bool {
+	if r == nil || r.Kind != pereport.Interrupt || len(r.Named) == 0 {
+		return false
+	}
+	for _, k := range r.Named {
+		o, ok := byPE[k]
+		if !ok || k == r.PE || o.Exit == 0 || !Names(kind, o.Report) {
+			return false
+		}
+	}
+	return true
 }
 
 // blamed counts the healthy PEs a survivor's report names as silent at a
@@ -387,9 +418,9 @@ func (tl *Tally) Problems(kind string, n int) []string {
 // Table writes the tallies of kinds, one line each, through logf (a
 // test's Logf).
 func Table(logf func(format string, args ...any), n int, kinds []string, tallies map[string]*Tally) {
-	logf("%-8s %8s %14s %10s %6s %12s %12s %9s", "fault", "trials", "victim named", "wrong exit0", "hung", "worst exit", "worst in PE", "next run")
+	logf("%-8s %8s %14s %7s %10s %6s %12s %12s %9s", "fault", "trials", "victim named", "traced", "wrong exit0", "hung", "worst exit", "worst in PE", "next run")
 	for _, kind := range kinds {
 		tl := tallies[kind]
-		logf("%-8s %8d %11d/%-2d %10d %6d %12v %12v %6d/%-2d", kind, tl.Trials, tl.Named, tl.Trials*(n-1), tl.Wrong, tl.Hung, tl.Worst.Round(time.Millisecond), tl.WorstInPE.Round(time.Millisecond), tl.NextOK, tl.Trials)
+		logf("%-8s %8d %11d/%-2d %7d %10d %6d %12v %12v %6d/%-2d", kind, tl.Trials, tl.Named, tl.Trials*(n-1), tl.Traced, tl.Wrong, tl.Hung, tl.Worst.Round(time.Millisecond), tl.WorstInPE.Round(time.Millisecond), tl.NextOK, tl.Trials)
 	}
 }

@@ -138,3 +138,37 @@ func TestNamesCheckIn(t *testing.T) {
 		}
 	}
 }
+
+// TestTallyTraced: a survivor that names another survivor as having left
+// the group counts as naming the victim only when that survivor's own
+// report names the victim (it found the fault first and failed at once).
+func TestTallyTraced(t *testing.T) {
+	t0 := time.Now()
+	forged := papers.Errorf("splitc", 2, "store: %w", &am.GoneError{PE: Victim, Cause: errors.New("a frame failed authentication")})
+	of := func(pe int, err error) *pereport.Report { // as spmd writes it: with its PE
+		r := reportOf(err)
+		r.PE = pe
+		return r
+	}
+	left := func(pe int, who peset.Set) *pereport.Report {
+		return of(pe, &papers.InterruptError{PE: pe, Op: "NAND", Code: 0xf, Left: who})
+	}
+	var tl Tally
+	tl.Add("tamper", 4, t0, []Outcome{
+		{Report: left(0, peset.Of(2)), Exit: 1, Ended: t0},
+		{Report: of(2, forged), Exit: 1, Ended: t0},
+		{Report: left(3, peset.Of(2)), Exit: 1, Ended: t0},
+	}, 0)
+	if tl.Named != 3 || tl.Traced != 2 || len(tl.Missed) != 0 {
+		t.Errorf("traced through PE 2: %+v, want 3 named, 2 of them traced", tl)
+	}
+	tl = Tally{}
+	tl.Add("tamper", 4, t0, []Outcome{
+		{Report: left(0, peset.Of(2)), Exit: 1, Ended: t0},
+		{Report: of(2, rollCall(2, peset.Of(3))), Exit: 1, Ended: t0}, // names PE 3, not the victim
+		{Report: left(3, peset.Of(0)), Exit: 1, Ended: t0},            // PE 0 did not name the victim either
+	}, 0)
+	if tl.Named != 0 || tl.Traced != 0 {
+		t.Errorf("no survivor named the victim, yet %+v", tl)
+	}
+}
