@@ -126,7 +126,7 @@ func startRun(ctx context.Context, t *testing.T, srv *ppdevfs.Server, n int, kin
 		r.Cmd.Env = append(os.Environ(), "SPMD_TEST_ROLE=faults", faulttrial.EnvFault+"="+kind, spmd.EnvPE+"="+strconv.Itoa(k), spmd.EnvPEs+"="+strconv.Itoa(n),
 			spmd.EnvPort+"=ppdev:"+srv.Path(k), spmd.EnvTimeout+"="+timeout.String(), spmd.EnvCheckIn+"=20s", pereport.Env+"="+r.report)
 		if k == faulttrial.Victim {
-			r.Cmd.Env = append(r.Cmd.Env, victimEnv(kind)...)
+			r.Cmd.Env = append(r.Cmd.Env, victimEnv(kind, n)...)
 		}
 		r.Cmd.Stdout, r.Cmd.Stderr = &r.stdout, &r.stderr
 		if err := r.Cmd.Start(); err != nil {
@@ -138,13 +138,13 @@ func startRun(ctx context.Context, t *testing.T, srv *ppdevfs.Server, n int, kin
 }
 
 // victimEnv is what the victim's environment adds for a check-in fault
-// (faulttrial.CheckInKinds).
-func victimEnv(kind string) []string {
+// (faulttrial.CheckInKinds) on an n-PE board.
+func victimEnv(kind string, n int) []string {
 	switch kind {
 	case "pes":
 		return []string{spmd.EnvPEs + "=2"}
-	case "pes8":
-		return []string{spmd.EnvPEs + "=8"}
+	case "pesmore":
+		return []string{spmd.EnvPEs + "=" + strconv.Itoa(2*n)}
 	case "tag":
 		return []string{spmd.EnvTag + "=stale"}
 	case "dup":

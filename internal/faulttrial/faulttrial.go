@@ -38,8 +38,8 @@ const EnvFault = "SPMD_FAULT"
 var Kinds = []string{"error", "panic", "SIGINT", "SIGTERM", "SIGKILL", "SIGSTOP", "return", "unplug", "stuck"}
 
 // CheckInKinds are the faults check-in must name before any PE computes:
-// the victim was started for 2 or 8 PEs on a 4-PE board ("pes", "pes8"),
-// with another tag, as a stale build would be ("tag"), or with PE 0's id
+// the victim was started for 2 PEs, or for twice the board's ("pes",
+// "pesmore"), with another tag, as a stale build would be ("tag"), or with PE 0's id
 // ("dup") (papers.MismatchError); its own status input nAck is stuck at 0
 // or at 1 ("input0", "input1": papers.InputError); it is interrupted
 // while it waits at check-in for the others ("intcheckin": DuringCheckIn),
@@ -47,7 +47,7 @@ var Kinds = []string{"error", "panic", "SIGINT", "SIGTERM", "SIGKILL", "SIGSTOP"
 // cannot tell it from a PC not yet started, and name it when
 // PAPERS_CHECKIN ends). Only spmd's process trials make them; FromEnv's
 // default leaves them out.
-var CheckInKinds = []string{"pes", "pes8", "tag", "dup", "input0", "input1", "intcheckin", "killcheckin", "unplugstart"}
+var CheckInKinds = []string{"pes", "pesmore", "tag", "dup", "input0", "input1", "intcheckin", "killcheckin", "unplugstart"}
 
 // DuringCheckIn is, for the faults a PE gets while it waits at check-in,
 // its signal: the victim gets it while it and the others but the last PE
@@ -338,7 +338,7 @@ func Names(kind string, r *pereport.Report) bool {
 		return slices.Contains(r.Returned, Victim)
 	case (kind == "stuck" || kind == "stucklate") && r.Line != nil && r.Line.Name == stuckLine:
 		return true
-	case kind == "pes" || kind == "pes8":
+	case kind == "pes" || kind == "pesmore":
 		return r.Kind == pereport.Mismatch && r.Differs == "PE count" && r.Names(Victim)
 	case kind == "tag":
 		return r.Kind == pereport.Mismatch && r.Differs == "program" && r.Names(Victim)
