@@ -25,12 +25,11 @@ import (
 // acknowledged like an arrival.
 func (p *PE) checkIn(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
-	opTimeout := p.timeout
 	defer func(t time.Duration) { p.timeout, p.checking = t, false }(p.timeout)
 	p.timeout, p.checking = timeout, true
 	p.members, p.ident = 0, p.ownIdentity()
 	code, err := p.arrive(timeout, deadline)
-	if err := p.gather(code, err, timeout, opTimeout, deadline); err != nil {
+	if err := p.gather(code, err, timeout, deadline); err != nil {
 		return err
 	}
 	p.timeout = max(time.Until(deadline), time.Millisecond)
@@ -72,9 +71,8 @@ func (p *PE) arrive(timeout time.Duration, deadline time.Time) (uint8, error) {
 // gather is check-in's second step, from the acknowledge of an arrival
 // (its code and error): it votes on who is here and agrees on the run,
 // and while that does not count every PE it waits for the next arrival,
-// voting again after each (acknowledgeArrival, which names a member that
-// died meanwhile within opTimeout).
-func (p *PE) gather(code uint8, err error, timeout, opTimeout time.Duration, deadline time.Time) error {
+// voting again after each.
+func (p *PE) gather(code uint8, err error, timeout time.Duration, deadline time.Time) error {
 	voted := false
 	var pending error // found before every PE came (agree)
 	for {
@@ -123,7 +121,8 @@ func (p *PE) gather(code uint8, err error, timeout, opTimeout time.Duration, dea
 			return nil
 		}
 		if err = p.awaitArrival(deadline); err == nil {
-			code, err = p.acknowledgeArrival(deadline, opTimeout)
+			p.timeout = time.Until(deadline)
+			code, err = p.acknowledge(false, 0)
 		}
 	}
 }
@@ -143,30 +142,6 @@ func (p *PE) checkInLinesFailed(err error, timeout time.Duration) error {
 		err = p.checkInFailed(err, timeout, true)
 	}
 	return err
-}
-
-// acknowledgeArrival acknowledges the interrupt of a PE that arrives
-// after a vote counted this PE's members. A port holds the acknowledge
-// until its PE comes, which may be the check-in's whole deadline for a PC
-// started by hand; but a member held it up only if it died or stopped
-// since it voted. So every operation timeout the PEs acknowledging take a
-// roll call, as a barrier's wait does, and a member that does not answer
-// is named then, instead of at the deadline; otherwise they acknowledge on.
-// (Beyond 4 PEs a dead member's line may be answered by a PE that shares
-// it: then the deadline names the candidates, as before.)
-func (p *PE) acknowledgeArrival(deadline time.Time, opTimeout time.Duration) (uint8, error) {
-	for {
-		p.timeout = min(opTimeout, time.Until(deadline))
-		code, err := p.acknowledge(false, 0)
-		var te *TimeoutError
-		if !errors.As(err, &te) || !time.Now().Before(deadline) {
-			return code, err
-		}
-		missing, _ := p.rollCall()
-		if dead := missing & p.members &^ peset.Of(p.self); dead != 0 {
-			return code, &TimeoutError{PE: p.self, Op: "check-in", Waited: opTimeout, Missing: dead, RollCall: true}
-		}
-	}
 }
 
 // leaveCheckIn announces the departure of a PE whose check-in its context
@@ -269,8 +244,8 @@ func (p *PE) awaitArrival(deadline time.Time) error {
 // returns: who did not come, and what that can mean.
 func (p *PE) checkInFailed(err error, timeout time.Duration, voted bool) error {
 	var te *TimeoutError
-	if !errors.As(err, &te) || te.Op == "check-in" && te.RollCall {
-		return err // not a wait for the deadline, or a member named (acknowledgeArrival)
+	if !errors.As(err, &te) {
+		return err
 	}
 	e := &TimeoutError{PE: p.self, Op: "check-in", Waited: timeout}
 	others := p.all() &^ (1 << p.self)

@@ -47,15 +47,15 @@ var Kinds = []string{"error", "panic", "SIGINT", "SIGTERM", "SIGKILL", "SIGSTOP"
 // cannot tell it from a PC not yet started, and name it when
 // PAPERS_CHECKIN ends). Only spmd's process trials make them; FromEnv's
 // default leaves them out.
-var CheckInKinds = []string{"pes", "pesmore", "tag", "dup", "input0", "input1", "intcheckin", "killcheckin", "unplugstart"}
+var CheckInKinds = []string{"pes", "pesmore", "tag", "dup", "input0", "input1", "intcheckin", "unplugstart"}
 
 // DuringCheckIn is, for the faults a PE gets while it waits at check-in,
 // its signal: the victim gets it while it and the others but the last PE
-// wait for that one, which then arrives at a check-in the victim has left
-// or died in. The PEs that checked in with the victim name it at once;
-// the last cannot (the others have ended by then, and a PE that left
-// reads as one not yet started): it fails when PAPERS_CHECKIN ends.
-var DuringCheckIn = map[string]os.Signal{"intcheckin": os.Interrupt, "killcheckin": os.Kill}
+// wait for that one, which then arrives at a check-in the victim has
+// left. The PEs that checked in with the victim name it at once; the last
+// cannot (the others have ended by then, and a PE that left reads as one
+// not yet started): it fails when PAPERS_CHECKIN ends.
+var DuringCheckIn = map[string]os.Signal{"intcheckin": os.Interrupt}
 
 // ProofKinds are the faults only a run's proof can find (papers.PE.Finish
 // takes a census and tests every data line before a PE may end with
@@ -405,12 +405,6 @@ func (tl *Tally) Problems(kind string, n int) []string {
 	want := n - 1
 	if _, ok := DuringCheckIn[kind]; ok {
 		want = n - 2
-	}
-	if kind == "killcheckin" && n > 4 {
-		// A dead PE's line is answered by the PE that shares it: the
-		// roll call cannot name it, and check-in's deadline names
-		// candidates (docs/protocol.md, "Leaving during check-in").
-		want = 0
 	}
 	if (kind == "return" || n > 4 || slices.Contains(CheckInKinds, kind) || slices.Contains(ProofKinds, kind)) && tl.Named < tl.Trials*want {
 		p = append(p, fmt.Sprintf("%s: %d of %d survivors named PE %d", kind, tl.Named, tl.Trials*want, Victim))
