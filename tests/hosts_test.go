@@ -98,8 +98,8 @@ func TestBoardAcrossHosts(t *testing.T) {
 		t.Skip("runs jobs across emulated hosts; skipped with -short")
 	}
 	testenv.Long(t, "jobs across emulated hosts")
-	dir := fuseBoard(t, 4) // before the hosts, whose mounts copy the machine's
-	acrossHostsSuite(t, hosts.New(t, 2, 2), onHosts{bin: bin, env: []string{"PAPERS_PORT=ppdev:" + dir + "/parport{pe}"}})
+	dir := fuseBoard(t, 4) // before the hosts, which keep it of the machine's FUSE mounts
+	acrossHostsSuite(t, hosts.New(t, 2, 2, dir), onHosts{bin: bin, env: []string{"PAPERS_PORT=ppdev:" + dir + "/parport{pe}"}})
 }
 
 func acrossHostsSuite(t *testing.T, c *hosts.Cluster, on onHosts) {

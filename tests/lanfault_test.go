@@ -52,8 +52,8 @@ func TestLANFaultTrials(t *testing.T) {
 	// Long enough that a loaded machine's scheduling does not look like a
 	// fault, short enough for CI.
 	const n, timeout = 4, 2 * time.Second
-	dir := fuseBoard(t, n) // before the hosts, whose mounts copy the machine's
-	c := hosts.New(t, n, 1)
+	dir := fuseBoard(t, n) // before the hosts, which keep it of the machine's FUSE mounts
+	c := hosts.New(t, n, 1, dir)
 	prog := bin(t, "lanprog")
 	tallies := map[string]*faulttrial.Tally{}
 	right := map[string]int{} // linkshort's trials in which every PE exited 0 with the right sum

@@ -56,8 +56,10 @@ type Cluster struct {
 
 // New makes n hosts of slots MPI slots each and removes them when the
 // test ends. It skips the test (fails it in CI) when this machine cannot
-// make namespaces.
-func New(t testing.TB, n, slots int) *Cluster {
+// make namespaces. Each host sees the machine's mounts as they are now,
+// but for FUSE mounts other than boards (mount points the hosts' programs
+// use: mount them before New).
+func New(t testing.TB, n, slots int, boards ...string) *Cluster {
 	t.Helper()
 	for _, tool := range []string{"nsenter", "ip", "sh", "mount"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -95,7 +97,7 @@ func New(t testing.TB, n, slots int) *Cluster {
 		h := &c.Hosts[k]
 		// Mounts made here must not reach the machine: private first.
 		h.pid = hold(t, syscall.CLONE_NEWNET|syscall.CLONE_NEWUTS|syscall.CLONE_NEWNS,
-			fmt.Sprintf("mount --make-rprivate / && mount -t tmpfs tmpfs /dev/shm && mount --bind %s /etc/hosts && echo %s >/proc/sys/kernel/hostname", hostsFile, h.Name))
+			fmt.Sprintf("mount --make-rprivate / && %s && mount -t tmpfs tmpfs /dev/shm && mount --bind %s /etc/hosts && echo %s >/proc/sys/kernel/hostname", dropFUSE(boards), hostsFile, h.Name))
 		port := "p" + strconv.Itoa(k)
 		c.must(t, sw, "ip", "link", "add", port, "type", "veth", "peer", "name", "eth0", "netns", strconv.Itoa(h.pid))
 		c.must(t, sw, "ip", "link", "set", port, "master", "br0", "up")
@@ -110,6 +112,20 @@ func New(t testing.TB, n, slots int) *Cluster {
 		}
 	})
 	return c
+}
+
+// dropFUSE is a shell command that lazily unmounts, in a host's new mount
+// namespace, every FUSE mount but boards. The namespace's copy of another
+// program's FUSE mount (a papersctl hil or a test's board) would keep that
+// file system alive after its owner unmounts it: the owner's server then
+// waits, with every port file closed, until this host is gone (a hil run
+// stayed 5 minutes after its machines had powered off).
+func dropFUSE(boards []string) string {
+	keep := ""
+	for _, b := range boards {
+		keep += fmt.Sprintf(" && $5 != %q", filepath.Clean(b))
+	}
+	return fmt.Sprintf(`for m in $(awk '{ for (i = 7; i < NF; i++) if ($i == "-") { if ($(i+1) ~ /^fuse/%s) print $5; break } }' /proc/self/mountinfo); do umount -l "$m" || exit 1; done`, keep)
 }
 
 // hold starts a holder process in new namespaces (flags), which runs setup

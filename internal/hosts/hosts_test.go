@@ -12,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ttlpapers/ttlpapers/emu"
+	"github.com/ttlpapers/ttlpapers/emu/ppdevfs"
 	"github.com/ttlpapers/ttlpapers/internal/hosts"
+	"github.com/ttlpapers/ttlpapers/internal/testenv"
 )
 
 // The test binary is also the hosts' network program: with envListen it
@@ -92,5 +95,51 @@ func TestCluster(t *testing.T) {
 	}
 	if out, err := dial(); err != nil || out != "hello from host1\n" {
 		t.Errorf("host0 connecting to host1: %q, %v", out, err)
+	}
+}
+
+// TestForeignFUSE: a host keeps the boards it is given and drops the
+// machine's other FUSE mounts, so that their owner's unmount ends while the
+// host lives (the host's copy would keep the file system, and the owner's
+// server waiting, until the host is gone).
+func TestForeignFUSE(t *testing.T) {
+	testenv.FUSE(t)
+	mount := func() (string, *ppdevfs.Server) {
+		dir := t.TempDir()
+		bd, err := emu.New(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := ppdevfs.Mount(dir, bd, ppdevfs.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { srv.Unmount() })
+		return dir, srv
+	}
+	board, _ := mount()
+	other, otherSrv := mount()
+	c := hosts.New(t, 1, 1, board)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if out, err := c.Command(ctx, 0, "ls", board).CombinedOutput(); err != nil || !strings.Contains(string(out), ppdevfs.FileName(0)) {
+		t.Errorf("the host does not see its board %s: %v: %s", board, err, out)
+	}
+	out, err := c.Command(ctx, 0, "cat", "/proc/self/mountinfo").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), other) {
+		t.Errorf("the host still has the machine's other FUSE mount %s", other)
+	}
+	unmounted := make(chan error, 1)
+	go func() { unmounted <- otherSrv.Unmount() }()
+	select {
+	case err := <-unmounted:
+		if err != nil {
+			t.Error(err)
+		}
+	case <-ctx.Done():
+		t.Fatalf("unmounting %s did not end while the host lived", other)
 	}
 }
