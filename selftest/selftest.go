@@ -49,10 +49,12 @@ const (
 	MultiPC Mode = "multi-pc"
 )
 
-// EmulatorTimeout is the default per-wait timeout on the emulator: long
-// enough for any healthy wait under the race detector, short enough that a
-// stalled check costs little.
-const EmulatorTimeout = 200 * time.Millisecond
+// DefaultTimeout is the default per-wait timeout, on the emulator and on
+// real ports: long enough for a healthy wait on a busy PC (at load 31 on 2
+// cores, 200 ms failed the emulator's check-in), short enough that a fault,
+// which stalls a few waits, costs seconds (10 to 16 s for a stuck line or
+// an unplugged PE at 5 s, against 3 to 6 s at 200 ms).
+const DefaultTimeout = 5 * time.Second
 
 // MultiPCCheckIn is the default check-in wait in multi-PC mode.
 const MultiPCCheckIn = time.Minute
@@ -71,8 +73,7 @@ type Config struct {
 	PE      int  // this PC's PE id (multi-PC), or the connector its cable is on (single-PC)
 	// Faults are injected into the emulated board (emulator only).
 	Faults []emu.Fault
-	// Timeout bounds each wait; zero means EmulatorTimeout on the
-	// emulator and 2 s on a real port.
+	// Timeout bounds each wait; zero means DefaultTimeout.
 	Timeout time.Duration
 	// CheckInTimeout bounds each session's wait for the other PEs to
 	// arrive. Zero means MultiPCCheckIn in multi-PC mode, where people
@@ -253,10 +254,7 @@ func (cfg Config) withDefaults() Config {
 		cfg.Backend = Emulator
 	}
 	if cfg.Timeout == 0 {
-		cfg.Timeout = EmulatorTimeout
-		if real {
-			cfg.Timeout = 2 * time.Second
-		}
+		cfg.Timeout = DefaultTimeout
 	}
 	if cfg.CheckInTimeout == 0 {
 		cfg.CheckInTimeout = cfg.Timeout

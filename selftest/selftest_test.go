@@ -45,6 +45,9 @@ type jsonReport struct {
 // what users of --json see.
 func runReport(cfg Config) (jsonReport, error) {
 	var j jsonReport
+	if cfg.Timeout == 0 {
+		cfg.Timeout = faultWait
+	}
 	rep, err := Run(context.Background(), cfg)
 	if err != nil {
 		return j, err
@@ -76,11 +79,15 @@ func dump(r jsonReport) string {
 }
 
 // mustPass is the per-wait timeout of runs that must pass: no healthy wait
-// comes near it, but the emulator's 200 ms default (EmulatorTimeout), which
-// keeps runs that detect faults short, was overrun under the race detector
-// on a loaded 2-CPU machine (CI, with other jobs), failing a harmless
-// fault's run.
+// comes near it, but faultWait was overrun under the race detector on a
+// loaded 2-CPU machine (CI, with other jobs), failing a harmless fault's
+// run.
 const mustPass = 2 * time.Second
+
+// faultWait is the per-wait timeout of the runs that look for faults
+// (runReport's default): each stalls a few waits, and with DefaultTimeout
+// the hundreds of fault runs would take many minutes.
+const faultWait = 200 * time.Millisecond
 
 func TestHealthyBoardPasses(t *testing.T) {
 	for _, n := range []int{1, 2, 4, 8} {

@@ -113,8 +113,8 @@ func TestTimingCommand(t *testing.T) {
 }
 
 // TestSelftestVCD records a selftest as a waveform. Recording writes at
-// every port operation, so the emulator's 200 ms wait is raised: a loaded
-// machine must not fail a healthy check.
+// every port operation, so the wait is raised: a loaded machine must not
+// fail a healthy check.
 func TestSelftestVCD(t *testing.T) {
 	bin := build(t)
 	path := filepath.Join(t.TempDir(), "s.vcd")

@@ -46,7 +46,7 @@ func (c *selftestCmd) Define(f *base.FlagSet) {
 		"cluster (emulator default), single, or multi-pc (real ports: run on every PC at once with --pe i --pes n)")
 	f.Bool(&c.noAsk, "no-prompt", "do not ask a person to confirm LED colours (LED lines are then not checkable)")
 	f.Duration(&c.ask, "prompt-timeout", selftest.DefaultPromptWait, false, "how long to wait for each answer about an LED before skipping the LED lines")
-	f.Duration(&c.timeout, "timeout", 0, true, "per-wait timeout (0: 200ms on the emulator, 2s on real ports)")
+	f.Duration(&c.timeout, "timeout", 0, true, "per-wait timeout (0: 5s)")
 	f.Duration(&c.checkIn, "checkin-timeout", 0, true, "how long each PC waits for the others to start selftest (0: 1m in multi-PC mode, else the per-wait timeout)")
 	c.faults.Define(f, "inject a fault into the emulator")
 	f.Path(&c.vcd, "vcd", "", "file", false, "record the emulated run in this VCD file (GTKWave), one time step per port operation")
