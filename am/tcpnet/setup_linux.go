@@ -85,7 +85,7 @@ func defaultAddr() netip.Addr {
 // Addr is the address the other PEs dial to reach this one.
 func (l *Listener) Addr() netip.AddrPort { return l.addr }
 
-// Loopback is the address a PE of the same host dials.
+// loopback is the address a PE of the same host dials.
 func (l *Listener) loopback() netip.AddrPort {
 	if !l.wildcard {
 		return l.addr
