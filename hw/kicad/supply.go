@@ -323,7 +323,7 @@ func (g *network) padNode(i int) int { return g.find(g.pad[i]) }
 // end on it); zone fills are grids of cells (addZones).
 func copperNetwork(items []copperItem, fills []zoneFill) *network {
 	g := &network{pad: map[int]int{}}
-	nd := g.itemNodes(items)
+	nd := g.addItems(items)
 	g.meet(items, nd)
 	g.addZones(fills, nd.contacts(items))
 	g.addTracks(items, nd.along)
@@ -349,9 +349,9 @@ type trackPoint struct {
 
 func (nd *itemNodes) isTrack(i int) bool { return nd.along[i] != nil }
 
-// itemNodes makes each item's nodes: a pad one node on both layers, a via
+// addItems makes each item's nodes: a pad one node on both layers, a via
 // one on each layer joined through its barrel, a track one at each end.
-func (g *network) itemNodes(items []copperItem) *itemNodes {
+func (g *network) addItems(items []copperItem) *itemNodes {
 	nd := &itemNodes{onLayer: make([][3]int, len(items)), ends: make([][2]int, len(items)), along: make([][]trackPoint, len(items))}
 	for i, it := range items {
 		switch {
