@@ -27,7 +27,7 @@ const addrLen = 19
 // connecting, and each later wait. The board agrees at the end whether
 // every PE connected, so that all fail together.
 func (l *Listener) Join(p *papers.PE, timeout time.Duration) (*Net, error) {
-	self, n := p.Self(), p.PEs()
+	self := p.Self()
 	secret := make([]byte, SecretLen)
 	if self == 0 {
 		rand.Read(secret)
@@ -52,31 +52,10 @@ func (l *Listener) Join(p *papers.PE, timeout time.Duration) (*Net, error) {
 	if sameHost {
 		mine = l.loopback()
 	}
-	addrs := make([]netip.AddrPort, n)
-	var differ []string // the PEs whose mode is not PE 0's, with theirs
-	var mode0 Mode
-	for k := range n {
-		var b [addrLen]byte
-		if k == self {
-			a := mine.Addr().As16()
-			copy(b[:], a[:])
-			binary.BigEndian.PutUint16(b[16:], mine.Port())
-			b[18] = byte(l.Mode)
-		}
-		if err := p.BroadcastBytes(k, b[:]); err != nil {
-			l.Close()
-			return nil, fmt.Errorf("tcpnet: PE %d: PE %d's address over the board: %w", self, k, err)
-		}
-		addrs[k] = netip.AddrPortFrom(netip.AddrFrom16([16]byte(b[:16])).Unmap(), binary.BigEndian.Uint16(b[16:]))
-		if k == 0 {
-			mode0 = Mode(b[18])
-		} else if Mode(b[18]) != mode0 {
-			differ = append(differ, fmt.Sprintf("PE %d has %s", k, Mode(b[18])))
-		}
-	}
-	if len(differ) > 0 {
+	addrs, err := l.exchangeAddrs(p, mine)
+	if err != nil {
 		l.Close()
-		return nil, fmt.Errorf("tcpnet: PE %d: %w: %s=%s on PE 0, but %s: set the same %s on every PC", self, ErrModes, EnvLAN, mode0, strings.Join(differ, ", "), EnvLAN)
+		return nil, err
 	}
 	t, err := l.Connect(self, addrs, secret, timeout, sameHost)
 	all, berr := p.All(err == nil)
@@ -91,6 +70,39 @@ func (l *Listener) Join(p *papers.PE, timeout time.Duration) (*Net, error) {
 		return nil, fmt.Errorf("tcpnet: PE %d: another PE could not connect to the data network (its error says why)", self)
 	}
 	return t, nil
+}
+
+// exchangeAddrs is Join's round of addresses: each PE in turn broadcasts
+// over the board the address it listens on (mine for this PE) and its
+// Mode. It returns every PE's address, or an error naming each PE whose
+// mode is not PE 0's.
+func (l *Listener) exchangeAddrs(p *papers.PE, mine netip.AddrPort) ([]netip.AddrPort, error) {
+	self, n := p.Self(), p.PEs()
+	addrs := make([]netip.AddrPort, n)
+	var differ []string // the PEs whose mode is not PE 0's, with theirs
+	var mode0 Mode
+	for k := range n {
+		var b [addrLen]byte
+		if k == self {
+			a := mine.Addr().As16()
+			copy(b[:], a[:])
+			binary.BigEndian.PutUint16(b[16:], mine.Port())
+			b[18] = byte(l.Mode)
+		}
+		if err := p.BroadcastBytes(k, b[:]); err != nil {
+			return nil, fmt.Errorf("tcpnet: PE %d: PE %d's address over the board: %w", self, k, err)
+		}
+		addrs[k] = netip.AddrPortFrom(netip.AddrFrom16([16]byte(b[:16])).Unmap(), binary.BigEndian.Uint16(b[16:]))
+		if k == 0 {
+			mode0 = Mode(b[18])
+		} else if Mode(b[18]) != mode0 {
+			differ = append(differ, fmt.Sprintf("PE %d has %s", k, Mode(b[18])))
+		}
+	}
+	if len(differ) > 0 {
+		return nil, fmt.Errorf("tcpnet: PE %d: %w: %s=%s on PE 0, but %s: set the same %s on every PC", self, ErrModes, EnvLAN, mode0, strings.Join(differ, ", "), EnvLAN)
+	}
+	return addrs, nil
 }
 
 // hostID tells this host's network apart from others': the kernel's boot

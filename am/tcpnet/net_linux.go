@@ -139,14 +139,7 @@ func (t *Net) send(dst int, p *am.Packet, payload []byte) (bool, error) {
 	putHeader(h, len(payload), p.Handler, kindPkt, p.Args[:nargs])
 	total := c.frameLen(nargs, len(payload))
 	if c.fd < 0 { // to this PE: straight into its receive buffer
-		if !c.room(total) {
-			return false, nil
-		}
-		copy(c.in[c.w:], h)
-		copy(c.in[c.w+len(h):], payload)
-		c.w += total
-		c.sent++
-		return true, nil
+		return c.queue(h, payload, total), nil
 	}
 	if c.ow > c.or {
 		if err := t.flush(c); err != nil {
@@ -154,28 +147,61 @@ func (t *Net) send(dst int, p *am.Packet, payload []byte) (bool, error) {
 		}
 	}
 	if c.ow == c.or && len(payload) >= directMin && !c.private { // private: the cipher writes the copy
-		t.iov[0], t.iov[2] = c.sealApart(h, payload, &t.tag)
-		t.iov[1] = payload
-		n, err := unix.Writev(c.fd, t.iov)
-		if err != nil && err != unix.EAGAIN && err != unix.EINTR {
-			return false, t.broken(c, err)
-		}
-		n = max(n, 0)
-		c.sent++
-		c.or, c.ow = 0, 0
-		for _, part := range t.iov { // the rest waits in the send buffer, which is empty and holds a frame
-			if n >= len(part) {
-				n -= len(part)
-				continue
-			}
-			c.ow += copy(c.out[c.ow:], part[n:])
-			n = 0
-		}
-		if c.ow > c.or {
-			t.pending++
+		if err := t.writeDirect(c, h, payload); err != nil {
+			return false, err
 		}
 		return true, nil
 	}
+	return t.buffer(c, h, payload, total)
+}
+
+// queue puts a frame of total bytes, header h and payload, into c's
+// receive buffer: c is this PE's own queue, which no socket carries. It
+// reports false when the buffer has no room.
+func (c *conn) queue(h, payload []byte, total int) bool {
+	if !c.room(total) {
+		return false
+	}
+	copy(c.in[c.w:], h)
+	copy(c.in[c.w+len(h):], payload)
+	c.w += total
+	c.sent++
+	return true
+}
+
+// writeDirect sends a long payload from the caller's memory, with its
+// header and tags, in one writev, so that it is not copied into the send
+// buffer; c's send buffer must be empty. What the socket does not take
+// then waits in the send buffer, which holds a frame.
+func (t *Net) writeDirect(c *conn, h, payload []byte) error {
+	t.iov[0], t.iov[2] = c.sealApart(h, payload, &t.tag)
+	t.iov[1] = payload
+	n, err := unix.Writev(c.fd, t.iov)
+	if err != nil && err != unix.EAGAIN && err != unix.EINTR {
+		return t.broken(c, err)
+	}
+	n = max(n, 0)
+	c.sent++
+	c.or, c.ow = 0, 0
+	for _, part := range t.iov {
+		if n >= len(part) {
+			n -= len(part)
+			continue
+		}
+		c.ow += copy(c.out[c.ow:], part[n:])
+		n = 0
+	}
+	if c.ow > c.or {
+		t.pending++
+	}
+	return nil
+}
+
+// buffer copies a frame of total bytes into c's send buffer, moving what
+// waits there to its start when only that makes room, and flushes it. It
+// reports false, and notes that a send found no room, when the frame does
+// not fit.
+func (t *Net) buffer(c *conn, h, payload []byte, total int) (bool, error) {
 	if len(c.out)-c.ow < total {
 		if c.or == 0 || len(c.out)-(c.ow-c.or) < total {
 			t.full = true

@@ -85,7 +85,7 @@ func defaultAddr() netip.Addr {
 // Addr is the address the other PEs dial to reach this one.
 func (l *Listener) Addr() netip.AddrPort { return l.addr }
 
-// Loopback is the address a PE of the same host dials.
+// loopback is the address a PE of the same host dials.
 func (l *Listener) loopback() netip.AddrPort {
 	if !l.wildcard {
 		return l.addr
@@ -214,35 +214,55 @@ func (l *Listener) Connect(self int, addrs []netip.AddrPort, secret []byte, time
 	}
 	var wg sync.WaitGroup
 	l.ln.SetDeadline(deadline)
-	wg.Go(func() {
-		for {
-			c, err := l.ln.AcceptTCP()
-			if err != nil {
-				return
-			}
-			ok, full := s.track(c, maxShaking(n))
-			if !ok {
-				c.Close()
-				return
-			}
-			if full {
-				c.Close()
-				l.refused.Add(1)
-				continue
-			}
-			wg.Go(func() {
-				defer s.untrack(c)
-				c.SetDeadline(deadline)
-				d, netw, mine, keys, err := acceptHandshake(c, secret, l.Mode, self, n)
-				if err == nil {
-					err = s.got(d, netw, c, mine, keys)
-				}
-				if err != nil {
-					l.refused.Add(1)
-				}
-			})
+	wg.Go(func() { l.acceptAbove(s, &wg, self, n, secret, deadline) })
+	l.dialBelow(s, &wg, self, addrs, secret, deadline)
+	for !s.done(2*(n-1)) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	l.ln.Close()
+	s.closeOpen() // strangers still in their handshake
+	wg.Wait()
+	return l.finish(s, self, n, timeout, sameHost)
+}
+
+// acceptAbove accepts the PEs above self until the listener closes, each
+// connection's handshake in a goroutine of wg's, so that a stranger that
+// stalls holds up no PE; connections over maxShaking, and those that fail
+// the handshake, are refused.
+func (l *Listener) acceptAbove(s *setup, wg *sync.WaitGroup, self, n int, secret []byte, deadline time.Time) {
+	for {
+		c, err := l.ln.AcceptTCP()
+		if err != nil {
+			return
 		}
-	})
+		ok, full := s.track(c, maxShaking(n))
+		if !ok {
+			c.Close()
+			return
+		}
+		if full {
+			c.Close()
+			l.refused.Add(1)
+			continue
+		}
+		wg.Go(func() {
+			defer s.untrack(c)
+			c.SetDeadline(deadline)
+			d, netw, mine, keys, err := acceptHandshake(c, secret, l.Mode, self, n)
+			if err == nil {
+				err = s.got(d, netw, c, mine, keys)
+			}
+			if err != nil {
+				l.refused.Add(1)
+			}
+		})
+	}
+}
+
+// dialBelow dials each PE below self on each network, each in a goroutine
+// of wg's, so that the PEs' connections are made at once; a PE that
+// cannot be reached is an error of s's, naming it.
+func (l *Listener) dialBelow(s *setup, wg *sync.WaitGroup, self int, addrs []netip.AddrPort, secret []byte, deadline time.Time) {
 	for a := range self {
 		for netw := range 2 {
 			wg.Go(func() {
@@ -260,12 +280,12 @@ func (l *Listener) Connect(self int, addrs []netip.AddrPort, secret []byte, time
 			})
 		}
 	}
-	for !s.done(2*(n-1)) && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	l.ln.Close()
-	s.closeOpen() // strangers still in their handshake
-	wg.Wait()
+}
+
+// finish makes the Net once every connection is made and no goroutine of
+// s's failed; else it closes the sockets made and returns every reason,
+// the PEs that never connected among them.
+func (l *Listener) finish(s *setup, self, n int, timeout time.Duration, sameHost bool) (*Net, error) {
 	var missing []int
 	for k := range n {
 		if k != self && (s.fds[k][0] < 0 || s.fds[k][1] < 0) {

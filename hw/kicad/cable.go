@@ -37,6 +37,19 @@ func CableSVG() []byte {
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="11">`+"\n", width, height, width, height)
 	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", width, height)
 	b.WriteString(`<text x="20" y="22" font-size="14">IDC-26 to DB-25 cable (AT pinout): flat ribbon, wire k on header pin k</text>` + "\n")
+	cableFaces(&b)
+	fmt.Fprintf(&b, `<text x="%d" y="%d">header pin</text><text x="%d" y="%d" text-anchor="end">DB-25 pin</text><text x="300" y="%d" text-anchor="middle">line</text>`+"\n",
+		left-20, top-22, right+60, top-22, top-22)
+	for wire := 1; wire <= 26; wire++ {
+		cableWire(&b, wire, top+(wire-1)*pitch, left, right)
+	}
+	b.WriteString("</svg>\n")
+	return b.Bytes()
+}
+
+// cableFaces draws both connectors' faces, as seen from the side that
+// mates, so that a builder can find pin 1 on the parts in hand.
+func cableFaces(b *bytes.Buffer) {
 	// The header's face: two rows of 13, odd pins in one row; a boxed
 	// header's key sits in the middle of the odd row's side.
 	b.WriteString(`<text x="20" y="48">IDC-26 socket, mating face (on the board's header)</text>` + "\n")
@@ -46,7 +59,7 @@ func CableSVG() []byte {
 		if p%2 == 0 {
 			y = 92
 		}
-		face(&b, x, y, p)
+		face(b, x, y, p)
 	}
 	// The DB-25 plug's face: 13 pins above, 12 below, pin 1 at the left.
 	b.WriteString(`<text x="330" y="48">DB-25 male plug, mating face (into the PC's port)</text>` + "\n")
@@ -56,36 +69,36 @@ func CableSVG() []byte {
 		if p > 13 {
 			x, y = 356+(p-14)*20, 92
 		}
-		face(&b, x, y, p)
+		face(b, x, y, p)
 	}
-	fmt.Fprintf(&b, `<text x="%d" y="%d">header pin</text><text x="%d" y="%d" text-anchor="end">DB-25 pin</text><text x="300" y="%d" text-anchor="middle">line</text>`+"\n",
-		left-20, top-22, right+60, top-22, top-22)
-	for wire := 1; wire <= 26; wire++ {
-		y := top + (wire-1)*pitch
-		colour, label := "#555", "not connected"
-		db := 0
-		for n := 1; n <= 25; n++ {
-			if hw.RibbonPin(n) == wire {
-				db = n
-			}
-		}
-		if db > 0 {
-			label = cableLine(db)
-		}
-		if wire == 1 {
-			colour = "#d00"
-		}
-		fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="3"/>`+"\n", left+30, y, right, y, colour)
-		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%d</text>`+"\n", left+20, y+4, wire)
-		fmt.Fprintf(&b, `<rect x="260" y="%d" width="80" height="12" fill="white"/><text x="300" y="%d" text-anchor="middle">%s</text>`+"\n", y-6, y+4, label)
-		if db > 0 {
-			fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%d</text>`+"\n", right+40, y+4, db)
-		} else {
-			fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">cut</text>`+"\n", right+40, y+4)
+}
+
+// cableWire draws ribbon wire number wire at height y, from the header's
+// end (left) to the DB-25's (right): the DB-25 pin it is crimped to and
+// the line it carries, or "cut" where no pin takes it; wire 1 is red, as
+// the ribbon's marked edge is.
+func cableWire(b *bytes.Buffer, wire, y, left, right int) {
+	colour, label := "#555", "not connected"
+	db := 0
+	for n := 1; n <= 25; n++ {
+		if hw.RibbonPin(n) == wire {
+			db = n
 		}
 	}
-	b.WriteString("</svg>\n")
-	return b.Bytes()
+	if db > 0 {
+		label = cableLine(db)
+	}
+	if wire == 1 {
+		colour = "#d00"
+	}
+	fmt.Fprintf(b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="3"/>`+"\n", left+30, y, right, y, colour)
+	fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="end">%d</text>`+"\n", left+20, y+4, wire)
+	fmt.Fprintf(b, `<rect x="260" y="%d" width="80" height="12" fill="white"/><text x="300" y="%d" text-anchor="middle">%s</text>`+"\n", y-6, y+4, label)
+	if db > 0 {
+		fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="end">%d</text>`+"\n", right+40, y+4, db)
+	} else {
+		fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="end">cut</text>`+"\n", right+40, y+4)
+	}
 }
 
 // face draws one pin of a connector's face at (x, y), its number above

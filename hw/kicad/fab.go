@@ -59,36 +59,8 @@ func FabFiles(cli, pcbPath string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp("", "ttlpapers-fab-")
-	if err != nil {
+	if err := plotFab(cli, pcbPath, base, files); err != nil {
 		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	runs := [][]string{
-		{"pcb", "export", "gerbers", "--layers", strings.Join(FabLayers, ","), "--subtract-soldermask", "-o", tmp + "/", pcbPath},
-		{"pcb", "export", "drill", "--format", "excellon", "-o", tmp + "/", pcbPath},
-		{"pcb", "export", "pos", "--format", "csv", "--units", "mm", "--side", "both", "-o", filepath.Join(tmp, base+"-pos.csv"), pcbPath},
-	}
-	for _, args := range runs {
-		if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("kicad: %s %s: %v\n%s", filepath.Base(cli), strings.Join(args[:3], " "), err, out)
-		}
-	}
-	entries, err := os.ReadDir(tmp)
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range entries {
-		src, err := os.ReadFile(filepath.Join(tmp, e.Name()))
-		if err != nil {
-			return nil, err
-		}
-		if strings.HasSuffix(e.Name(), ".gbrjob") {
-			src = jobVersion.ReplaceAll(jobDate.ReplaceAll(src, []byte(`$1"1980-01-01T00:00:00+00:00"`)), []byte(`$1"`))
-		} else {
-			src = volatile.ReplaceAll(src, nil)
-		}
-		files[e.Name()] = src
 	}
 	cpl, err := jlcpcbCPL(files[base+"-pos.csv"], pcb)
 	if err != nil {
@@ -106,6 +78,44 @@ func FabFiles(cli, pcbPath string) (map[string][]byte, error) {
 	}
 	files[base+"-fab.zip"] = z
 	return files, nil
+}
+
+// plotFab runs kicad-cli on the board for its Gerbers, drill and
+// position files, into a folder of its own that it removes, and adds them
+// to files, each stripped of what makes it differ from run to run.
+func plotFab(cli, pcbPath, base string, files map[string][]byte) error {
+	tmp, err := os.MkdirTemp("", "ttlpapers-fab-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	runs := [][]string{
+		{"pcb", "export", "gerbers", "--layers", strings.Join(FabLayers, ","), "--subtract-soldermask", "-o", tmp + "/", pcbPath},
+		{"pcb", "export", "drill", "--format", "excellon", "-o", tmp + "/", pcbPath},
+		{"pcb", "export", "pos", "--format", "csv", "--units", "mm", "--side", "both", "-o", filepath.Join(tmp, base+"-pos.csv"), pcbPath},
+	}
+	for _, args := range runs {
+		if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("kicad: %s %s: %v\n%s", filepath.Base(cli), strings.Join(args[:3], " "), err, out)
+		}
+	}
+	entries, err := os.ReadDir(tmp)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		src, err := os.ReadFile(filepath.Join(tmp, e.Name()))
+		if err != nil {
+			return err
+		}
+		if strings.HasSuffix(e.Name(), ".gbrjob") {
+			src = jobVersion.ReplaceAll(jobDate.ReplaceAll(src, []byte(`$1"1980-01-01T00:00:00+00:00"`)), []byte(`$1"`))
+		} else {
+			src = volatile.ReplaceAll(src, nil)
+		}
+		files[e.Name()] = src
+	}
+	return nil
 }
 
 // fabNote is the fab note of a board file, its size taken from KiCad's

@@ -323,94 +323,135 @@ func (g *network) padNode(i int) int { return g.find(g.pad[i]) }
 // end on it); zone fills are grids of cells (addZones).
 func copperNetwork(items []copperItem, fills []zoneFill) *network {
 	g := &network{pad: map[int]int{}}
-	type point struct {
-		t    float64
-		node int
-	}
-	// per item: its node on each layer (bit 1 F.Cu, 2 B.Cu); a track's
-	// ends, and the points along it.
-	onLayer := make([][3]int, len(items))
-	ends := make([][2]int, len(items))
-	along := make([][]point, len(items))
+	nd := g.addItems(items)
+	g.meet(items, nd)
+	g.addZones(fills, nd.contacts(items))
+	g.addTracks(items, nd.along)
+	return g
+}
+
+// itemNodes are copperNetwork's nodes of each item, by the item's index:
+// a pad's or via's node on each layer (onLayer[i][1] F.Cu, [2] B.Cu), a
+// track's ends, and the points along a track where other copper meets it
+// (nil for anything but a track).
+type itemNodes struct {
+	onLayer [][3]int
+	ends    [][2]int
+	along   [][]trackPoint
+}
+
+// trackPoint is a point along a track: t from 0 at its start to 1 at its
+// end, and the node there.
+type trackPoint struct {
+	t    float64
+	node int
+}
+
+func (nd *itemNodes) isTrack(i int) bool { return nd.along[i] != nil }
+
+// addItems makes each item's nodes: a pad one node on both layers, a via
+// one on each layer joined through its barrel, a track one at each end.
+func (g *network) addItems(items []copperItem) *itemNodes {
+	nd := &itemNodes{onLayer: make([][3]int, len(items)), ends: make([][2]int, len(items)), along: make([][]trackPoint, len(items))}
 	for i, it := range items {
 		switch {
 		case it.pad >= 0:
 			n := g.node()
-			onLayer[i] = [3]int{0, n, n}
+			nd.onLayer[i] = [3]int{0, n, n}
 			g.pad[it.pad] = n
 		case it.x0 == it.x1 && it.y0 == it.y1 && it.layers == allCopper: // a via
 			f, b := g.node(), g.node()
-			onLayer[i] = [3]int{0, f, b}
+			nd.onLayer[i] = [3]int{0, f, b}
 			g.edges = append(g.edges, edge{f, b, math.Pi * viaDrillMetre * platingThick / (copperRho * boardThick)})
 		default:
-			ends[i] = [2]int{g.node(), g.node()}
-			along[i] = []point{{0, ends[i][0]}, {1, ends[i][1]}}
+			nd.ends[i] = [2]int{g.node(), g.node()}
+			nd.along[i] = []trackPoint{{0, nd.ends[i][0]}, {1, nd.ends[i][1]}}
 		}
 	}
-	isTrack := func(i int) bool { return along[i] != nil }
-	tOf := func(s copperItem, x, y float64) float64 {
-		dx, dy := s.x1-s.x0, s.y1-s.y0
-		l := dx*dx + dy*dy
-		if l == 0 {
-			return 0
-		}
-		return math.Max(0, math.Min(1, ((x-s.x0)*dx+(y-s.y0)*dy)/l))
-	}
-	// inside reports whether point (x, y) lies in item it's copper.
-	inside := func(it copperItem, x, y float64) bool {
-		if !it.round {
-			return math.Abs(x-it.x0) <= it.w/2+1e-6 && math.Abs(y-it.y0) <= it.h/2+1e-6
-		}
-		return pointSeg(x, y, it.x0, it.y0, it.x1, it.y1) <= it.w/2+1e-6
-	}
+	return nd
+}
+
+// meet joins the items whose copper touches: a track's end in a pad or via
+// is that pad or via, a track passing through one meets it at the foot of
+// its centre, and a track's end on another track is a point along it.
+func (g *network) meet(items []copperItem, nd *itemNodes) {
 	touching(items, func(i, j int) {
 		a, b := i, j
-		if !isTrack(a) {
+		if !nd.isTrack(a) {
 			a, b = b, a
 		}
-		if !isTrack(a) {
+		if !nd.isTrack(a) {
 			return // two pads, or a pad and a via: the router leaves none touching
 		}
 		s, o := items[a], items[b]
 		layer := s.layers // a track is on one layer
-		if !isTrack(b) {
+		if !nd.isTrack(b) {
 			// A pad or via: a track end in it is it; a track passing
 			// through meets it at its centre's foot.
-			n := onLayer[b][layer]
+			n := nd.onLayer[b][layer]
 			switch {
 			case inside(o, s.x0, s.y0):
-				g.join(ends[a][0], n)
+				g.join(nd.ends[a][0], n)
 			case inside(o, s.x1, s.y1):
-				g.join(ends[a][1], n)
+				g.join(nd.ends[a][1], n)
 			default:
-				along[a] = append(along[a], point{tOf(s, o.x0, o.y0), n})
+				nd.along[a] = append(nd.along[a], trackPoint{trackT(s, o.x0, o.y0), n})
 			}
 			return
 		}
 		// Two tracks: an end of either on the other.
 		for k, e := range [][2]float64{{o.x0, o.y0}, {o.x1, o.y1}} {
 			if pointSeg(e[0], e[1], s.x0, s.y0, s.x1, s.y1) <= 1e-6 {
-				along[a] = append(along[a], point{tOf(s, e[0], e[1]), ends[b][k]})
+				nd.along[a] = append(nd.along[a], trackPoint{trackT(s, e[0], e[1]), nd.ends[b][k]})
 			}
 		}
 		for k, e := range [][2]float64{{s.x0, s.y0}, {s.x1, s.y1}} {
 			if pointSeg(e[0], e[1], o.x0, o.y0, o.x1, o.y1) <= 1e-6 {
-				along[b] = append(along[b], point{tOf(o, e[0], e[1]), ends[a][k]})
+				nd.along[b] = append(nd.along[b], trackPoint{trackT(o, e[0], e[1]), nd.ends[a][k]})
 			}
 		}
 	})
+}
+
+// trackT is where along track s the point (x, y) lies, or its foot on s:
+// 0 at s's start, 1 at its end.
+func trackT(s copperItem, x, y float64) float64 {
+	dx, dy := s.x1-s.x0, s.y1-s.y0
+	l := dx*dx + dy*dy
+	if l == 0 {
+		return 0
+	}
+	return math.Max(0, math.Min(1, ((x-s.x0)*dx+(y-s.y0)*dy)/l))
+}
+
+// inside reports whether point (x, y) lies in item it's copper.
+func inside(it copperItem, x, y float64) bool {
+	if !it.round {
+		return math.Abs(x-it.x0) <= it.w/2+1e-6 && math.Abs(y-it.y0) <= it.h/2+1e-6
+	}
+	return pointSeg(x, y, it.x0, it.y0, it.x1, it.y1) <= it.w/2+1e-6
+}
+
+// contacts are where each item's copper may meet a zone's: a pad's centre
+// on both layers, a via's on each, and a track's ends.
+func (nd *itemNodes) contacts(items []copperItem) []contact {
 	var contacts []contact
 	for i, it := range items {
 		switch {
 		case it.pad >= 0:
-			contacts = append(contacts, contact{allCopper, it.x0, it.y0, it.reach(), onLayer[i][1]})
-		case !isTrack(i):
-			contacts = append(contacts, contact{1, it.x0, it.y0, it.w / 2, onLayer[i][1]}, contact{2, it.x0, it.y0, it.w / 2, onLayer[i][2]})
+			contacts = append(contacts, contact{allCopper, it.x0, it.y0, it.reach(), nd.onLayer[i][1]})
+		case !nd.isTrack(i):
+			contacts = append(contacts, contact{1, it.x0, it.y0, it.w / 2, nd.onLayer[i][1]}, contact{2, it.x0, it.y0, it.w / 2, nd.onLayer[i][2]})
 		default:
-			contacts = append(contacts, contact{it.layers, it.x0, it.y0, it.w / 2, ends[i][0]}, contact{it.layers, it.x1, it.y1, it.w / 2, ends[i][1]})
+			contacts = append(contacts, contact{it.layers, it.x0, it.y0, it.w / 2, nd.ends[i][0]}, contact{it.layers, it.x1, it.y1, it.w / 2, nd.ends[i][1]})
 		}
 	}
-	g.addZones(fills, contacts)
+	return contacts
+}
+
+// addTracks makes each track a chain of resistors between the points
+// along it, in order; points closer than a nanometre are one node.
+func (g *network) addTracks(items []copperItem, along [][]trackPoint) {
 	for i, pts := range along {
 		if pts == nil {
 			continue
@@ -427,7 +468,6 @@ func copperNetwork(items []copperItem, fills []zoneFill) *network {
 			g.edges = append(g.edges, edge{pts[k-1].node, pts[k].node, s.w * 1e-3 * copperThick / (copperRho * l)})
 		}
 	}
-	return g
 }
 
 // solve finds the potentials of the network with the fixed nodes at 0 and
@@ -445,12 +485,46 @@ func (g *network) solve(fixed map[int]bool, inject map[int]float64) ([]float64, 
 	for f := range fixed {
 		isFixed[root[f]] = true
 	}
-	type arc struct {
-		to int
-		g  float64
+	adj, diag := g.laplacian(root, isFixed)
+	reach := g.reachable(root, isFixed)
+	rhs := make([]float64, n)
+	for node, i := range inject {
+		r := root[node]
+		if !reach[r] {
+			return nil, fmt.Errorf("a loaded pin has no copper to the input")
+		}
+		rhs[r] += i
 	}
-	adj := make([][]arc, n)
-	diag := make([]float64, n)
+	var active []int
+	for i := range n {
+		if root[i] == i && !isFixed[i] && reach[i] {
+			active = append(active, i)
+		}
+	}
+	x, err := conjugateGradients(active, adj, diag, rhs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, n)
+	for i := range n {
+		out[i] = x[root[i]]
+	}
+	return out, nil
+}
+
+// arc is an edge of the network seen from one end: the node at the other
+// end and the conductance between.
+type arc struct {
+	to int
+	g  float64
+}
+
+// laplacian is Kirchhoff's law as a matrix over the nodes (each node its
+// root): every node's total conductance on the diagonal, and the arcs
+// between nodes that are not fixed off it (a fixed node's potential is 0,
+// so its arcs add nothing to its neighbours' equations).
+func (g *network) laplacian(root []int, isFixed []bool) (adj [][]arc, diag []float64) {
+	adj, diag = make([][]arc, len(root)), make([]float64, len(root))
 	for _, e := range g.edges {
 		a, b := root[e.a], root[e.b]
 		if a == b {
@@ -463,7 +537,13 @@ func (g *network) solve(fixed map[int]bool, inject map[int]float64) ([]float64, 
 			adj[b] = append(adj[b], arc{a, e.g})
 		}
 	}
-	// Every loaded node must reach a fixed one through copper.
+	return adj, diag
+}
+
+// reachable marks the nodes (roots) with copper to a fixed node: every
+// loaded node must be one, and the others are left out of the solution.
+func (g *network) reachable(root []int, isFixed []bool) []bool {
+	n := len(root)
 	reach := make([]bool, n)
 	var stack []int
 	for i := range n {
@@ -488,20 +568,13 @@ func (g *network) solve(fixed map[int]bool, inject map[int]float64) ([]float64, 
 			}
 		}
 	}
-	rhs := make([]float64, n)
-	for node, i := range inject {
-		r := root[node]
-		if !reach[r] {
-			return nil, fmt.Errorf("a loaded pin has no copper to the input")
-		}
-		rhs[r] += i
-	}
-	var active []int
-	for i := range n {
-		if root[i] == i && !isFixed[i] && reach[i] {
-			active = append(active, i)
-		}
-	}
+	return reach
+}
+
+// conjugateGradients solves the active nodes' equations (adj, diag) for
+// currents rhs, preconditioned by the diagonal; the other nodes stay at 0.
+func conjugateGradients(active []int, adj [][]arc, diag, rhs []float64) ([]float64, error) {
+	n := len(rhs)
 	mul := func(x, out []float64) {
 		for _, i := range active {
 			s := diag[i] * x[i]
@@ -537,11 +610,7 @@ func (g *network) solve(fixed map[int]bool, inject map[int]float64) ([]float64, 
 	if norm > 0 && dot(r, r) > 1e-16*norm {
 		return nil, fmt.Errorf("the DC solution did not converge")
 	}
-	out := make([]float64, n)
-	for i := range n {
-		out[i] = x[root[i]]
-	}
-	return out, nil
+	return x, nil
 }
 
 func dot(a, b []float64) float64 {

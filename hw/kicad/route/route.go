@@ -124,7 +124,10 @@ type grid struct {
 	seen     uint32
 	isTarget []uint32 // per cell: == target when an end of the search
 	target   uint32
-	heap     nodeHeap
+	// the targets' bounding box, in columns and rows, which estimate
+	// measures to
+	tx0, ty0, tx1, ty1 int
+	heap               nodeHeap
 }
 
 type net struct {
@@ -152,14 +155,7 @@ func Route(b Placement, r Rules) (*Result, error) {
 	if r.Grid <= 0 || r.Track <= 0 || r.Layers < 1 || r.Layers > 2 || b.X1 <= b.X0 || b.Y1 <= b.Y0 {
 		return nil, fmt.Errorf("%w: rules %+v, outline (%d,%d)-(%d,%d): give a positive grid and track width, 1 or 2 layers, and a non-empty outline", ErrRules, r, b.X0, b.Y0, b.X1, b.Y1)
 	}
-	g := &grid{r: r, x0: b.X0, y0: b.Y0, layers: r.Layers}
-	g.nx, g.ny = (b.X1-b.X0)/r.Grid+1, (b.Y1-b.Y0)/r.Grid+1
-	g.cells = g.nx * g.ny
-	nodes := g.cells * g.layers
-	g.occ, g.hist = make([]uint16, nodes), make([]int32, nodes)
-	g.cost, g.from, g.stamp = make([]int32, nodes), make([]int32, nodes), make([]uint32, nodes)
-	g.isTarget = make([]uint32, g.cells)
-
+	g := newGrid(b, r)
 	nets := collectNets(b, r)
 	g.obstacles(b, nets)
 	for _, n := range nets {
@@ -190,17 +186,7 @@ func Route(b Placement, r Rules) (*Result, error) {
 			}
 			return nil, fmt.Errorf("%w: after %d passes of rip-up and reroute, nets %v still share copper (spread the parts or allow more passes)", ErrUnroutable, it, names)
 		}
-		// History grows with the present factor, so that once sharing
-		// anywhere costs the capped maximum, a point contested pass
-		// after pass still grows dearer than a fresh one: the losing
-		// net moves the conflict on to a net that can give way, instead
-		// of the same two nets trading the same point for ever (with a
-		// fixed history step the 16-PE board stalled so at 3 points).
-		for i, o := range g.occ {
-			if o > 1 {
-				g.hist[i] += int32(o-1) * (4 + pres/8)
-			}
-		}
+		g.addHistory(pres)
 		pres = min(pres*3/2+1, 1<<14)
 		todo = over
 	}
@@ -208,6 +194,34 @@ func Route(b Placement, r Rules) (*Result, error) {
 		g.emit(b, n, res)
 	}
 	return res, nil
+}
+
+// newGrid is the empty routing graph over b's outline, on r's grid and
+// layers, with its search's scratch.
+func newGrid(b Placement, r Rules) *grid {
+	g := &grid{r: r, x0: b.X0, y0: b.Y0, layers: r.Layers}
+	g.nx, g.ny = (b.X1-b.X0)/r.Grid+1, (b.Y1-b.Y0)/r.Grid+1
+	g.cells = g.nx * g.ny
+	nodes := g.cells * g.layers
+	g.occ, g.hist = make([]uint16, nodes), make([]int32, nodes)
+	g.cost, g.from, g.stamp = make([]int32, nodes), make([]int32, nodes), make([]uint32, nodes)
+	g.isTarget = make([]uint32, g.cells)
+	return g
+}
+
+// addHistory makes every node more than one net holds dearer for the
+// passes to come. History grows with the present factor pres, so that
+// once sharing anywhere costs the capped maximum, a point contested pass
+// after pass still grows dearer than a fresh one: the losing net moves
+// the conflict on to a net that can give way, instead of the same two
+// nets trading the same point for ever (with a fixed history step the
+// 16-PE board stalled so at 3 points).
+func (g *grid) addHistory(pres int32) {
+	for i, o := range g.occ {
+		if o > 1 {
+			g.hist[i] += int32(o-1) * (4 + pres/8)
+		}
+	}
 }
 
 // collectNets lists the nets with two or more pads, in name order.
@@ -504,96 +518,121 @@ func nearest(b Placement, n *net, inTree []bool) int {
 // returns the path, tree end first.
 func (g *grid) search(n *net, tree []int32, k int, pres int32) []int32 {
 	g.seen++
-	g.target++
-	bx0, by0, bx1, by1 := g.nx, g.ny, -1, -1
-	for _, c := range n.access[k] {
-		g.isTarget[c] = g.target
-		i, j := int(c)%g.nx, int(c)/g.nx
-		bx0, by0, bx1, by1 = min(bx0, i), min(by0, j), max(bx1, i), max(by1, j)
-	}
-	h := func(cell int) int32 {
-		i, j := cell%g.nx, cell/g.nx
-		dx := max(bx0-i, 0, i-bx1)
-		dy := max(by0-j, 0, j-by1)
-		return int32(dx+dy) * stepCost
-	}
+	g.markTargets(n.access[k])
 	g.heap = g.heap[:0]
 	for _, nd := range tree {
 		if g.stamp[nd] == g.seen {
 			continue
 		}
 		g.stamp[nd], g.cost[nd], g.from[nd] = g.seen, 0, -1
-		g.heap.push(mkItem(h(int(nd)%g.cells), nd))
+		g.heap.push(mkItem(g.estimate(int(nd)%g.cells), nd))
 	}
 	for len(g.heap) > 0 {
 		it := g.heap.pop()
 		nd := int(it.node())
-		cell, l := nd%g.cells, nd/g.cells
-		c := g.cost[nd]
-		if it.f() != c+h(cell) {
+		cell := nd % g.cells
+		if it.f() != g.cost[nd]+g.estimate(cell) {
 			continue // stale
 		}
 		if g.isTarget[cell] == g.target {
-			var path []int32
-			for x := int32(nd); x >= 0; x = g.from[x] {
-				path = append(path, x)
-			}
-			for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
-				path[i], path[j] = path[j], path[i]
-			}
-			return path
+			return g.path(nd)
 		}
-		i, j := cell%g.nx, cell/g.nx
-		// Layer 0 (F.Cu) prefers horizontal runs, layer 1 vertical; a
-		// one-layer board has no preference.
-		hc, vc := int32(stepCost), int32(stepCost)
-		switch {
-		case g.r.Jumpers && l == 0:
-			hc, vc = jumperStep, jumperStep
-		case g.r.Jumpers:
-		case l == 0:
-			vc = turnCost
-		default:
-			hc = turnCost
-		}
-		try := func(next int, step int32) {
-			if !g.open(n, next%g.cells) {
-				return
-			}
-			nc := c + step + g.congestion(next, pres)
-			if g.stamp[next] == g.seen && g.cost[next] <= nc {
-				return
-			}
-			g.stamp[next], g.cost[next], g.from[next] = g.seen, nc, int32(nd)
-			g.heap.push(mkItem(nc+h(next%g.cells), int32(next)))
-		}
-		if i > 0 {
-			try(nd-1, hc)
-		}
-		if i < g.nx-1 {
-			try(nd+1, hc)
-		}
-		if j > 0 {
-			try(nd-g.nx, vc)
-		}
-		if j < g.ny-1 {
-			try(nd+g.nx, vc)
-		}
-		if g.layers == 2 && g.viaOpen(cell) {
-			var extra int32
-			g.viaClaims(cell, func(x int) {
-				if x != nd {
-					extra += g.congestion(x, pres)
-				}
-			})
-			cost := int32(viaCost)
-			if g.r.Jumpers {
-				cost = jumperEnd
-			}
-			try((1-l)*g.cells+cell, cost+extra)
-		}
+		g.expand(n, nd, pres)
 	}
 	return nil
+}
+
+// markTargets makes cells the ends of the next search, and their bounding
+// box what estimate measures to.
+func (g *grid) markTargets(cells []int32) {
+	g.target++
+	g.tx0, g.ty0, g.tx1, g.ty1 = g.nx, g.ny, -1, -1
+	for _, c := range cells {
+		g.isTarget[c] = g.target
+		i, j := int(c)%g.nx, int(c)/g.nx
+		g.tx0, g.ty0, g.tx1, g.ty1 = min(g.tx0, i), min(g.ty0, j), max(g.tx1, i), max(g.ty1, j)
+	}
+}
+
+// estimate is A*'s lower bound on the cost from cell to a target: the
+// steps to the targets' bounding box, each at the cheapest step's cost.
+func (g *grid) estimate(cell int) int32 {
+	i, j := cell%g.nx, cell/g.nx
+	dx := max(g.tx0-i, 0, i-g.tx1)
+	dy := max(g.ty0-j, 0, j-g.ty1)
+	return int32(dx+dy) * stepCost
+}
+
+// path follows the search back from node nd to the tree, and returns the
+// way, tree end first.
+func (g *grid) path(nd int) []int32 {
+	var path []int32
+	for x := int32(nd); x >= 0; x = g.from[x] {
+		path = append(path, x)
+	}
+	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
+		path[i], path[j] = path[j], path[i]
+	}
+	return path
+}
+
+// expand offers the search each step from node nd: to the four
+// neighbours on its layer, at the layer's costs, and through a via to the
+// other layer, at the via's cost and the congestion of the nodes it claims.
+func (g *grid) expand(n *net, nd int, pres int32) {
+	cell, l := nd%g.cells, nd/g.cells
+	i, j := cell%g.nx, cell/g.nx
+	// Layer 0 (F.Cu) prefers horizontal runs, layer 1 vertical; a
+	// one-layer board has no preference.
+	hc, vc := int32(stepCost), int32(stepCost)
+	switch {
+	case g.r.Jumpers && l == 0:
+		hc, vc = jumperStep, jumperStep
+	case g.r.Jumpers:
+	case l == 0:
+		vc = turnCost
+	default:
+		hc = turnCost
+	}
+	if i > 0 {
+		g.relax(n, nd, nd-1, hc, pres)
+	}
+	if i < g.nx-1 {
+		g.relax(n, nd, nd+1, hc, pres)
+	}
+	if j > 0 {
+		g.relax(n, nd, nd-g.nx, vc, pres)
+	}
+	if j < g.ny-1 {
+		g.relax(n, nd, nd+g.nx, vc, pres)
+	}
+	if g.layers == 2 && g.viaOpen(cell) {
+		var extra int32
+		g.viaClaims(cell, func(x int) {
+			if x != nd {
+				extra += g.congestion(x, pres)
+			}
+		})
+		cost := int32(viaCost)
+		if g.r.Jumpers {
+			cost = jumperEnd
+		}
+		g.relax(n, nd, (1-l)*g.cells+cell, cost+extra, pres)
+	}
+}
+
+// relax queues node next, reached from nd by a step costing step, when it
+// is open to n and this way is cheaper than any found before.
+func (g *grid) relax(n *net, nd, next int, step, pres int32) {
+	if !g.open(n, next%g.cells) {
+		return
+	}
+	nc := g.cost[nd] + step + g.congestion(next, pres)
+	if g.stamp[next] == g.seen && g.cost[next] <= nc {
+		return
+	}
+	g.stamp[next], g.cost[next], g.from[next] = g.seen, nc, int32(nd)
+	g.heap.push(mkItem(nc+g.estimate(next%g.cells), int32(next)))
 }
 
 // emit turns n's paths into segments and vias: straight runs merged, split
@@ -605,21 +644,11 @@ func (g *grid) emit(b Placement, n *net, res *Result) {
 		joint[p[0]], joint[p[len(p)-1]] = true, true
 	}
 	w := g.width(n.class)
-	layer := func(nd int32) int {
-		if g.layers == 1 {
-			return 1
-		}
-		return int(nd) / g.cells
-	}
-	xy := func(nd int32) (int, int) {
-		c := int(nd) % g.cells
-		return g.x0 + (c%g.nx)*g.r.Grid, g.y0 + (c/g.nx)*g.r.Grid
-	}
 	seg := func(a, b int32) {
-		x0, y0 := xy(a)
-		x1, y1 := xy(b)
+		x0, y0 := g.xy(a)
+		x1, y1 := g.xy(b)
 		if x0 != x1 || y0 != y1 {
-			res.Segments = append(res.Segments, Segment{x0, y0, x1, y1, w, layer(a), n.name})
+			res.Segments = append(res.Segments, Segment{x0, y0, x1, y1, w, g.layerOf(a), n.name})
 			res.Length += abs(x1-x0) + abs(y1-y0)
 		}
 	}
@@ -633,7 +662,7 @@ func (g *grid) emit(b Placement, n *net, res *Result) {
 				c := int32(int(cur) % g.cells)
 				if !vias[c] {
 					vias[c] = true
-					x, y := xy(cur)
+					x, y := g.xy(cur)
 					res.Vias = append(res.Vias, Via{x, y, n.name})
 				}
 				start = cur
@@ -647,20 +676,40 @@ func (g *grid) emit(b Placement, n *net, res *Result) {
 			}
 		}
 	}
-	// Stubs: every path end on a pad's grid point, joined to its centre.
+	g.emitStubs(b, n, res)
+}
+
+// emitStubs joins every path end on a pad's grid point to the pad's
+// centre, which is seldom on the grid.
+func (g *grid) emitStubs(b Placement, n *net, res *Result) {
+	w := g.width(n.class)
 	for k, cells := range n.access {
 		p := b.Pads[n.pads[k]]
 		for _, path := range n.paths {
 			for _, end := range []int32{path[0], path[len(path)-1]} {
 				for _, c := range cells {
-					x, y := xy(end)
+					x, y := g.xy(end)
 					if int32(int(end)%g.cells) == c && (x != p.X || y != p.Y) {
-						res.Segments = append(res.Segments, Segment{p.X, p.Y, x, y, w, layer(end), n.name})
+						res.Segments = append(res.Segments, Segment{p.X, p.Y, x, y, w, g.layerOf(end), n.name})
 					}
 				}
 			}
 		}
 	}
+}
+
+// layerOf is node nd's copper layer, as Segment.Layer numbers it.
+func (g *grid) layerOf(nd int32) int {
+	if g.layers == 1 {
+		return 1
+	}
+	return int(nd) / g.cells
+}
+
+// xy is node nd's grid point, µm.
+func (g *grid) xy(nd int32) (int, int) {
+	c := int(nd) % g.cells
+	return g.x0 + (c%g.nx)*g.r.Grid, g.y0 + (c/g.nx)*g.r.Grid
 }
 
 // item is a search entry: f in the high half, the node in the low, so

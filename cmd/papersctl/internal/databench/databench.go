@@ -256,7 +256,6 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 	if len(o.Sizes) == 0 {
 		o.Sizes = DefaultSizes
 	}
-	var rows []Row
 	step := func(name string, f func() error) error {
 		if ctx.Err() != nil {
 			return nil
@@ -266,6 +265,24 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 		}
 		return f()
 	}
+	rows, err := amRows(ctx, o, step)
+	if err != nil {
+		return rows, err
+	}
+	more, err := splitcRows(ctx, o, step)
+	rows = append(rows, more...)
+	if err != nil {
+		return rows, err
+	}
+	more, err = xferRows(ctx, o, step)
+	return append(rows, more...), err
+}
+
+// amRows runs the active-message benchmarks, each a step, the board's
+// PEs allowing, and derives LogP's parameters from them when all four it
+// needs ran.
+func amRows(ctx context.Context, o Options, step func(string, func() error) error) ([]Row, error) {
+	var rows []Row
 	us := func(r measure.Result) float64 { return r.Mean / 1e3 }
 	var oneOne, oneTwo, twoOne, rt, rg measure.Result
 	for _, b := range []struct {
@@ -302,13 +319,7 @@ func Run(ctx context.Context, o Options) ([]Row, error) {
 	if oneTwo.Kept > 0 && twoOne.Kept > 0 && rt.Kept > 0 && rg.Kept > 0 {
 		rows = append(rows, logP(us(oneTwo), us(twoOne), us(rt), us(rg))...)
 	}
-	more, err := splitcRows(ctx, o, step)
-	rows = append(rows, more...)
-	if err != nil {
-		return rows, err
-	}
-	more, err = xferRows(ctx, o, step)
-	return append(rows, more...), err
+	return rows, nil
 }
 
 // logP derives LogP's parameters from the message benchmarks as the AM
