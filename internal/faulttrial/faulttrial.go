@@ -371,7 +371,7 @@ func tracesTo(kind string, r *pereport.Report, byPE map[int]Outcome) bool {
 // left with an interrupt are not counted: a survivor may leave failing
 // beside the victim.)
 func blamed(r *pereport.Report) int {
-	if r == nil || r.Kind != pereport.Timeout && r.Kind != pereport.Absent {
+	if r == nil || r.Kind != pereport.Timeout && r.Kind != pereport.Absent && r.Kind != pereport.Lost {
 		return 0
 	}
 	n := 0
