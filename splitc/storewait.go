@@ -59,7 +59,7 @@ func (w *storeWait) check(m *Memory, sum int64) error {
 // which, and whose network knew, from the board), else with
 // storesTimedOut's *papers.TimeoutError.
 func (w *storeWait) end(m *Memory, sum int64, lost peset.Set) error {
-	all, err := papers.OR(m.p, uint32(lost))
+	all, err := lostOver(m.p, m.n, lost)
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func (w *storeWait) end(m *Memory, sum int64, lost peset.Set) error {
 	if err != nil {
 		return err
 	}
-	e := &LostError{PE: m.self, Lost: peset.Set(all), FoundBy: finders, Pending: sum, After: time.Since(w.start)}
+	e := &LostError{PE: m.self, Lost: all, FoundBy: finders, Pending: sum, After: time.Since(w.start)}
 	if lost != 0 {
 		m.ep.Ask(lost) // every PE of lost is known gone: no ping, only its account
 		e.DataNet = m.ep.Absent()
@@ -78,19 +78,39 @@ func (w *storeWait) end(m *Memory, sum int64, lost peset.Set) error {
 	return e
 }
 
+// lostOver is the OR over the PEs of the PEs their data networks know
+// gone (in a byte up to 8 PEs: fewer NANDs).
+func lostOver(p *papers.PE, n int, lost peset.Set) (peset.Set, error) {
+	if n <= 8 {
+		all, err := papers.OR(p, uint8(lost))
+		return peset.Set(all), err
+	}
+	all, err := papers.OR(p, uint32(lost))
+	return peset.Set(all), err
+}
+
 // storesTimedOut ends the roll call begun before the timeout (or begins
 // one now, if this PE had not pinged yet: it ended at another's timeout)
-// once it has lasted pingFor, and returns the *papers.TimeoutError naming
-// the PEs that did not answer: a PE whose link is down, stopped, or gone.
-// So a PE is named within the timeout of the last store that arrived, and
-// the rounds' time.
+// and returns the *papers.TimeoutError naming the PEs that did not
+// answer: a PE whose link is down, stopped, or gone. So a PE is named
+// within the timeout of the last store that arrived, and the rounds'
+// time. Every PE listens until the last to ping has listened pingFor
+// (agreed in 2 ms steps: a byte holds the 500 ms): a PE that pinged only
+// now must have its answers before the others leave, or it would name
+// them.
 func (w *storeWait) storesTimedOut(m *Memory, sum int64) error {
 	others := (peset.Set(1)<<m.n - 1) &^ peset.Of(m.self)
 	if w.asked.IsZero() {
 		m.ep.Ask(others)
 		w.asked = time.Now()
 	}
-	for end := w.asked.Add(w.pingFor()); time.Now().Before(end); {
+	const step = 2 * time.Millisecond
+	rest := min(max(time.Until(w.asked.Add(w.pingFor())), 0), w.pingFor())
+	steps, err := papers.Reduce(m.p, papers.Max, uint8((rest+step-1)/step))
+	if err != nil {
+		return err
+	}
+	for end := time.Now().Add(time.Duration(steps) * step); time.Now().Before(end); {
 		m.ep.Listen()
 		time.Sleep(50 * time.Microsecond)
 	}
