@@ -28,12 +28,26 @@ func (p *PE) checkIn(timeout time.Duration) error {
 	defer func(t time.Duration) { p.timeout, p.checking = t, false }(p.timeout)
 	p.timeout, p.checking = timeout, true
 	p.members, p.ident = 0, p.ownIdentity()
-	voted := false
-	// Hold every barrier (both strobes low) with P_IRQ low, and give a PE
-	// of an earlier program on this board, between its last barrier and
-	// its Close, time to close before this arrival's interrupt; join
-	// another arrival's meanwhile. Then raise: P_IRQ rises even if an
-	// earlier run left it high.
+	code, err := p.arrive(timeout, deadline)
+	if err := p.gather(code, err, timeout, deadline); err != nil {
+		return err
+	}
+	p.timeout = max(time.Until(deadline), time.Millisecond)
+	if err := p.testLines("check-in", 0); err != nil {
+		return p.checkInLinesFailed(err, timeout)
+	}
+	p.port.WriteControl(lpt.NAK)
+	p.change = change{}
+	return nil
+}
+
+// arrive is check-in's first step: it holds every barrier (both strobes
+// low) with P_IRQ low, and gives a PE of an earlier program on this board,
+// between its last barrier and its Close, time to close before this
+// arrival's interrupt, joining another arrival's meanwhile. Then it raises:
+// P_IRQ rises even if an earlier run left it high. It returns the code of
+// the interrupt it acknowledged.
+func (p *PE) arrive(timeout time.Duration, deadline time.Time) (uint8, error) {
 	p.last = lpt.LG | lpt.DataMask
 	p.port.WriteData(p.last)
 	p.port.WriteControl(0)
@@ -44,15 +58,23 @@ func (p *PE) checkIn(timeout time.Duration) error {
 	err := p.awaitArrival(time.Now().Add(grace))
 	p.timeout = time.Until(deadline)
 	var te *TimeoutError
-	var code uint8    // the code of the interrupt just acknowledged
-	var pending error // found before every PE came (agree)
 	switch {
 	case err == nil:
-		code, err = p.acknowledge(false, 0)
+		return p.acknowledge(false, 0)
 	case errors.As(err, &te):
 		p.port.WriteControl(lpt.NAK | lpt.IRQ)
-		code, err = p.acknowledge(true, 0)
+		return p.acknowledge(true, 0)
 	}
+	return 0, err
+}
+
+// gather is check-in's second step, from the acknowledge of an arrival
+// (its code and error): it votes on who is here and agrees on the run,
+// and while that does not count every PE it waits for the next arrival,
+// voting again after each.
+func (p *PE) gather(code uint8, err error, timeout time.Duration, deadline time.Time) error {
+	voted := false
+	var pending error // found before every PE came (agree)
 	for {
 		var ie *InterruptError
 		if err != nil && !errors.As(err, &ie) {
@@ -96,30 +118,30 @@ func (p *PE) checkIn(timeout time.Duration) error {
 			return p.checkInFailed(err, timeout, voted)
 		}
 		if pending == nil && mask&p.all() == p.all() { // more is another PE count, or a line stuck at 0: agree failed
-			break
+			return nil
 		}
 		if err = p.awaitArrival(deadline); err == nil {
 			p.timeout = time.Until(deadline)
 			code, err = p.acknowledge(false, 0)
 		}
 	}
-	p.timeout = max(time.Until(deadline), time.Millisecond)
-	if err := p.testLines("check-in", 0); err != nil {
-		var le *LineError
-		var ie *InterruptError
-		if errors.As(err, &ie) {
-			if derr := p.departed(ie.Code); derr != nil {
-				err = derr
-			}
+}
+
+// checkInLinesFailed is check-in's error when its test of the data lines
+// failed: a *LineError as it is; another, with what a departure's
+// interrupt taken meanwhile says, as a failed check-in.
+func (p *PE) checkInLinesFailed(err error, timeout time.Duration) error {
+	var ie *InterruptError
+	if errors.As(err, &ie) {
+		if derr := p.departed(ie.Code); derr != nil {
+			err = derr
 		}
-		if !errors.As(err, &le) {
-			err = p.checkInFailed(err, timeout, true)
-		}
-		return err
 	}
-	p.port.WriteControl(lpt.NAK)
-	p.change = change{}
-	return nil
+	var le *LineError
+	if !errors.As(err, &le) {
+		err = p.checkInFailed(err, timeout, true)
+	}
+	return err
 }
 
 // leaveCheckIn announces the departure of a PE whose check-in its context

@@ -107,6 +107,26 @@ func (p *PE) acknowledge(raise bool, code uint8) (uint8, error) {
 	// program, but a PE that left, or joins now, has not made the others'
 	// calls meanwhile: the census count starts again here on every PE.
 	p.calls = 0
+	code, err := p.readCode(op, raise, code)
+	if err != nil {
+		return 0, err
+	}
+	if err := p.barrier(op); err != nil {
+		return code, err
+	}
+	if p.checking {
+		if err := p.compareIdentity(); err != nil {
+			return code, err
+		}
+	}
+	mask, err := p.stays(op, code)
+	return code, p.takeVote(mask, err)
+}
+
+// readCode is the acknowledge's steps 1 to 3: it returns the code the
+// NAND lines give once every PE has acknowledged, and takes the phase of
+// the last completed barrier.
+func (p *PE) readCode(op string, raise bool, code uint8) (uint8, error) {
 	nybble, ctrl := uint8(lpt.DataMask), uint8(lpt.SEL)
 	if raise {
 		nybble, ctrl = ^code&lpt.DataMask, lpt.SEL|lpt.IRQ
@@ -133,15 +153,12 @@ func (p *PE) acknowledge(raise bool, code uint8) (uint8, error) {
 	}
 	p.port.WriteData(p.last)
 	p.stats.Interrupts++
-	code = s >> lpt.InputShift & lpt.DataMask
-	if err := p.barrier(op); err != nil {
-		return code, err
-	}
-	if p.checking {
-		if err := p.compareIdentity(); err != nil {
-			return code, err
-		}
-	}
+	return s >> lpt.InputShift & lpt.DataMask, nil
+}
+
+// stays is the acknowledge's step 5: the vote of the PEs that take part
+// from now on.
+func (p *PE) stays(op string, code uint8) (peset.Set, error) {
 	mask, err := p.vote(op, !p.depart)
 	if code == ReturnCode && err == nil {
 		// A return: every PE votes again, the complement, so that a data
@@ -153,26 +170,32 @@ func (p *PE) acknowledge(raise bool, code uint8) (uint8, error) {
 		gone, err = p.vote(op, p.depart)
 		mask &^= gone
 	}
+	return mask, err
+}
+
+// takeVote acts on the vote of who stays (mask, and the vote's error): a
+// departing PE goes transparent, the others take the new participants.
+func (p *PE) takeVote(mask peset.Set, err error) error {
 	if p.finishing && err == nil {
 		// When every participant votes to end here, Finish proves the
 		// run before it goes transparent (proof.go).
 		if p.stayed = mask & p.members; p.stayed == 0 {
-			return code, nil
+			return nil
 		}
 	}
 	if p.depart {
 		p.goTransparent() // voted absent, now is: whatever the vote's fate
 		if p.finishing {
-			return code, err // without its vote Finish cannot prove the run
+			return err // without its vote Finish cannot prove the run
 		}
-		return code, nil
+		return nil
 	}
 	if err != nil {
-		return code, err
+		return err
 	}
 	p.change = change{left: p.members &^ mask, joined: mask &^ p.members}
 	p.members = mask
-	return code, nil
+	return nil
 }
 
 // goTransparent takes this PE out of every barrier and NAND: data 0xcf

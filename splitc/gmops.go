@@ -8,6 +8,7 @@ package splitc
 // in Libsplit-C's translation (Figure 2: "if (pid == MYPROC)").
 
 import (
+	"time"
 	"unsafe"
 
 	"github.com/ttlpapers/ttlpapers/am"
@@ -183,12 +184,14 @@ func IsStoreSyncCtr(m *Memory, bytes int, c *StoreCounter) (bool, error) {
 // (§4.1.1), polling in between. The store counts start again from zero.
 // When the sum has not moved for the data network's timeout (a link down,
 // a PE stopped) every PE returns a *papers.TimeoutError naming the PEs
-// its data network cannot reach, within 1.5 times the timeout.
+// its data network cannot reach, shortly after the timeout (their pings
+// go out before it). When a PE's data network already knows a PE gone
+// (a reset link, a forged frame), every PE returns a *LostError at once.
 func AllStoreSync(m *Memory) error {
+	w := storeWait{timeout: m.ep.Timeout(), start: time.Now()}
 	if err := am.Barrier(m.p); err != nil { // no PE still waits for an answer (see settle)
 		return err
 	}
-	w := storeWait{timeout: m.ep.Timeout()}
 	for {
 		if _, err := m.ep.Poll(am.PollBoth, true); err != nil {
 			return err

@@ -2,6 +2,7 @@ package splitc_test
 
 import (
 	"errors"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -24,6 +25,19 @@ type cutLink struct {
 	cut    *atomic.Bool
 	mu     sync.Mutex
 	held   []heldPacket
+	// reset, when set and true, is that this PE's transport knows the
+	// victim gone: its connection was reset.
+	reset func() bool
+}
+
+// errReset is how a reset link's transport says the victim went.
+var errReset = errors.New("connection reset by peer")
+
+func (c *cutLink) Gone(k int) error {
+	if c.reset != nil && k == c.victim && c.reset() {
+		return &am.GoneError{PE: k, Cause: errReset, Died: true}
+	}
+	return c.Transport.Gone(k)
 }
 
 type heldPacket struct {
@@ -64,9 +78,11 @@ func (c *cutLink) flush() {
 }
 
 // storeAcrossCut has 4 PEs store to the next PE and AllStoreSync, with PE
-// 2's link cut for down (forever if negative) from just before the stores.
+// 2's link cut for down (forever if negative) from just before the stores;
+// PE resetBy's transport (none if negative) knows PE 2 gone from its
+// first NAND in AllStoreSync on, when every PE is in the sum's rounds.
 // It returns each PE's AllStoreSync error and how long it took.
-func storeAcrossCut(t *testing.T, timeout, down time.Duration) (errs [4]error, took [4]time.Duration) {
+func storeAcrossCut(t *testing.T, timeout, down time.Duration, resetBy int) (errs [4]error, took [4]time.Duration) {
 	t.Helper()
 	const n, victim = 4, 2
 	b, err := emu.New(n)
@@ -78,8 +94,13 @@ func storeAcrossCut(t *testing.T, timeout, down time.Duration) (errs [4]error, t
 		t.Fatal(err)
 	}
 	var cut atomic.Bool
+	resetAfter := ^uint64(0) // resetBy's NANDs before its AllStoreSync, once it calls it
 	join := func(p *papers.PE) (am.Transport, error) {
-		return &cutLink{Transport: net.Transport(p.Self()), victim: victim, cut: &cut}, nil
+		c := &cutLink{Transport: net.Transport(p.Self()), victim: victim, cut: &cut}
+		if p.Self() == resetBy { // its transport is asked on its own goroutine, as its Stats are
+			c.reset = func() bool { return p.Stats().NANDs > resetAfter }
+		}
+		return c, nil
 	}
 	emulate.RunNet(b, n, papers.Config{Timeout: timeout}, join, func(p *papers.PE) error {
 		m, err := splitc.Attach(p)
@@ -107,6 +128,9 @@ func storeAcrossCut(t *testing.T, timeout, down time.Duration) (errs [4]error, t
 		if err := splitc.Store(m, s.At((k+1)%n), int64(k)); err != nil {
 			return err
 		}
+		if k == resetBy {
+			resetAfter = p.Stats().NANDs
+		}
 		errs[k] = splitc.AllStoreSync(m)
 		took[k] = time.Since(start)
 		if errs[k] == nil {
@@ -124,7 +148,7 @@ func storeAcrossCut(t *testing.T, timeout, down time.Duration) (errs [4]error, t
 // every survivor still waiting 90 s after the fault).
 func TestAllStoreSyncNamesCutLink(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	errs, took := storeAcrossCut(t, timeout, -1)
+	errs, took := storeAcrossCut(t, timeout, -1, -1)
 	// The PEs end together at the round where the first of them has
 	// waited out the timeout, so the others' clocks may be a little short.
 	var longest time.Duration
@@ -149,11 +173,47 @@ func TestAllStoreSyncNamesCutLink(t *testing.T) {
 // TestAllStoreSyncRidesShortCut: a link down for less than the timeout
 // only delays.
 func TestAllStoreSyncRidesShortCut(t *testing.T) {
-	errs, took := storeAcrossCut(t, 2*time.Second, 100*time.Millisecond)
+	errs, took := storeAcrossCut(t, 2*time.Second, 100*time.Millisecond, -1)
 	for k, err := range errs {
 		if err != nil {
 			t.Errorf("PE %d: %v", k, err)
 		}
 	}
 	t.Logf("done after %v", took)
+}
+
+// TestAllStoreSyncEndsAtLostPE: when one PE's data network knows the PE
+// behind a cut link gone (its connection was reset), every PE ends at once
+// with a *LostError that names it, the PE whose network found it, how it
+// went (on the finder), and how long the call took; not a timeout's
+// error "within 0s".
+func TestAllStoreSyncEndsAtLostPE(t *testing.T) {
+	const timeout, finder, victim = 10 * time.Second, 0, 2
+	errs, took := storeAcrossCut(t, timeout, -1, finder)
+	for k, err := range errs {
+		var le *splitc.LostError
+		if !errors.As(err, &le) {
+			t.Errorf("PE %d: %v; want a *splitc.LostError", k, err)
+			continue
+		}
+		if le.PE != k || le.Lost != peset.Of(victim) || le.FoundBy != peset.Of(finder) || le.Pending <= 0 {
+			t.Errorf("PE %d: %+v; want PE %d, Lost %v, FoundBy %v, bytes pending", k, le, k, peset.Of(victim), peset.Of(finder))
+		}
+		if le.After <= 0 || le.After > took[k] || le.After >= timeout {
+			t.Errorf("PE %d: ended after %v by its error, %v by the test's clock; want within that, before the timeout %v", k, le.After, took[k], timeout)
+		}
+		want := 0
+		if k == finder {
+			want = 1
+		}
+		if len(le.DataNet) != want {
+			t.Errorf("PE %d: its data network's account %v; want %d entries", k, le.DataNet, want)
+		} else if want == 1 && (le.DataNet[0].PE != victim || le.DataNet[0].How != papers.Died || le.DataNet[0].Cause != errReset.Error()) {
+			t.Errorf("PE %d: its data network's account %+v; want PE %d died: %v", k, le.DataNet[0], victim, errReset)
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("PE %d: %v reads as a timeout", k, err)
+		}
+	}
+	t.Logf("ended after %v (timeout %v): %v", took, timeout, errs)
 }

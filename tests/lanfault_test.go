@@ -200,7 +200,7 @@ func lanTrial(t *testing.T, c *hosts.Cluster, tp *hosts.Tamperer, dir, prog, kin
 		}
 		allRight = allRight && pe.Exit == 0 && strings.Contains(pe.stdout.String(), faulttrial.RightSum(n))
 		if testing.Verbose() && rep != nil {
-			t.Logf("%s: PE %d exit %d: %s", kind, k, pe.Exit, rep.Cause)
+			t.Logf("%s: PE %d exit %d after %v of its round: %s", kind, k, pe.Exit, faulttrial.InPE(pe.stdout.String()), rep.Cause)
 		}
 		if k != faulttrial.Victim {
 			outs = append(outs, faulttrial.Outcome{Stdout: pe.stdout.String(), Report: rep, Exit: pe.Exit, Ended: pe.Ended})

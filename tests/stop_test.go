@@ -42,12 +42,16 @@ type stopTrial struct {
 func (tr stopTrial) run(t *testing.T, dir string) (hang bool, err error) {
 	const n = 3
 	var out bytes.Buffer
+	// Built before the deadline starts: the first trial builds the
+	// programs, which took 96 s at load 45, and its run, started after
+	// the deadline had passed, read as hung.
+	prog := bin(t, "spmd")
 	// A run that outlives this is hung: no PE's deadline fired.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*tr.timeout+tr.stopFor+30*time.Second)
 	defer cancel()
 	var timers sync.WaitGroup
 	rep, err := launch.Run(ctx, launch.Config{
-		N: n, Program: bin(t, "spmd"), Args: []string{"-rounds", "2000"}, Dir: dir, Stdout: &out, Stderr: &out, Timeout: tr.timeout,
+		N: n, Program: prog, Args: []string{"-rounds", "2000"}, Dir: dir, Stdout: &out, Stderr: &out, Timeout: tr.timeout,
 		// The check-in waits for the PEs to start, not on a barrier: a
 		// stop then only delays it. (Its own timeout, the run's by
 		// default, can be shorter than a loaded machine's start.)

@@ -314,13 +314,20 @@ func (tl *Tally) Add(kind string, n int, t0 time.Time, survivors []Outcome, hung
 		if d := r.Ended.Sub(t0); d > tl.Worst {
 			tl.Worst = d
 		}
-		if _, after, ok := strings.Cut(r.Stdout, FailedAfter); ok {
-			line, _, _ := strings.Cut(after, "\n")
-			if d, err := time.ParseDuration(strings.TrimSpace(line)); err == nil && d > tl.WorstInPE {
-				tl.WorstInPE = d
-			}
+		tl.WorstInPE = max(tl.WorstInPE, InPE(r.Stdout))
+	}
+}
+
+// InPE is how long a PE's failing round lasted by its own clock, as its
+// output says (FailedAfter); 0 when it does not.
+func InPE(stdout string) time.Duration {
+	if _, after, ok := strings.Cut(stdout, FailedAfter); ok {
+		line, _, _ := strings.Cut(after, "\n")
+		if d, err := time.ParseDuration(strings.TrimSpace(line)); err == nil {
+			return d
 		}
 	}
+	return 0
 }
 
 // Names reports whether a survivor's report names the victim as the
@@ -371,7 +378,7 @@ func tracesTo(kind string, r *pereport.Report, byPE map[int]Outcome) bool {
 // left with an interrupt are not counted: a survivor may leave failing
 // beside the victim.)
 func blamed(r *pereport.Report) int {
-	if r == nil || r.Kind != pereport.Timeout && r.Kind != pereport.Absent {
+	if r == nil || r.Kind != pereport.Timeout && r.Kind != pereport.Absent && r.Kind != pereport.Lost {
 		return 0
 	}
 	n := 0

@@ -32,6 +32,7 @@ const (
 	Absent    Kind = "absent"    // *papers.AbsentError: a PE a collective needed takes no part
 	Line      Kind = "line"      // *papers.LineError: a data line is stuck or open
 	Gone      Kind = "gone"      // a PE left the data network (am's GoneError)
+	Lost      Kind = "lost"      // a wait on the data network ended early: PEs it knew gone (splitc.LostError)
 	Mismatch  Kind = "mismatch"  // *papers.MismatchError: PEs checked in with different PE counts, programs or tags, or one id twice
 	Input     Kind = "input"     // *papers.InputError: a PE's own status input is stuck
 	Panic     Kind = "panic"     // the program panicked
@@ -97,6 +98,9 @@ func From(err error) Report {
 		// am's GoneError, which this package, below am, knows by its
 		// account of the absent PE.
 		ge interface{ Absence() papers.Absence }
+		// splitc's LostError, known by its operation and the PEs it
+		// names.
+		lo interface{ LostPEs() (string, peset.Set) }
 	)
 	switch {
 	case errors.As(err, &le):
@@ -121,6 +125,10 @@ func From(err error) Report {
 			in := pe.Inputs[0]
 			r.Line = &LineInfo{Name: in.Line.Name, Pin: in.Line.Pin, Stuck: in.Stuck}
 		}
+	case errors.As(err, &lo):
+		var lost peset.Set
+		r.Op, lost = lo.LostPEs()
+		r.Kind, r.Named = Lost, members(lost)
 	case errors.As(err, &ge):
 		r.Kind, r.Named = Gone, []int{ge.Absence().PE}
 	}

@@ -11,9 +11,10 @@ import (
 	"github.com/ttlpapers/ttlpapers/am"
 	"github.com/ttlpapers/ttlpapers/lpt"
 	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/splitc"
 )
 
-// TestFrom: each error papers and am make is described by its value, found
+// TestFrom: each error papers, am and splitc make is described by its value, found
 // through whatever wraps it (a layer's PEError, a program's %w, a join of
 // the end of a run), and any other error is of kind "error" naming no PE.
 func TestFrom(t *testing.T) {
@@ -36,6 +37,8 @@ func TestFrom(t *testing.T) {
 			Report{Kind: Line, PE: -1, Op: "check-in", Line: &LineInfo{Name: "D3", Pin: 5, Candidates: []int{0, 1, 3}}}},
 		{papers.Errorf("splitc", 0, "get from PE 3: %w", &am.GoneError{PE: 3, Died: true}),
 			Report{Kind: Gone, PE: -1, Named: []int{3}}},
+		{fmt.Errorf("round 7: %w", &splitc.LostError{PE: 0, Lost: 1 << 1, FoundBy: 1<<2 | 1<<3, Pending: 16, After: time.Millisecond}),
+			Report{Kind: Lost, PE: -1, Op: "all_store_sync", Named: []int{1}}},
 		{errors.New("injected error"), Report{Kind: Other, PE: -1}},
 	} {
 		got := From(c.err)
