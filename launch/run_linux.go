@@ -476,10 +476,12 @@ func (r *run) ended(e exitEvent) {
 		r.rep.Notes = append(r.rep.Notes, fmt.Sprintf("PE %d: %v", pe, err))
 	}
 	r.rep.Exits[e.k] = x
-	// The PEs its error names, unless the ports found a PE dead first
-	// (failed: the cause is that one, and its exit says how it died).
+	// The PEs its error names, unless the ports found another PE dead
+	// first (failed: the cause is that one, and its exit says how it
+	// died). The ports may find this PE's own exit before the launcher
+	// does: its error still says whom it waited for.
 	var named []int
-	if _, _, aborted := r.board.Aborted(); !aborted {
+	if by, _, aborted := r.board.Aborted(); !aborted || by == pe {
 		named = r.namedOthers(pe, x.Report)
 	}
 	switch {
@@ -488,6 +490,9 @@ func (r *run) ended(e exitEvent) {
 	case x.Status != 0 && len(info.Late) > 0:
 		r.failedWaiting(x.Status, fmt.Sprintf("%s did not arrive at a barrier: PE %d waited until its timeout and exited with status %d", peset.Of(info.Late...), pe, x.Status), info.Late)
 	case x.Status != 0 && len(named) > 0:
+		if r.pending == pe { // blamed for its exit, which a survivor's report found first
+			r.decided, r.pending = false, -1
+		}
 		r.failedWaiting(x.Status, fmt.Sprintf("%s named by the error of PE %d (%s), which exited with status %d", peset.Of(named...), pe, x.Report.What(), x.Status), named)
 	case x.Status != 0:
 		reason := fmt.Sprintf("PE %d exited with status %d", pe, x.Status)
