@@ -147,7 +147,8 @@ func (g *GoTCP) Get(block []byte) error {
 	return err
 }
 
-// Close ends the pair and returns the server's error, if it had one.
+// Close ends the pair and returns the server's error, if it had one (a
+// dialed pair's server is another process's: nil).
 func (g *GoTCP) Close() error {
 	g.c.Close()
 	if g.done == nil {
