@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command lanbench is the program of the tests' BenchmarkLAN, which runs
 // it on emulated hosts, one process each:
 //
