@@ -10,7 +10,8 @@ import (
 )
 
 // GoTCP is the floor for a data network over TCP in Go on this kernel: a
-// plain net.Conn pair on loopback, one goroutine serving each request,
+// plain net.Conn pair (on loopback, or across hosts: DialGoTCP and
+// ServeGoTCP), one goroutine serving each request,
 // blocking in Go's netpoller. Its operations are the data network's:
 // RoundTrip sends 8 bytes and waits for 8 back, Put sends a block and
 // waits for a 1-byte acknowledgment, Get sends an 8-byte request and
@@ -19,7 +20,7 @@ type GoTCP struct {
 	c       net.Conn
 	timeout time.Duration
 	hdr     [9]byte
-	done    chan error // the server's end
+	done    chan error // the server's end; nil when it is another process's
 }
 
 // Operations on the wire: a byte naming it and 8 bytes of length.
@@ -55,12 +56,23 @@ func NewGoTCP(max int, timeout time.Duration) (*GoTCP, error) {
 		return nil, fmt.Errorf("baseline: loopback accept failed")
 	}
 	g := &GoTCP{c: c, timeout: timeout, done: make(chan error, 1)}
-	go func() { g.done <- serve(s, max) }()
+	go func() { g.done <- ServeGoTCP(s, max) }()
 	return g, nil
 }
 
-// serve answers requests on s until the client closes its side.
-func serve(s net.Conn, max int) error {
+// DialGoTCP connects to a server at addr (ServeGoTCP, in another process
+// or on another host); timeout bounds the connection and each operation.
+func DialGoTCP(addr string, timeout time.Duration) (*GoTCP, error) {
+	c, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return nil, fmt.Errorf("baseline: %w", err)
+	}
+	return &GoTCP{c: c, timeout: timeout}, nil
+}
+
+// ServeGoTCP answers a GoTCP client's requests on s, blocks of up to max
+// bytes, until the client closes its side.
+func ServeGoTCP(s net.Conn, max int) error {
 	defer s.Close()
 	buf := make([]byte, max)
 	var hdr [9]byte
@@ -135,9 +147,13 @@ func (g *GoTCP) Get(block []byte) error {
 	return err
 }
 
-// Close ends the pair and returns the server's error, if it had one.
+// Close ends the pair and returns the server's error, if it had one (a
+// dialed pair's server is another process's: nil).
 func (g *GoTCP) Close() error {
 	g.c.Close()
+	if g.done == nil {
+		return nil
+	}
 	select {
 	case err := <-g.done:
 		return err

@@ -28,7 +28,7 @@ var (
 
 // mpiBin builds the programs of the cross-host tests with -tags mpi once
 // and returns the path of the one named.
-func mpiBin(t *testing.T, name string) string {
+func mpiBin(t testing.TB, name string) string {
 	t.Helper()
 	if _, err := exec.LookPath("mpirun"); err != nil {
 		testenv.Missing(t, "mpirun not found (apt-get install openmpi-bin libopenmpi-dev)")
@@ -72,7 +72,7 @@ func acrossHosts(t *testing.T, c *hosts.Cluster, np int, env []string, limit tim
 // onHosts is one cluster test: the programs, which build runs them, and
 // the environment they get.
 type onHosts struct {
-	bin func(*testing.T, string) string
+	bin func(testing.TB, string) string
 	env []string
 }
 

@@ -24,7 +24,7 @@ import (
 
 // fuseBoard serves an n-PE board's ppdev files in a new directory until
 // the test ends.
-func fuseBoard(t *testing.T, n int) string {
+func fuseBoard(t testing.TB, n int) string {
 	t.Helper()
 	testenv.FUSE(t)
 	dir := t.TempDir()

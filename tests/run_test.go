@@ -49,14 +49,14 @@ func TestMain(m *testing.M) {
 
 // bin builds papersctl, examples/spmd and the misbehaving test program once
 // and returns the path of the one named.
-func bin(t *testing.T, name string) string {
+func bin(t testing.TB, name string) string {
 	t.Helper()
 	binOnce.Do(func() {
 		binDir, binError = os.MkdirTemp("", "ttlpapers-run-")
 		if binError != nil {
 			return
 		}
-		for name, pkg := range map[string]string{"papersctl": "../cmd/papersctl", "spmd": "../examples/spmd", "hello": "../examples/hello", "runprog": "./testdata/runprog", "dataprog": "./testdata/dataprog", "lanprog": "./testdata/lanprog", "confprog": "./testdata/confprog", "matmul": "../examples/matmul", "radixsort": "../examples/radixsort"} {
+		for name, pkg := range map[string]string{"papersctl": "../cmd/papersctl", "spmd": "../examples/spmd", "hello": "../examples/hello", "runprog": "./testdata/runprog", "dataprog": "./testdata/dataprog", "lanprog": "./testdata/lanprog", "lanbench": "./testdata/lanbench", "confprog": "./testdata/confprog", "matmul": "../examples/matmul", "radixsort": "../examples/radixsort"} {
 			out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, name), pkg).CombinedOutput()
 			if err != nil {
 				binError = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
