@@ -65,10 +65,12 @@ type lanFig struct{ ops, wall, cpu float64 }
 func BenchmarkLAN(b *testing.B) {
 	const rounds = 3
 	boards := map[int]string{}
-	for _, n := range lanCounts { // before the hosts, whose mounts copy the machine's
+	var dirs []string
+	for _, n := range lanCounts { // before the hosts, which keep them of the machine's FUSE mounts
 		boards[n] = fuseBoard(b, n)
+		dirs = append(dirs, boards[n])
 	}
-	c := hosts.New(b, slices.Max(lanCounts), 1)
+	c := hosts.New(b, slices.Max(lanCounts), 1, dirs...)
 	prog := bin(b, "lanbench")
 	mpi := lanMPI(b)
 	// The rounds' figures and ratios, by name.
