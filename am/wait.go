@@ -117,18 +117,23 @@ func (e *Endpoint) wait(op string, on int, done func() bool, nap time.Duration) 
 			l.start = time.Now()
 		}
 		if err := e.stalled(op, on, l.start); err != nil {
-			// What a PE sent before it left is in the inboxes since before
-			// its departure was seen: handle it, it may be what we wait for.
-			if _, perr := e.poll(PollBoth, true); perr != nil {
-				return perr
-			}
-			if done() {
-				return nil
-			}
-			return err
+			return e.lastLook(done, err)
 		}
 		e.sleep(nap, l.start)
 	}
+}
+
+// lastLook ends a wait that stalled found gone or silent (err). What a PE
+// sent before it left is in the inboxes since before its departure was
+// seen: handle it, it may be what the wait is for.
+func (e *Endpoint) lastLook(done func() bool, err error) error {
+	if _, perr := e.poll(PollBoth, true); perr != nil {
+		return perr
+	}
+	if done() {
+		return nil
+	}
+	return err
 }
 
 // sleep waits for a packet to arrive: at most nap, or with a nap of 0

@@ -3,6 +3,7 @@ package kicad
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/ttlpapers/ttlpapers/hw"
@@ -472,145 +473,81 @@ func (g *network) addTracks(items []copperItem, along [][]trackPoint) {
 
 // solve finds the potentials of the network with the fixed nodes at 0 and
 // current inject[n] drawn out of node n (a negative, put in): Kirchhoff's
-// law at every other node, solved by conjugate gradients, preconditioned by
-// the diagonal. It returns each node's potential, negated (a positive
-// drop where current is drawn).
+// law at every other node, solved by conjugate gradients preconditioned
+// by multigrid (supplyamg.go). It returns each node's potential, negated
+// (a positive drop where current is drawn).
 func (g *network) solve(fixed map[int]bool, inject map[int]float64) ([]float64, error) {
 	n := len(g.parent)
-	root := make([]int, n)
-	for i := range root {
-		root[i] = g.find(i)
-	}
-	isFixed := make([]bool, n)
-	for f := range fixed {
-		isFixed[root[f]] = true
-	}
-	adj, diag := g.laplacian(root, isFixed)
-	reach := g.reachable(root, isFixed)
-	rhs := make([]float64, n)
+	root, index, reached, live := g.unknowns(fixed)
+	rhs := make([]float64, live)
 	for node, i := range inject {
 		r := root[node]
-		if !reach[r] {
+		if !reached(r) {
 			return nil, fmt.Errorf("a loaded pin has no copper to the input")
 		}
-		rhs[r] += i
-	}
-	var active []int
-	for i := range n {
-		if root[i] == i && !isFixed[i] && reach[i] {
-			active = append(active, i)
+		if k := index[r]; k >= 0 {
+			rhs[k] += i
 		}
 	}
-	x, err := conjugateGradients(active, adj, diag, rhs)
+	out := make([]float64, n)
+	if live == 0 {
+		return out, nil
+	}
+	a := laplacian(g.edges, root, index, live)
+	h, err := newAMG(a)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]float64, n)
+	x, err := pcg(a, h, rhs)
+	if err != nil {
+		return nil, err
+	}
 	for i := range n {
-		out[i] = x[root[i]]
+		if k := index[root[i]]; k >= 0 {
+			out[i] = x[k]
+		}
 	}
 	return out, nil
 }
 
-// arc is an edge of the network seen from one end: the node at the other
-// end and the conductance between.
-type arc struct {
-	to int
-	g  float64
-}
-
-// laplacian is Kirchhoff's law as a matrix over the nodes (each node its
-// root): every node's total conductance on the diagonal, and the arcs
-// between nodes that are not fixed off it (a fixed node's potential is 0,
-// so its arcs add nothing to its neighbours' equations).
-func (g *network) laplacian(root []int, isFixed []bool) (adj [][]arc, diag []float64) {
-	adj, diag = make([][]arc, len(root)), make([]float64, len(root))
-	for _, e := range g.edges {
-		a, b := root[e.a], root[e.b]
-		if a == b {
-			continue
-		}
-		diag[a] += e.g
-		diag[b] += e.g
-		if !isFixed[a] && !isFixed[b] {
-			adj[a] = append(adj[a], arc{b, e.g})
-			adj[b] = append(adj[b], arc{a, e.g})
-		}
+// unknowns numbers the nodes whose potential solve must find: each node's
+// root, not fixed, with copper to a fixed node (every loaded node must
+// have some: reached says which do). index maps a root to its unknown's
+// number, -1 for none; live is how many there are.
+func (g *network) unknowns(fixed map[int]bool) (root []int, index []int32, reached func(int) bool, live int) {
+	n := len(g.parent)
+	root = make([]int, n)
+	for i := range root {
+		root[i] = g.find(i)
 	}
-	return adj, diag
-}
-
-// reachable marks the nodes (roots) with copper to a fixed node: every
-// loaded node must be one, and the others are left out of the solution.
-func (g *network) reachable(root []int, isFixed []bool) []bool {
-	n := len(root)
+	// Join the nodes each edge joins, and mark the groups holding a fixed
+	// node.
+	group := slices.Clone(root)
+	top := func(i int) int {
+		for group[i] != i {
+			group[i] = group[group[i]]
+			i = group[i]
+		}
+		return i
+	}
+	for _, e := range g.edges {
+		group[top(root[e.a])] = top(root[e.b])
+	}
+	isFixed := make([]bool, n)
 	reach := make([]bool, n)
-	var stack []int
+	for f := range fixed {
+		isFixed[root[f]] = true
+		reach[top(root[f])] = true
+	}
+	index = make([]int32, n)
 	for i := range n {
-		if isFixed[root[i]] && !reach[root[i]] {
-			reach[root[i]] = true
-			stack = append(stack, root[i])
+		index[i] = -1
+		if root[i] == i && !isFixed[i] && reach[top(i)] {
+			index[i] = int32(live)
+			live++
 		}
 	}
-	full := make([][]int, n)
-	for _, e := range g.edges {
-		a, b := root[e.a], root[e.b]
-		full[a] = append(full[a], b)
-		full[b] = append(full[b], a)
-	}
-	for len(stack) > 0 {
-		a := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for _, b := range full[a] {
-			if !reach[b] {
-				reach[b] = true
-				stack = append(stack, b)
-			}
-		}
-	}
-	return reach
-}
-
-// conjugateGradients solves the active nodes' equations (adj, diag) for
-// currents rhs, preconditioned by the diagonal; the other nodes stay at 0.
-func conjugateGradients(active []int, adj [][]arc, diag, rhs []float64) ([]float64, error) {
-	n := len(rhs)
-	mul := func(x, out []float64) {
-		for _, i := range active {
-			s := diag[i] * x[i]
-			for _, a := range adj[i] {
-				s -= a.g * x[a.to]
-			}
-			out[i] = s
-		}
-	}
-	x, r, z, p, q := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
-	norm := 0.0
-	for _, i := range active {
-		r[i] = rhs[i]
-		z[i] = r[i] / diag[i]
-		p[i] = z[i]
-		norm += rhs[i] * rhs[i]
-	}
-	rz := dot(r, z)
-	for it := 0; it < 20*n+100 && dot(r, r) > 1e-20*norm; it++ {
-		mul(p, q)
-		alpha := rz / dot(p, q)
-		for _, i := range active {
-			x[i] += alpha * p[i]
-			r[i] -= alpha * q[i]
-			z[i] = r[i] / diag[i]
-		}
-		next := dot(r, z)
-		for _, i := range active {
-			p[i] = z[i] + next/rz*p[i]
-		}
-		rz = next
-	}
-	if norm > 0 && dot(r, r) > 1e-16*norm {
-		return nil, fmt.Errorf("the DC solution did not converge")
-	}
-	return x, nil
+	return root, index, func(r int) bool { return reach[top(r)] }, live
 }
 
 func dot(a, b []float64) float64 {
