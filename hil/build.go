@@ -6,6 +6,8 @@ import (
 	"debug/elf"
 	"fmt"
 	"os"
+	"sync"
+	"time"
 
 	"github.com/ttlpapers/ttlpapers/internal/qemu"
 )
@@ -15,7 +17,16 @@ const PapersctlPackage = "github.com/ttlpapers/ttlpapers/cmd/papersctl"
 
 // BuildPapersctl builds a static linux/amd64 papersctl (CGO_ENABLED=0, as
 // init and the ioperm backend need) at out, from the module containing dir.
-func BuildPapersctl(ctx context.Context, dir, out string) error {
+// With empty caches on a busy PC that takes minutes: progress, unless nil,
+// hears how long it has taken every ProgressEvery.
+func BuildPapersctl(ctx context.Context, dir, out string, progress func(building time.Duration)) error {
+	if progress != nil {
+		start, done := time.Now(), make(chan struct{})
+		var ticker sync.WaitGroup
+		ticker.Go(func() { tickUntil(done, func() { progress(time.Since(start)) }) })
+		defer ticker.Wait()
+		defer close(done)
+	}
 	return qemu.BuildStatic(ctx, dir, PapersctlPackage, out)
 }
 

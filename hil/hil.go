@@ -544,7 +544,10 @@ func (s *status) summary() {
 }
 
 // every calls summary every ProgressEvery until done is closed.
-func (s *status) every(done <-chan struct{}) {
+func (s *status) every(done <-chan struct{}) { tickUntil(done, s.summary) }
+
+// tickUntil calls f every ProgressEvery until done is closed.
+func tickUntil(done <-chan struct{}, f func()) {
 	tick := time.NewTicker(ProgressEvery)
 	defer tick.Stop()
 	for {
@@ -552,7 +555,7 @@ func (s *status) every(done <-chan struct{}) {
 		case <-done:
 			return
 		case <-tick.C:
-			s.summary()
+			f()
 		}
 	}
 }

@@ -45,7 +45,7 @@ func requireHIL(t *testing.T) string {
 		}
 		binDir = dir
 		binPath = filepath.Join(dir, "papersctl")
-		buildErr = hil.BuildPapersctl(context.Background(), ".", binPath)
+		buildErr = hil.BuildPapersctl(context.Background(), ".", binPath, nil)
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/ttlpapers/ttlpapers/cmd/papersctl/internal/base"
@@ -240,24 +239,9 @@ func hilEnv() []string {
 // current directory.
 func buildStatic(e *base.Env, bin string) error {
 	fmt.Fprintln(e.Stderr, "papersctl hil: building a static papersctl (CGO_ENABLED=0) from the module in the current directory")
-	// With empty caches on a busy PC the build takes minutes: say so.
-	done := make(chan struct{})
-	var ticker sync.WaitGroup
-	ticker.Go(func() {
-		start, tick := time.Now(), time.NewTicker(hil.ProgressEvery)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				fmt.Fprintf(e.Stderr, "papersctl hil: still building, %v\n", time.Since(start).Round(time.Second))
-			}
-		}
+	err := hil.BuildPapersctl(e.Ctx, ".", bin, func(building time.Duration) {
+		fmt.Fprintf(e.Stderr, "papersctl hil: still building, %v\n", building.Round(time.Second))
 	})
-	err := hil.BuildPapersctl(e.Ctx, ".", bin)
-	close(done)
-	ticker.Wait()
 	if err != nil {
 		return fmt.Errorf("%w\n(run from the ttlpapers source tree, or pass --binary)", err)
 	}
