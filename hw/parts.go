@@ -397,7 +397,7 @@ var (
 	}
 	// PowerIn takes a regulated 5 V supply: pin 1 +5 V, pin 2 ground.
 	PowerIn = buy(twoPin("Screw terminal 2-way, 5.08 mm", "2-way PCB screw terminal, 5.08 mm pitch: regulated 5 V in, pin 1 +5 V, pin 2 ground", "Pin_1", "Pin_2", "Connector:Screw_Terminal_01x02", "TerminalBlock_Phoenix:TerminalBlock_Phoenix_MKDS-1,5-2-5.08_1x02_P5.08mm_Horizontal"),
-		"Phoenix Contact", "1715721")
+		"Phoenix Contact", "1715721", "C5183929")
 )
 
 // Pins of LEDBicolour: anodes for green and red, and the common cathode.
@@ -414,9 +414,13 @@ func twoPin(value, desc, n1, n2, symbol, footprint string) *Part {
 	}
 }
 
-// buy names the part to buy for p.
-func buy(p *Part, maker, mpn string) *Part {
+// buy names the part to buy for p, and its LCSC number where one was
+// found (at most one).
+func buy(p *Part, maker, mpn string, lcsc ...string) *Part {
 	p.Maker, p.MPN = maker, mpn
+	if len(lcsc) > 0 {
+		p.LCSC = lcsc[0]
+	}
 	return p
 }
 

@@ -1,6 +1,8 @@
 package kicad_test
 
 import (
+	"bytes"
+	"encoding/csv"
 	"math"
 	"regexp"
 	"slices"
@@ -121,4 +123,32 @@ func padGeometry(t *testing.T, fp *kicad.Expr) (pins int, pitch, across float64)
 	}
 	spread := func(v []float64) float64 { return slices.Max(v) - slices.Min(v) }
 	return len(xs), pitch, min(spread(xs), spread(ys))
+}
+
+// TestJLCPCBBOMCarriesLCSC: the JLCPCB BOM's part number column is each
+// part's LCSC number, empty where none is confirmed.
+func TestJLCPCBBOMCarriesLCSC(t *testing.T) {
+	byName := map[string]*hw.Part{}
+	for _, p := range append(slices.Clone(hw.Parts), hw.Passives...) {
+		byName[p.Name] = p
+	}
+	found := 0
+	for _, n := range []int{4, 16} {
+		rows, err := csv.NewReader(bytes.NewReader(kicad.JLCPCBBOM(hw.MustNew(n)))).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows[1:] {
+			p := byName[r[0]]
+			if p == nil || r[3] != p.LCSC {
+				t.Errorf("%d PEs: row %q: part number %q, want the part's LCSC number", n, r, r[3])
+			}
+			if r[3] != "" {
+				found++
+			}
+		}
+	}
+	if found == 0 {
+		t.Error("no LCSC number in any JLCPCB BOM")
+	}
 }
