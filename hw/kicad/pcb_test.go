@@ -58,13 +58,13 @@ func TestPCBIsTheNetlist(t *testing.T) {
 func TestPCBReaderFindsMistakes(t *testing.T) {
 	b := hw.MustNew(4)
 	src := string(boardFile(t, kicad.Base(4)))
-	old := `(pad "1" thru_hole roundrect (at 0 0) (size 1.6 1.6) (drill 0.8) (layers *.Cu *.Mask) (roundrect_rratio 0.15625) (net `
-	i := strings.Index(src, old)
-	if i < 0 {
+	// A DIP's pin 1 (a rounded square), written as KiCad's library has it,
+	// one field a line, and its net.
+	m := regexp.MustCompile(`\(pad "1" thru_hole roundrect\n(?:\s+\(.*\)\n)*?\s+\(net (\d+ "[^"]*")\)`).FindStringSubmatchIndex(src)
+	if m == nil {
 		t.Fatal("no DIP pin 1 on a net in the board file")
 	}
-	j := i + len(old) + strings.Index(src[i+len(old):], ")")
-	bad := src[:i+len(old)] + `1 "/SOMETHING_ELSE"` + src[j:]
+	bad := src[:m[2]] + `1 "/SOMETHING_ELSE"` + src[m[3]:]
 	nets, _, err := kicad.ReadPCB([]byte(bad))
 	if err != nil {
 		t.Fatal(err)
