@@ -126,6 +126,10 @@ type Part struct {
 	// Maker and MPN name a part to buy where the part is a standard one
 	// (empty where any part answering Name and Description will do).
 	Maker, MPN string
+	// LCSC is the part's number in JLCPCB's assembly catalogue (LCSC's),
+	// set only where one was found tied to this exact MPN; docs/board.md
+	// says where, and which remain to be confirmed.
+	LCSC string
 	// ICC is a chip's supply current, in amperes, at its datasheet's
 	// maximum (the largest of ICCH, ICCL and, for three-state parts, ICCZ,
 	// at VCC 5.25 V): what the boards' supply copper must carry (kicad's
@@ -303,7 +307,7 @@ var IDC26 = &Part{
 	Description: "2x13 boxed pin header, 2.54 mm pitch, vertical through-hole, keyed: one PE's IDC-26 to DB-25 ribbon cable (AT/Everex pinout), pin 1 at the square pad",
 	Pins:        contacts(26),
 	Symbol:      "Connector_Generic:Conn_02x13_Odd_Even", Footprint: "Connector_IDC:IDC-Header_2x13_P2.54mm_Vertical",
-	Maker: "Würth Elektronik", MPN: "61202621621",
+	Maker: "Würth Elektronik", MPN: "61202621621", LCSC: "C17586777",
 	CablePin: RibbonPin,
 }
 
@@ -348,6 +352,7 @@ var (
 			return pins
 		}(),
 		Symbol: "Connector_Generic:Conn_02x20_Odd_Even", Footprint: "Connector_PinHeader_2.54mm:PinHeader_2x20_P2.54mm_Vertical",
+		Maker: "Samtec", MPN: "TSW-120-07-G-D",
 	}
 	// LVC245 is the level shifter: an SN74LVC245A (the N package is a
 	// 20-pin DIP) on 3.3 V, whose inputs take 5 V; DIR high passes A to B.
@@ -369,7 +374,7 @@ var (
 var (
 	// Cap100n decouples one chip's supply pins.
 	Cap100n = buy(twoPin("100nF", "ceramic capacitor, 50 V, X7R, 5 mm lead pitch: a chip's decoupling", "1", "2", "Device:C", "Capacitor_THT:C_Disc_D5.0mm_W2.5mm_P5.00mm"),
-		"Vishay", "K104K15X7RF5TL2")
+		"Vishay", "K104K15X7RF5TH5") // TH5: 5.0 mm leads (TL2 is the 2.5 mm version)
 	// Cap10u is the bulk capacitor at the power input.
 	Cap10u = buy(twoPin("10uF", "aluminium electrolytic capacitor, 25 V, 5 mm diameter, 2 mm lead pitch, + lead in the square pad: bulk at the power input", "+", "-", "Device:C_Polarized", "Capacitor_THT:CP_Radial_D5.0mm_P2.00mm"),
 		"Panasonic", "ECA-1EM100")
@@ -392,7 +397,7 @@ var (
 	}
 	// PowerIn takes a regulated 5 V supply: pin 1 +5 V, pin 2 ground.
 	PowerIn = buy(twoPin("Screw terminal 2-way, 5.08 mm", "2-way PCB screw terminal, 5.08 mm pitch: regulated 5 V in, pin 1 +5 V, pin 2 ground", "Pin_1", "Pin_2", "Connector:Screw_Terminal_01x02", "TerminalBlock_Phoenix:TerminalBlock_Phoenix_MKDS-1,5-2-5.08_1x02_P5.08mm_Horizontal"),
-		"Phoenix Contact", "1715721")
+		"Phoenix Contact", "1715721", "C5183929")
 )
 
 // Pins of LEDBicolour: anodes for green and red, and the common cathode.
@@ -409,9 +414,13 @@ func twoPin(value, desc, n1, n2, symbol, footprint string) *Part {
 	}
 }
 
-// buy names the part to buy for p.
-func buy(p *Part, maker, mpn string) *Part {
+// buy names the part to buy for p, and its LCSC number where one was
+// found (at most one).
+func buy(p *Part, maker, mpn string, lcsc ...string) *Part {
 	p.Maker, p.MPN = maker, mpn
+	if len(lcsc) > 0 {
+		p.LCSC = lcsc[0]
+	}
 	return p
 }
 

@@ -18,7 +18,8 @@
 set -euo pipefail
 command -v kicad-cli >/dev/null || { echo "board-pictures: kicad-cli not found: install KiCad 9 (apt-get install -t bookworm-backports kicad)" >&2; exit 1; }
 [[ -d kicad ]] || { echo "board-pictures: run from the repository root (no kicad/ here)" >&2; exit 1; }
-[[ -d /usr/share/kicad/3dmodels ]] || { echo "board-pictures: KiCad's 3-D models not found: apt-get install -t bookworm-backports kicad-packages3d, or the renders show bare boards" >&2; exit 1; }
+models=${KICAD9_3DMODEL_DIR:-/usr/share/kicad/3dmodels}
+[[ -d $models ]] || { echo "board-pictures: KiCad's 3-D models not found in $models: apt-get install -t bookworm-backports kicad-packages3d (or set KICAD9_3DMODEL_DIR), or the renders show bare boards" >&2; exit 1; }
 work=$(mktemp -d /tmp/board-pictures.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -44,6 +45,10 @@ for name in 4pe 8pe 16pe 32pe pi; do
 	}
 	plot front F.Cu,F.SilkS,Edge.Cuts
 	plot back B.Cu,B.SilkS,Edge.Cuts --mirror
-	kicad-cli pcb render --side top --quality high --width 1600 --height 1000 --zoom 0.95 -o "docs/board-$name-3d.png" "$pcb" >/dev/null
+	# The power LED's footprint (LED_D5.0mm, the board's only one) links
+	# KiCad's red LED model; the BOM's LED is blue, so the render shows
+	# KiCad's blue one, on a copy of the board.
+	sed -e 's#LED_THT.3dshapes/LED_D5.0mm.step#LED_THT.3dshapes/LED_D5.0mm_Blue.step#' "$pcb" >"$work/$base.kicad_pcb"
+	KICAD9_3DMODEL_DIR=$models kicad-cli pcb render --side top --quality high --width 1600 --height 1000 --zoom 0.95 -o "docs/board-$name-3d.png" "$work/$base.kicad_pcb" >/dev/null
 	echo "board-pictures: wrote docs/board-$name-{front,back}.svg and docs/board-$name-3d.png"
 done

@@ -166,12 +166,7 @@ func layerBit(name string) int {
 // reference and number, and its copper in board coordinates.
 func boardPads(root *Expr) (pads []Node, items []copperItem, err error) {
 	for _, fp := range root.Children("footprint") {
-		ref := ""
-		for _, t := range fp.Children("fp_text") {
-			if t.Arg(0) == "reference" {
-				ref = t.Arg(1)
-			}
-		}
+		ref := fpReference(fp)
 		fx, fy, frot, err := position(fp.Child("at"))
 		if err != nil {
 			return nil, nil, fmt.Errorf("kicad: footprint %s: %v", ref, err)

@@ -131,7 +131,7 @@ func TestCopperReaderFindsMistakes(t *testing.T) {
 	}
 
 	// U1 pins 1 and 2 (PE0.D6 and PE1.D6) are 2.54 mm apart: a track across.
-	u1 := regexp.MustCompile(`\(footprint "Package_DIP:DIP-14_W7.62mm" \(layer "F.Cu"\)\n\s+\(tstamp \S+\)\n\s+\(at (\S+) (\S+)\)\n(?:.*\n){5}\s+\(fp_text reference "U1"`).FindStringSubmatch(src)
+	u1 := regexp.MustCompile(`\(footprint "Package_DIP:DIP-14_W7.62mm" \(layer "F.Cu"\)\n\s+\(tstamp \S+\)\n\s+\(at (\S+) (\S+)\)\n(?:.*\n){5}\s+\(property "Reference" "U1"`).FindStringSubmatch(src)
 	if u1 == nil {
 		t.Fatal("U1 not found in the board file")
 	}
@@ -171,13 +171,17 @@ func boardCopy(t *testing.T, base string, pcb []byte) string {
 func projectCopy(t *testing.T, base, ext string, src []byte) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, e := range []string{".kicad_pro", ".kicad_sch", "-bom.csv", "-bom-jlcpcb.csv"} {
+	for _, e := range []string{".kicad_pro", ".kicad_sch", ".kicad_dru", "-bom.csv", "-bom-jlcpcb.csv"} {
 		if e == ext {
 			continue
 		}
 		if err := os.WriteFile(filepath.Join(dir, base+e), committed(t, base, e), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// The project's footprint library table, for DRC's library checks.
+	if err := os.WriteFile(filepath.Join(dir, "fp-lib-table"), kicad.FootprintTable(), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	path := filepath.Join(dir, base+ext)
 	if err := os.WriteFile(path, src, 0o644); err != nil {
@@ -238,9 +242,12 @@ func drc(t *testing.T, cli, pcb string) drcReport {
 
 // TestKiCadDRC has KiCad check every routed board against the design
 // rules in its project file and against its schematic: no violation of
-// any severity, nothing unconnected, no difference from the schematic.
+// any severity (the library checks included: every footprint is KiCad's
+// library copy), nothing unconnected, no difference from the schematic.
 // Then it removes the longest track from the 4-PE board, and KiCad must
-// find the net it leaves unconnected.
+// find the net it leaves unconnected; and it moves one silkscreen line of
+// a chip's outline, and KiCad must find the footprint differing from its
+// library's.
 func TestKiCadDRC(t *testing.T) {
 	cli := kicadCLI(t)
 	for _, b := range kicad.Routed() {
@@ -255,6 +262,14 @@ func TestKiCadDRC(t *testing.T) {
 	r := drc(t, cli, boardCopy(t, kicad.Base(4), []byte(strings.Replace(src, longestSegment(t, src), "", 1))))
 	if len(r.Unconnected) == 0 {
 		t.Errorf("4 PEs with a track removed: KiCad's DRC finds nothing unconnected (%d violations)", len(r.Violations))
+	}
+	const line = "(start 1.16 -1.33)" // the first line of a DIP's outline in KiCad's library
+	if !strings.Contains(src, line) {
+		t.Fatalf("4 PEs: no DIP outline line %s in the board", line)
+	}
+	r = drc(t, cli, boardCopy(t, kicad.Base(4), []byte(strings.Replace(src, line, "(start 1.16 -1.2)", 1))))
+	if !slices.ContainsFunc(r.Violations, func(v struct{ Type, Severity, Description string }) bool { return v.Type == "lib_footprint_mismatch" }) {
+		t.Errorf("4 PEs with a chip's outline changed: KiCad's DRC finds no footprint differing from its library's: %v", r.Violations)
 	}
 }
 

@@ -154,14 +154,14 @@ func bomRows(b *hw.Netlist) []*bomRow {
 
 // BOM is the bill of materials as CSV: one row per part, with its
 // references, quantity, what to buy and, for a standard part, a maker's
-// part number.
+// part number and, where confirmed, JLCPCB's (LCSC's) number for it.
 func BOM(b *hw.Netlist) []byte {
 	var buf bytes.Buffer
 	cw := csv.NewWriter(&buf)
-	cw.Write([]string{"Reference", "Value", "Footprint", "Quantity", "Description", "Manufacturer", "MPN"})
+	cw.Write([]string{"Reference", "Value", "Footprint", "Quantity", "Description", "Manufacturer", "MPN", "LCSC"})
 	for _, r := range bomRows(b) {
 		p := r.part
-		cw.Write([]string{strings.Join(r.refs, " "), p.Name, p.Footprint, strconv.Itoa(len(r.refs)), p.Description, p.Maker, p.MPN})
+		cw.Write([]string{strings.Join(r.refs, " "), p.Name, p.Footprint, strconv.Itoa(len(r.refs)), p.Description, p.Maker, p.MPN, p.LCSC})
 	}
 	cw.Flush()
 	return buf.Bytes()
@@ -173,15 +173,16 @@ const jlcpcbBOMSuffix = "-bom-jlcpcb.csv"
 // JLCPCBBOM is the bill of materials in the columns JLCPCB's assembly
 // service takes: Comment (the value), Designator (the references, comma
 // separated), Footprint (without its library) and JLCPCB Part #, the
-// house's own catalogue number, left for the buyer to choose: the
-// catalogue changes, and a through-hole part may be fitted by hand.
+// house's own catalogue number: the part's LCSC number where one was found
+// for its MPN, else empty for the buyer to choose (the catalogue changes,
+// and a through-hole part may be fitted by hand).
 func JLCPCBBOM(b *hw.Netlist) []byte {
 	var buf bytes.Buffer
 	cw := csv.NewWriter(&buf)
 	cw.Write([]string{"Comment", "Designator", "Footprint", "JLCPCB Part #"})
 	for _, r := range bomRows(b) {
 		_, fp, _ := strings.Cut(r.part.Footprint, ":")
-		cw.Write([]string{r.part.Name, strings.Join(r.refs, ","), fp, ""})
+		cw.Write([]string{r.part.Name, strings.Join(r.refs, ","), fp, r.part.LCSC})
 	}
 	cw.Flush()
 	return buf.Bytes()
@@ -230,9 +231,8 @@ func Wires(b *hw.Netlist) []byte {
 // Project is the KiCad project file: the sheet, and the design rules the
 // router keeps (Rules), so that KiCad's DRC checks the board against them
 // and Pcbnew routes to them; KiCad fills in the rest with its defaults.
-// The library-footprint checks are off: the footprints are generated, not
-// taken from a library (their pads are checked against KiCad's library by
-// the tests), and a builder's KiCad may have other library versions. The
+// KiCad's library checks are on: every footprint is KiCad's library copy,
+// found through the project's footprint library table (FootprintTable). The
 // rules check's exclusions are the schematic's findings that are right
 // (exclude, in schematic.go), each with its reason.
 func Project(b *hw.Netlist, base string) ([]byte, error) {
@@ -266,7 +266,6 @@ func Project(b *hw.Netlist, base string) ([]byte, error) {
 				"min_hole_clearance":        mm(Rules.Clearance),
 				"min_copper_edge_clearance": mm(Rules.EdgeClearance),
 			},
-			"rule_severities": map[string]string{"lib_footprint_issues": "ignore", "lib_footprint_mismatch": "ignore"},
 		}},
 		"net_settings": map[string]any{
 			"meta":              map[string]any{"version": 4},

@@ -46,13 +46,15 @@ func Files(b *hw.Netlist) (map[string][]byte, error) {
 		return nil, err
 	}
 	return map[string][]byte{
-		p(".kicad_pro"):    pro,
-		p(".kicad_sch"):    sch,
-		p(".kicad_pcb"):    pcb,
-		p(".net"):          Netlist(b, base+".kicad_sch"),
-		p("-bom.csv"):      BOM(b),
-		p(jlcpcbBOMSuffix): JLCPCBBOM(b),
-		p("-wires.csv"):    Wires(b),
+		p(".kicad_pro"):                     pro,
+		p(".kicad_sch"):                     sch,
+		p(".kicad_pcb"):                     pcb,
+		p(".net"):                           Netlist(b, base+".kicad_sch"),
+		p("-bom.csv"):                       BOM(b),
+		p(jlcpcbBOMSuffix):                  JLCPCBBOM(b),
+		p("-wires.csv"):                     Wires(b),
+		filepath.Join(base, "fp-lib-table"): FootprintTable(),
+		p(".kicad_dru"):                     DesignRules(b),
 	}, nil
 }
 

@@ -357,4 +357,8 @@ func TestCableAreaTitle(t *testing.T) {
 			t.Errorf("%d PEs: the schematic's connector area is not titled %q", n, want)
 		}
 	}
+	const pi = "Printer port (DB-25 female socket)"
+	if sch := committed(t, kicad.PiBase, ".kicad_sch"); !bytes.Contains(sch, []byte(`"`+pi+`"`)) {
+		t.Errorf("Pi adapter: the schematic's connector area is not titled %q", pi)
+	}
 }

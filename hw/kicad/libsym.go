@@ -23,17 +23,12 @@ const DefaultSymbolDir = "/usr/share/kicad/symbols"
 
 // SymbolDir is the folder of KiCad's symbol libraries the generator reads:
 // $KICAD9_SYMBOL_DIR, or DefaultSymbolDir.
-func SymbolDir() string {
-	if d := os.Getenv(EnvSymbolDir); d != "" {
-		return d
-	}
-	return DefaultSymbolDir
-}
+func SymbolDir() string { return envOr(EnvSymbolDir, DefaultSymbolDir) }
 
 // ErrNoLibraries is returned, wrapped with the file it missed, when
 // KiCad's symbol libraries are not installed: the schematic embeds their
 // symbols, and the board names the pins they leave unconnected by them.
-var ErrNoLibraries = errors.New("kicad: KiCad 9's symbol libraries are not installed: on Debian bookworm apt-get install -t bookworm-backports kicad-symbols kicad-footprints, or set " + EnvSymbolDir + " to their folder")
+var ErrNoLibraries = errors.New("kicad: KiCad 9's symbol and footprint libraries are not installed: on Debian bookworm apt-get install -t bookworm-backports kicad-symbols kicad-footprints, or set " + EnvSymbolDir + " to their folder")
 
 // Library is symbol libraries' symbols by lib_id ("74xx:74LS20"), as
 // parsed.
@@ -103,8 +98,9 @@ func libraryError(path string, err error) error {
 	return err
 }
 
-// CheckLibraries reports whether every symbol library the boards use is in
-// SymbolDir, without reading them: ErrNoLibraries, wrapped, if not.
+// CheckLibraries reports whether every symbol library and footprint the
+// boards use is in SymbolDir and FootprintDir, without reading them:
+// ErrNoLibraries, wrapped, if not.
 func CheckLibraries() error {
 	for _, id := range BoardSymbols() {
 		lib, _, _ := strings.Cut(id, ":")
@@ -113,7 +109,7 @@ func CheckLibraries() error {
 			return libraryError(path, err)
 		}
 	}
-	return nil
+	return checkFootprints()
 }
 
 // symbolText is a top-level symbol of a KiCad 9 library file, as its text.

@@ -137,3 +137,28 @@ func TestEmbeddedSymbolsAreTheLibrarys(t *testing.T) {
 		}
 	}
 }
+
+// Without the footprint libraries the generator stops before any work,
+// naming the package and the variable that names their folder; with them,
+// it reads every footprint the boards use.
+func TestReadFootprints(t *testing.T) {
+	_, err := kicad.ReadFootprints(t.TempDir(), kicad.BoardFootprints())
+	if !errors.Is(err, kicad.ErrNoLibraries) || !strings.Contains(err.Error(), "kicad-footprints") || !strings.Contains(err.Error(), kicad.EnvFootprintDir) {
+		t.Errorf("no footprints: %v, want ErrNoLibraries naming kicad-footprints and %s", err, kicad.EnvFootprintDir)
+	}
+	needLibraries(t)
+	t.Setenv(kicad.EnvFootprintDir, t.TempDir())
+	if err := kicad.CheckLibraries(); !errors.Is(err, kicad.ErrNoLibraries) {
+		t.Errorf("CheckLibraries with %s empty: %v, want ErrNoLibraries", kicad.EnvFootprintDir, err)
+	}
+	t.Setenv(kicad.EnvFootprintDir, "")
+	fps, err := kicad.ReadFootprints(kicad.FootprintDir(), kicad.BoardFootprints())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range kicad.BoardFootprints() {
+		if fps[id] == nil || len(fps[id].Children("pad")) == 0 {
+			t.Errorf("%s: not read, or without pads", id)
+		}
+	}
+}

@@ -9,8 +9,3 @@ func Model3D(footprint string) string {
 	lib, name, _ := strings.Cut(footprint, ":")
 	return "${KICAD9_3DMODEL_DIR}/" + lib + ".3dshapes/" + name + ".step"
 }
-
-// writeModel links a footprint's 3-D model, as the library footprint does.
-func writeModel(w *writer, footprint string) {
-	w.line("(model %s (offset (xyz 0 0 0)) (scale (xyz 1 1 1)) (rotate (xyz 0 0 0)))", quote(Model3D(footprint)))
-}

@@ -29,6 +29,10 @@ func PCB(b *hw.Netlist, schematicFile string) ([]byte, error) {
 	if _, err := installed(); err != nil {
 		return nil, err
 	}
+	fps, err := installedFootprints()
+	if err != nil {
+		return nil, err
+	}
 	l := placeFootprints(b)
 	var res *route.Result
 	state := "placed by function, not routed."
@@ -64,10 +68,10 @@ func PCB(b *hw.Netlist, schematicFile string) ([]byte, error) {
 	w.close()
 	code := writeNets(w, b, l)
 	for _, f := range l.fps {
-		writeFootprint(w, b, key, schematicFile, f, code)
+		writeFootprint(w, b, key, schematicFile, f, fps[f.c.Part.Footprint], code)
 	}
 	for i, h := range l.holes() {
-		writeHole(w, key, i, h)
+		writeHole(w, key, fps[holeFootprint], i, h)
 	}
 	for _, t := range l.titles {
 		w.line("(gr_text %s (at %v %v) (layer \"F.SilkS\") (effects (font (size 2 2) (thickness 0.3)) (justify left)) (tstamp %s))", quote(t.text), t.X, t.Y, uuid(key+"pcb/title/"+t.text))
@@ -107,45 +111,28 @@ func writeNets(w *writer, b *hw.Netlist, l *pcbLayout) map[string]int {
 	return code
 }
 
-// writeFootprint writes one placed footprint, each pad on its net.
-func writeFootprint(w *writer, b *hw.Netlist, key, schematicFile string, f fpPlaced, code map[string]int) {
+// writeFootprint writes one placed footprint, KiCad's library copy with
+// each pad on its net and the builder's marks on the silkscreen.
+func writeFootprint(w *writer, b *hw.Netlist, key, schematicFile string, f fpPlaced, lib *Expr, code map[string]int) {
 	c := f.c
 	u := key + c.Ref + "/fp"
-	w.open("(footprint %s (layer \"F.Cu\")", quote(c.Part.Footprint))
-	w.line("(tstamp %s)", uuid(u))
-	w.line("(at %v %v%s)", f.X, f.Y, rot(f.Rot))
-	w.line("(descr %s)", quote(c.Part.Description))
-	w.line("(property \"Sheetfile\" %s)", quote(schematicFile))
-	w.line("(property \"Sheetname\" \"\")")
-	w.line("(path \"/%s\")", uuid(key+c.Ref)) // the schematic symbol's uuid
-	w.line("(attr through_hole)")
 	cx, cy := refAt(f)
-	w.line("(fp_text reference %s (at %v %v) (layer \"F.SilkS\") (effects (font (size 1 1) (thickness 0.15))) (tstamp %s))", quote(c.Ref), cx, cy, uuid(u+"/ref"))
-	w.line("(fp_text value %s (at %v %v) (layer \"F.Fab\") (effects (font (size 1 1) (thickness 0.15))) (tstamp %s))", quote(c.Part.Name), cx, cy+1500, uuid(u+"/value"))
-	w.line("(fp_rect (start %v %v) (end %v %v) (layer \"F.CrtYd\") (width 0.05) (fill none) (tstamp %s))", f.fp.X0, f.fp.Y0, f.fp.X1, f.fp.Y1, uuid(u+"/courtyard"))
-	for i, g := range librarySilk[c.Part.Footprint] {
-		if f.fp.Edge != 0 {
-			g = clipToEdge(g, f.fp.Edge-silkEdge)
+	t := fpTexts{ref: c.Ref, value: c.Part.Name, refX: cx, refY: cy, rot: f.Rot, uuid: uuid(u),
+		pad: func(num string) string {
+			name, pin, ok := padNet(b, c, fpPad{Num: num})
+			if !ok {
+				return ""
+			}
+			return fmt.Sprintf("(net %d %s) (pinfunction %s) (pintype %s)", code[name], quote(name), quote(pinName(c.Part, pin)), quote(kicadPinType(pin.Type)))
+		}}
+	writeLibFootprint(w, c.Part.Footprint, lib, f.X, f.Y, t, func() {
+		w.line("(property \"Sheetfile\" %s)", quote(schematicFile))
+		w.line("(property \"Sheetname\" \"\")")
+		w.line("(path \"/%s\")", uuid(key+c.Ref)) // the schematic symbol's uuid
+		for i, m := range marks(c) {
+			w.line("(fp_text user %s (at %v %v%s) (layer \"F.SilkS\") (effects (font (size 1 1) (thickness 0.15))) (tstamp %s))", quote(m.text), m.X, m.Y, rot(f.Rot), uuid(fmt.Sprintf("%s/mark%d", u, i)))
 		}
-		w.line("%s (tstamp %s))", g, uuid(fmt.Sprintf("%s/silk%d", u, i)))
-	}
-	for i, m := range marks(c) {
-		w.line("(fp_text user %s (at %v %v%s) (layer \"F.SilkS\") (effects (font (size 1 1) (thickness 0.15))) (tstamp %s))", quote(m.text), m.X, m.Y, rot(f.Rot), uuid(fmt.Sprintf("%s/mark%d", u, i)))
-	}
-	for i, p := range f.fp.Pads {
-		net := ""
-		if name, pin, ok := padNet(b, c, p); ok {
-			net = fmt.Sprintf(" (net %d %s) (pinfunction %s) (pintype %s)", code[name], quote(name), quote(pinName(c.Part, pin)), quote(kicadPinType(pin.Type)))
-		}
-		ratio := ""
-		if p.RRatio != "" {
-			ratio = " (roundrect_rratio " + p.RRatio + ")"
-		}
-		w.line("(pad %s thru_hole %s (at %v %v%s) (size %v %v) (drill %v) (layers *.Cu *.Mask)%s%s (tstamp %s))",
-			quote(p.Num), p.Shape, p.X, p.Y, rot(f.Rot), p.Size, p.Size, p.Drill, ratio, net, uuid(fmt.Sprintf("%s/pad%d", u, i)))
-	}
-	writeModel(w, c.Part.Footprint)
-	w.close()
+	})
 }
 
 // refAt is where a footprint's reference goes on the silkscreen, clear of
@@ -176,26 +163,6 @@ func refAt(f fpPlaced) (x, y um) {
 // keeps within half the gap between two footprints.
 const textOut um = 600
 
-// silkEdge keeps an edge connector's outline this far inside the board's
-// edge (KiCad's library draws it out to the housing, over the edge).
-const silkEdge um = 500
-
-// clipToEdge cuts a footprint's silkscreen line at y = edge, where the
-// board ends under an edge connector.
-func clipToEdge(g string, edge um) string {
-	var x0, y0, x1, y1 float64
-	var rest string
-	if n, _ := fmt.Sscanf(g, "(fp_line (start %g %g) (end %g %g)%s", &x0, &y0, &x1, &y1, &rest); n < 4 {
-		return g
-	}
-	e := float64(edge) / 1000
-	if (y0 <= e && y1 <= e) || x0 != x1 {
-		return g
-	}
-	y0, y1 = min(y0, e), min(y1, e)
-	return fmt.Sprintf("(fp_line (start %v %v) (end %v %v)%s", x0, y0, x1, y1, g[strings.Index(g, ") (layer")+1:])
-}
-
 // marks are the silkscreen texts a builder solders by beyond KiCad's
 // outlines, in footprint coordinates: which lead of a PE's LED is green
 // and which red, and whose LED it is; which screw of the power input takes
@@ -212,21 +179,18 @@ func marks(c *hw.Component) []groupTitle {
 	return nil
 }
 
-// writeHole writes mounting hole i, a footprint of the board alone (no
-// schematic symbol, no BOM line, no position).
-func writeHole(w *writer, key string, i int, at [2]um) {
+// writeHole writes mounting hole i, KiCad's library footprint on the board
+// alone (no schematic symbol, no BOM line, no position), its reference on
+// the board's side of the hole (holes 0 and 1 are the top corners).
+func writeHole(w *writer, key string, lib *Expr, i int, at [2]um) {
 	u := fmt.Sprintf("%spcb/hole%d", key, i)
-	w.open("(footprint %s (layer \"F.Cu\")", quote(holeFootprint))
-	w.line("(tstamp %s)", uuid(u))
-	w.line("(at %v %v)", at[0], at[1])
-	w.line("(descr \"M3 mounting hole\")")
-	w.line("(attr board_only exclude_from_pos_files exclude_from_bom)")
-	w.line("(fp_text reference \"H%d\" (at 0 0) (layer \"F.Fab\") (effects (font (size 1 1) (thickness 0.15))) (tstamp %s))", i+1, uuid(u+"/ref"))
-	w.line("(fp_text value \"M3\" (at 0 4.15) (layer \"F.Fab\") (effects (font (size 1 1) (thickness 0.15))) (tstamp %s))", uuid(u+"/value"))
-	w.line("(fp_circle (center 0 0) (end 3.2 0) (layer \"Cmts.User\") (width 0.15) (fill none) (tstamp %s))", uuid(u+"/head"))
-	w.line("(fp_circle (center 0 0) (end 3.45 0) (layer \"F.CrtYd\") (width 0.05) (fill none) (tstamp %s))", uuid(u+"/courtyard"))
-	w.line("(pad \"\" np_thru_hole circle (at 0 0) (size 3.2 3.2) (drill 3.2) (layers *.Cu *.Mask) (tstamp %s))", uuid(u+"/pad"))
-	w.close()
+	refY := um(4150)
+	if i >= 2 {
+		refY = -refY
+	}
+	t := fpTexts{ref: fmt.Sprintf("H%d", i+1), refY: refY, uuid: uuid(u), boardOnly: true,
+		pad: func(string) string { return "" }}
+	writeLibFootprint(w, holeFootprint, lib, at[0], at[1], t, func() {})
 }
 
 // rot is the angle field of a footprint or pad position: KiCad gives pads
@@ -256,12 +220,7 @@ func ReadPCB(src []byte) (nets map[string][]Node, footprints map[string]string, 
 		if a := fp.Child("attr"); a != nil && hasAtom(a, "board_only") {
 			continue // a mounting hole: no part of the circuit
 		}
-		ref := ""
-		for _, t := range fp.Children("fp_text") {
-			if t.Arg(0) == "reference" {
-				ref = t.Arg(1)
-			}
-		}
+		ref := fpReference(fp)
 		if _, dup := footprints[ref]; dup || ref == "" {
 			return nil, nil, fmt.Errorf("kicad: footprint %s without a reference or placed twice", fp.Arg(0))
 		}

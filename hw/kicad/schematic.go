@@ -55,6 +55,10 @@ var areas = []struct{ group, title string }{
 	{"shift", "3.3 V shifter"}, // board outputs to the Pi's 3.3 V inputs
 }
 
+// piPortTitle titles the Pi adapter's connector area: its one DB-25 is a
+// printer port, female as a PC's is.
+const piPortTitle = "Printer port (DB-25 female socket)"
+
 // cableName names a cable connector part in the schematic's title.
 var cableName = map[*hw.Part]string{hw.DB25: "DB-25", hw.IDC26: "IDC-26 header"}
 
@@ -169,7 +173,10 @@ func flow(b *hw.Netlist, syms map[string][]*symbolDef, colH, maxW coord) []*area
 	x, y, rowH := margin+pin, margin+pin, coord(0)
 	for _, ar := range areas {
 		title := ar.title
-		if ar.group == "cable" {
+		switch {
+		case ar.group == "cable" && b.Name == hw.PiAdapterName:
+			title = piPortTitle
+		case ar.group == "cable":
 			title = fmt.Sprintf(title, cableName[hw.CableConnector(b.PEs)])
 		}
 		a := layoutArea(b, syms, ar.group, title, colH)
