@@ -38,8 +38,9 @@ func TestRandomParkMiller(t *testing.T) {
 // Adjacent CycleCount/ElapsedCycles pairs measure 0 (Strata's manual), and
 // an interval measures at least its length less the calibrated overhead.
 // The machine may be loaded while the test runs (other packages' tests
-// beside it), so the pairs get a few batches: one quiet batch shows the
-// calibration right.
+// beside it, a virtual CPU's stolen time), so the pairs get a few batches
+// and most of one must measure 0: in CI under -race the best batch of 5
+// had 804 of 1000, where an uncalibrated count has almost none.
 func TestElapsedCyclesCalibrated(t *testing.T) {
 	zero := 0
 	for batch := 0; batch < 5 && zero < 900; batch++ {
@@ -50,8 +51,8 @@ func TestElapsedCyclesCalibrated(t *testing.T) {
 			}
 		}
 	}
-	if zero < 900 {
-		t.Errorf("adjacent CycleCount/ElapsedCycles measured 0 in %d of 1000 pairs (best of 5 batches), want almost all", zero)
+	if zero < 500 {
+		t.Errorf("adjacent CycleCount/ElapsedCycles measured 0 in %d of 1000 pairs (best of 5 batches), want most", zero)
 	}
 	start := CycleCount()
 	time.Sleep(time.Millisecond)
