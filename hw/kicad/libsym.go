@@ -28,7 +28,7 @@ func SymbolDir() string { return envOr(EnvSymbolDir, DefaultSymbolDir) }
 // ErrNoLibraries is returned, wrapped with the file it missed, when
 // KiCad's symbol libraries are not installed: the schematic embeds their
 // symbols, and the board names the pins they leave unconnected by them.
-var ErrNoLibraries = errors.New("kicad: KiCad 9's symbol and footprint libraries are not installed: on Debian bookworm apt-get install -t bookworm-backports kicad-symbols kicad-footprints, or set " + EnvSymbolDir + " to their folder")
+var ErrNoLibraries = errors.New("kicad: KiCad 9's symbol and footprint libraries are not installed: on Debian bookworm apt-get install -t bookworm-backports kicad-symbols kicad-footprints, or set " + EnvSymbolDir + " and " + EnvFootprintDir + " to their folders")
 
 // Library is symbol libraries' symbols by lib_id ("74xx:74LS20"), as
 // parsed.
