@@ -25,11 +25,12 @@ import (
 // acknowledged like an arrival.
 func (p *PE) checkIn(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
-	defer func(t time.Duration) { p.timeout, p.checking = t, false }(p.timeout)
+	defer func(t time.Duration) { p.timeout, p.checking, p.ackBound, p.ackHeld = t, false, 0, false }(p.timeout)
+	op := p.timeout
 	p.timeout, p.checking = timeout, true
 	p.members, p.ident = 0, p.ownIdentity()
 	code, err := p.arrive(timeout, deadline)
-	if err := p.gather(code, err, timeout, deadline); err != nil {
+	if err := p.gather(code, err, op, timeout, deadline); err != nil {
 		return err
 	}
 	p.timeout = max(time.Until(deadline), time.Millisecond)
@@ -71,8 +72,9 @@ func (p *PE) arrive(timeout time.Duration, deadline time.Time) (uint8, error) {
 // gather is check-in's second step, from the acknowledge of an arrival
 // (its code and error): it votes on who is here and agrees on the run,
 // and while that does not count every PE it waits for the next arrival,
-// voting again after each.
-func (p *PE) gather(code uint8, err error, timeout time.Duration, deadline time.Time) error {
+// voting again after each. Once a vote has counted PEs, an acknowledge's
+// wait for every P_NAK is bounded by the operation timeout op (ackWait).
+func (p *PE) gather(code uint8, err error, op, timeout time.Duration, deadline time.Time) error {
 	voted := false
 	var pending error // found before every PE came (agree)
 	for {
@@ -103,6 +105,7 @@ func (p *PE) gather(code uint8, err error, timeout time.Duration, deadline time.
 			return p.checkInFailed(err, timeout, voted)
 		}
 		p.members, voted = mask, true
+		p.ackBound = op
 		pending = nil
 		if err = p.agree(mask); err != nil && !errors.As(err, &ie) {
 			if wait, werr := p.waitForOthers(err, mask); werr != nil {
@@ -264,6 +267,9 @@ func (p *PE) checkInFailed(err error, timeout time.Duration, voted bool) error {
 		if missing == others && missing != 0 {
 			e.Stall += ", or this PE's own cable is unplugged"
 		}
+	case voted && p.ackHeld: // see ackWait
+		e.Waited = p.ackBound
+		e.Stall = fmt.Sprintf("a PE of this check-in stopped answering: after a vote had counted %s, an acknowledge waited %v for every port's P_NAK, which only a PE that has started can hold (killed, stopped, or its PC hung), or a program of an earlier run still using the board; the board cannot say which: candidates %s", p.members, p.ackBound, others)
 	default: // a port held the acknowledge or a barrier
 		if !voted || missing == 0 { // every PE voted, yet the check-in did not end: any of them
 			missing = others

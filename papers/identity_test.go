@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -152,6 +153,98 @@ func TestCheckInLeave(t *testing.T) {
 			t.Errorf("PE %d (stopped): %v, want the context's end", k, err)
 		case k != leaver && (!errors.As(err, &ie) || ie.Left != 1<<leaver):
 			t.Errorf("PE %d: %v, want an InterruptError naming PE %d as left", k, err, leaver)
+		}
+	}
+	if err := errors.Join(openAll(b, n, func(k int) papers.Config {
+		return papers.Config{PE: k, PEs: n, Timeout: time.Second, CheckInTimeout: time.Minute}
+	})...); err != nil {
+		t.Errorf("the next run: %v", err)
+	}
+}
+
+// dyingPort is a port whose PE is killed when die is set: its registers
+// keep what they held, as a killed program's port does, whatever the PE
+// goes on writing.
+type dyingPort struct {
+	*emu.Port
+	die atomic.Bool
+}
+
+func (d *dyingPort) WriteData(v uint8) {
+	if !d.die.Load() {
+		d.Port.WriteData(v)
+	}
+}
+
+func (d *dyingPort) WriteControl(v uint8) {
+	if !d.die.Load() {
+		d.Port.WriteControl(v)
+	}
+}
+
+// TestCheckInDeadPE: a PE that a check-in vote counted and that dies while
+// it waits for the last PE holds the last one's acknowledge with its
+// P_NAK. The PEs it checked in with fail after the operation timeout, not
+// CheckInTimeout, and say that a PE of this check-in stopped; the next
+// run checks in.
+func TestCheckInDeadPE(t *testing.T) {
+	const n, victim, late = 4, 1, 3
+	const timeout = 2 * time.Second // a healthy PE acknowledges well within it at load 30
+	b, err := emu.New(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := setPorts(b, n, func(k int) leftover { return leftovers[2] }, false); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errs := make([]error, n)
+	ports := make([]*dyingPort, n)
+	ended := make([]chan struct{}, n)
+	var wg sync.WaitGroup
+	open := func(k int) {
+		port, err := b.Port(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ports[k], ended[k] = &dyingPort{Port: port}, make(chan struct{})
+		wg.Go(func() {
+			defer close(ended[k])
+			p, err := papers.Open(ports[k], papers.Config{PE: k, PEs: n, Timeout: timeout, CheckInTimeout: time.Minute, Context: ctx, FreshBoard: true})
+			if err == nil {
+				p.Close()
+			}
+			errs[k] = err
+		})
+	}
+	for k := range late {
+		open(k)
+	}
+	for red := 0; red < 1000; red++ { // every PE there waits for the late one (TestCheckInLeave)
+		for k := range late {
+			if b.LED(k) != lpt.Red {
+				red = 0
+			}
+		}
+		runtime.Gosched()
+	}
+	ports[victim].die.Store(true)
+	open(late)
+	for k := range late {
+		if k != victim {
+			<-ended[k]
+		}
+	}
+	cancel() // the late PE cannot tell a dead PE from one not started: it would wait out its check-in
+	wg.Wait()
+	for k := range late {
+		if k == victim {
+			continue
+		}
+		te, ok := errors.AsType[*papers.TimeoutError](errs[k])
+		if !ok || te.Waited != timeout || !contains(errs[k], "a PE of this check-in stopped answering", "candidates "+peset.Set(1<<victim|1<<late|1<<(2-k)).String()) {
+			t.Errorf("PE %d: %v; want a check-in timeout after %v saying a PE of this check-in stopped, PEs %d, %d and %d the candidates", k, errs[k], timeout, victim, 2-k, late)
 		}
 	}
 	if err := errors.Join(openAll(b, n, func(k int) papers.Config {

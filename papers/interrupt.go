@@ -140,7 +140,7 @@ func (p *PE) readCode(op string, raise bool, code uint8) (uint8, error) {
 	for range confirmReads {
 		p.port.ReadStatus()
 	}
-	if err := p.slowWait(op, true); err != nil {
+	if err := p.ackWait(op); err != nil {
 		p.port.WriteControl(lpt.NAK)
 		return 0, err
 	}
@@ -154,6 +154,26 @@ func (p *PE) readCode(op string, raise bool, code uint8) (uint8, error) {
 	p.port.WriteData(p.last)
 	p.stats.Interrupts++
 	return s >> lpt.InputShift & lpt.DataMask, nil
+}
+
+// ackWait is the acknowledge's step 2, the wait for every port's P_NAK.
+// In check-in, once a vote has counted PEs (ackBound), that vote's own
+// acknowledge saw every port's P_NAK low: a port at power-on, parked or
+// transparent keeps it low, so only a PE that has started since can hold
+// it high, and a live one lets go within the operation timeout. Beyond
+// it that PE is dead or stopped, and waiting out CheckInTimeout (minutes,
+// for PCs started by hand) would only delay the error. The barrier that
+// follows is not bounded so: a port not yet started holds it rightly.
+func (p *PE) ackWait(op string) error {
+	if p.ackBound == 0 || p.ackBound >= p.timeout {
+		return p.slowWait(op, true)
+	}
+	t := p.timeout
+	p.timeout = p.ackBound
+	err := p.slowWait(op, true)
+	p.timeout = t
+	_, p.ackHeld = errors.AsType[*TimeoutError](err)
+	return err
 }
 
 // stays is the acknowledge's step 5: the vote of the PEs that take part

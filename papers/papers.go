@@ -155,6 +155,11 @@ type PE struct {
 	fresh      bool   // Config.FreshBoard
 	checking   bool   // in check-in, which says who is missing its own way
 	tag        string // Config.Tag
+	// In check-in once a vote has counted PEs: the bound on an
+	// acknowledge's wait for every P_NAK (ackWait), and whether that
+	// bound ran out.
+	ackBound time.Duration
+	ackHeld  bool
 	// In check-in: this PE's identity, and what the last acknowledge's
 	// compareIdentity found (identity.go).
 	ident   peIdentity
