@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/csv"
 	"math"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -31,30 +33,32 @@ type leads struct {
 // header, both 2.54 mm; Vishay's K…TH5 ceramics have 5.0 mm leads;
 // Panasonic's ECA-1EM100 (10 µF 25 V) is 5 mm across with 2.0 mm leads;
 // Phoenix Contact's 1715721 (MKDS 1,5/2-5,08) has 5.08 mm pitch; Yageo's
-// CFR-25 resistors are 1/4 W axial parts of DIN 0207 size.
+// CFR-25 resistors are 1/4 W axial parts of DIN 0207 size; Everlight's
+// 333-2SUBC/S400-A4 is a 5 mm round blue lamp on 2.54 mm leads.
 var datasheets = map[string]leads{
-	"SN74LS20N":        {14, 2.54, 7.62, ""},
-	"SN74LS30N":        {14, 2.54, 7.62, ""},
-	"SN74LS32N":        {14, 2.54, 7.62, ""},
-	"SN74LS40N":        {14, 2.54, 7.62, ""},
-	"SN74LS74AN":       {14, 2.54, 7.62, ""},
-	"SN74LS125AN":      {14, 2.54, 7.62, ""},
-	"SN74LS126AN":      {14, 2.54, 7.62, ""},
-	"SN74LS244N":       {20, 2.54, 7.62, ""},
-	"SN74LVC245AN":     {20, 2.54, 7.62, ""},
-	"61202621621":      {26, 2.54, 2.54, ""},
-	"TSW-120-07-G-D":   {40, 2.54, 2.54, ""},
-	"K104K15X7RF5TH5":  {2, 5.0, 0, ""},
-	"ECA-1EM100":       {2, 2.0, 0, "D5.0mm"},
-	"1715721":          {2, 5.08, 0, ""},
-	"CFR-25JB-52-220R": {2, 0, 0, "DIN0207"},
-	"CFR-25JB-52-1K":   {2, 0, 0, "DIN0207"},
+	"SN74LS20N":         {14, 2.54, 7.62, ""},
+	"SN74LS30N":         {14, 2.54, 7.62, ""},
+	"SN74LS32N":         {14, 2.54, 7.62, ""},
+	"SN74LS40N":         {14, 2.54, 7.62, ""},
+	"SN74LS74AN":        {14, 2.54, 7.62, ""},
+	"SN74LS125AN":       {14, 2.54, 7.62, ""},
+	"SN74LS126AN":       {14, 2.54, 7.62, ""},
+	"SN74LS244N":        {20, 2.54, 7.62, ""},
+	"SN74LVC245AN":      {20, 2.54, 7.62, ""},
+	"61202621621":       {26, 2.54, 2.54, ""},
+	"TSW-120-07-G-D":    {40, 2.54, 2.54, ""},
+	"K104K15X7RF5TH5":   {2, 5.0, 0, ""},
+	"ECA-1EM100":        {2, 2.0, 0, "D5.0mm"},
+	"1715721":           {2, 5.08, 0, ""},
+	"CFR-25JB-52-220R":  {2, 0, 0, "DIN0207"},
+	"CFR-25JB-52-1K":    {2, 0, 0, "DIN0207"},
+	"333-2SUBC/S400-A4": {2, 2.54, 0, "D5.0mm"},
 }
 
 // unnamed are the parts still without a maker part number, to be chosen
 // and checked: a connector must match its footprint's edge offset and
-// mounting holes, and an LED its lead order.
-var unnamed = []*hw.Part{hw.DB25, hw.DB25Socket, hw.LEDBlue, hw.LEDBicolour}
+// mounting holes, and the bi-colour LED the silkscreen's lead order.
+var unnamed = []*hw.Part{hw.DB25, hw.DB25Socket, hw.LEDBicolour}
 
 // TestPartNumbersMatchFootprints checks every maker part number against
 // KiCad's library footprint the part is placed with: the datasheet's lead
@@ -150,5 +154,49 @@ func TestJLCPCBBOMCarriesLCSC(t *testing.T) {
 	}
 	if found == 0 {
 		t.Error("no LCSC number in any JLCPCB BOM")
+	}
+}
+
+// TestPartNumbersTableCarriesLCSC: docs/board.md's "Part numbers" table
+// gives every LCSC number the BOM carries on the row of its maker part
+// number, and its LCSC column names no number the BOM lacks, so the table
+// a buyer reads and the files a house reads agree.
+func TestPartNumbersTableCarriesLCSC(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "board.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(doc), "\n### Part numbers\n")
+	if !ok {
+		t.Fatal(`docs/board.md has no "### Part numbers" section`)
+	}
+	table, _, _ = strings.Cut(table, "\n## ")
+	var rows [][]string // cells of each table row
+	for line := range strings.SplitSeq(table, "\n") {
+		if strings.HasPrefix(line, "|") && !strings.HasPrefix(line, "|---") {
+			rows = append(rows, strings.Split(strings.Trim(line, "|"), "|"))
+		}
+	}
+	lcscNumber := regexp.MustCompile(`\bC[0-9]+\b`)
+	bom := map[string]*hw.Part{}
+	for _, p := range append(slices.Clone(hw.Parts), hw.Passives...) {
+		if p.LCSC == "" {
+			continue
+		}
+		bom[p.LCSC] = p
+		found := false
+		for _, r := range rows {
+			found = found || strings.Contains(r[1], p.MPN) && strings.Contains(r[len(r)-1], p.LCSC)
+		}
+		if !found {
+			t.Errorf("%s: no row of docs/board.md's part numbers table gives %s with LCSC %s", p.Name, p.MPN, p.LCSC)
+		}
+	}
+	for _, r := range rows {
+		for _, c := range lcscNumber.FindAllString(r[len(r)-1], -1) {
+			if bom[c] == nil {
+				t.Errorf("docs/board.md's part numbers table gives LCSC %s (row %q), which no part carries", c, r[0])
+			}
+		}
 	}
 }
