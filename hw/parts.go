@@ -292,6 +292,7 @@ var (
 		// DB-25 male-to-female extension cable plugs its male end into the
 		// PC and its female end onto the board, pin n to pin n.
 		Symbol: "Connector:DB25_Pins", Footprint: "Connector_Dsub:DSUB-25_Pins_Horizontal_P2.77x2.84mm_EdgePinOffset7.70mm_Housed_MountingHolesOffset9.12mm",
+		Maker: "CONNFLY", MPN: "DS1037-25MNAKT74-0CC", LCSC: "C75751",
 	}
 )
 
@@ -339,6 +340,7 @@ var (
 		Description: "D-sub 25-way socket (female), right-angle through-hole, 2.77 x 2.84 mm pitch, pins 7.70 mm from the board edge: the adapter's printer port",
 		Pins:        DB25.Pins,
 		Symbol:      "Connector:DB25_Socket", Footprint: "Connector_Dsub:DSUB-25_Socket_Horizontal_P2.77x2.84mm_EdgePinOffset7.70mm_Housed_MountingHolesOffset9.12mm",
+		Maker: "CONNFLY", MPN: "DS1037-25FNAKT74-0CC", LCSC: "C77838",
 	}
 	// PiHeader40 takes a 40-way female-female ribbon (the Pi's GPIO
 	// extension cable) to the Raspberry Pi's header, pin n to pin n.
