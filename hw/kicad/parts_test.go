@@ -35,10 +35,10 @@ type leads struct {
 // Phoenix Contact's 1715721 (MKDS 1,5/2-5,08) has 5.08 mm pitch; Yageo's
 // CFR-25 resistors are 1/4 W axial parts of DIN 0207 size; Everlight's
 // 333-2SUBC/S400-A4 is a 5 mm round blue lamp on 2.54 mm leads; CONNFLY's
-// DS1037 right-angle D-subs (the 9-way's drawing, in LCSC's footprint of
-// DS1037-09FNAKT74-0CC, as the 25-way's is not to hand) have their nearer
-// row of pins 8.08 mm behind the flange's front face, KiCad's 7.70 mm
-// footprint's 8.10 mm less its 0.4 mm flange.
+// DS1037 right-angle D-subs put the nearer row of pins 8.08 mm behind the
+// flange's front face (LCSC's footprint of the 9-way; docs/board.md),
+// within 0.02 mm of the footprint's 7.70 mm edge offset plus its 0.4 mm
+// flange.
 var datasheets = map[string]leads{
 	"SN74LS20N":            {14, 2.54, 7.62, ""},
 	"SN74LS30N":            {14, 2.54, 7.62, ""},
