@@ -185,7 +185,7 @@ var (
 		Units: []Unit{{Func: FuncNAND, In: []int{1, 2, 4, 5}, Out: 6}, {Func: FuncNAND, In: []int{9, 10, 12, 13}, Out: 8}},
 		// SN74LS20: tPLH 9/15, tPHL 10/15 ns (typ/max).
 		Delay: ns(3, 10, 15), Symbol: "74xx:74LS20", Footprint: "Package_DIP:DIP-14_W7.62mm",
-		Maker: "Texas Instruments", MPN: "SN74LS20N",
+		Maker: "Texas Instruments", MPN: "SN74LS20N", LCSC: "C133588",
 		// SN74LS20: ICCH 0.8, ICCL 2.2 mA max.
 		ICC: 2.2e-3,
 	}
@@ -224,7 +224,7 @@ var (
 		},
 		// SN74LS32: tPLH 14/22, tPHL 14/22 ns.
 		Delay: ns(3, 14, 22), Symbol: "74xx:74LS32", Footprint: "Package_DIP:DIP-14_W7.62mm",
-		Maker: "Texas Instruments", MPN: "SN74LS32N",
+		Maker: "Texas Instruments", MPN: "SN74LS32N", LCSC: "C273644",
 		// SN74LS32: ICCH 6.2, ICCL 9.8 mA max.
 		ICC: 9.8e-3,
 	}
@@ -278,7 +278,7 @@ var (
 		// SN74LS244: tPLH 12/18, tPHL 12/18; tPZL 20/30, tPZH 15/23,
 		// tPLZ 15/25, tPHZ 10/18 ns into 45 pF (5 pF for disable).
 		Delay: ns(3, 12, 18), EnableDelay: ns(3, 15, 30), Symbol: "74xx:74LS244", Footprint: "Package_DIP:DIP-20_W7.62mm",
-		Maker: "Texas Instruments", MPN: "SN74LS244N",
+		Maker: "Texas Instruments", MPN: "SN74LS244N", LCSC: "C352965",
 		// SN74LS244: ICCH 23, ICCL 46, ICCZ 54 mA max.
 		ICC: 54e-3,
 	}
@@ -292,6 +292,7 @@ var (
 		// DB-25 male-to-female extension cable plugs its male end into the
 		// PC and its female end onto the board, pin n to pin n.
 		Symbol: "Connector:DB25_Pins", Footprint: "Connector_Dsub:DSUB-25_Pins_Horizontal_P2.77x2.84mm_EdgePinOffset7.70mm_Housed_MountingHolesOffset9.12mm",
+		Maker: "CONNFLY", MPN: "DS1037-25MNAKT74-0CC", LCSC: "C75751",
 	}
 )
 
@@ -339,6 +340,7 @@ var (
 		Description: "D-sub 25-way socket (female), right-angle through-hole, 2.77 x 2.84 mm pitch, pins 7.70 mm from the board edge: the adapter's printer port",
 		Pins:        DB25.Pins,
 		Symbol:      "Connector:DB25_Socket", Footprint: "Connector_Dsub:DSUB-25_Socket_Horizontal_P2.77x2.84mm_EdgePinOffset7.70mm_Housed_MountingHolesOffset9.12mm",
+		Maker: "CONNFLY", MPN: "DS1037-25FNAKT74-0CC", LCSC: "C77838",
 	}
 	// PiHeader40 takes a 40-way female-female ribbon (the Pi's GPIO
 	// extension cable) to the Raspberry Pi's header, pin n to pin n.
@@ -387,7 +389,8 @@ var (
 		"Yageo", "CFR-25JB-52-1K")
 	// LEDBlue is the power light: blue, "to avoid confusion with the rest of
 	// the status display" (seed §3.3).
-	LEDBlue = twoPin("LED blue, 5 mm", "5 mm blue LED, the power light: cathode (flat side, short lead) in the square pad 1, anode in pad 2", "K", "A", "Device:LED", "LED_THT:LED_D5.0mm")
+	LEDBlue = buy(twoPin("LED blue, 5 mm", "5 mm blue LED, the power light: cathode (flat side, short lead) in the square pad 1, anode in pad 2", "K", "A", "Device:LED", "LED_THT:LED_D5.0mm"),
+		"Everlight", "333-2SUBC/S400-A4", "C282146")
 	// LEDBicolour is a PE's status light: a 3-lead common-cathode red/green LED.
 	LEDBicolour = &Part{
 		Name:        "LED red/green, common cathode",
