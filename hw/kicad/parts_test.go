@@ -31,8 +31,16 @@ type leads struct {
 // header, both 2.54 mm; Vishay's K…TH5 ceramics have 5.0 mm leads;
 // Panasonic's ECA-1EM100 (10 µF 25 V) is 5 mm across with 2.0 mm leads;
 // Phoenix Contact's 1715721 (MKDS 1,5/2-5,08) has 5.08 mm pitch; Yageo's
-// CFR-25 resistors are 1/4 W axial parts of DIN 0207 size.
+// CFR-25 resistors are 1/4 W axial parts of DIN 0207 size; Bourns's
+// MF-RHT fuses have 5.1 mm lead spacing, which KiCad's footprints set
+// with the second lead 1.2 mm across the disc (5.24 mm centre to centre),
+// and the footprint must be the model's own (the disc grows with the hold
+// current); onsemi's MBR1045G is a two-lead TO-220AC, leads 5.08 mm apart.
 var datasheets = map[string]leads{
+	"MF-RHT100-0":      {2, 5.24, 1.2, "MF-RHT100"},
+	"MF-RHT200-0":      {2, 5.24, 1.2, "MF-RHT200"},
+	"MF-RHT500-0":      {2, 5.24, 1.2, "MF-RHT500"},
+	"MBR1045G":         {2, 5.08, 0, "TO-220"},
 	"SN74LS20N":        {14, 2.54, 7.62, ""},
 	"SN74LS30N":        {14, 2.54, 7.62, ""},
 	"SN74LS32N":        {14, 2.54, 7.62, ""},
