@@ -23,7 +23,7 @@ var (
 // chips' substrate junctions, until the fuse trips or the supply limits.
 // 10 A average and 150 A surge: more than any fuse here trips at.
 var SchottkyIn = buy(twoPin("MBR1045", "Schottky rectifier, 45 V, 10 A, TO-220AC, standing: reverse-polarity clamp after the fuse, cathode (tab, pad 1) on VCC", "K", "A", "Device:D_Schottky", "Package_TO_SOT_THT:TO-220-2_Vertical"),
-	"onsemi", "MBR1045G")
+	"onsemi", "MBR1045G", "C79734")
 
 // protection are the input's parts, for the part library (Passives).
 var protection = []*Part{Fuse100, Fuse200, Fuse500, SchottkyIn}
