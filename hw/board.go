@@ -327,8 +327,9 @@ const (
 func LEDAnodeNet(pe int, colour string) string { return CableNet(pe, colour+"_A") }
 
 // passives adds what a real board needs beyond the logic: a decoupling
-// capacitor per chip, the LEDs and their resistors, the power input with its
-// bulk capacitor and the blue power light.
+// capacitor per chip, the LEDs and their resistors, the blue power light,
+// and the power input with its fuse, reverse-polarity clamp and bulk
+// capacitors (powerInput).
 func (b *Netlist) passives() {
 	var chips []*Component
 	for _, c := range b.Components {
@@ -353,17 +354,15 @@ func (b *Netlist) passives() {
 	}
 	n := b.PEs
 	j := b.add(fmt.Sprintf("J%d", n+1), PowerIn, "power", "5 V power input")
-	b.connect(VCC, Node{j.Ref, 1})
 	b.connect(GND, Node{j.Ref, 2})
-	bulk := b.add(fmt.Sprintf("C%d", len(chips)+1), Cap10u, "power", "bulk capacitor at the power input")
-	b.connect(VCC, Node{bulk.Ref, 1})
-	b.connect(GND, Node{bulk.Ref, 2})
+	b.powerInput(j, fmt.Sprintf("C%d", len(chips)+1), fmt.Sprintf("D%d", n+2))
 	r := b.add(fmt.Sprintf("R%d", 2*n+1), R1k, "power", "power LED resistor")
 	b.connect(VCC, Node{r.Ref, 1})
 	b.connect(NetPowerLED, Node{r.Ref, 2})
 	led := b.add(fmt.Sprintf("D%d", n+1), LEDBlue, "power", "power light")
 	b.connect(NetPowerLED, Node{led.Ref, 2})
 	b.connect(GND, Node{led.Ref, 1})
+	b.bulkCaps(chips, len(chips)+2)
 }
 
 // tree builds NAND(ins) onto net out: one 74LS20 gate for 4 inputs, one

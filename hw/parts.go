@@ -135,6 +135,11 @@ type Part struct {
 	// at VCC 5.25 V): what the boards' supply copper must carry (kicad's
 	// DC check). Output currents into loads come on top.
 	ICC float64
+	// Hold and RMax are a resettable fuse's datasheet figures: the current
+	// it carries without tripping at 23 °C, and its largest resistance
+	// (R1max, one hour after a trip), in series with everything the board
+	// draws (kicad's DC check).
+	Hold, RMax float64
 	// CablePin, for a cable connector that is not itself a DB-25, is the
 	// connector's pin that carries DB-25 pin n of the PC's port (nil: pin
 	// n is pin n).
@@ -377,8 +382,9 @@ var (
 	// Cap100n decouples one chip's supply pins.
 	Cap100n = buy(twoPin("100nF", "ceramic capacitor, 50 V, X7R, 5 mm lead pitch: a chip's decoupling", "1", "2", "Device:C", "Capacitor_THT:C_Disc_D5.0mm_W2.5mm_P5.00mm"),
 		"Vishay", "K104K15X7RF5TH5") // TH5: 5.0 mm leads (TL2 is the 2.5 mm version)
-	// Cap10u is the bulk capacitor at the power input.
-	Cap10u = buy(twoPin("10uF", "aluminium electrolytic capacitor, 25 V, 5 mm diameter, 2 mm lead pitch, + lead in the square pad: bulk at the power input", "+", "-", "Device:C_Polarized", "Capacitor_THT:CP_Radial_D5.0mm_P2.00mm"),
+	// Cap10u is a bulk capacitor: at the power input, and one for every
+	// bulkPer chips of a group, beside them.
+	Cap10u = buy(twoPin("10uF", "aluminium electrolytic capacitor, 25 V, 5 mm diameter, 2 mm lead pitch, + lead in the square pad: bulk, at the power input and beside each group of chips", "+", "-", "Device:C_Polarized", "Capacitor_THT:CP_Radial_D5.0mm_P2.00mm"),
 		"Panasonic", "ECA-1EM100")
 	// R220 limits a status LED's current: (VOH 3.4 V - VF 2 V) / 220 Ω ≈ 6 mA
 	// from a 74LS244 output (rated for 15 mA).
@@ -452,4 +458,4 @@ func quadBuffer(name, desc, mpn string, low bool, delay, enable Delay, icc float
 var Parts = []*Part{LS20, LS30, LS32, LS40, LS74, LS125, LS126, LS244}
 
 // Passives lists the board-level parts without logic.
-var Passives = []*Part{DB25, IDC26, Cap100n, Cap10u, R220, R1k, LEDBlue, LEDBicolour, PowerIn, DB25Socket, PiHeader40, LVC245}
+var Passives = append([]*Part{DB25, IDC26, Cap100n, Cap10u, R220, R1k, LEDBlue, LEDBicolour, PowerIn, DB25Socket, PiHeader40, LVC245}, protection...)

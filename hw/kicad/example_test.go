@@ -41,6 +41,6 @@ func ExampleReadPCB() {
 	fmt.Println(len(footprints), "footprints; U3 is", footprints["U3"])
 	fmt.Println("RDYQ:", nets["RDYQ"])
 	// Output:
-	// 268 footprints; U3 is Package_DIP:DIP-14_W7.62mm
+	// 279 footprints; U3 is Package_DIP:DIP-14_W7.62mm
 	// RDYQ: [{U20 5} {U21 2} {U21 4} {U21 6} {U21 8}]
 }

@@ -249,8 +249,10 @@ func Project(b *hw.Netlist, base string) ([]byte, error) {
 	}
 	// The supplies' nets are routed PowerTrack wide: their net class says so.
 	power := []map[string]string{{"netclass": "Power", "pattern": hw.VCC}, {"netclass": "Power", "pattern": hw.GND}}
-	if b.Net(hw.NetPi3V3) != nil {
-		power = append(power, map[string]string{"netclass": "Power", "pattern": netlistName(hw.NetPi3V3)})
+	for _, n := range []string{hw.NetPi3V3, hw.NetVIn} {
+		if b.Net(n) != nil {
+			power = append(power, map[string]string{"netclass": "Power", "pattern": netlistName(n)})
+		}
 	}
 	pro := map[string]any{
 		"meta":   map[string]any{"filename": base + ".kicad_pro", "version": 3},

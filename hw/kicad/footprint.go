@@ -75,6 +75,11 @@ var footprintDefs = map[string]*footprintDef{
 		padRow{1, 2, 0, 0, 5080, 2600, 1300, "roundrect", "circle", "0.096154"}.pads(), -3040, -5710, 8130, 5100, 0},
 	"Resistor_THT:R_Axial_DIN0207_L6.3mm_D2.5mm_P10.16mm_Horizontal": {
 		padRow{1, 2, 0, 0, 10160, 1600, 800, "circle", "circle", ""}.pads(), -1050, -1500, 11210, 1500, 0},
+	"Fuse:Fuse_Bourns_MF-RHT100": polyfuse(1710, 710, -2300, 7400),
+	"Fuse:Fuse_Bourns_MF-RHT200": polyfuse(1710, 710, -2150, 7250),
+	"Fuse:Fuse_Bourns_MF-RHT500": polyfuse(2010, 1010, -3050, 8150),
+	"Package_TO_SOT_THT:TO-220-2_Vertical": {
+		padRow{1, 2, 0, 0, 5080, 2000, 1100, "rect", "circle", ""}.pads(), -2710, -3400, 7790, 1500, 0},
 	"Connector_IDC:IDC-Header_2x13_P2.54mm_Vertical": {
 		Pads: func() []fpPad {
 			var pads []fpPad
@@ -107,6 +112,14 @@ func dip(pins int, bottom um) *footprintDef {
 		d.Pads = append(d.Pads, fpPad{strconv.Itoa(i + 1), x, y, shape, 1600, 800, ratio})
 	}
 	return d
+}
+
+// polyfuse is a Bourns MF-RHT radial fuse: its second lead 5.1 mm along
+// the disc and 1.2 mm across it; x0 and x1 bound the courtyard, which
+// grows with the disc.
+func polyfuse(size, drill, x0, x1 um) *footprintDef {
+	return &footprintDef{Pads: []fpPad{{"1", 0, 0, "circle", size, drill, ""}, {"2", 5100, 1200, "circle", size, drill, ""}},
+		X0: x0, Y0: -900, X1: x1, Y1: 2100}
 }
 
 // padRow is a row of n pads numbered from first, pitch apart along X from

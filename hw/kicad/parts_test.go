@@ -38,8 +38,16 @@ type leads struct {
 // DS1037 right-angle D-subs put the nearer row of pins 8.08 mm behind the
 // flange's front face (LCSC's footprint of the 9-way; docs/board.md),
 // within 0.02 mm of the footprint's 7.70 mm edge offset plus its 0.4 mm
-// flange.
+// flange; Bourns's MF-RHT fuses have 5.1 mm lead spacing, which KiCad's
+// footprints set with the second lead 1.2 mm across the disc (5.24 mm
+// centre to centre), and the footprint must be the model's own (the disc
+// grows with the hold current); onsemi's MBR1045G is a two-lead TO-220AC,
+// leads 5.08 mm apart.
 var datasheets = map[string]leads{
+	"MF-RHT100-0":          {2, 5.24, 1.2, "MF-RHT100"},
+	"MF-RHT200-0":          {2, 5.24, 1.2, "MF-RHT200"},
+	"MF-RHT500-0":          {2, 5.24, 1.2, "MF-RHT500"},
+	"MBR1045G":             {2, 5.08, 0, "TO-220"},
 	"SN74LS20N":            {14, 2.54, 7.62, ""},
 	"SN74LS30N":            {14, 2.54, 7.62, ""},
 	"SN74LS32N":            {14, 2.54, 7.62, ""},

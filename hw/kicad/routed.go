@@ -88,9 +88,9 @@ func routeLayout(b *hw.Netlist, l *pcbLayout) (*route.Result, error) {
 		rb.Pads = append(rb.Pads, route.Pad{X: int(h[0]), Y: int(h[1]), W: int(2 * holeKeep), H: int(2 * holeKeep), Round: true, Drill: 3200})
 	}
 	r := Rules
-	// The router sees the nets by their KiCad names: the Pi's 3.3 V is a
-	// label net, "/+3V3".
-	r.Power = []string{hw.VCC, hw.GND, netlistName(hw.NetPi3V3)}
+	// The router sees the nets by their KiCad names: the Pi's 3.3 V and
+	// the supply before its fuse are label nets, "/+3V3" and "/VIN".
+	r.Power = []string{hw.VCC, hw.GND, netlistName(hw.NetPi3V3), netlistName(hw.NetVIn)}
 	key := sha256.Sum256(fmt.Appendf(nil, "%v %v", rb, r))
 	routes.Lock()
 	defer routes.Unlock()

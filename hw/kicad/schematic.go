@@ -299,13 +299,14 @@ type schematic struct {
 // supply is the part whose pins carry a PWR_FLAG on each supply net:
 // KiCad's electrical rules check wants every power input pin driven by a
 // power output, and our supplies enter through connector pins, which are
-// passive. It is the power input; the Pi adapter, powered through the
-// Pi's header, has none, and its flags go on its decoupling capacitor, a
-// two-pin part on both supply nets with room around its pins.
+// passive. It is a two-pin part on both supply nets with room around its
+// pins: the bulk capacitor at the power input (the terminal's +5 V pin is
+// on the fuse's far side), or on the Pi adapter, powered through the Pi's
+// header, its decoupling capacitor.
 func supply(b *hw.Netlist) *hw.Component {
 	var c *hw.Component
 	for _, x := range b.Components {
-		if x.Part == hw.PowerIn {
+		if x.Part == hw.Cap10u && x.Group == "power" {
 			return x
 		}
 		if c == nil && x.Part == hw.Cap100n {
@@ -427,8 +428,8 @@ func (sc *schematic) power(id, net string, s side, x, y coord) {
 }
 
 // flag places a PWR_FLAG at a wire's end (x, y) on a supply net, pointing
-// down, clear of a label's text above the wire; on VCC, the upper pin of
-// the power input, up, away from GND's flag below.
+// down, clear of a label's text above the wire; on VCC, the supply
+// part's upper pin, up, away from GND's flag below.
 func (sc *schematic) flag(id, net string, x, y coord) {
 	sc.flags++
 	rot, vy := 180, pin+grid

@@ -43,11 +43,19 @@ type SupplyDrop struct {
 	// ground, V; RiseChip is that chip.
 	RiseChip string
 	Rise     float64
+	// Fuse is what the input's fuse takes of the supply, V: its datasheet
+	// resistance at most (R1max) and the copper from the terminal to it,
+	// carrying the whole Current; Volts includes it.
+	Fuse    float64
+	FuseRef string
 }
 
 func (d SupplyDrop) String() string {
-	return fmt.Sprintf("%.0f mA; lowest supply %.3f V (%s, %.0f mV below %.2f V); ground rise %.1f mV (%s)",
-		d.Current*1000, d.Volts, d.Lowest, (d.Input-d.Volts)*1000, d.Input, d.Rise*1000, d.RiseChip)
+	s := fmt.Sprintf("%.0f mA; lowest supply %.3f V (%s, %.0f mV below %.2f V", d.Current*1000, d.Volts, d.Lowest, (d.Input-d.Volts)*1000, d.Input)
+	if d.FuseRef != "" {
+		s += fmt.Sprintf(", %.0f mV of it in fuse %s", d.Fuse*1000, d.FuseRef)
+	}
+	return s + fmt.Sprintf("); ground rise %.1f mV (%s)", d.Rise*1000, d.RiseChip)
 }
 
 // SupplyCheck computes, from a routed board's copper (pads, tracks and
@@ -101,9 +109,16 @@ func SupplyCheck(b *hw.Netlist, pcb []byte) (SupplyDrop, error) {
 	for _, i := range l.draw {
 		d.Current += i
 	}
+	if f := l.fuse; f != nil {
+		v, err := solveNet(items, fills, codes[netlistName(f.net)], padIndex, []hw.Node{f.terminal}, map[hw.Node]float64{f.in: d.Current})
+		if err != nil {
+			return SupplyDrop{}, fmt.Errorf("kicad: %s's %s copper: %w", b.Name, f.net, err)
+		}
+		d.FuseRef, d.Fuse = f.in.Ref, v[f.in]+d.Current*f.r
+	}
 	d.Volts = math.Inf(1)
 	for _, c := range l.chips {
-		v := l.volts - drop[l.supply][c.vcc] - drop[hw.GND][c.gnd]
+		v := l.volts - d.Fuse - drop[l.supply][c.vcc] - drop[hw.GND][c.gnd]
 		if v < d.Volts {
 			d.Lowest, d.Volts = c.ref, v
 		}
@@ -122,6 +137,7 @@ type loads struct {
 	draw   map[hw.Node]float64  // current drawn from the supply net at each pin, A
 	ret    map[hw.Node]float64  // current returned into ground at each pin, A
 	chips  []chipPins
+	fuse   *inputFuse // nil: the input feeds the supply net directly
 }
 
 type chipPins struct {
@@ -180,6 +196,9 @@ func supplyLoads(b *hw.Netlist) (*loads, error) {
 				return nil, err
 			}
 		}
+	}
+	if err := l.findFuse(b); err != nil {
+		return nil, err
 	}
 	if len(l.input[l.supply]) == 0 || len(l.input[hw.GND]) == 0 {
 		return nil, fmt.Errorf("kicad: %s has no supply input", b.Name)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ttlpapers/ttlpapers/hw"
 	"github.com/ttlpapers/ttlpapers/hw/kicad"
 )
 
@@ -46,7 +47,10 @@ func TestSupplyCheck(t *testing.T) {
 
 // TestSupplyCheckMeasures narrows the 4-PE board's supply tracks from 0.4
 // to 0.2 mm: a track's resistance doubles, so the drop at the worst chip
-// must nearly double (the vias and pads, unchanged, keep it under 2).
+// in copper (all but the fuse's own resistance) must nearly double (the
+// vias and pads, unchanged, keep it under 2; a track that overlaps a pad
+// it passes only by its width loses that contact when narrowed, which can
+// take it a little over).
 func TestSupplyCheckMeasures(t *testing.T) {
 	b := kicad.Routed()[0]
 	src := boardFile(t, kicad.BaseOf(b))
@@ -58,10 +62,11 @@ func TestSupplyCheckMeasures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := (narrow.Input - narrow.Volts) / (d.Input - d.Volts); r < 1.8 || r > 2 {
+	copper := func(d kicad.SupplyDrop) float64 { return d.Input - d.Volts - hw.PowerFuse(b.PEs).RMax*d.Current }
+	if r := copper(narrow) / copper(d); r < 1.8 || r > 2.02 {
 		t.Errorf("halving the supply tracks' width multiplied the drop by %.3f (%v, then %v), want nearly 2", r, d, narrow)
 	}
-	if r := narrow.Rise / d.Rise; r < 1.8 || r > 2 {
+	if r := narrow.Rise / d.Rise; r < 1.8 || r > 2.02 {
 		t.Errorf("halving the supply tracks' width multiplied the ground rise by %.3f, want nearly 2", r)
 	}
 }
