@@ -111,12 +111,12 @@ func (e *Endpoint) Lost(who peset.Set) peset.Set {
 
 // Dead returns the PEs of who that the transport knows went without
 // leaving: killed, or crashed (papers.DataNet). A board wait asks it
-// while it waits; it allocates nothing while no PE of who has gone.
+// while it waits; it allocates nothing while every PE of who is attached.
 func (e *Endpoint) Dead(who peset.Set) peset.Set {
-	var dead peset.Set
 	if e.closed {
 		return 0
 	}
+	var dead peset.Set
 	for k := range e.n {
 		if who.Has(k) {
 			if g, ok := e.t.Gone(k).(*GoneError); ok && g.Died {

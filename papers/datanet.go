@@ -34,12 +34,13 @@ type DataNet interface {
 
 	// Dead returns the PEs of who that the network knows went without
 	// leaving (their connections or process ended: killed, or crashed),
-	// without blocking and, while none has, without allocating. A board
-	// wait asks it every deadEvery of its slow path, so that a PE the
-	// network saw die is named at once, not after the timeout and a roll
-	// call. A PE that left failing is not dead: it announces that on the
-	// board, and one that leaves failing while others wait is more often
-	// a PE that timed out first on the same fault than the fault.
+	// without blocking, and without allocating while every PE asked is
+	// attached. A board wait asks it every deadEvery of its slow path, so
+	// that a PE the network saw die is named at once, not after the
+	// timeout and a roll call. A PE that left failing is not dead: it
+	// announces that on the board, and one that leaves failing while
+	// others wait is more often a PE that timed out first on the same
+	// fault than the fault.
 	Dead(who peset.Set) peset.Set
 }
 
