@@ -109,6 +109,24 @@ func (e *Endpoint) Lost(who peset.Set) peset.Set {
 	return lost
 }
 
+// Dead returns the PEs of who that the transport knows went without
+// leaving: killed, or crashed (papers.DataNet). A board wait asks it
+// while it waits; it allocates nothing while every PE of who is attached.
+func (e *Endpoint) Dead(who peset.Set) peset.Set {
+	if e.closed {
+		return 0
+	}
+	var dead peset.Set
+	for k := range e.n {
+		if who.Has(k) {
+			if g, ok := e.t.Gone(k).(*GoneError); ok && g.Died {
+				dead |= 1 << k
+			}
+		}
+	}
+	return dead
+}
+
 // Absent ends the roll call: the PEs asked that did not answer, with what
 // the transport knows of each.
 func (e *Endpoint) Absent() []papers.Absence {

@@ -31,6 +31,17 @@ type DataNet interface {
 	Ask(who peset.Set)
 	Listen()
 	Absent() []Absence
+
+	// Dead returns the PEs of who that the network knows went without
+	// leaving (their connections or process ended: killed, or crashed),
+	// without blocking, and without allocating while every PE asked is
+	// attached. A board wait asks it every deadEvery of its slow path, so
+	// that a PE the network saw die is named at once, not after the
+	// timeout and a roll call. A PE that left failing is not dead: it
+	// announces that on the board, and one that leaves failing while
+	// others wait is more often a PE that timed out first on the same
+	// fault than the fault.
+	Dead(who peset.Set) peset.Set
 }
 
 // AttachDataNet gives the PE its data-network endpoint (runners call it

@@ -84,11 +84,20 @@ type TimeoutError struct {
 	// barrier's): Missing are then the PEs not waiting with the others.
 	RollCall bool
 	// DataNet, when the board's roll call could not name one PE and the
-	// data network could, is what it knows of each PE in Missing.
+	// data network could, or when Dead, is what it knows of each PE in
+	// Missing.
 	DataNet []Absence
+	// Dead reports that the wait ended before its timeout, after Waited,
+	// because the data network knew the PEs of Missing had died (went
+	// without leaving): a killed PE's connections end when it dies,
+	// while the board can tell only after the timeout.
+	Dead bool
 }
 
 func (e *TimeoutError) Error() string {
+	if e.Dead {
+		return fmt.Sprintf("papers: PE %d: %s cannot complete: after %v the data network found %s dead, before the timeout: %s", e.PE, e.Op, e.Waited.Round(time.Millisecond), e.Missing, describeAbsent(e.DataNet))
+	}
 	s := fmt.Sprintf("papers: PE %d: %s did not complete within %v", e.PE, e.Op, e.Waited)
 	switch {
 	case e.Stall != "":

@@ -535,6 +535,12 @@ func (p *PE) slowWait(op string, ack bool) error {
 	nextInt := checkIntEvery // a short wait is not worth an interrupt check
 	w, _ := p.port.(lpt.Waiter)
 	woke, blocked := false, false
+	// A wait after check-in asks the data network, if the PE has one,
+	// every deadEvery whether a PE it waits for died: an interrupt's
+	// acknowledge too, since a PE that fails raises one as soon as it
+	// finds the dead PE, and the others wait for the dead PE's
+	// acknowledge then.
+	asks, nextDead := p.datanet != nil && !p.checking, deadEvery
 	for polls := 1; ; polls++ {
 		if p.settled(ack) {
 			return nil
@@ -570,14 +576,46 @@ func (p *PE) slowWait(op string, ack bool) error {
 		if err := p.waitOver(op, ack, waited); err != nil {
 			return err
 		}
+		if asks && waited >= nextDead {
+			nextDead = waited + deadEvery
+			if err := p.diedOnDataNet(op, ack, waited); err != nil {
+				return err
+			}
+		}
 		if blocking {
 			d := p.timeout - waited
 			if p.serving {
 				d = min(d, serveNap)
+			} else if asks {
+				d = min(d, deadEvery)
 			}
 			woke, blocked = w.Wait(p.st, lpt.RDY, d, p.done), true
 		}
 	}
+}
+
+// deadEvery paces a wait's question to the data network
+// (DataNet.Dead): a PE the network saw die is named within about this
+// long, not after the timeout and a roll call. A wait that has a data
+// network blocks on the port at most this long at a time, so that it
+// asks; the question costs a system call or two per PE, 100 times a
+// second of a wait that is already slow.
+const deadEvery = 10 * time.Millisecond
+
+// diedOnDataNet ends a wait that cannot complete because a participant
+// it waits with died, as the data network knows: a killed PE's
+// connections end the moment it dies. Its error is the roll call's kind,
+// a *TimeoutError naming the dead PEs with the data network's account of
+// them, Dead set.
+func (p *PE) diedOnDataNet(op string, ack bool, waited time.Duration) error {
+	dead := p.datanet.Dead(p.members &^ (1 << p.self))
+	if dead == 0 || p.settled(ack) {
+		return nil
+	}
+	// Every PE asked is known gone: Ask pings none, Absent gives the
+	// network's account of each.
+	p.datanet.Ask(dead)
+	return &TimeoutError{PE: p.self, Op: op, Waited: waited, Missing: dead, DataNet: p.datanet.Absent(), Dead: true}
 }
 
 // interrupted checks for an interrupt during a wait and acknowledges it:

@@ -20,6 +20,7 @@ import (
 	"github.com/ttlpapers/ttlpapers/baseline"
 	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"github.com/ttlpapers/ttlpapers/papers"
+	"github.com/ttlpapers/ttlpapers/peset"
 	"github.com/ttlpapers/ttlpapers/splitc"
 )
 
@@ -110,7 +111,8 @@ func pairOf(tb testing.TB, mode tcpnet.Mode, most int, client func(o *ops) error
 
 // TestZeroAllocs: a round trip, a bulk put and a bulk get, on both PEs
 // (the count is the process's), allocate nothing, with the frames
-// authenticated or private.
+// authenticated or private; nor does the question a slow board wait asks
+// every 10 ms (Endpoint.Dead), while the other PE is attached.
 func TestZeroAllocs(t *testing.T) {
 	if testenv.Race {
 		t.Skip("the race detector's own allocations count too; .ci/run runs this test without it")
@@ -125,6 +127,10 @@ func TestZeroAllocs(t *testing.T) {
 			}
 			if a := testing.AllocsPerRun(2000, func() { keep(o.roundTrip()) }); a != 0 {
 				t.Errorf("%s: a round trip allocates %v times", mode, a)
+			}
+			var dead peset.Set
+			if a := testing.AllocsPerRun(2000, func() { dead |= o.ep.Dead(1 << 1) }); a != 0 || dead != 0 {
+				t.Errorf("%s: asking whether PE 1 died allocates %v times, and says %v", mode, a, dead)
 			}
 			for _, size := range []int{4 << 10, 64 << 10, maxPut} {
 				if a := testing.AllocsPerRun(500, func() { keep(o.put(size)) }); a != 0 {
