@@ -297,7 +297,7 @@ func checkPcbnewNetlist(t *testing.T, what string, b *hw.Netlist, g pcbnewBoard)
 			continue
 		}
 		for _, p := range pads {
-			nets[strings.TrimPrefix(name, "/")] = append(nets[strings.TrimPrefix(name, "/")], kicad.Node{Ref: p[0], Pin: p[1]})
+			nets[kicad.NetLabel(name)] = append(nets[kicad.NetLabel(name)], kicad.Node{Ref: p[0], Pin: p[1]})
 		}
 	}
 	sameNets(t, what, nets, hwNets(b))
