@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -70,7 +71,7 @@ func Netlist(b *hw.Netlist, schematicFile string) []byte {
 	}
 	w.close()
 	w.open("(components")
-	comps := append([]*hw.Component(nil), b.Components...)
+	comps := append(slices.Clone(b.Components), mountingHoles()...)
 	sort.Slice(comps, func(i, j int) bool { return refLess(comps[i].Ref, comps[j].Ref) })
 	for _, c := range comps {
 		lib, part, _ := strings.Cut(c.Part.Symbol, ":")

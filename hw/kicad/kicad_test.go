@@ -143,8 +143,13 @@ func TestSchematicConnectivityIsTheNetlist(t *testing.T) {
 			seen := map[string]bool{}
 			units := map[string]map[int]bool{}
 			pins := map[string][]string{}
+			holes := 0
 			for _, s := range sheet.Symbols {
 				if s.Power {
+					continue
+				}
+				if s.LibID == "Mechanical:MountingHole" {
+					holes++ // no part of the circuit: the board's footprint's symbol
 					continue
 				}
 				c := b.Component(s.Ref)
@@ -167,8 +172,8 @@ func TestSchematicConnectivityIsTheNetlist(t *testing.T) {
 					pins[s.Ref] = append(pins[s.Ref], p.Num)
 				}
 			}
-			if len(seen) != len(b.Components) {
-				t.Errorf("schematic places %d parts, the board has %d", len(seen), len(b.Components))
+			if len(seen) != len(b.Components) || holes != 4 {
+				t.Errorf("schematic places %d parts and %d mounting holes, the board has %d and 4", len(seen), holes, len(b.Components))
 			}
 			for _, c := range b.Components {
 				var want []string
@@ -206,8 +211,13 @@ func TestNetlistFileIsTheNetlist(t *testing.T) {
 			t.Fatal(err)
 		}
 		sameNets(t, fmt.Sprintf("%d-PE .net", n), nets, hwNets(b))
-		if len(comps) != len(b.Components) {
-			t.Errorf("%d-PE .net lists %d components, the board has %d", n, len(comps), len(b.Components))
+		if len(comps) != len(b.Components)+4 {
+			t.Errorf("%d-PE .net lists %d components, the board has %d and 4 mounting holes", n, len(comps), len(b.Components))
+		}
+		for i := range 4 {
+			if got := comps[fmt.Sprintf("H%d", i+1)]; got != [2]string{"MountingHole_3.2mm_M3", "MountingHole:MountingHole_3.2mm_M3"} {
+				t.Errorf("%d-PE .net: H%d is %v, want the mounting hole", n, i+1, got)
+			}
 		}
 		for _, c := range b.Components {
 			if got := comps[c.Ref]; got != [2]string{c.Part.Name, c.Part.Footprint} {

@@ -72,7 +72,7 @@ func PCB(b *hw.Netlist, schematicFile string) ([]byte, error) {
 		writeFootprint(w, b, h, key, schematicFile, f, fps[f.c.Part.Footprint], code)
 	}
 	for i, h := range l.holes() {
-		writeHole(w, key, fps[holeFootprint], i, h)
+		writeHole(w, key, schematicFile, fps[holeFootprint], i, h)
 	}
 	for _, t := range l.titles {
 		w.line("(gr_text %s (at %v %v) (layer \"F.SilkS\") (effects (font (size 2 2) (thickness 0.3)) (justify left)) (tstamp %s))", quote(t.text), t.X, t.Y, uuid(key+"pcb/title/"+t.text))
@@ -186,18 +186,23 @@ func marks(c *hw.Component) []groupTitle {
 	return nil
 }
 
-// writeHole writes mounting hole i, KiCad's library footprint on the board
-// alone (no schematic symbol, no BOM line, no position), its reference on
-// the board's side of the hole (holes 0 and 1 are the top corners).
-func writeHole(w *writer, key string, lib *Expr, i int, at [2]um) {
+// writeHole writes mounting hole i, KiCad's library footprint (no BOM line,
+// no position) linked to its symbol on the root sheet (mountingHoles), its
+// reference on the board's side of the hole (holes 0 and 1 are the top
+// corners).
+func writeHole(w *writer, key, schematicFile string, lib *Expr, i int, at [2]um) {
 	u := fmt.Sprintf("%spcb/hole%d", key, i)
 	refY := um(4150)
 	if i >= 2 {
 		refY = -refY
 	}
-	t := fpTexts{ref: fmt.Sprintf("H%d", i+1), refY: refY, uuid: uuid(u), boardOnly: true,
-		pad: func(string) string { return "" }}
-	writeLibFootprint(w, holeFootprint, lib, at[0], at[1], t, func() {})
+	ref := fmt.Sprintf("H%d", i+1)
+	t := fpTexts{ref: ref, refY: refY, uuid: uuid(u), pad: func(string) string { return "" }}
+	writeLibFootprint(w, holeFootprint, lib, at[0], at[1], t, func() {
+		w.line("(property \"Sheetfile\" %s)", quote(schematicFile))
+		w.line("(property \"Sheetname\" \"\")")
+		w.line("(path %s)", quote("/"+uuid(key+ref)))
+	})
 }
 
 // rot is the angle field of a footprint or pad position: KiCad gives pads
@@ -212,7 +217,7 @@ func rot(deg int) string {
 // ReadPCB parses a KiCad board file into nets by name (the sheet path
 // removed, NetLabel; pads on no net or on the "unconnected-(…)" net of a
 // pin left unconnected left out) and footprint library names by
-// reference (footprints of the board alone, such as mounting holes, left
+// reference (the mounting holes, no part of the circuit, left
 // out).
 func ReadPCB(src []byte) (nets map[string][]Node, footprints map[string]string, err error) {
 	root, err := ParseExpr(string(src))
@@ -224,7 +229,7 @@ func ReadPCB(src []byte) (nets map[string][]Node, footprints map[string]string, 
 	}
 	nets, footprints = map[string][]Node{}, map[string]string{}
 	for _, fp := range root.Children("footprint") {
-		if a := fp.Child("attr"); a != nil && hasAtom(a, "board_only") {
+		if fp.Arg(0) == holeFootprint {
 			continue // a mounting hole: no part of the circuit
 		}
 		ref := fpReference(fp)

@@ -169,6 +169,7 @@ func (s *Sheet) readLib(lib *Expr) error {
 	for _, sym := range lib.Children("symbol") {
 		id := sym.Arg(0)
 		s.LibPower[id] = sym.Child("power") != nil
+		s.Lib[id] = nil // known, even without pins (a mounting hole)
 		for _, sub := range sym.Children("symbol") {
 			unit, style, err := unitOf(sub.Arg(0))
 			if err != nil {

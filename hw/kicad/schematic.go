@@ -54,6 +54,7 @@ var areas = []struct{ group, title, sub string }{
 	{"power", "Power input, decoupling, power light", "Supply pins and decoupling"},
 	{"host", "Pi header", ""},      // the Pi adapter's: short titles, as its board is narrow
 	{"shift", "3.3 V shifter", ""}, // board outputs to the Pi's 3.3 V inputs
+	{holeGroup, "Mounting holes", ""},
 }
 
 // piPortTitle titles the Pi adapter's connector area: its one DB-25 is a
@@ -218,9 +219,15 @@ type cell struct {
 // its sheets' symbols.
 func cellsOf(pg *page, syms map[string][]*symbolDef, group string) []cell {
 	var out []cell
-	if group == sheetsArea.group {
+	switch {
+	case group == sheetsArea.group:
 		for _, sh := range pg.subSheets() {
 			out = append(out, cell{sh: sh})
+		}
+		return out
+	case group == holeGroup && pg.sheet == nil:
+		for _, c := range mountingHoles() {
+			out = append(out, cell{c: c, s: syms[holePart.Symbol][0]})
 		}
 		return out
 	}
@@ -305,6 +312,9 @@ func Schematics(b *hw.Netlist) (map[string][]byte, error) {
 func draw(b *hw.Netlist) ([]*schematic, error) {
 	syms, err := symbols(b)
 	if err != nil {
+		return nil, err
+	}
+	if syms[holePart.Symbol], err = unitsOf(holePart); err != nil {
 		return nil, err
 	}
 	h := newHierarchy(b)
@@ -535,7 +545,11 @@ func (sc *schematic) symbol(pl *placed) {
 	if s.Unit > 1 {
 		id += fmt.Sprintf("/unit%d", s.Unit)
 	}
-	w.open("(symbol (lib_id %s) (at %v %v 0) (unit %d) (exclude_from_sim no) (in_bom yes) (on_board yes) (dnp no)", quote(s.LibID), pl.X, pl.Y, s.Unit)
+	inBOM := "yes"
+	if c.Part == holePart {
+		inBOM = "no"
+	}
+	w.open("(symbol (lib_id %s) (at %v %v 0) (unit %d) (exclude_from_sim no) (in_bom %s) (on_board yes) (dnp no)", quote(s.LibID), pl.X, pl.Y, s.Unit, inBOM)
 	w.line("(uuid %s)", quote(uuid(id)))
 	// Above and below the unit, at its left, clear of pins above and
 	// below (which sit mid-body) and of their labels.
