@@ -179,6 +179,22 @@ func projectCopy(t *testing.T, base, ext string, src []byte) string {
 			t.Fatal(err)
 		}
 	}
+	// The sheets below the root of a hierarchical schematic.
+	subs, err := filepath.Glob(filepath.Join(kicadDir, base, "*.kicad_sch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range subs {
+		if name := filepath.Base(sub); name != base+".kicad_sch" {
+			src, err := os.ReadFile(sub)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, name), src, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	// The project's footprint library table, for DRC's library checks.
 	if err := os.WriteFile(filepath.Join(dir, "fp-lib-table"), kicad.FootprintTable(), 0o644); err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,12 +60,18 @@ func Netlist(b *hw.Netlist, schematicFile string) []byte {
 	w.open("(design")
 	w.line("(source %s)", quote(schematicFile))
 	w.line("(tool \"ttlpapers papersctl kicad\")")
+	h := newHierarchy(b)
 	w.open("(sheet (number \"1\") (name \"/\") (tstamps \"/\")")
 	w.line("(title_block (title %s) (company \"ttlpapers\") (rev %s) (date \"\") (source %s) (comment (number \"1\") (value %s)))", quote(b.Name), quote(b.Revision), quote(schematicFile), quote(Notice))
 	w.close()
+	for _, sh := range h.subSheets() {
+		w.open("(sheet (number \"%d\") (name %s) (tstamps %s)", h.page(sh), quote("/"+sh.name+"/"), quote("/"+sh.uuid(b.Name+"/")+"/"))
+		w.line("(title_block (title %s) (company \"ttlpapers\") (rev %s) (date \"\") (source %s) (comment (number \"1\") (value %s)))", quote(b.Name), quote(b.Revision), quote(sh.file), quote(Notice))
+		w.close()
+	}
 	w.close()
 	w.open("(components")
-	comps := append([]*hw.Component(nil), b.Components...)
+	comps := append(slices.Clone(b.Components), mountingHoles()...)
 	sort.Slice(comps, func(i, j int) bool { return refLess(comps[i].Ref, comps[j].Ref) })
 	for _, c := range comps {
 		lib, part, _ := strings.Cut(c.Part.Symbol, ":")
@@ -73,16 +80,20 @@ func Netlist(b *hw.Netlist, schematicFile string) []byte {
 		w.line("(footprint %s)", quote(c.Part.Footprint))
 		w.line("(libsource (lib %s) (part %s) (description %s))", quote(lib), quote(part), quote(c.Part.Description))
 		w.line("(property (name \"Role\") (value %s))", quote(c.Role))
-		w.line("(sheetpath (names \"/\") (tstamps \"/\"))")
+		names, tstamps := "/", "/"
+		if sh := h.sheetOf(c.Ref); sh != nil {
+			names, tstamps = "/"+sh.name+"/", "/"+sh.uuid(b.Name+"/")+"/"
+		}
+		w.line("(sheetpath (names %s) (tstamps %s))", quote(names), quote(tstamps))
 		w.line("(tstamps %s))", quote(uuid(b.Name+"/"+c.Ref)))
 		w.depth--
 	}
 	w.close()
 	w.open("(nets")
 	nets := append([]*hw.Net(nil), b.Nets...)
-	sort.Slice(nets, func(i, j int) bool { return netlistName(nets[i].Name) < netlistName(nets[j].Name) })
+	sort.Slice(nets, func(i, j int) bool { return h.netName(nets[i].Name) < h.netName(nets[j].Name) })
 	for i, n := range nets {
-		w.open("(net (code \"%d\") (name %s)", i+1, quote(netlistName(n.Name)))
+		w.open("(net (code \"%d\") (name %s)", i+1, quote(h.netName(n.Name)))
 		for _, nd := range sortedNodes(n) {
 			pin, _ := b.Component(nd.Ref).Part.PinByNum(nd.Pin)
 			w.line("(node (ref %s) (pin \"%d\") (pinfunction %s) (pintype %s))", quote(nd.Ref), nd.Pin, quote(pinName(b.Component(nd.Ref).Part, pin)), quote(kicadPinType(pin.Type)))
@@ -95,7 +106,7 @@ func Netlist(b *hw.Netlist, schematicFile string) []byte {
 }
 
 // ReadNetlist parses a KiCad netlist export into nets by name (the sheet
-// path prefix "/" removed) and components' values and footprints by
+// path removed: NetLabel) and components' values and footprints by
 // reference.
 func ReadNetlist(src []byte) (nets map[string][]Node, comps map[string][2]string, err error) {
 	root, err := ParseExpr(string(src))
@@ -114,7 +125,7 @@ func ReadNetlist(src []byte) (nets map[string][]Node, comps map[string][2]string
 	nets = map[string][]Node{}
 	if ns := root.Child("nets"); ns != nil {
 		for _, n := range ns.Children("net") {
-			name := strings.TrimPrefix(n.Child("name").Arg(0), "/")
+			name := NetLabel(n.Child("name").Arg(0))
 			if _, dup := nets[name]; dup {
 				return nil, nil, fmt.Errorf("kicad: net %s listed twice", name)
 			}
@@ -236,9 +247,17 @@ func Wires(b *hw.Netlist) []byte {
 // rules check's exclusions are the schematic's findings that are right
 // (exclude, in schematic.go), each with its reason.
 func Project(b *hw.Netlist, base string) ([]byte, error) {
-	sc, err := draw(b)
+	scs, err := draw(b)
 	if err != nil {
 		return nil, err
+	}
+	var exclusions [][2]string
+	sheets := [][]string{{uuid(b.Name + "/sheet"), ""}}
+	for _, sc := range scs {
+		exclusions = append(exclusions, sc.exclusions...)
+		if sh := sc.pg.sheet; sh != nil {
+			sheets = append(sheets, []string{sh.uuid(sc.key), sh.name})
+		}
 	}
 	mm := func(v int) float64 { return float64(v) / 1000 }
 	class := func(name string, track int, priority int) map[string]any {
@@ -256,7 +275,7 @@ func Project(b *hw.Netlist, base string) ([]byte, error) {
 	}
 	pro := map[string]any{
 		"meta":   map[string]any{"filename": base + ".kicad_pro", "version": 3},
-		"sheets": [][]string{{uuid(b.Name + "/sheet"), ""}},
+		"sheets": sheets,
 		"board": map[string]any{"design_settings": map[string]any{
 			"rules": map[string]any{
 				"min_clearance":             mm(Rules.Clearance),
@@ -275,8 +294,8 @@ func Project(b *hw.Netlist, base string) ([]byte, error) {
 			"netclass_patterns": power,
 		},
 	}
-	if len(sc.exclusions) > 0 {
-		pro["erc"] = map[string]any{"erc_exclusions": sc.exclusions}
+	if len(exclusions) > 0 {
+		pro["erc"] = map[string]any{"erc_exclusions": exclusions}
 	}
 	out, err := json.MarshalIndent(pro, "", "  ")
 	if err != nil {

@@ -110,9 +110,6 @@ type fpTexts struct {
 	rot        int
 	uuid       string
 	pad        func(num string) string // a pad's net fields, "" for none
-	// boardOnly marks a footprint of the board alone (a mounting hole):
-	// no schematic symbol, as KiCad's "Not in schematic" does.
-	boardOnly bool
 }
 
 // writeLibFootprint writes a library footprint placed at (x, y), turned
@@ -134,10 +131,6 @@ func writeLibFootprint(w *writer, id string, lib *Expr, x, y um, t fpTexts, head
 			e = placedProperty(e, t)
 		case "fp_text":
 			e = turned(e, t.rot)
-		case "attr":
-			if t.boardOnly {
-				e = &Expr{IsList: true, List: slices.Insert(slices.Clone(e.List), 1, atom("board_only"))}
-			}
 		case "pad":
 			e = libPad(e, t)
 		}

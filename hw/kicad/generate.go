@@ -37,7 +37,7 @@ func Files(b *hw.Netlist) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	sch, err := Schematic(b)
+	sch, err := Schematics(b)
 	if err != nil {
 		return nil, err
 	}
@@ -45,9 +45,8 @@ func Files(b *hw.Netlist) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string][]byte{
+	files := map[string][]byte{
 		p(".kicad_pro"):                     pro,
-		p(".kicad_sch"):                     sch,
 		p(".kicad_pcb"):                     pcb,
 		p(".net"):                           Netlist(b, base+".kicad_sch"),
 		p("-bom.csv"):                       BOM(b),
@@ -55,7 +54,11 @@ func Files(b *hw.Netlist) (map[string][]byte, error) {
 		p("-wires.csv"):                     Wires(b),
 		filepath.Join(base, "fp-lib-table"): FootprintTable(),
 		p(".kicad_dru"):                     DesignRules(b),
-	}, nil
+	}
+	for name, src := range sch {
+		files[filepath.Join(base, name)] = src
+	}
+	return files, nil
 }
 
 // AllFiles generates the files of every board size, plus a README and

@@ -97,26 +97,45 @@ func sortNodes(ns []kicad.Node) []kicad.Node {
 	return out
 }
 
+// readSchematic reads a board's committed schematic, every sheet of its
+// hierarchy.
+func readSchematic(t *testing.T, base string) *kicad.Sheet {
+	t.Helper()
+	sheet, err := kicad.ReadSchematicTree(committed(t, base, ".kicad_sch"), func(file string) ([]byte, error) {
+		return os.ReadFile(filepath.Join(kicadDir, base, file))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sheet
+}
+
+// labelled renames a schematic's nets by their labels, without the path of
+// the sheet below the root that holds a net (kicad.NetLabel): hw's names.
+// Two nets of one label are two nets under that name, which sameNets
+// finds.
+func labelled(nets map[string][]kicad.Node) map[string][]kicad.Node {
+	out := map[string][]kicad.Node{}
+	for name, nodes := range nets {
+		out[kicad.NetLabel(name)] = append(out[kicad.NetLabel(name)], nodes...)
+	}
+	return out
+}
+
 // TestSchematicConnectivityIsTheNetlist reads the committed schematic of
-// every board size back, recomputes which pins its wires, labels and power
-// symbols join, and compares net for net and pin for pin with hw.
+// every board size back, every sheet of its hierarchy, recomputes which
+// pins its wires, labels, sheet pins and power symbols join, and compares
+// net for net and pin for pin with hw.
 func TestSchematicConnectivityIsTheNetlist(t *testing.T) {
 	for _, n := range hw.Sizes {
 		t.Run(fmt.Sprintf("%dPE", n), func(t *testing.T) {
 			b := hw.MustNew(n)
-			src, err := os.ReadFile(filepath.Join(kicadDir, kicad.Base(n), kicad.Base(n)+".kicad_sch"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			sheet, err := kicad.ReadSchematic(src)
-			if err != nil {
-				t.Fatal(err)
-			}
+			sheet := readSchematic(t, kicad.Base(n))
 			conn, err := sheet.Connectivity()
 			if err != nil {
 				t.Fatal(err)
 			}
-			sameNets(t, "schematic", conn.Nets, hwNets(b))
+			sameNets(t, "schematic", labelled(conn.Nets), hwNets(b))
 			// Every placed unit is of a board component with its value and
 			// footprint, each unit placed once, the units together having
 			// every pin of the part but those it leaves unconnected inside
@@ -124,8 +143,13 @@ func TestSchematicConnectivityIsTheNetlist(t *testing.T) {
 			seen := map[string]bool{}
 			units := map[string]map[int]bool{}
 			pins := map[string][]string{}
+			holes := 0
 			for _, s := range sheet.Symbols {
 				if s.Power {
+					continue
+				}
+				if s.LibID == "Mechanical:MountingHole" {
+					holes++ // no part of the circuit: the board's footprint's symbol
 					continue
 				}
 				c := b.Component(s.Ref)
@@ -148,8 +172,8 @@ func TestSchematicConnectivityIsTheNetlist(t *testing.T) {
 					pins[s.Ref] = append(pins[s.Ref], p.Num)
 				}
 			}
-			if len(seen) != len(b.Components) {
-				t.Errorf("schematic places %d parts, the board has %d", len(seen), len(b.Components))
+			if len(seen) != len(b.Components) || holes != 4 {
+				t.Errorf("schematic places %d parts and %d mounting holes, the board has %d and 4", len(seen), holes, len(b.Components))
 			}
 			for _, c := range b.Components {
 				var want []string
@@ -187,8 +211,13 @@ func TestNetlistFileIsTheNetlist(t *testing.T) {
 			t.Fatal(err)
 		}
 		sameNets(t, fmt.Sprintf("%d-PE .net", n), nets, hwNets(b))
-		if len(comps) != len(b.Components) {
-			t.Errorf("%d-PE .net lists %d components, the board has %d", n, len(comps), len(b.Components))
+		if len(comps) != len(b.Components)+4 {
+			t.Errorf("%d-PE .net lists %d components, the board has %d and 4 mounting holes", n, len(comps), len(b.Components))
+		}
+		for i := range 4 {
+			if got := comps[fmt.Sprintf("H%d", i+1)]; got != [2]string{"MountingHole_3.2mm_M3", "MountingHole:MountingHole_3.2mm_M3"} {
+				t.Errorf("%d-PE .net: H%d is %v, want the mounting hole", n, i+1, got)
+			}
 		}
 		for _, c := range b.Components {
 			if got := comps[c.Ref]; got != [2]string{c.Part.Name, c.Part.Footprint} {
@@ -349,12 +378,16 @@ func TestLicenceNotice(t *testing.T) {
 	}
 }
 
-// The schematic's connector area names the board's own connector.
+// The schematic's connector areas name the board's own connector: on every
+// sheet that has cable connectors.
 func TestCableAreaTitle(t *testing.T) {
 	for _, n := range hw.Sizes {
 		want := map[*hw.Part]string{hw.DB25: "one DB-25 per PE", hw.IDC26: "one IDC-26 header per PE"}[hw.CableConnector(n)]
-		if sch := committed(t, kicad.Base(n), ".kicad_sch"); !bytes.Contains(sch, []byte(`"Cable connectors: `+want+`"`)) {
-			t.Errorf("%d PEs: the schematic's connector area is not titled %q", n, want)
+		for file, sch := range sheetFiles(t, kicad.Base(n)) {
+			has := bytes.Contains(sch, []byte(`(lib_id "`+hw.CableConnector(n).Symbol+`")`))
+			if titled := bytes.Contains(sch, []byte(`"Cable connectors: `+want+`"`)); titled != has {
+				t.Errorf("%d PEs: %s has cable connectors %v, an area titled %q %v", n, file, has, want, titled)
+			}
 		}
 	}
 	const pi = "Printer port (DB-25 female socket)"

@@ -126,10 +126,10 @@ func symbolText(lib, name string) string {
 	return lib[i+1 : i+n+3]
 }
 
-// BoardSymbols are the lib_ids of the symbols the boards use: every part's
-// and the power symbols'.
+// BoardSymbols are the lib_ids of the symbols the boards use: every part's,
+// the power symbols' and the mounting holes'.
 func BoardSymbols() []string {
-	ids := []string{"power:GND", "power:VCC", "power:PWR_FLAG"}
+	ids := []string{"power:GND", "power:VCC", "power:PWR_FLAG", holePart.Symbol}
 	for _, p := range append(slices.Clone(hw.Parts), hw.Passives...) {
 		ids = append(ids, p.Symbol)
 	}

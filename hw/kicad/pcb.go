@@ -66,19 +66,20 @@ func PCB(b *hw.Netlist, schematicFile string) ([]byte, error) {
 	stackup(w)
 	w.line("(pad_to_mask_clearance 0)")
 	w.close()
-	code := writeNets(w, b, l)
+	h := newHierarchy(b)
+	code := writeNets(w, b, h, l)
 	for _, f := range l.fps {
-		writeFootprint(w, b, key, schematicFile, f, fps[f.c.Part.Footprint], code)
+		writeFootprint(w, b, h, key, schematicFile, f, fps[f.c.Part.Footprint], code)
 	}
 	for i, h := range l.holes() {
-		writeHole(w, key, fps[holeFootprint], i, h)
+		writeHole(w, key, schematicFile, fps[holeFootprint], i, h)
 	}
 	for _, t := range l.titles {
 		w.line("(gr_text %s (at %v %v) (layer \"F.SilkS\") (effects (font (size 2 2) (thickness 0.3)) (justify left)) (tstamp %s))", quote(t.text), t.X, t.Y, uuid(key+"pcb/title/"+t.text))
 	}
 	w.line("(gr_rect (start %v %v) (end %v %v) (layer \"Edge.Cuts\") (width 0.1) (fill none) (tstamp %s))", l.left, l.top, l.right, l.bottom, uuid(key+"pcb/edge"))
 	if res != nil {
-		writeTracks(w, key, res, code)
+		writeTracks(w, key, res, func(net string) int { return code[h.kicadName(net)] })
 	}
 	w.close()
 	return []byte(w.b.String()), nil
@@ -87,9 +88,9 @@ func PCB(b *hw.Netlist, schematicFile string) ([]byte, error) {
 // writeNets declares the nets, numbered in the netlist export's order
 // (then the unconnected pins' nets, in footprint order), and returns each
 // one's number by KiCad name.
-func writeNets(w *writer, b *hw.Netlist, l *pcbLayout) map[string]int {
+func writeNets(w *writer, b *hw.Netlist, h *hierarchy, l *pcbLayout) map[string]int {
 	nets := append([]*hw.Net(nil), b.Nets...)
-	sort.Slice(nets, func(i, j int) bool { return netlistName(nets[i].Name) < netlistName(nets[j].Name) })
+	sort.Slice(nets, func(i, j int) bool { return h.netName(nets[i].Name) < h.netName(nets[j].Name) })
 	code := map[string]int{}
 	w.line("(net 0 \"\")")
 	add := func(name string) {
@@ -99,12 +100,12 @@ func writeNets(w *writer, b *hw.Netlist, l *pcbLayout) map[string]int {
 		}
 	}
 	for _, n := range nets {
-		add(netlistName(n.Name))
+		add(h.netName(n.Name))
 	}
 	for _, f := range l.fps {
 		for _, p := range f.fp.Pads {
 			if name, _, ok := padNet(b, f.c, p); ok {
-				add(name)
+				add(h.kicadName(name))
 			}
 		}
 	}
@@ -113,7 +114,7 @@ func writeNets(w *writer, b *hw.Netlist, l *pcbLayout) map[string]int {
 
 // writeFootprint writes one placed footprint, KiCad's library copy with
 // each pad on its net and the builder's marks on the silkscreen.
-func writeFootprint(w *writer, b *hw.Netlist, key, schematicFile string, f fpPlaced, lib *Expr, code map[string]int) {
+func writeFootprint(w *writer, b *hw.Netlist, h *hierarchy, key, schematicFile string, f fpPlaced, lib *Expr, code map[string]int) {
 	c := f.c
 	u := key + c.Ref + "/fp"
 	cx, cy := refAt(f)
@@ -123,12 +124,18 @@ func writeFootprint(w *writer, b *hw.Netlist, key, schematicFile string, f fpPla
 			if !ok {
 				return ""
 			}
+			name = h.kicadName(name)
 			return fmt.Sprintf("(net %d %s) (pinfunction %s) (pintype %s)", code[name], quote(name), quote(pinName(c.Part, pin)), quote(kicadPinType(pin.Type)))
 		}}
 	writeLibFootprint(w, c.Part.Footprint, lib, f.X, f.Y, t, func() {
+		// The schematic symbol's sheet and uuid.
+		sheetName, path := "", "/"+uuid(key+c.Ref)
+		if sh := h.sheetOf(c.Ref); sh != nil {
+			schematicFile, sheetName, path = sh.file, sh.name, "/"+sh.uuid(key)+path
+		}
 		w.line("(property \"Sheetfile\" %s)", quote(schematicFile))
-		w.line("(property \"Sheetname\" \"\")")
-		w.line("(path \"/%s\")", uuid(key+c.Ref)) // the schematic symbol's uuid
+		w.line("(property \"Sheetname\" %s)", quote(sheetName))
+		w.line("(path %s)", quote(path))
 		for i, m := range marks(c) {
 			w.line("(fp_text user %s (at %v %v%s) (layer \"F.SilkS\") (effects (font (size 1 1) (thickness 0.15))) (tstamp %s))", quote(m.text), m.X, m.Y, rot(f.Rot), uuid(fmt.Sprintf("%s/mark%d", u, i)))
 		}
@@ -179,18 +186,23 @@ func marks(c *hw.Component) []groupTitle {
 	return nil
 }
 
-// writeHole writes mounting hole i, KiCad's library footprint on the board
-// alone (no schematic symbol, no BOM line, no position), its reference on
-// the board's side of the hole (holes 0 and 1 are the top corners).
-func writeHole(w *writer, key string, lib *Expr, i int, at [2]um) {
+// writeHole writes mounting hole i, KiCad's library footprint (no BOM line,
+// no position) linked to its symbol on the root sheet (mountingHoles), its
+// reference on the board's side of the hole (holes 0 and 1 are the top
+// corners).
+func writeHole(w *writer, key, schematicFile string, lib *Expr, i int, at [2]um) {
 	u := fmt.Sprintf("%spcb/hole%d", key, i)
 	refY := um(4150)
 	if i >= 2 {
 		refY = -refY
 	}
-	t := fpTexts{ref: fmt.Sprintf("H%d", i+1), refY: refY, uuid: uuid(u), boardOnly: true,
-		pad: func(string) string { return "" }}
-	writeLibFootprint(w, holeFootprint, lib, at[0], at[1], t, func() {})
+	ref := fmt.Sprintf("H%d", i+1)
+	t := fpTexts{ref: ref, refY: refY, uuid: uuid(u), pad: func(string) string { return "" }}
+	writeLibFootprint(w, holeFootprint, lib, at[0], at[1], t, func() {
+		w.line("(property \"Sheetfile\" %s)", quote(schematicFile))
+		w.line("(property \"Sheetname\" \"\")")
+		w.line("(path %s)", quote("/"+uuid(key+ref)))
+	})
 }
 
 // rot is the angle field of a footprint or pad position: KiCad gives pads
@@ -203,9 +215,9 @@ func rot(deg int) string {
 }
 
 // ReadPCB parses a KiCad board file into nets by name (the sheet path
-// prefix "/" removed, pads on no net or on the "unconnected-(…)" net of a
+// removed, NetLabel; pads on no net or on the "unconnected-(…)" net of a
 // pin left unconnected left out) and footprint library names by
-// reference (footprints of the board alone, such as mounting holes, left
+// reference (the mounting holes, no part of the circuit, left
 // out).
 func ReadPCB(src []byte) (nets map[string][]Node, footprints map[string]string, err error) {
 	root, err := ParseExpr(string(src))
@@ -217,7 +229,7 @@ func ReadPCB(src []byte) (nets map[string][]Node, footprints map[string]string, 
 	}
 	nets, footprints = map[string][]Node{}, map[string]string{}
 	for _, fp := range root.Children("footprint") {
-		if a := fp.Child("attr"); a != nil && hasAtom(a, "board_only") {
+		if fp.Arg(0) == holeFootprint {
 			continue // a mounting hole: no part of the circuit
 		}
 		ref := fpReference(fp)
@@ -227,7 +239,7 @@ func ReadPCB(src []byte) (nets map[string][]Node, footprints map[string]string, 
 		footprints[ref] = fp.Arg(0)
 		for _, p := range fp.Children("pad") {
 			if n := p.Child("net"); n != nil && n.Arg(1) != "" && !strings.HasPrefix(n.Arg(1), "unconnected-(") {
-				name := strings.TrimPrefix(n.Arg(1), "/")
+				name := NetLabel(n.Arg(1))
 				nets[name] = append(nets[name], Node{ref, p.Arg(0)})
 			}
 		}

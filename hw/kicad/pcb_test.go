@@ -187,21 +187,29 @@ func TestFootprintSilkMatchesKiCadLibrary(t *testing.T) {
 }
 
 // pcbnewScript loads each board file given with Debian KiCad's pcbnew
-// module and prints, per file, the footprints and the pads on each net, and
-// in KiCad's own coordinates (nm) the board outline, each footprint's
-// courtyard and its pads' box.
+// module and prints, per file, the footprints and the pads on each net, in
+// KiCad's own coordinates (nm) the board outline, each footprint's
+// courtyard and its pads' box, and the footprints pcbnew finds differing
+// from their library copies in $FP_DIR (FootprintNeedsUpdate, what its
+// "Update Footprints from Library" lists).
 const pcbnewScript = `
-import json, sys
+import json, os, sys
 import pcbnew
 def box(r):
     return [r.GetX(), r.GetY(), r.GetRight(), r.GetBottom()]
-out = {}
+out, lib = {}, {}
 for path in sys.argv[1:]:
     b = pcbnew.LoadBoard(path)
-    fps, nets, places = [], {}, {}
+    fps, nets, places, outdated = [], {}, {}, []
     for fp in b.GetFootprints():
         ref = fp.GetReference()
-        if not fp.IsBoardOnly():
+        fid = fp.GetFPID()
+        key = (str(fid.GetLibNickname()), str(fid.GetLibItemName()))
+        if key not in lib:
+            lib[key] = pcbnew.FootprintLoad(os.path.join(os.environ["FP_DIR"], key[0] + ".pretty"), key[1])
+        if lib[key] is None or fp.FootprintNeedsUpdate(lib[key]):
+            outdated.append(ref)
+        if key[0] != "MountingHole":
             fps.append([ref, fp.GetFPIDAsString()])
         crt = [box(g.GetBoundingBox()) for g in fp.GraphicalItems() if g.GetLayer() == pcbnew.F_CrtYd]
         pads = [box(p.GetBoundingBox()) for p in fp.Pads()]
@@ -211,7 +219,7 @@ for path in sys.argv[1:]:
             if p.GetNetname():
                 nets.setdefault(p.GetNetname(), []).append([ref, p.GetNumber()])
     e = b.GetBoardEdgesBoundingBox()
-    out[path] = {"version": pcbnew.Version(), "footprints": fps, "nets": nets, "netcount": b.GetNetCount(), "edge": box(e), "places": places}
+    out[path] = {"version": pcbnew.Version(), "footprints": fps, "nets": nets, "netcount": b.GetNetCount(), "edge": box(e), "places": places, "outdated": outdated}
 json.dump(out, sys.stdout)
 `
 
@@ -222,6 +230,7 @@ type pcbnewBoard struct {
 	Nets       map[string][][2]string
 	NetCount   int
 	Edge       box
+	Outdated   []string
 	Places     map[string]struct {
 		Courtyard *box
 		Pads      box
@@ -248,6 +257,9 @@ func TestPcbnewLoadsTheBoards(t *testing.T) {
 		what := fmt.Sprintf("pcbnew %s loading %s", g.Version, filepath.Base(files[i]))
 		fps := checkPcbnewNetlist(t, what, b, g)
 		checkPcbnewPlacement(t, what, b, g, fps)
+		if len(g.Outdated) > 0 {
+			t.Errorf("%s: pcbnew finds %v differing from their library copies", what, g.Outdated)
+		}
 	}
 }
 
@@ -259,6 +271,7 @@ func loadWithPcbnew(t *testing.T, files []string) map[string]pcbnewBoard {
 		testenv.Missing(t, "%s cannot import pcbnew (%v): install Debian's kicad package (apt-get install -y kicad) to check the boards in KiCad", python, err)
 	}
 	cmd := exec.Command(python, append([]string{"-c", pcbnewScript}, files...)...)
+	cmd.Env = append(os.Environ(), "FP_DIR="+kicad.FootprintDir())
 	cmd.Stderr = nil // pcbnew prints font warnings there
 	out, err := cmd.Output()
 	if err != nil {
@@ -297,7 +310,7 @@ func checkPcbnewNetlist(t *testing.T, what string, b *hw.Netlist, g pcbnewBoard)
 			continue
 		}
 		for _, p := range pads {
-			nets[strings.TrimPrefix(name, "/")] = append(nets[strings.TrimPrefix(name, "/")], kicad.Node{Ref: p[0], Pin: p[1]})
+			nets[kicad.NetLabel(name)] = append(nets[kicad.NetLabel(name)], kicad.Node{Ref: p[0], Pin: p[1]})
 		}
 	}
 	sameNets(t, what, nets, hwNets(b))

@@ -6,10 +6,15 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 )
 
-// A point on a sheet, in hundredths of a millimetre.
-type point struct{ X, Y coord }
+// A point on a sheet, in hundredths of a millimetre; S numbers the sheet
+// instance of a hierarchy it is on (0: the root).
+type point struct {
+	X, Y coord
+	S    int
+}
 
 // LibPin is a pin of a library symbol as read back from a schematic.
 type LibPin struct {
@@ -32,7 +37,8 @@ type SheetSymbol struct {
 }
 
 // Sheet is what ReadSchematic understands of a KiCad schematic: enough to
-// recompute its connectivity.
+// recompute its connectivity. ReadSchematicTree reads a hierarchy into one
+// Sheet, each sheet's points on their own instance (point.S).
 type Sheet struct {
 	Lib        map[string][]LibPin
 	LibPower   map[string]bool
@@ -40,6 +46,19 @@ type Sheet struct {
 	Wires      [][2]point
 	Labels     map[point][]string
 	NoConnects []point
+	// HierLabels are the hierarchical labels, Sheets the sheet symbols.
+	HierLabels map[point][]string
+	Sheets     []SheetRef
+	// pins are, by sheet instance, the points of its symbol's pins by
+	// name, on the sheet above.
+	pins map[int]map[string]point
+}
+
+// SheetRef is a sheet symbol: the sheet's name, its file and the pins that
+// join its hierarchical labels' nets to the sheet it is on.
+type SheetRef struct {
+	Name, File string
+	Pins       map[string]point
 }
 
 // ReadSchematic parses a .kicad_sch file.
@@ -51,7 +70,8 @@ func ReadSchematic(src []byte) (*Sheet, error) {
 	if root.Head() != "kicad_sch" {
 		return nil, fmt.Errorf("kicad: not a schematic (starts with %q)", root.Head())
 	}
-	s := &Sheet{Lib: map[string][]LibPin{}, LibPower: map[string]bool{}, Labels: map[point][]string{}}
+	s := &Sheet{Lib: map[string][]LibPin{}, LibPower: map[string]bool{}, Labels: map[point][]string{},
+		HierLabels: map[point][]string{}, pins: map[int]map[string]point{}}
 	if lib := root.Child("lib_symbols"); lib != nil {
 		if err := s.readLib(lib); err != nil {
 			return nil, err
@@ -65,11 +85,91 @@ func ReadSchematic(src []byte) (*Sheet, error) {
 	return s, nil
 }
 
+// maxSheets bounds a hierarchy's sheet instances: a sheet that holds
+// itself would be read for ever.
+const maxSheets = 1000
+
+// ReadSchematicTree reads a hierarchical schematic: the root sheet src and,
+// through open, every sheet below it, each instance of a sheet on its own
+// points. A local label of a sheet below the root names its net with the
+// sheet's path ("/PE0-7/PE0.LED_G"), as KiCad does.
+func ReadSchematicTree(src []byte, open func(file string) ([]byte, error)) (*Sheet, error) {
+	root, err := ReadSchematic(src)
+	if err != nil {
+		return nil, err
+	}
+	type todo struct {
+		ref    SheetRef
+		parent int
+		path   string
+	}
+	var queue []todo
+	for _, r := range root.Sheets {
+		queue = append(queue, todo{r, 0, "/"})
+	}
+	for n := 1; len(queue) > 0; n++ {
+		t := queue[0]
+		queue = queue[1:]
+		if n > maxSheets {
+			return nil, fmt.Errorf("kicad: more than %d sheet instances (does a sheet hold itself?)", maxSheets)
+		}
+		sub, err := open(t.ref.File)
+		if err != nil {
+			return nil, fmt.Errorf("kicad: sheet %s: %w", t.ref.Name, err)
+		}
+		sh, err := ReadSchematic(sub)
+		if err != nil {
+			return nil, fmt.Errorf("kicad: sheet %s (%s): %w", t.ref.Name, t.ref.File, err)
+		}
+		pins := map[string]point{}
+		for name, at := range t.ref.Pins {
+			at.S = t.parent
+			pins[name] = at
+		}
+		root.pins[n] = pins
+		path := t.path + t.ref.Name + "/"
+		root.merge(sh, n, path)
+		for _, r := range sh.Sheets {
+			queue = append(queue, todo{r, n, path})
+		}
+	}
+	return root, nil
+}
+
+// merge adds the items of sheet instance n, at path, to s.
+func (s *Sheet) merge(sh *Sheet, n int, path string) {
+	on := func(p point) point { p.S = n; return p }
+	for id, pins := range sh.Lib {
+		if _, ok := s.Lib[id]; !ok {
+			s.Lib[id], s.LibPower[id] = pins, sh.LibPower[id]
+		}
+	}
+	for _, sym := range sh.Symbols {
+		sym.At = on(sym.At)
+		s.Symbols = append(s.Symbols, sym)
+	}
+	for _, w := range sh.Wires {
+		s.Wires = append(s.Wires, [2]point{on(w[0]), on(w[1])})
+	}
+	for at, ls := range sh.Labels {
+		for _, l := range ls {
+			s.Labels[on(at)] = append(s.Labels[on(at)], path+l)
+		}
+	}
+	for at, ls := range sh.HierLabels {
+		s.HierLabels[on(at)] = append(s.HierLabels[on(at)], ls...)
+	}
+	for _, p := range sh.NoConnects {
+		s.NoConnects = append(s.NoConnects, on(p))
+	}
+}
+
 // readLib reads the library symbols' pins.
 func (s *Sheet) readLib(lib *Expr) error {
 	for _, sym := range lib.Children("symbol") {
 		id := sym.Arg(0)
 		s.LibPower[id] = sym.Child("power") != nil
+		s.Lib[id] = nil // known, even without pins (a mounting hole)
 		for _, sub := range sym.Children("symbol") {
 			unit, style, err := unitOf(sub.Arg(0))
 			if err != nil {
@@ -120,6 +220,36 @@ func (s *Sheet) readItem(e *Expr) error {
 			return err
 		}
 		s.Labels[at] = append(s.Labels[at], e.Arg(0))
+	case "hierarchical_label":
+		at, _, err := readAt(e)
+		if err != nil {
+			return err
+		}
+		s.HierLabels[at] = append(s.HierLabels[at], e.Arg(0))
+	case "sheet":
+		ref := SheetRef{Pins: map[string]point{}}
+		for _, p := range e.Children("property") {
+			switch p.Arg(0) {
+			case "Sheetname", "Sheet name":
+				ref.Name = p.Arg(1)
+			case "Sheetfile", "Sheet file":
+				ref.File = p.Arg(1)
+			}
+		}
+		for _, p := range e.Children("pin") {
+			at, _, err := readAt(p)
+			if err != nil {
+				return err
+			}
+			if _, dup := ref.Pins[p.Arg(0)]; dup {
+				return fmt.Errorf("kicad: sheet %s has two pins %s", ref.Name, p.Arg(0))
+			}
+			ref.Pins[p.Arg(0)] = at
+		}
+		if ref.Name == "" || ref.File == "" {
+			return fmt.Errorf("kicad: sheet symbol without a name or a file")
+		}
+		s.Sheets = append(s.Sheets, ref)
 	case "no_connect":
 		at, _, err := readAt(e)
 		if err != nil {
@@ -166,6 +296,15 @@ func (s *Sheet) readSymbol(e *Expr) (SheetSymbol, error) {
 	return sym, nil
 }
 
+// NetLabel is the label a KiCad net's name ends in: the name without its
+// sheet path, "PE0.LED_G" of "/PE0-7/PE0.LED_G", "I0" of "/I0".
+func NetLabel(name string) string {
+	if strings.HasPrefix(name, "/") {
+		return name[strings.LastIndex(name, "/")+1:]
+	}
+	return name
+}
+
 // hasAtom reports whether a list holds the bare word a ("hide").
 func hasAtom(e *Expr, a string) bool {
 	for _, c := range e.List {
@@ -182,7 +321,7 @@ func readXY(e *Expr) (point, error) {
 		return point{}, err
 	}
 	y, err := mm(e.Arg(1))
-	return point{x, y}, err
+	return point{X: x, Y: y}, err
 }
 
 func readAt(e *Expr) (point, int, error) {
@@ -225,7 +364,7 @@ func (sym SheetSymbol) PinAt(p LibPin) point {
 	for r := 0; r < sym.Rotation%360; r += 90 {
 		x, y = -y, x
 	}
-	return point{sym.At.X + x, sym.At.Y - y}
+	return point{X: sym.At.X + x, Y: sym.At.Y - y, S: sym.At.S}
 }
 
 // Node is one pin of one symbol: "U1" pin "6".
@@ -247,6 +386,9 @@ type Connectivity struct {
 func (s *Sheet) Connectivity() (*Connectivity, error) {
 	j := &joins{parent: map[point]point{}, names: map[string]point{}}
 	pins := s.join(j)
+	if err := s.joinSheets(j); err != nil {
+		return nil, err
+	}
 	rootName, err := j.rootNames()
 	if err != nil {
 		return nil, err
@@ -264,6 +406,9 @@ func (s *Sheet) Connectivity() (*Connectivity, error) {
 	for at := range s.Labels {
 		touched[j.find(at)]++
 	}
+	for at := range s.HierLabels {
+		touched[j.find(at)]++
+	}
 	nc := map[point]bool{}
 	for _, p := range s.NoConnects {
 		nc[p] = true
@@ -274,6 +419,50 @@ func (s *Sheet) Connectivity() (*Connectivity, error) {
 		}
 	}
 	return netsOf(members, rootName, touched), nil
+}
+
+// joinSheets joins the hierarchical labels of one name on a sheet instance
+// to each other and to the pin of that name on the sheet's symbol. A label
+// without its pin, or a pin without its label, is an error: KiCad's rules
+// check says so too.
+func (s *Sheet) joinSheets(j *joins) error {
+	type key struct {
+		sheet int
+		name  string
+	}
+	labels := map[key]point{}
+	for _, at := range slices.SortedFunc(maps.Keys(s.HierLabels), pointCmp) {
+		for _, l := range s.HierLabels[at] {
+			k := key{at.S, l}
+			if first, ok := labels[k]; ok {
+				j.union(at, first)
+				continue
+			}
+			labels[k] = at
+			pin, ok := s.pins[at.S][l]
+			if !ok {
+				return fmt.Errorf("kicad: hierarchical label %s on sheet instance %d has no pin on its sheet's symbol", l, at.S)
+			}
+			j.union(at, pin)
+		}
+	}
+	for n, pins := range s.pins {
+		for name := range pins {
+			if _, ok := labels[key{n, name}]; !ok {
+				return fmt.Errorf("kicad: sheet pin %s of sheet instance %d has no hierarchical label on its sheet", name, n)
+			}
+		}
+	}
+	for _, r := range s.Sheets {
+		if len(s.pins) == 0 && len(r.Pins) > 0 {
+			return fmt.Errorf("kicad: sheet %s's pins lead to a sheet not read: read the schematic with ReadSchematicTree", r.Name)
+		}
+	}
+	return nil
+}
+
+func pointCmp(a, b point) int {
+	return cmp.Or(cmp.Compare(a.S, b.S), cmp.Compare(a.X, b.X), cmp.Compare(a.Y, b.Y))
 }
 
 // joins is a union-find over the sheet's points, with the net names seen
@@ -360,9 +549,7 @@ func (s *Sheet) join(j *joins) []pinAt {
 // nets get "?" and a number, and a lone untouched pin is unconnected.
 func netsOf(members map[point][]Node, rootName map[point]string, touched map[point]int) *Connectivity {
 	c := &Connectivity{Nets: map[string][]Node{}}
-	roots := slices.SortedFunc(maps.Keys(members), func(a, b point) int {
-		return cmp.Or(cmp.Compare(a.X, b.X), cmp.Compare(a.Y, b.Y))
-	})
+	roots := slices.SortedFunc(maps.Keys(members), pointCmp)
 	unnamed := 0
 	for _, r := range roots {
 		nodes := members[r]

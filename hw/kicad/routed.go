@@ -113,14 +113,15 @@ var routes = struct {
 	m map[[32]byte]*route.Result
 }{m: map[[32]byte]*route.Result{}}
 
-// writeTracks writes the router's tracks and vias.
-func writeTracks(w *writer, key string, res *route.Result, code map[string]int) {
+// writeTracks writes the router's tracks and vias, code numbering the
+// router's nets.
+func writeTracks(w *writer, key string, res *route.Result, code func(net string) int) {
 	for i, s := range res.Segments {
 		w.line("(segment (start %v %v) (end %v %v) (width %v) (layer %s) (net %d) (tstamp %s))",
-			um(s.X0), um(s.Y0), um(s.X1), um(s.Y1), um(s.Width), quote(route.LayerNames[s.Layer]), code[s.Net], uuid(fmt.Sprintf("%spcb/seg%d", key, i)))
+			um(s.X0), um(s.Y0), um(s.X1), um(s.Y1), um(s.Width), quote(route.LayerNames[s.Layer]), code(s.Net), uuid(fmt.Sprintf("%spcb/seg%d", key, i)))
 	}
 	for i, v := range res.Vias {
 		w.line("(via (at %v %v) (size %v) (drill %v) (layers \"F.Cu\" \"B.Cu\") (net %d) (tstamp %s))",
-			um(v.X), um(v.Y), um(Rules.ViaSize), um(Rules.ViaDrill), code[v.Net], uuid(fmt.Sprintf("%spcb/via%d", key, i)))
+			um(v.X), um(v.Y), um(Rules.ViaSize), um(Rules.ViaDrill), code(v.Net), uuid(fmt.Sprintf("%spcb/via%d", key, i)))
 	}
 }

@@ -42,17 +42,19 @@ func uuid(name string) string {
 }
 
 // Areas of the schematic, one per functional group of hw.Component.Group,
-// left to right.
-var areas = []struct{ group, title string }{
-	{"cable", "Cable connectors: one %s per PE"}, // the board's connector
-	{"barrier", "Barrier: S0/S1 NAND trees and flip-flops"},
-	{"interrupt", "Interrupt request and acknowledge trees"},
-	{"mux", "Per-PE Busy multiplexers (P_SEL)"},
-	{"data", "Data NAND and line drivers"},
-	{"led", "Status LEDs: green and red per PE"},
-	{"power", "Power input, decoupling, power light"},
-	{"host", "Pi header"},      // the Pi adapter's: short titles, as its board is narrow
-	{"shift", "3.3 V shifter"}, // board outputs to the Pi's 3.3 V inputs
+// left to right; sub titles an area on a sheet below the root (when it
+// differs): there the trees are their first level, for the sheet's PEs.
+var areas = []struct{ group, title, sub string }{
+	{"cable", "Cable connectors: one %s per PE", ""}, // the board's connector
+	{"barrier", "Barrier: S0/S1 NAND trees and flip-flops", "Barrier: S0/S1 NANDs"},
+	{"interrupt", "Interrupt request and acknowledge trees", "IRQ and ack NANDs"},
+	{"mux", "Per-PE Busy multiplexers (P_SEL)", ""},
+	{"data", "Data NAND and line drivers", "Data NANDs and line drivers"},
+	{"led", "Status LEDs: green and red per PE", ""},
+	{"power", "Power input, decoupling, power light", "Supply pins and decoupling"},
+	{"host", "Pi header", ""},      // the Pi adapter's: short titles, as its board is narrow
+	{"shift", "3.3 V shifter", ""}, // board outputs to the Pi's 3.3 V inputs
+	{holeGroup, "Mounting holes", ""},
 }
 
 // piPortTitle titles the Pi adapter's connector area: its one DB-25 is a
@@ -67,6 +69,7 @@ var cableName = map[*hw.Part]string{hw.DB25: "DB-25", hw.IDC26: "IDC-26 header"}
 type placed struct {
 	c    *hw.Component
 	sym  *symbolDef
+	sh   *subSheet // or a sheet's symbol, on the root of a hierarchy
 	X, Y coord
 }
 
@@ -142,11 +145,11 @@ func cellSize(b *hw.Netlist, c *hw.Component, s *symbolDef) (w, h, ox, oy coord)
 // layout places every component on the smallest standard sheet that holds
 // them: each area fills columns top to bottom, areas flow left to right in
 // rows.
-func layout(b *hw.Netlist, syms map[string][]*symbolDef) (paper string, pw, ph coord, out []*area) {
+func layout(pg *page, syms map[string][]*symbolDef) (paper string, pw, ph coord, out []*area) {
 	for _, p := range papers {
 		inner, maxW := p.h-2*margin-titleBlock, p.w-2*margin
 		for _, colH := range []coord{inner / 3, inner / 2, inner} {
-			out = flow(b, syms, colH, maxW)
+			out = flow(pg, syms, colH, maxW)
 			w, h := extent(out)
 			if w <= p.w-margin && h <= p.h-margin-titleBlock {
 				return p.name, p.w, p.h, out
@@ -155,7 +158,7 @@ func layout(b *hw.Netlist, syms map[string][]*symbolDef) (paper string, pw, ph c
 	}
 	// Beyond A0: one row, as wide as it needs.
 	a0 := papers[len(papers)-1]
-	out = flow(b, syms, a0.h-2*margin-titleBlock, 1<<30)
+	out = flow(pg, syms, a0.h-2*margin-titleBlock, 1<<30)
 	w, _ := extent(out)
 	return "User", roundUp(w+margin, 2540), a0.h, out
 }
@@ -167,19 +170,25 @@ func extent(as []*area) (w, h coord) {
 	return w, h
 }
 
-// flow lays the areas out in rows no wider than maxW.
-func flow(b *hw.Netlist, syms map[string][]*symbolDef, colH, maxW coord) []*area {
+// flow lays a page's areas out in rows no wider than maxW.
+func flow(pg *page, syms map[string][]*symbolDef, colH, maxW coord) []*area {
+	b := pg.b
 	var out []*area
 	x, y, rowH := margin+pin, margin+pin, coord(0)
-	for _, ar := range areas {
+	for _, ar := range append(areas, sheetsArea) {
 		title := ar.title
+		if pg.sheet != nil && ar.sub != "" {
+			title = ar.sub
+		}
 		switch {
 		case ar.group == "cable" && b.Name == hw.PiAdapterName:
 			title = piPortTitle
 		case ar.group == "cable":
 			title = fmt.Sprintf(title, cableName[hw.CableConnector(b.PEs)])
+		case ar.group == sheetsArea.group:
+			title = fmt.Sprintf(title, sheetPEs)
 		}
-		a := layoutArea(b, syms, ar.group, title, colH)
+		a := layoutArea(pg, syms, ar.group, title, colH)
 		if a == nil {
 			continue
 		}
@@ -197,27 +206,44 @@ func flow(b *hw.Netlist, syms map[string][]*symbolDef, colH, maxW coord) []*area
 	return out
 }
 
-// cell is one unit of one component, to be placed.
+// cell is one unit of one component, or a sheet's symbol, to be placed.
 type cell struct {
-	c *hw.Component
-	s *symbolDef
+	c  *hw.Component
+	s  *symbolDef
+	sh *subSheet
 }
 
-// cellsOf lists the units a group's area places: its components' units, in
-// board order; the power area also takes every multi-unit chip's supply
-// unit.
-func cellsOf(b *hw.Netlist, syms map[string][]*symbolDef, group string) []cell {
+// cellsOf lists the units a group's area on a page places: its
+// components' units, in board order; the power area also takes every
+// multi-unit chip's supply unit. The root of a hierarchy has an area of
+// its sheets' symbols.
+func cellsOf(pg *page, syms map[string][]*symbolDef, group string) []cell {
 	var out []cell
+	switch {
+	case group == sheetsArea.group:
+		for _, sh := range pg.subSheets() {
+			out = append(out, cell{sh: sh})
+		}
+		return out
+	case group == holeGroup && pg.sheet == nil:
+		for _, c := range mountingHoles() {
+			out = append(out, cell{c: c, s: syms[holePart.Symbol][0]})
+		}
+		return out
+	}
 	for _, supply := range []bool{true, false} {
 		if supply && group != "power" {
 			continue
 		}
-		for _, c := range b.Components {
+		for _, c := range pg.b.Components {
+			if !pg.holds(c) {
+				continue
+			}
 			units := syms[c.Part.Symbol]
 			for _, u := range units {
 				isSupply := len(units) > 1 && u.supplyOnly()
 				if isSupply == supply && (supply || c.Group == group) {
-					out = append(out, cell{c, u})
+					out = append(out, cell{c: c, s: u})
 				}
 			}
 		}
@@ -227,16 +253,21 @@ func cellsOf(b *hw.Netlist, syms map[string][]*symbolDef, group string) []cell {
 
 // layoutArea places one group's units in columns at most colH high,
 // relative to the area's top left corner.
-func layoutArea(b *hw.Netlist, syms map[string][]*symbolDef, group, title string, colH coord) *area {
+func layoutArea(pg *page, syms map[string][]*symbolDef, group, title string, colH coord) *area {
 	a := &area{title: title}
 	top := 3 * pin
 	colX, colW, y := pin, coord(0), top
-	for _, cl := range cellsOf(b, syms, group) {
-		w, h, ox, oy := cellSize(b, cl.c, cl.s)
+	for _, cl := range cellsOf(pg, syms, group) {
+		var w, h, ox, oy coord
+		if cl.sh != nil {
+			w, h, ox, oy = pg.sheetCellSize(cl.sh)
+		} else {
+			w, h, ox, oy = cellSize(pg.b, cl.c, cl.s)
+		}
 		if y+h > colH && y > top {
 			colX, colW, y = colX+colW, 0, top
 		}
-		a.cells = append(a.cells, &placed{c: cl.c, sym: cl.s, X: colX + ox, Y: y + oy})
+		a.cells = append(a.cells, &placed{c: cl.c, sym: cl.s, sh: cl.sh, X: colX + ox, Y: y + oy})
 		colW = max(colW, w)
 		y += h
 		a.h = max(a.h, y)
@@ -250,51 +281,98 @@ func layoutArea(b *hw.Netlist, syms map[string][]*symbolDef, group, title string
 	return a
 }
 
-// Schematic renders the board as a KiCad 6 schematic. Every pin of every
-// part gets a short wire ending in a net label (named as the hw net) or a
-// power symbol; unused inputs and outputs get a no-connect flag.
+// Schematic renders the board's root sheet (all of it for a board drawn
+// on one sheet) as a KiCad schematic. Every pin of every part gets a
+// short wire ending in a net label (named as the hw net) or a power
+// symbol; unused inputs and outputs get a no-connect flag.
 func Schematic(b *hw.Netlist) ([]byte, error) {
-	sc, err := draw(b)
+	scs, err := draw(b)
 	if err != nil {
 		return nil, err
 	}
-	return []byte(sc.w.b.String()), nil
+	return []byte(scs[0].w.b.String()), nil
 }
 
-// draw writes the schematic.
-func draw(b *hw.Netlist) (*schematic, error) {
+// Schematics renders every sheet of the board's schematic, keyed by file
+// name: the root, BaseOf(b)+".kicad_sch", and on a board beyond 8 PEs one
+// sheet per group of 8 PEs beside it.
+func Schematics(b *hw.Netlist) (map[string][]byte, error) {
+	scs, err := draw(b)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]byte{}
+	for _, sc := range scs {
+		out[sc.file] = []byte(sc.w.b.String())
+	}
+	return out, nil
+}
+
+// draw writes the schematic's sheets, the root first.
+func draw(b *hw.Netlist) ([]*schematic, error) {
 	syms, err := symbols(b)
 	if err != nil {
 		return nil, err
 	}
-	paper, pw, ph, as := layout(b, syms)
-	sc := &schematic{b: b, key: b.Name + "/", project: BaseOf(b), supply: supply(b)}
-	if err := sc.header(paper, pw, ph, syms); err != nil {
+	if syms[holePart.Symbol], err = unitsOf(holePart); err != nil {
 		return nil, err
 	}
-	for _, a := range as {
-		sc.frame(a)
-		for _, pl := range a.cells {
-			for _, p := range pl.sym.Pins {
-				sc.pinEnd(pl, p)
-			}
-			sc.symbol(pl)
-		}
+	h := newHierarchy(b)
+	root := &page{b: b, h: h}
+	pages := []*page{root}
+	for _, sh := range h.subSheets() {
+		pages = append(pages, &page{b: b, h: h, sheet: sh})
 	}
-	sc.footer()
-	return sc, nil
+	key := b.Name + "/"
+	n := &counters{}
+	var out []*schematic
+	for i, pg := range pages {
+		paper, pw, ph, as := layout(pg, syms)
+		sc := &schematic{b: b, pg: pg, key: key, project: BaseOf(b), supply: supply(b), n: n,
+			file: BaseOf(b) + ".kicad_sch", path: "/" + uuid(key+"sheet"), page: i + 1}
+		if pg.sheet != nil {
+			sc.file, sc.path = pg.sheet.file, sc.path+"/"+pg.sheet.uuid(key)
+		}
+		if err := sc.header(paper, pw, ph, as, syms); err != nil {
+			return nil, err
+		}
+		for _, a := range as {
+			sc.frame(a)
+			for _, pl := range a.cells {
+				if pl.sh != nil {
+					sc.sheetSymbol(pl)
+					continue
+				}
+				for _, p := range pl.sym.Pins {
+					sc.pinEnd(pl, p)
+				}
+				sc.symbol(pl)
+			}
+		}
+		sc.footer()
+		out = append(out, sc)
+	}
+	return out, nil
 }
 
-// schematic is a schematic being written.
+// schematic is one sheet of a schematic being written.
 type schematic struct {
 	w          writer
 	b          *hw.Netlist
+	pg         *page
 	key        string      // prefix of every uuid's name
 	project    string      // the project's name, which symbol instances give
-	pwr, flags int         // power symbols and PWR_FLAGs placed
+	file       string      // the sheet's file name
+	path       string      // the sheet's instance path: the root's uuid, then its sheet symbol's
+	page       int         // its page number
+	n          *counters   // shared by every sheet
 	exclusions [][2]string // the rules check's right findings: KiCad's key, and why
 	supply     *hw.Component
 }
+
+// counters number the power symbols and PWR_FLAGs placed, across sheets:
+// their references are unique in the schematic.
+type counters struct{ pwr, flags int }
 
 // supply is the part whose pins carry a PWR_FLAG on each supply net:
 // KiCad's electrical rules check wants every power input pin driven by a
@@ -317,8 +395,8 @@ func supply(b *hw.Netlist) *hw.Component {
 }
 
 // header opens the file (KiCad 9's format, that of the library symbols
-// it embeds): paper, title block and the library symbols.
-func (sc *schematic) header(paper string, pw, ph coord, syms map[string][]*symbolDef) error {
+// it embeds): paper, title block and the library symbols the sheet uses.
+func (sc *schematic) header(paper string, pw, ph coord, as []*area, syms map[string][]*symbolDef) error {
 	w, b := &sc.w, sc.b
 	w.open("(kicad_sch (version 20250114) (generator \"ttlpapers\") (generator_version \"9.0\")")
 	w.line("")
@@ -331,7 +409,11 @@ func (sc *schematic) header(paper string, pw, ph coord, syms map[string][]*symbo
 	}
 	w.line("")
 	w.open("(title_block")
-	w.line("(title %s)", quote(b.Name))
+	title := b.Name
+	if sh := sc.pg.sheet; sh != nil {
+		title += fmt.Sprintf(": PEs %d to %d", sh.first, sh.first+sheetPEs-1)
+	}
+	w.line("(title %s)", quote(title))
 	w.line("(rev %s)", quote(b.Revision))
 	w.line("(company \"ttlpapers\")")
 	w.line("(comment 1 %s)", quote("Generated from the hw netlist by papersctl kicad: do not edit, regenerate."))
@@ -340,9 +422,16 @@ func (sc *schematic) header(paper string, pw, ph coord, syms map[string][]*symbo
 	w.close()
 	w.line("")
 	w.open("(lib_symbols")
-	ids := append(slices.Collect(maps.Keys(syms)), "power:"+hw.GND, "power:"+hw.VCC, flagLibID)
-	slices.Sort(ids)
-	for _, id := range ids {
+	used := map[string]bool{"power:" + hw.GND: true, "power:" + hw.VCC: true}
+	for _, a := range as {
+		for _, pl := range a.cells {
+			if pl.sym != nil {
+				used[pl.sym.LibID] = true
+				used[flagLibID] = used[flagLibID] || pl.c == sc.supply
+			}
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(used)) {
 		sym, err := LibSymbol(id)
 		if err != nil {
 			return err
@@ -354,8 +443,14 @@ func (sc *schematic) header(paper string, pw, ph coord, syms map[string][]*symbo
 	return nil
 }
 
-// sheet is the root sheet's uuid.
-func (sc *schematic) sheet() string { return uuid(sc.key + "sheet") }
+// sheet is the sheet file's uuid: the root's names the root in instance
+// paths.
+func (sc *schematic) sheet() string {
+	if sh := sc.pg.sheet; sh != nil {
+		return uuid(sc.key + "sheetfile/" + sh.name)
+	}
+	return uuid(sc.key + "sheet")
+}
 
 // frame draws an area's dashed frame and title. KiCad 6.0 reads a
 // sheet-level polyline as one two-point line, so the frame is four of them.
@@ -395,6 +490,10 @@ func (sc *schematic) pinEnd(pl *placed, p symPin) {
 		if p.LibType == "tri_state" || p.LibType == "bidirectional" {
 			sc.exclude(c, p, px, py, id)
 		}
+	} else if sc.pg.h.crosses(net.Name, sc.pg.sheet) {
+		angle, just := labelAngle(p.Side)
+		w.line("(hierarchical_label %s (shape %s) (at %v %v %d) (effects (font (size 1.27 1.27)) (justify %s)) (uuid %s))",
+			quote(net.Name), sc.pg.shape(net), ex, ey, angle, just, quote(uuid(id+"/label")))
 	} else {
 		angle, just := labelAngle(p.Side)
 		w.line("(label %s (at %v %v %d) (effects (font (size 1.27 1.27)) (justify %s bottom)) (uuid %s))",
@@ -412,7 +511,7 @@ func (sc *schematic) pinEnd(pl *placed, p symPin) {
 // position (1/10000 mm), the pin's and the power symbol's pin's uuids, and
 // the sheet's path thrice (where it was found, and of each item).
 func (sc *schematic) exclude(c *hw.Component, p symPin, px, py coord, id string) {
-	sheet := "/" + sc.sheet()
+	sheet := sc.path
 	key := fmt.Sprintf("pin_to_pin|%d|%d|%s|%s|%s|%s|%s", px*100, py*100,
 		uuid(sc.key+c.Ref+"/pin/"+fmt.Sprint(p.Num)), uuid(id+"/power/pin"), sheet, sheet, sheet)
 	why := fmt.Sprintf("%s pin %d (%s): KiCad draws it three-state; with the part's direction fixed it is an input, unused and tied to a supply", c.Ref, p.Num, p.LibName)
@@ -421,22 +520,22 @@ func (sc *schematic) exclude(c *hw.Component, p symPin, px, py coord, id string)
 
 // power places the power symbol of net at a wire's end (x, y).
 func (sc *schematic) power(id, net string, s side, x, y coord) {
-	sc.pwr++
+	sc.n.pwr++
 	rot := powerRotation(net, s)
 	vx, vy := powerValueAt(net, rot)
-	sc.placePower(id+"/power", "power:"+net, fmt.Sprintf("#PWR%04d", sc.pwr), net, x, y, rot, vx, vy)
+	sc.placePower(id+"/power", "power:"+net, fmt.Sprintf("#PWR%04d", sc.n.pwr), net, x, y, rot, vx, vy)
 }
 
 // flag places a PWR_FLAG at a wire's end (x, y) on a supply net, pointing
 // down, clear of a label's text above the wire; on VCC, the supply
 // part's upper pin, up, away from GND's flag below.
 func (sc *schematic) flag(id, net string, x, y coord) {
-	sc.flags++
+	sc.n.flags++
 	rot, vy := 180, pin+grid
 	if net == hw.VCC {
 		rot, vy = 0, -pin-grid
 	}
-	sc.placePower(id+"/flag", flagLibID, fmt.Sprintf("#FLG%02d", sc.flags), "PWR_FLAG", x, y, rot, 0, vy)
+	sc.placePower(id+"/flag", flagLibID, fmt.Sprintf("#FLG%02d", sc.n.flags), "PWR_FLAG", x, y, rot, 0, vy)
 }
 
 // symbol places one unit of a part with its properties. Unit 1 has the
@@ -447,7 +546,11 @@ func (sc *schematic) symbol(pl *placed) {
 	if s.Unit > 1 {
 		id += fmt.Sprintf("/unit%d", s.Unit)
 	}
-	w.open("(symbol (lib_id %s) (at %v %v 0) (unit %d) (exclude_from_sim no) (in_bom yes) (on_board yes) (dnp no)", quote(s.LibID), pl.X, pl.Y, s.Unit)
+	inBOM := "yes"
+	if c.Part == holePart {
+		inBOM = "no"
+	}
+	w.open("(symbol (lib_id %s) (at %v %v 0) (unit %d) (exclude_from_sim no) (in_bom %s) (on_board yes) (dnp no)", quote(s.LibID), pl.X, pl.Y, s.Unit, inBOM)
 	w.line("(uuid %s)", quote(uuid(id)))
 	// Above and below the unit, at its left, clear of pins above and
 	// below (which sit mid-body) and of their labels.
@@ -472,16 +575,19 @@ func (sc *schematic) symbol(pl *placed) {
 
 // instances names the placed symbol in the project: its reference and unit.
 func (sc *schematic) instances(ref string, unit int) {
-	sc.w.line("(instances (project %s (path %s (reference %s) (unit %d))))", quote(sc.project), quote("/"+sc.sheet()), quote(ref), unit)
+	sc.w.line("(instances (project %s (path %s (reference %s) (unit %d))))", quote(sc.project), quote(sc.path), quote(ref), unit)
 }
 
-// footer closes the file with the sheet instances.
+// footer closes the file, the root's with the sheet instances (those of
+// the sheets below it are in their symbols).
 func (sc *schematic) footer() {
 	w := &sc.w
 	w.line("")
-	w.open("(sheet_instances")
-	w.line("(path \"/\" (page \"1\"))")
-	w.close()
+	if sc.pg.sheet == nil {
+		w.open("(sheet_instances")
+		w.line("(path \"/\" (page \"1\"))")
+		w.close()
+	}
 	w.line("(embedded_fonts no)")
 	w.close()
 }
