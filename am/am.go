@@ -174,6 +174,7 @@ type Endpoint struct {
 	self, n  int
 	handlers []Handler
 	lib      []Handler // the libraries' handlers, at their reserved numbers less libBase
+	places   map[HandlerID]Placer
 	timeout  time.Duration
 	ctx      context.Context
 	done     <-chan struct{}
@@ -206,6 +207,9 @@ func NewEndpoint(t Transport, o Options) *Endpoint {
 	e.maxPay = MaxMedium
 	if st, ok := t.(Stager); ok {
 		e.stage, e.maxPay = st, max(MaxMedium, st.MaxStaged())
+	}
+	if pl, ok := t.(Placing); ok {
+		pl.SetPlacer(e.place)
 	}
 	if e.timeout <= 0 {
 		e.timeout = papers.DefaultTimeout

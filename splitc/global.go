@@ -235,6 +235,10 @@ func Attach(p *papers.PE) (*Memory, error) {
 	} {
 		ep.Install(hBase+am.HandlerID(i), h)
 	}
+	// Long payloads go straight to their memory, where the transport can.
+	ep.Place(hBase+hBulkPut, m.placeAt)
+	ep.Place(hBase+hBulkStore, m.placeAt)
+	ep.Place(hBase+hBulkGetReply, m.placeGet)
 	ep.SetValue(memKey{}, m)
 	return m, nil
 }
@@ -582,6 +586,36 @@ func (m *Memory) onStore(msg *am.Msg) {
 	m.stores[ctr].recv += int64(size)
 }
 
+// placeAt is the memory a bulk put or store of n bytes writes (args[0]
+// its address; am.Placer), or nil when it is not this PE's.
+func (m *Memory) placeAt(_ int, a am.Args, n int) []byte {
+	if p := m.at(a[0], uintptr(n)); p != nil {
+		return unsafe.Slice((*byte)(p), n)
+	}
+	return nil
+}
+
+// placeGet is the destination of a bulk get's answer of n bytes from PE
+// src (args[0] the get's number), or nil.
+func (m *Memory) placeGet(src int, a am.Args, n int) []byte {
+	if a[2] != statusOK || a[0] >= uint64(len(m.pend)) {
+		return nil
+	}
+	pd := &m.pend[a[0]]
+	if pd.dst == nil || int(pd.pe) != src || int(pd.size) != n {
+		return nil
+	}
+	return unsafe.Slice((*byte)(pd.dst), n)
+}
+
+// land copies a long payload to p, unless the transport read it there
+// (am.Placer).
+func land(p unsafe.Pointer, payload []byte) {
+	if unsafe.Pointer(unsafe.SliceData(payload)) != p {
+		copy(unsafe.Slice((*byte)(p), len(payload)), payload)
+	}
+}
+
 func (m *Memory) onBulkGet(msg *am.Msg) {
 	a := msg.Args
 	n := uintptr(a[1])
@@ -597,7 +631,7 @@ func (m *Memory) onBulkGetReply(msg *am.Msg) {
 	i := int32(a[0])
 	pd := &m.pend[i]
 	if a[2] == statusOK {
-		copy(unsafe.Slice((*byte)(pd.dst), pd.size), msg.Payload)
+		land(pd.dst, msg.Payload[:min(len(msg.Payload), int(pd.size))])
 	}
 	m.getting[pd.pe] -= int(pd.size)
 	m.answer(i, 0, a[2])
@@ -607,7 +641,7 @@ func (m *Memory) onBulkPut(msg *am.Msg) {
 	a := msg.Args
 	st := uint64(statusOK)
 	if p := m.at(a[0], uintptr(len(msg.Payload))); p != nil {
-		copy(unsafe.Slice((*byte)(p), len(msg.Payload)), msg.Payload)
+		land(p, msg.Payload)
 	} else {
 		st = statusBadAddress
 	}
@@ -622,7 +656,7 @@ func (m *Memory) onBulkStore(msg *am.Msg) {
 		msg.Fail(m.badAddress("bulk_store", int32(m.self), a[0]))
 		return
 	}
-	copy(unsafe.Slice((*byte)(p), len(msg.Payload)), msg.Payload)
+	land(p, msg.Payload)
 	m.stores[ctr].recv += int64(len(msg.Payload))
 }
 

@@ -26,6 +26,11 @@ const (
 	maxCause  = am.MaxMedium
 	bufSize   = 1 << 20 // each connection's receive and send buffer
 	directMin = 4096    // payloads from this long go from the caller's memory (writev), not through the send buffer
+	// After a long payload, a read at a frame's start takes at most peek
+	// bytes: a long payload that follows then arrives mostly where its
+	// handler places it (am.Placer), not in the receive buffer, and
+	// costs a read more.
+	peek = 4096
 )
 
 // MaxStaged is the most payload one packet carries (am.Stager): a
@@ -64,13 +69,26 @@ type conn struct {
 	r, w     int
 	held     bool // a staged payload in in[] is being handled: do not move it
 	stagedAt int
-	out      []byte // bytes to send, out[or:ow]
-	or, ow   int
-	sent     uint64 // packets accepted for this connection
-	taken    uint64 // packets Recv took from it
-	eof      error  // the stream ended (nil while it runs)
-	bye      *am.GoneError
-	lost     uint64 // packets sent that the peer left without taking
+	// A long payload read straight into the memory its handler names
+	// (am.Placer): into[:got] has arrived, and ptag[:tagGot] of its tag.
+	// The packet's handler and argument words wait in hand and args;
+	// placed is the payload of the packet Recv returned, until Unstage.
+	into, placed []byte
+	got, tagGot  int
+	ptag         [tagLen]byte
+	hand         am.HandlerID
+	args         am.Args
+	placer       func(src int, h am.HandlerID, a am.Args, n int) []byte // the endpoint's (am.Placing), or nil
+	unplaced     bool                                                   // the frame at in[r] asked for a place and got none
+	long         bool                                                   // the last packet taken had a long payload to place (peek)
+	iov          [3][]byte
+	out          []byte // bytes to send, out[or:ow]
+	or, ow       int
+	sent         uint64 // packets accepted for this connection
+	taken        uint64 // packets Recv took from it
+	eof          error  // the stream ended (nil while it runs)
+	bye          *am.GoneError
+	lost         uint64 // packets sent that the peer left without taking
 
 	seal, unseal cipher.AEAD // this direction's and the peer's keys; nil for this PE's own queue
 	private      bool        // the frames are encrypted too
@@ -294,28 +312,131 @@ func (c *conn) fill() {
 	if c.fd < 0 || c.eof != nil {
 		return
 	}
+	if c.into == nil {
+		c.place()
+	}
 	if c.r == c.w && !c.held {
 		c.r, c.w = 0, 0
 	}
-	if len(c.in)-c.w < maxFrame && !c.room(maxFrame) && c.w == len(c.in) {
-		return
+	var n int
+	var err error
+	if c.into != nil { // the rest of a placed payload, its tag, and what follows
+		c.iov = [3][]byte{c.into[c.got:], c.ptag[c.tagGot:], c.in[c.w:min(len(c.in), c.w+peek)]}
+		n, err = unix.Readv(c.fd, c.iov[:])
+		if n > 0 {
+			k := min(n, len(c.into)-c.got)
+			c.got += k
+			t := min(n-k, tagLen-c.tagGot)
+			c.tagGot += t
+			c.w += n - k - t
+		}
+	} else {
+		if len(c.in)-c.w < maxFrame && !c.room(maxFrame) && c.w == len(c.in) {
+			return
+		}
+		end := len(c.in)
+		if c.long && c.r == c.w {
+			end = min(end, c.w+peek)
+		}
+		n, err = unix.Read(c.fd, c.in[c.w:end])
+		if n > 0 {
+			c.w += n
+		}
 	}
-	n, err := unix.Read(c.fd, c.in[c.w:])
 	switch {
 	case n > 0:
-		c.w += n
 	case err == nil: // the peer closed its side
 		c.eof = errClosed
 	case err != unix.EAGAIN && err != unix.EINTR:
 		c.eof = err
 	}
+	if c.eof != nil && c.into != nil { // it was never checked: zeroed, as if it failed
+		clear(c.into)
+		c.into = nil
+	}
 }
 
 var errClosed = errors.New("connection closed")
 
+func argsOf(h []byte, nargs int) am.Args {
+	var args am.Args
+	for i := range nargs {
+		args[i] = binary.LittleEndian.Uint64(h[hdrLen+8*i:])
+	}
+	return args
+}
+
+// place starts to read the long payload of the frame at in[r] into the
+// memory its handler names (am.Placer), if the frame's header has arrived
+// and is checked but not all of its payload has: what has arrived moves
+// there, and fill reads the rest there. One copy fewer, and no wait for
+// the whole frame in the receive buffer. It reports whether it started.
+func (c *conn) place() bool {
+	if !c.places() || c.unplaced || c.bye != nil || c.w-c.r < hdrLen {
+		return false
+	}
+	f := c.in[c.r:c.w]
+	n, kind, nargs := int(binary.LittleEndian.Uint32(f)), f[6], int(f[7])
+	if kind != kindPkt || n <= am.MaxMedium || n > MaxStaged || nargs > 4 ||
+		len(f) < hdrLen+8*nargs+tagLen || len(f) >= c.frameLen(nargs, n) {
+		return false
+	}
+	if !c.openHead(f, nargs) {
+		c.eof = c.forged("does not match its tag")
+		c.r = c.w
+		return false
+	}
+	h, args := am.HandlerID(binary.LittleEndian.Uint16(f[4:])), argsOf(f, nargs)
+	dst := c.placer(c.peer, h, args, n)
+	if len(dst) != n {
+		c.unplaced = true // staged, as without a place
+		return false
+	}
+	at := hdrLen + 8*nargs + tagLen
+	c.got = copy(dst, f[at:])
+	c.tagGot = copy(c.ptag[:], f[at+c.got:])
+	c.into, c.hand, c.args = dst, h, args
+	c.r = c.w
+	return true
+}
+
+// places reports whether c reads long payloads into their memory: on
+// authenticated connections, whose payload's tag is apart from it.
+// Private ones are not (the cipher wants the tag after the payload).
+func (c *conn) places() bool { return c.placer != nil && c.tag > 0 && !c.private }
+
+// landed takes a placed payload's packet into p once the payload and its
+// tag are in and match: false until then. A payload that does not match
+// is zeroed, and the stream ends as forged.
+func (c *conn) landed(p *am.Packet) bool {
+	if !c.ready() {
+		return false
+	}
+	if _, err := c.unseal.Open(nil, c.setNonce(c.rxSeq, 1), c.ptag[:], c.into); err != nil {
+		clear(c.into)
+		c.into = nil
+		c.eof = c.forged("does not match its tag")
+		c.r = c.w
+		return false
+	}
+	c.rxSeq++
+	p.Src, p.Net, p.Handler, p.Args = int32(c.peer), c.net, c.hand, c.args
+	p.Len, p.Staged = 0, uint32(len(c.into))
+	c.placed, c.into, c.long = c.into, nil, true
+	c.taken++
+	return true
+}
+
 // frame takes c's next packet into p, or its departure: false when no
-// whole packet is there.
+// whole packet is there. A long payload whose handler names its memory
+// is read there once its header is checked (place).
 func (c *conn) frame(p *am.Packet) bool {
+	if c.into == nil && c.place() {
+		c.fill() // what the socket has of the rest
+	}
+	if c.into != nil {
+		return c.landed(p)
+	}
 	if c.w-c.r >= hdrLen && c.bye == nil {
 		h := c.in[c.r:]
 		n := int(binary.LittleEndian.Uint32(h))
@@ -341,12 +462,10 @@ func (c *conn) frame(p *am.Packet) bool {
 			c.r = c.w
 			return false
 		}
-		var args am.Args
-		for i := range nargs {
-			args[i] = binary.LittleEndian.Uint64(h[hdrLen+8*i:])
-		}
+		args := argsOf(h, nargs)
 		at := c.r + hdrLen + 8*nargs + c.tag
 		c.r += total
+		c.unplaced, c.long = false, n > am.MaxMedium && c.places()
 		if kind == kindBye {
 			c.bye = &am.GoneError{PE: c.peer}
 			if args[1] != 0 {
@@ -403,13 +522,29 @@ func (t *Net) take(net am.Net, p *am.Packet) bool {
 
 func (t *Net) Staged(p *am.Packet) []byte {
 	c := &t.conns[2*int(p.Src)+int(p.Net)]
+	if c.placed != nil {
+		return c.placed
+	}
 	return c.in[c.stagedAt : c.stagedAt+int(p.Staged)]
 }
 
-func (t *Net) Unstage(p *am.Packet) { t.conns[2*int(p.Src)+int(p.Net)].held = false }
+func (t *Net) Unstage(p *am.Packet) {
+	c := &t.conns[2*int(p.Src)+int(p.Net)]
+	c.held, c.placed = false, nil
+}
+
+// SetPlacer: long payloads are read into the memory their handlers name.
+func (t *Net) SetPlacer(place func(src int, h am.HandlerID, a am.Args, n int) []byte) {
+	for _, c := range t.pconn {
+		c.placer = place
+	}
+}
 
 // ready reports whether a whole frame waits in a receive buffer.
 func (c *conn) ready() bool {
+	if c.into != nil {
+		return c.got == len(c.into) && c.tagGot == tagLen
+	}
 	if c.w-c.r < hdrLen {
 		return false
 	}
@@ -452,7 +587,7 @@ func (t *Net) Gone(k int) error {
 	for net := range 2 {
 		c := &t.conns[2*k+net]
 		if c.bye == nil && c.eof == nil {
-			if c.ready() && c.in[c.r+6] == kindBye {
+			if c.into == nil && c.ready() && c.in[c.r+6] == kindBye {
 				var p am.Packet
 				c.frame(&p)
 			}
@@ -561,6 +696,7 @@ func (t *Net) Close() error {
 var (
 	_ am.Transport = (*Net)(nil)
 	_ am.Stager    = (*Net)(nil)
+	_ am.Placing   = (*Net)(nil)
 	_ am.Crowded   = (*Net)(nil)
 	_ am.Sleeper   = (*Net)(nil)
 )

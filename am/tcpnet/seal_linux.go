@@ -124,6 +124,30 @@ func (c *conn) open(f []byte, nargs, n int) bool {
 	if c.seal == nil {
 		return true
 	}
+	if !c.openHead(f, nargs) {
+		return false
+	}
+	if n > 0 {
+		a := hdrLen + 8*nargs
+		p := f[a+tagLen : a+2*tagLen+n]
+		var err error
+		if c.private {
+			_, err = c.unseal.Open(p[:0], c.setNonce(c.rxSeq, 1), p, nil)
+		} else {
+			_, err = c.unseal.Open(nil, c.setNonce(c.rxSeq, 1), p[n:], p[:n])
+		}
+		if err != nil {
+			return false
+		}
+	}
+	c.rxSeq++
+	return true
+}
+
+// openHead checks the header part of the frame at f's start, with nargs
+// argument words, and decrypts it in place if private: false if it is
+// forged. The frame's number stays: its payload is checked under it.
+func (c *conn) openHead(f []byte, nargs int) bool {
 	a := hdrLen + 8*nargs
 	var err error
 	if c.private {
@@ -131,19 +155,7 @@ func (c *conn) open(f []byte, nargs, n int) bool {
 	} else {
 		_, err = c.unseal.Open(nil, c.setNonce(c.rxSeq, 0), f[a:a+tagLen], f[:a])
 	}
-	if err == nil && n > 0 {
-		p := f[a+tagLen : a+2*tagLen+n]
-		if c.private {
-			_, err = c.unseal.Open(p[:0], c.setNonce(c.rxSeq, 1), p, nil)
-		} else {
-			_, err = c.unseal.Open(nil, c.setNonce(c.rxSeq, 1), p[n:], p[:n])
-		}
-	}
-	if err != nil {
-		return false
-	}
-	c.rxSeq++
-	return true
+	return err == nil
 }
 
 // forged is the error of c's stream once a frame on it failed: what, and
