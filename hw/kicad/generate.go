@@ -29,11 +29,15 @@ import (
 func Base(pes int) string { return fmt.Sprintf("ttl_papers_%dpe", pes) }
 
 // Files generates one board's files, keyed by path relative to the kicad/
-// folder ("ttl_papers_4pe/ttl_papers_4pe.kicad_sch", ...).
-func Files(b *hw.Netlist) (map[string][]byte, error) {
+// folder ("ttl_papers_4pe/ttl_papers_4pe.kicad_sch", ...), a routed
+// board's pours filled by KiCad's zone filler (ErrNoZoneFiller without it).
+func Files(b *hw.Netlist) (map[string][]byte, error) { return files(b, true) }
+
+// files is Files, the pours filled only if fill.
+func files(b *hw.Netlist, fill bool) (map[string][]byte, error) {
 	base := BaseOf(b)
 	p := func(ext string) string { return filepath.Join(base, base+ext) }
-	pcb, err := PCB(b, base+".kicad_sch")
+	board, err := PCB(b, base+".kicad_sch")
 	if err != nil {
 		return nil, err
 	}
@@ -45,15 +49,25 @@ func Files(b *hw.Netlist) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	dru := DesignRules(b)
+	if fill && routed(b) {
+		fills, err := fillZones(base, board, pro, dru)
+		if err != nil {
+			return nil, err
+		}
+		if board, err = pcb(b, base+".kicad_sch", fills); err != nil {
+			return nil, err
+		}
+	}
 	files := map[string][]byte{
 		p(".kicad_pro"):                     pro,
-		p(".kicad_pcb"):                     pcb,
+		p(".kicad_pcb"):                     board,
 		p(".net"):                           Netlist(b, base+".kicad_sch"),
 		p("-bom.csv"):                       BOM(b),
 		p(jlcpcbBOMSuffix):                  JLCPCBBOM(b),
 		p("-wires.csv"):                     Wires(b),
 		filepath.Join(base, "fp-lib-table"): FootprintTable(),
-		p(".kicad_dru"):                     DesignRules(b),
+		p(".kicad_dru"):                     dru,
 	}
 	for name, src := range sch {
 		files[filepath.Join(base, name)] = src
@@ -63,11 +77,12 @@ func Files(b *hw.Netlist) (map[string][]byte, error) {
 
 // AllFiles generates the files of every board size, plus a README and
 // the board files' licence.
-func AllFiles() (map[string][]byte, error) { return allFiles(nil) }
+func AllFiles() (map[string][]byte, error) { return allFiles(nil, true) }
 
-// allFiles is AllFiles, telling progress (when not nil) each board as its
-// generation starts: routing one takes up to minutes.
-func allFiles(progress func(what string)) (map[string][]byte, error) {
+// allFiles is AllFiles, the pours filled only if fill, telling progress
+// (when not nil) each board as its generation starts: routing one takes
+// up to minutes, filling its pours as long.
+func allFiles(progress func(what string), fill bool) (map[string][]byte, error) {
 	all := map[string][]byte{"README.md": []byte(readme), "LICENSE": licenceText, CableFile: CableSVG()}
 	boards := []*hw.Netlist{}
 	for _, n := range hw.Sizes {
@@ -79,13 +94,13 @@ func allFiles(progress func(what string)) (map[string][]byte, error) {
 	}
 	for _, b := range append(boards, pi) {
 		if progress != nil {
-			progress("generating and routing " + BaseOf(b))
+			progress("generating, routing and filling the pours of " + BaseOf(b))
 		}
-		files, err := Files(b)
+		f, err := files(b, fill)
 		if err != nil {
 			return nil, err
 		}
-		maps.Copy(all, files)
+		maps.Copy(all, f)
 	}
 	return all, nil
 }
@@ -96,7 +111,8 @@ Everything here is generated from the hw netlist by
 
     go run ./cmd/papersctl kicad --fab
 
-(without --fab, everything but the fab/ folders, and no KiCad needed).
+(without --fab, everything but the fab/ folders, and no kicad-cli
+needed; KiCad 9's pcbnew Python module fills the pours either way).
 Do not edit these files: change package hw and regenerate (a test fails
 when they are stale). How to build a board: docs/board.md.
 
@@ -104,7 +120,9 @@ One folder per board size (4, 8, 16 and 32 PEs), each with a KiCad
 project and schematic (KiCad's own library symbols), a board (.kicad_pcb:
 the cable connectors on its edges, DB-25s for 4 and 8 PEs and IDC-26
 headers for 16 and 32, every other footprint placed by function, every
-pad on its net, a silkscreen to solder by, routed), the netlist export
+pad on its net, a silkscreen to solder by, routed, a GND pour on the
+front and a supply pour (VCC, the Pi adapter's 3.3 V) on the back,
+filled by KiCad's zone filler), the netlist export
 (.net), the bill of materials (-bom.csv, and -bom-jlcpcb.csv in JLCPCB's
 columns) and a point-to-point wiring list for wire-wrap or perfboard
 (-wires.csv); ttl_papers_pi is the Raspberry Pi adapter. cable/ draws
@@ -121,7 +139,7 @@ them is under the repository's BSD 3-Clause licence.
 // Generate writes every board size's files under dir and returns their
 // paths, sorted. progress, when not nil, hears each board as it starts.
 func Generate(dir string, progress func(what string)) ([]string, error) {
-	files, err := allFiles(progress)
+	files, err := allFiles(progress, true)
 	if err != nil {
 		return nil, err
 	}

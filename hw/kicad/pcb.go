@@ -23,8 +23,14 @@ var pcbLayers = []string{
 // KiCad 9 reads): every footprint placed on a grid by functional group,
 // every pad on its hw net and, for the sizes in RoutedSizes, every net
 // routed by package route. Footprints link to their schematic symbols, so
-// Pcbnew's Update PCB from Schematic keeps working.
+// Pcbnew's Update PCB from Schematic keeps working. A routed board has
+// its pours (pours), unfilled: Files has KiCad fill them.
 func PCB(b *hw.Netlist, schematicFile string) ([]byte, error) {
+	return pcb(b, schematicFile, nil)
+}
+
+// pcb is PCB with the pours' filled polygons by zone name.
+func pcb(b *hw.Netlist, schematicFile string, fills map[string][]*Expr) ([]byte, error) {
 	// A pin on no net takes the name its library symbol gives it.
 	if _, err := installed(); err != nil {
 		return nil, err
@@ -80,6 +86,7 @@ func PCB(b *hw.Netlist, schematicFile string) ([]byte, error) {
 	w.line("(gr_rect (start %v %v) (end %v %v) (layer \"Edge.Cuts\") (width 0.1) (fill none) (tstamp %s))", l.left, l.top, l.right, l.bottom, uuid(key+"pcb/edge"))
 	if res != nil {
 		writeTracks(w, key, res, func(net string) int { return code[h.kicadName(net)] })
+		writeZones(w, b, key, l, code, fills)
 	}
 	w.close()
 	return []byte(w.b.String()), nil

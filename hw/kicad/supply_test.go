@@ -2,7 +2,6 @@ package kicad_test
 
 import (
 	"bytes"
-	"slices"
 	"testing"
 
 	"github.com/ttlpapers/ttlpapers/hw"
@@ -19,11 +18,6 @@ const (
 	maxGroundRise = 0.050
 )
 
-// supplyShort are the boards whose copper does not yet meet the limits:
-// their supply runs on 0.4 mm tracks, without a pour (issue 41). The test
-// fails when one of them meets the limits, so that the list only shrinks.
-var supplyShort = []string{"ttl_papers_8pe", "ttl_papers_16pe", "ttl_papers_32pe"}
-
 // TestSupplyCheck runs the DC check on every routed board's committed
 // copper, prints what the worst chip's supply comes to, and holds each
 // board to the limits.
@@ -35,34 +29,40 @@ func TestSupplyCheck(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("%s: %v", base, d)
-		meets := d.Input-d.Volts <= maxSupplyDrop && d.Rise <= maxGroundRise
-		switch short := slices.Contains(supplyShort, base); {
-		case short && meets:
-			t.Errorf("%s now meets the DC limits: take it off supplyShort", base)
-		case !short && !meets:
+		if d.Input-d.Volts > maxSupplyDrop || d.Rise > maxGroundRise {
 			t.Errorf("%s: %v: the limits are %.0f mV of drop and %.0f mV of ground rise", base, d, maxSupplyDrop*1000, maxGroundRise*1000)
 		}
 	}
 }
 
-// TestSupplyCheckMeasures narrows the 4-PE board's supply tracks from 0.4
-// to 0.2 mm: a track's resistance doubles, so the drop at the worst chip
-// in copper (all but the fuse's own resistance) must nearly double (the
-// vias and pads, unchanged, keep it under 2; a track that overlaps a pad
-// it passes only by its width loses that contact when narrowed, which can
-// take it a little over).
+// TestSupplyCheckMeasures takes the 4-PE board's pours' fills out, and
+// the drop in copper (all but the fuse's own resistance) and the ground
+// rise must grow: the pours carry the current. Then it narrows the supply
+// tracks from 0.4 to 0.2 mm: a track's resistance doubles, so the drop in
+// copper at the worst chip must nearly double (the vias and pads,
+// unchanged, keep it under 2; a track that overlaps a pad it passes only
+// by its width loses that contact when narrowed, which can take it a
+// little over).
 func TestSupplyCheckMeasures(t *testing.T) {
 	b := kicad.Routed()[0]
-	src := boardFile(t, kicad.BaseOf(b))
+	filled := boardFile(t, kicad.BaseOf(b))
+	poured, err := kicad.SupplyCheck(b, filled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := kicad.Unfill(filled)
 	d, err := kicad.SupplyCheck(b, src)
 	if err != nil {
 		t.Fatal(err)
+	}
+	copper := func(d kicad.SupplyDrop) float64 { return d.Input - d.Volts - hw.PowerFuse(b.PEs).RMax*d.Current }
+	if copper(d) <= 2*copper(poured) || d.Rise <= 2*poured.Rise {
+		t.Errorf("without its pours' fills the 4-PE board's supply is %v, with them %v: the pours should at least halve the drop and the rise", d, poured)
 	}
 	narrow, err := kicad.SupplyCheck(b, bytes.ReplaceAll(src, []byte("(width 0.4)"), []byte("(width 0.2)")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	copper := func(d kicad.SupplyDrop) float64 { return d.Input - d.Volts - hw.PowerFuse(b.PEs).RMax*d.Current }
 	if r := copper(narrow) / copper(d); r < 1.8 || r > 2.02 {
 		t.Errorf("halving the supply tracks' width multiplied the drop by %.3f (%v, then %v), want nearly 2", r, d, narrow)
 	}

@@ -20,7 +20,8 @@ var Cmd = &base.Command{Name: "kicad", Summary: "generate the board's KiCad file
 		"the hw netlist, under --out (replacing files of the same names). The schematics embed KiCad's\n" +
 		"own symbols, read from the kicad-symbols package's folder (/usr/share/kicad/symbols, or\n" +
 		"$KICAD9_SYMBOL_DIR), the boards KiCad's own footprints, read from kicad-footprints'\n" +
-		"(/usr/share/kicad/footprints, or $KICAD9_FOOTPRINT_DIR). --fab then has KiCad 9's kicad-cli make each board's fabrication outputs in\n" +
+		"(/usr/share/kicad/footprints, or $KICAD9_FOOTPRINT_DIR), their pours filled by KiCad 9's zone\n" +
+		"filler (its pcbnew Python module, Debian's kicad package). --fab then has KiCad 9's kicad-cli make each board's fabrication outputs in\n" +
 		"its fab/ folder: Gerbers with their job file, drill and position files, JLCPCB's placement file,\n" +
 		"a fab note and a zip of them with the BOMs. scripts/board-pictures.sh plots the pictures in\n" +
 		"docs/ with kicad-cli.",
