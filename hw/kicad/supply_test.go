@@ -2,6 +2,7 @@ package kicad_test
 
 import (
 	"bytes"
+	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"testing"
 
 	"github.com/ttlpapers/ttlpapers/hw"
@@ -22,6 +23,7 @@ const (
 // copper, prints what the worst chip's supply comes to, and holds each
 // board to the limits.
 func TestSupplyCheck(t *testing.T) {
+	testenv.SlowUnderRace(t, "the DC check of every board's filled pours")
 	for _, b := range kicad.Routed() {
 		base := kicad.BaseOf(b)
 		d, err := kicad.SupplyCheck(b, boardFile(t, base))
@@ -44,6 +46,7 @@ func TestSupplyCheck(t *testing.T) {
 // by its width loses that contact when narrowed, which can take it a
 // little over).
 func TestSupplyCheckMeasures(t *testing.T) {
+	testenv.SlowUnderRace(t, "the DC check of the 4-PE board's pours, three times")
 	b := kicad.Routed()[0]
 	filled := boardFile(t, kicad.BaseOf(b))
 	poured, err := kicad.SupplyCheck(b, filled)

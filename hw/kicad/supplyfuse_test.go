@@ -1,6 +1,7 @@
 package kicad_test
 
 import (
+	"github.com/ttlpapers/ttlpapers/internal/testenv"
 	"math"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 // and its R1max at that current costs at most 100 mV of the DC check's
 // 150; and the DC check counts it, on the net from the terminal.
 func TestPowerFuseSized(t *testing.T) {
+	testenv.SlowUnderRace(t, "the DC check of every board's filled pours")
 	for _, b := range kicad.Routed() {
 		if b.Net(hw.NetVIn) == nil {
 			continue // the Pi adapter, fed by the Pi
@@ -39,6 +41,7 @@ func TestPowerFuseSized(t *testing.T) {
 // 0.1 Ω: the worst chip's supply must fall by 0.1 Ω times the current,
 // and its ground not move.
 func TestSupplyCheckCountsFuse(t *testing.T) {
+	testenv.SlowUnderRace(t, "the DC check of the 4-PE board's pours, twice")
 	b := kicad.Routed()[0]
 	src := boardFile(t, kicad.BaseOf(b))
 	d, err := kicad.SupplyCheck(b, src)

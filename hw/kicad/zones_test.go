@@ -15,6 +15,7 @@ import (
 // wants the committed fills exactly: a board whose routing changed without
 // its fills made again fails here. Each pour must be filled.
 func TestZoneFillsAreCurrent(t *testing.T) {
+	testenv.SlowUnderRace(t, "KiCad's zone filler on every board")
 	testenv.Long(t, "KiCad's zone filler on every board (minutes of CPU)")
 	for _, b := range kicad.Routed() {
 		base := kicad.BaseOf(b)
